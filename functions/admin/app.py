@@ -1,0 +1,87 @@
+"""Admin: Pulsar's /admin/v2 paths for topics, partitions, stats and subscriptions."""
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from magnetar_core.api import http
+
+logger = Logger(service="magnetar")
+app = http.make_app()
+engine = http.engine_from_env()
+admin = engine.admin
+topic_of = http.topic_of
+
+
+@app.get("/admin/v2/brokers/health")
+def health():
+    return Response(status_code=200, content_type="text/plain", body="ok")
+
+
+@app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>")
+def create_topic(domain: str, tenant: str, namespace: str, topic: str):
+    admin.create_topic(topic_of(domain, tenant, namespace, topic), None)
+    return http.no_content()
+
+
+@app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
+def create_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
+    admin.create_topic(topic_of(domain, tenant, namespace, topic), http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
+def get_partitions(domain: str, tenant: str, namespace: str, topic: str):
+    return http.ok(admin.partitions(topic_of(domain, tenant, namespace, topic)))
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>")
+def list_topics(domain: str, tenant: str, namespace: str):
+    return http.ok(
+        admin.list_topics(topic_of(domain, tenant, namespace, "x"), partitioned_only=False)
+    )
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/partitioned")
+def list_partitioned_topics(domain: str, tenant: str, namespace: str):
+    return http.ok(
+        admin.list_topics(topic_of(domain, tenant, namespace, "x"), partitioned_only=True)
+    )
+
+
+@app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>")
+def delete_topic(domain: str, tenant: str, namespace: str, topic: str):
+    admin.delete_topic(topic_of(domain, tenant, namespace, topic), False, http.flag(app, "force"))
+    return http.no_content()
+
+
+@app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
+def delete_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
+    admin.delete_topic(topic_of(domain, tenant, namespace, topic), True, http.flag(app, "force"))
+    return http.no_content()
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/stats")
+def stats(domain: str, tenant: str, namespace: str, topic: str):
+    return http.ok(admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=False))
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitioned-stats")
+def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
+    return http.ok(admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True))
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscriptions")
+def subscriptions(domain: str, tenant: str, namespace: str, topic: str):
+    return http.ok(admin.subscriptions(topic_of(domain, tenant, namespace, topic)))
+
+
+@app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscription/<subscription>")
+def delete_subscription(domain: str, tenant: str, namespace: str, topic: str, subscription: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    admin.delete_subscription(name, subscription, http.flag(app, "force"))
+    return http.no_content()
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)

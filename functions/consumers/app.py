@@ -1,0 +1,54 @@
+"""Consumers: subscribe (register a consumer), close a consumer, unsubscribe."""
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from magnetar_core.api import http, views
+
+logger = Logger(service="magnetar")
+app = http.make_app()
+engine = http.engine_from_env()
+
+
+@app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers")
+def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription: str):
+    body = http.json_object(app)
+    position = http.field(body, "initialPosition", str, "Latest")
+    if position not in ("Latest", "Earliest"):
+        return http.error_response(
+            "InvalidMessage", "initialPosition must be Latest or Earliest", 400
+        )
+    handle = engine.subscriptions.subscribe(
+        http.topic_of(domain, tenant, namespace, topic),
+        subscription,
+        http.field(body, "consumerName", str, None),
+        http.field(body, "subscriptionType", str, "Exclusive"),
+        earliest=position == "Earliest",
+    )
+    return http.ok(views.consumer_handle(handle))
+
+
+@app.delete(
+    "/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers/<consumer_id>"
+)
+def close(
+    domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
+):
+    name = http.topic_of(domain, tenant, namespace, topic)
+    engine.subscriptions.close(name, subscription, consumer_id)
+    return http.ok({"closed": True})
+
+
+@app.post(
+    "/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers/<consumer_id>/unsubscribe"
+)
+def unsubscribe(
+    domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
+):
+    name = http.topic_of(domain, tenant, namespace, topic)
+    engine.subscriptions.unsubscribe(name, subscription, consumer_id)
+    return http.ok({"unsubscribed": True})
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)

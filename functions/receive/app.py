@@ -1,0 +1,34 @@
+"""Receive: long-poll for messages to dispatch to one consumer."""
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from magnetar_core.api import http, views
+
+logger = Logger(service="magnetar")
+app = http.make_app()
+engine = http.engine_from_env()
+
+
+@app.post(
+    "/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers/<consumer_id>/receive"
+)
+def receive(
+    domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
+):
+    body = http.json_object(app)
+    shape = http.field(body, "format", str, "json")
+    if shape not in ("json", "entry"):
+        return http.error_response("InvalidMessage", "format must be json or entry", 400)
+    delivered = engine.subscriptions.receive(
+        http.topic_of(domain, tenant, namespace, topic),
+        subscription,
+        consumer_id,
+        max_messages=http.field(body, "maxMessages", int, 100),
+        wait_ms=http.field(body, "waitMs", int, 0),
+    )
+    return http.ok(views.entries(delivered) if shape == "entry" else views.messages(delivered))
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)

@@ -1,0 +1,140 @@
+"""JSON shapes of the HTTP API: produce results, delivered entries, messages for people."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from magnetar_wire import EntryFormatError, EntryMessage, decode_entry, encode_entry
+from magnetar_wire.ids import format_message_id
+
+from ..errors import InvalidMessage
+from ..produce import PublishResult
+from ..subscriptions import ConsumerHandle, DeliveredEntry
+
+
+def publish_result(result: PublishResult) -> dict:
+    return {
+        "messageIds": list(result.message_ids),
+        "ledgerId": result.ledger_id,
+        "entryId": result.entry_id,
+        "partition": result.partition,
+        "topic": str(result.topic),
+    }
+
+
+def consumer_handle(handle: ConsumerHandle) -> dict:
+    return {
+        "consumerId": handle.consumer_id,
+        "consumerName": handle.consumer_name,
+        "subscription": handle.subscription,
+        "topic": str(handle.topic),
+    }
+
+
+def entries(delivered: list[DeliveredEntry]) -> dict:
+    """The SDK's shape: entries exactly as produced, with delivery masks."""
+    return {
+        "entries": [
+            {
+                "ledgerId": d.ledger_id,
+                "entryId": d.entry_id,
+                "partition": d.partition,
+                "redeliveryCount": d.redelivery_count,
+                "batchIndexes": list(d.batch_indexes) if d.batch_indexes is not None else None,
+                "data": base64.b64encode(d.data).decode(),
+                "topic": str(d.topic),
+            }
+            for d in delivered
+        ]
+    }
+
+
+def messages(delivered: list[DeliveredEntry]) -> dict:
+    """People's shape: one JSON object per message, payloads in base64."""
+    out = []
+    for d in delivered:
+        entry = decode_entry(d.data)
+        wanted = set(d.batch_indexes) if d.batch_indexes is not None else None
+        for index, m in enumerate(entry.messages):
+            if wanted is not None and index not in wanted:
+                continue
+            batch = index if entry.header.batched else -1
+            item: dict[str, Any] = {
+                "messageId": format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
+                "payload": base64.b64encode(m.payload).decode(),
+                "properties": dict(m.properties),
+                "publishTime": m.publish_time_ms,
+                "eventTime": m.event_time_ms,
+                "redeliveryCount": d.redelivery_count,
+                "producerName": entry.producer_name,
+                "sequenceId": m.sequence_id,
+                "nullValue": m.null_value,
+                "topic": str(d.topic),
+            }
+            if m.key is not None:
+                item["key"] = m.key
+            if m.ordering_key is not None:
+                item["orderingKey"] = base64.b64encode(m.ordering_key).decode()
+            out.append(item)
+    return {"messages": out}
+
+
+def _b64(value: Any, name: str) -> bytes:
+    if not isinstance(value, str):
+        raise InvalidMessage(f"'{name}' must be a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidMessage(f"'{name}' is not valid base64: {exc}") from exc
+
+
+def _int(message: dict, name: str) -> int:
+    value = message.get(name, 0) or 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidMessage(f"'{name}' must be a non-negative integer (epoch ms or id)")
+    return value
+
+
+def _message(raw: Any, now_ms: int) -> EntryMessage:
+    if not isinstance(raw, dict):
+        raise InvalidMessage("Each message must be a JSON object")
+    null = raw.get("nullValue", False) is True
+    payload = b"" if null else _b64(raw.get("payload", ""), "payload")
+    properties = raw.get("properties") or {}
+    if not isinstance(properties, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in properties.items()
+    ):
+        raise InvalidMessage("'properties' must be an object of string values")
+    key = raw.get("key")
+    if key is not None and not isinstance(key, str):
+        raise InvalidMessage("'key' must be a string")
+    ordering = raw.get("orderingKey")
+    return EntryMessage(
+        payload=payload,
+        sequence_id=_int(raw, "sequenceId"),
+        publish_time_ms=now_ms,
+        key=key,
+        ordering_key=_b64(ordering, "orderingKey") if ordering is not None else None,
+        properties=properties,
+        event_time_ms=_int(raw, "eventTime"),
+        deliver_at_ms=_int(raw, "deliverAt"),
+        null_value=null,
+    )
+
+
+def entry_from_json(body: dict, now_ms: int, default_producer: str) -> bytes:
+    """Build an entry (codec NONE) from a JSON produce body; raises InvalidMessage."""
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise InvalidMessage("The body needs 'messages': a non-empty list of message objects")
+    if len(raw) > 1000:
+        raise InvalidMessage(f"At most 1000 messages per request, not {len(raw)}")
+    producer = body.get("producerName") or default_producer
+    if not isinstance(producer, str):
+        raise InvalidMessage("'producerName' must be a string")
+    try:
+        return encode_entry([_message(m, now_ms) for m in raw], producer_name=producer)
+    except EntryFormatError as exc:
+        raise InvalidMessage(str(exc)) from exc

@@ -1,0 +1,266 @@
+"""Cursor state of one subscription on one partition (Pulsar's ManagedCursor), pure.
+
+Positions inside a cursor are entry ids of one ledger. Everything at or below
+``mark_delete`` is acknowledged; above it, ``acked`` holds individually acknowledged entries
+and ``batch_acks`` the acknowledged batch indexes of partly acknowledged entries.
+``read_position`` is the next entry never dispatched; ``redeliver`` holds entries below it
+that are ready to be dispatched again; ``leases`` says which entries are in flight to which
+consumer. Every mutation returns what it did, so callers can shape responses and tests can
+assert exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .errors import ConsumerBusy
+from .rangeset import RangeSet
+
+EXCLUSIVE = "Exclusive"
+SHARED = "Shared"
+SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED)
+
+
+@dataclass
+class ConsumerInfo:
+    """A registered consumer. Times are epoch milliseconds."""
+
+    consumer_id: str
+    name: str
+    connected_ms: int
+    seen_ms: int
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
+
+    @classmethod
+    def from_dict(cls, consumer_id: str, data: Mapping) -> ConsumerInfo:
+        return cls(consumer_id, data["name"], int(data["since"]), int(data["seen"]))
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One entry handed to a consumer: ``batch_indexes`` None means every message of it."""
+
+    entry_id: int
+    redelivery_count: int
+    batch_indexes: tuple[int, ...] | None
+
+
+@dataclass
+class CursorState:
+    """The mutable state of a subscription cursor; ``version`` guards optimistic writes."""
+
+    subscription: str
+    sub_type: str
+    mark_delete: int
+    read_position: int
+    acked: RangeSet = field(default_factory=RangeSet)
+    batch_acks: dict[int, set[int]] = field(default_factory=dict)
+    batch_sizes: dict[int, int] = field(default_factory=dict)
+    redeliver: RangeSet = field(default_factory=RangeSet)
+    leases: dict[str, RangeSet] = field(default_factory=dict)
+    redelivery_counts: dict[int, int] = field(default_factory=dict)
+    consumers: dict[str, ConsumerInfo] = field(default_factory=dict)
+    version: int = 0
+
+    @classmethod
+    def new(
+        cls, subscription: str, sub_type: str, last_entry_id: int, earliest: bool
+    ) -> CursorState:
+        """A cursor at Earliest (before entry 0) or Latest (after ``last_entry_id``)."""
+        start = -1 if earliest else last_entry_id
+        return cls(subscription, sub_type, mark_delete=start, read_position=start + 1)
+
+    # -- consumers -------------------------------------------------------------------------
+
+    def add_consumer(self, info: ConsumerInfo, sub_type: str) -> None:
+        """Register a consumer; raises ConsumerBusy on an Exclusive clash or a type clash."""
+        if self.consumers and sub_type != self.sub_type:
+            raise ConsumerBusy(
+                f"Subscription '{self.subscription}' is {self.sub_type} and has consumers; "
+                f"a {sub_type} consumer cannot join it"
+            )
+        if self.consumers and sub_type == EXCLUSIVE:
+            raise ConsumerBusy(
+                f"Exclusive consumer is already connected to subscription '{self.subscription}'"
+            )
+        self.sub_type = sub_type
+        self.consumers[info.consumer_id] = info
+
+    def remove_consumer(self, consumer_id: str) -> int:
+        """Unregister a consumer; its in-flight entries go back for redelivery (count + 1).
+
+        Returns how many entries went back.
+        """
+        self.consumers.pop(consumer_id, None)
+        return self.redeliver_all(consumer_id)
+
+    def in_flight(self) -> RangeSet:
+        """Every entry leased to any consumer."""
+        union = RangeSet()
+        for lease in self.leases.values():
+            for start, end in lease.ranges():
+                union.add_range(start, end)
+        return union
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    def dispatch(
+        self,
+        consumer_id: str,
+        candidates: Iterable[tuple[int, int]],
+        max_messages: int,
+        max_unacked_entries: int,
+    ) -> list[Delivery]:
+        """Lease entries to ``consumer_id``: redeliveries first, then new entries in order.
+
+        ``candidates`` are ``(entry_id, message_count)`` of entries that exist, ascending for
+        new ones: the caller passes the redelivery entries it resolved and the entries it
+        read at or after the read position. Stops once ``max_messages`` messages are handed
+        out (an entry is never split) or the consumer holds ``max_unacked_entries``.
+        """
+        lease = self.leases.setdefault(consumer_id, RangeSet())
+        held = len(lease)
+        given = 0
+        out: list[Delivery] = []
+        for entry_id, count in candidates:
+            if given >= max_messages or held >= max_unacked_entries:
+                break
+            if entry_id in self.redeliver:
+                self.redeliver.remove(entry_id)
+            elif entry_id == self.read_position:
+                self.read_position += 1
+            else:
+                continue
+            if entry_id <= self.mark_delete or entry_id in self.acked:
+                continue
+            mask = self._delivery_mask(entry_id, count)
+            if count > 1:
+                self.batch_sizes[entry_id] = count
+            lease.add(entry_id)
+            held += 1
+            given += count if mask is None else len(mask)
+            out.append(Delivery(entry_id, self.redelivery_counts.get(entry_id, 0), mask))
+        if not lease:
+            self.leases.pop(consumer_id, None)
+        return out
+
+    def _delivery_mask(self, entry_id: int, count: int) -> tuple[int, ...] | None:
+        acked = self.batch_acks.get(entry_id)
+        if not acked:
+            return None
+        return tuple(i for i in range(count) if i not in acked)
+
+    # -- acknowledgement -------------------------------------------------------------------
+
+    def acknowledge(self, positions: Iterable[tuple[int, int]]) -> int:
+        """Acknowledge ``(entry_id, batch_index)`` positions individually.
+
+        ``batch_index`` -1 acks the whole entry; otherwise one message of a batch entry, whose
+        size the cursor recorded when it dispatched it. Positions never dispatched are
+        ignored. Returns how many positions changed the state.
+        """
+        changed = 0
+        for entry_id, batch_index in positions:
+            if entry_id <= self.mark_delete or entry_id in self.acked:
+                continue
+            if entry_id >= self.read_position:
+                continue
+            size = self.batch_sizes.get(entry_id, 1)
+            if batch_index < 0 or size <= 1:
+                self._ack_entry(entry_id)
+            else:
+                indexes = self.batch_acks.setdefault(entry_id, set())
+                indexes.add(batch_index)
+                self.batch_sizes[entry_id] = size
+                if len(indexes) >= size:
+                    self._ack_entry(entry_id)
+            changed += 1
+        self._advance_mark_delete()
+        return changed
+
+    def acknowledge_cumulative(self, entry_id: int, batch_index: int) -> int:
+        """Acknowledge everything up to and including one position (Exclusive only).
+
+        Returns how many entries became acknowledged.
+        """
+        if entry_id >= self.read_position:
+            entry_id, batch_index = self.read_position - 1, -1
+        batch_size = self.batch_sizes.get(entry_id, 1)
+        full = entry_id
+        if 0 <= batch_index < batch_size - 1:
+            indexes = self.batch_acks.setdefault(entry_id, set())
+            indexes.update(range(batch_index + 1))
+            self.batch_sizes[entry_id] = batch_size
+            full = entry_id - 1
+        before = self.mark_delete
+        if full > self.mark_delete:
+            self.mark_delete = full
+            self.acked.remove_up_to(full)
+            self.redeliver.remove_up_to(full)
+            for lease in self.leases.values():
+                lease.remove_up_to(full)
+            for table in (self.batch_acks, self.batch_sizes, self.redelivery_counts):
+                for key in [k for k in table if k <= full]:
+                    del table[key]
+        self._drop_empty_leases()
+        self._advance_mark_delete()
+        return max(0, self.mark_delete - before)
+
+    def _ack_entry(self, entry_id: int) -> None:
+        self.acked.add(entry_id)
+        self.redeliver.remove(entry_id)
+        for lease in self.leases.values():
+            lease.remove(entry_id)
+        self.batch_acks.pop(entry_id, None)
+        self.batch_sizes.pop(entry_id, None)
+        self.redelivery_counts.pop(entry_id, None)
+        self._drop_empty_leases()
+
+    def _advance_mark_delete(self) -> None:
+        ranges = self.acked.ranges()
+        if ranges and ranges[0][0] <= self.mark_delete + 1:
+            self.mark_delete = max(self.mark_delete, ranges[0][1])
+            self.acked.remove_up_to(self.mark_delete)
+
+    def _drop_empty_leases(self) -> None:
+        for consumer_id in [c for c, lease in self.leases.items() if not lease]:
+            del self.leases[consumer_id]
+
+    # -- negative acknowledgement and redelivery -------------------------------------------
+
+    def negative_acknowledge(self, consumer_id: str, entry_ids: Iterable[int]) -> int:
+        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1)."""
+        lease = self.leases.get(consumer_id)
+        moved = 0
+        for entry_id in sorted(set(entry_ids)):
+            if lease is not None and entry_id in lease:
+                lease.remove(entry_id)
+                self._requeue(entry_id)
+                moved += 1
+        self._drop_empty_leases()
+        return moved
+
+    def redeliver_all(self, consumer_id: str) -> int:
+        """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""
+        lease = self.leases.pop(consumer_id, None)
+        if not lease:
+            return 0
+        for entry_id in lease:
+            self._requeue(entry_id)
+        return len(lease)
+
+    def _requeue(self, entry_id: int) -> None:
+        self.redeliver.add(entry_id)
+        self.redelivery_counts[entry_id] = self.redelivery_counts.get(entry_id, 0) + 1
+
+    # -- figures ---------------------------------------------------------------------------
+
+    def unacked_entries(self, consumer_id: str | None = None) -> int:
+        """Entries in flight (to one consumer, or to all)."""
+        if consumer_id is not None:
+            lease = self.leases.get(consumer_id)
+            return len(lease) if lease else 0
+        return sum(len(lease) for lease in self.leases.values())

@@ -1,0 +1,67 @@
+"""The composition root: builds the engine's services from settings, clients and a runtime."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .admin import Admin
+from .index_cache import IndexCache
+from .policies import Runtime
+from .produce import Producer
+from .settings import Settings
+from .stats import Stats
+from .storage.aws import make_clients
+from .storage.cursors import CursorStore
+from .storage.entries import EntryStore
+from .storage.log import LogStore
+from .storage.topics import TopicStore
+from .subscriptions import DispatchLimits, Subscriptions
+from .topics import Topics
+
+
+@dataclass
+class Engine:
+    """Everything a handler calls: topics, producer, subscriptions, stats, admin."""
+
+    runtime: Runtime
+    topics: Topics
+    producer: Producer
+    subscriptions: Subscriptions
+    stats: Stats
+    admin: Admin
+
+    @classmethod
+    def build(
+        cls, settings: Settings, runtime: Runtime | None = None, clients: tuple | None = None
+    ) -> Engine:
+        """Wire the engine; ``clients`` is ``(dynamodb, s3)`` (made from settings when None)."""
+        runtime = runtime or Runtime()
+        dynamodb, s3 = clients or make_clients(settings)
+        log = LogStore(dynamodb, settings.log_table)
+        cursors = CursorStore(dynamodb, settings.cursors_table)
+        entries = EntryStore(s3, settings.entries_bucket)
+        topics = Topics(TopicStore(dynamodb, settings.topics_table), log, cursors, runtime)
+        limits = DispatchLimits(
+            max_wait_ms=settings.receive_max_wait_ms,
+            check_interval_ms=settings.receive_check_interval_ms,
+            max_unacked_entries=settings.max_unacked_entries_per_consumer,
+            max_attempts=settings.commit_max_attempts,
+        )
+        subscriptions = Subscriptions(topics, log, cursors, entries, runtime, limits, IndexCache())
+        stats = Stats(topics, log, cursors)
+        producer = Producer(
+            topics,
+            log,
+            entries,
+            runtime,
+            settings.max_message_size_bytes,
+            settings.commit_max_attempts,
+        )
+        return cls(
+            runtime=runtime,
+            topics=topics,
+            producer=producer,
+            subscriptions=subscriptions,
+            stats=stats,
+            admin=Admin(topics, subscriptions, stats),
+        )

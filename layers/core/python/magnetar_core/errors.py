@@ -1,0 +1,47 @@
+"""Domain errors, named after Pulsar's results, each with the HTTP status it maps to."""
+
+from __future__ import annotations
+
+
+class MagnetarError(Exception):
+    """Base of every error a caller can act on. ``code`` is Pulsar's result name."""
+
+    code = "UnknownError"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _error(name: str, status: int) -> type[MagnetarError]:
+    return type(
+        name, (MagnetarError,), {"code": name, "status": status, "__doc__": f"Pulsar's {name}."}
+    )
+
+
+InvalidTopicName = _error("InvalidTopicName", 400)
+InvalidMessage = _error("InvalidMessage", 400)
+ChecksumError = _error("ChecksumError", 400)
+CumulativeAcknowledgementNotAllowedError = _error("CumulativeAcknowledgementNotAllowedError", 400)
+NotAllowedError = _error("NotAllowedError", 400)
+TopicNotFound = _error("TopicNotFound", 404)
+SubscriptionNotFound = _error("SubscriptionNotFound", 404)
+ConsumerNotFound = _error("ConsumerNotFound", 404)
+ConsumerBusy = _error("ConsumerBusy", 409)
+TopicAlreadyExists = _error("TopicAlreadyExists", 409)
+TopicBusy = _error("TopicBusy", 409)
+MessageTooBig = _error("MessageTooBig", 413)
+TooManyRequests = _error("TooManyRequests", 429)
+ServiceUnitNotReady = _error("ServiceUnitNotReady", 503)
+
+
+class ConditionFailed(Exception):
+    """A conditional write lost: the item changed since it was read (a typed outcome, retried)."""
+
+
+class StorageFault(MagnetarError):
+    """An AWS call failed for a reason that is not the caller's (5xx)."""
+
+    code = "UnknownError"
+    status = 500

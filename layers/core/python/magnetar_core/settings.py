@@ -1,0 +1,48 @@
+"""Typed settings, read once at the edge (a handler's module scope or a CLI's main)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the data lives and the knobs of the data paths.
+
+    Times are in milliseconds, sizes in bytes.
+    """
+
+    topics_table: str
+    log_table: str
+    cursors_table: str
+    entries_bucket: str
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    receive_max_wait_ms: int = 20_000
+    receive_check_interval_ms: int = 100
+    max_message_size_bytes: int = 5 * 1024 * 1024
+    max_unacked_entries_per_consumer: int = 50_000
+    commit_max_attempts: int = 16
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Build settings from environment variables (the names in template.yaml).
+
+        Raises KeyError naming the missing variable when a table or bucket name is absent.
+        """
+
+        def number(name: str, default: int) -> int:
+            return int(env.get(name, default))
+
+        return cls(
+            topics_table=env["TOPICS_TABLE"],
+            log_table=env["LOG_TABLE"],
+            cursors_table=env["CURSORS_TABLE"],
+            entries_bucket=env["ENTRIES_BUCKET"],
+            endpoint_url=env.get("AWS_ENDPOINT_URL") or None,
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
+            receive_max_wait_ms=number("RECEIVE_MAX_WAIT_MS", 20_000),
+            receive_check_interval_ms=number("RECEIVE_CHECK_INTERVAL_MS", 100),
+            max_message_size_bytes=number("MAX_MESSAGE_SIZE_BYTES", 5 * 1024 * 1024),
+        )

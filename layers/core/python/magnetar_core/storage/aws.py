@@ -1,0 +1,89 @@
+"""boto3 clients for the engine, AWS error translation and a count of AWS requests."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from ..errors import ConditionFailed, StorageFault, TooManyRequests
+from ..settings import Settings
+
+_THROTTLED = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "SlowDown",
+    "TooManyRequestsException",
+}
+_CONDITION = {"ConditionalCheckFailedException"}
+
+
+class RequestCounter:
+    """Counts AWS requests by ``service.Operation``: the unit of cost on AWS."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def record(self, operation: str) -> None:
+        with self._lock:
+            self._counts[operation] += 1
+
+    def snapshot(self) -> Counter[str]:
+        """A copy of the counts so far."""
+        with self._lock:
+            return Counter(self._counts)
+
+    def hook(self, model, **_kwargs) -> None:
+        """botocore ``before-call`` handler: one call per AWS request attempt made."""
+        self.record(f"{model.service_model.service_name}.{model.name}")
+
+
+REQUESTS = RequestCounter()
+
+
+def make_clients(settings: Settings) -> tuple:
+    """(dynamodb, s3) boto3 clients for the settings' endpoint and region."""
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 4},
+        max_pool_connections=64,
+        connect_timeout=5,
+        read_timeout=30,
+    )
+    session = boto3.session.Session(region_name=settings.region)
+    clients = []
+    for service in ("dynamodb", "s3"):
+        client = session.client(service, endpoint_url=settings.endpoint_url, config=config)
+        client.meta.events.register("before-call.*.*", REQUESTS.hook)
+        clients.append(client)
+    return tuple(clients)
+
+
+def error_code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+@contextmanager
+def translated(action: str) -> Iterator[None]:
+    """Turn AWS errors raised inside the block into domain errors.
+
+    Raises ConditionFailed for a lost conditional write, TooManyRequests for throttling that
+    outlasted botocore's retries, StorageFault for anything else.
+    """
+    try:
+        yield
+    except ClientError as exc:
+        code = error_code(exc)
+        if code in _CONDITION:
+            raise ConditionFailed(action) from exc
+        if code in _THROTTLED:
+            raise TooManyRequests(f"AWS throttled {action}; retry with backoff") from exc
+        raise StorageFault(f"{action} failed: {code or 'unknown AWS error'}") from exc
+    except BotoCoreError as exc:
+        raise StorageFault(f"{action} failed: {type(exc).__name__}") from exc

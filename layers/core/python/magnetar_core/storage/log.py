@@ -1,0 +1,173 @@
+"""DynamoDB adapter for the log index: ``(partition|ledger, entry_id) -> entry object``.
+
+The conditional put of the next dense entry id is the commit point of a produce. A *fence*
+item closes a ledger (written when a topic is deleted): a producer that finds it reloads the
+topic instead of committing into a dead ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .aws import translated
+
+
+def log_key(partition_topic: str, ledger_id: int) -> str:
+    """The partition key of one ledger of one partition (``|`` never occurs in topic names)."""
+    return f"{partition_topic}|{ledger_id}"
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One committed entry: where its bytes are and what they hold. Times in epoch ms."""
+
+    entry_id: int
+    object_key: str
+    offset: int
+    length: int
+    count: int
+    batched: bool
+    publish_min_ms: int
+    publish_max_ms: int
+    producer: str
+    sequence_min: int
+    sequence_max: int
+    fence: bool = False
+
+    def to_item(self, pk: str) -> dict:
+        item = {
+            "pk": {"S": pk},
+            "eid": {"N": str(self.entry_id)},
+            "obj": {"S": self.object_key},
+            "off": {"N": str(self.offset)},
+            "len": {"N": str(self.length)},
+            "n": {"N": str(self.count)},
+            "b": {"BOOL": self.batched},
+            "pt0": {"N": str(self.publish_min_ms)},
+            "pt1": {"N": str(self.publish_max_ms)},
+            "pn": {"S": self.producer},
+            "sq0": {"N": str(self.sequence_min)},
+            "sq1": {"N": str(self.sequence_max)},
+        }
+        if self.fence:
+            item["fence"] = {"BOOL": True}
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict) -> IndexEntry:
+        def num(name: str) -> int:
+            return int(item[name]["N"]) if name in item else 0
+
+        return cls(
+            entry_id=num("eid"),
+            object_key=item.get("obj", {}).get("S", ""),
+            offset=num("off"),
+            length=num("len"),
+            count=num("n"),
+            batched=item.get("b", {}).get("BOOL", False),
+            publish_min_ms=num("pt0"),
+            publish_max_ms=num("pt1"),
+            producer=item.get("pn", {}).get("S", ""),
+            sequence_min=num("sq0"),
+            sequence_max=num("sq1"),
+            fence=item.get("fence", {}).get("BOOL", False),
+        )
+
+    @classmethod
+    def fence_at(cls, entry_id: int) -> IndexEntry:
+        """A fence item: it holds no messages and closes the ledger at ``entry_id``."""
+        return cls(entry_id, "", 0, 0, 0, False, 0, 0, "", 0, 0, fence=True)
+
+
+class LogStore:
+    """Reads and appends index items of the log table."""
+
+    def __init__(self, dynamodb, table: str) -> None:
+        self._ddb = dynamodb
+        self._table = table
+
+    def append(self, pk: str, entry: IndexEntry) -> None:
+        """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken."""
+        with translated(f"committing entry {entry.entry_id} of {pk}"):
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=entry.to_item(pk),
+                ConditionExpression="attribute_not_exists(eid)",
+            )
+
+    def last(self, pk: str) -> IndexEntry | None:
+        """The highest committed entry (or fence) of a ledger; one strongly consistent query."""
+        with translated(f"reading the head of {pk}"):
+            items = self._ddb.query(
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": pk}},
+                ScanIndexForward=False,
+                Limit=1,
+                ConsistentRead=True,
+            )["Items"]
+        return IndexEntry.from_item(items[0]) if items else None
+
+    def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
+        """Up to ``limit`` entries with ids at or after ``start``, ascending; one query."""
+        with translated(f"reading entries of {pk} from {start}"):
+            items = self._ddb.query(
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk AND eid >= :start",
+                ExpressionAttributeValues={":pk": {"S": pk}, ":start": {"N": str(start)}},
+                Limit=limit,
+                ConsistentRead=True,
+            )["Items"]
+        return [IndexEntry.from_item(item) for item in items]
+
+    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int]]:
+        """``(entry_id, message_count)`` of entries in ``[start, end]`` (paginated query)."""
+        out: list[tuple[int, int]] = []
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND eid BETWEEN :a AND :b",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": pk},
+                ":a": {"N": str(start)},
+                ":b": {"N": str(end)},
+            },
+            "ProjectionExpression": "eid, n",
+        }
+        while start <= end:
+            with translated(f"counting messages of {pk}"):
+                page = self._ddb.query(**kwargs)
+            out.extend(
+                (int(i["eid"]["N"]), int(i.get("n", {"N": "0"})["N"])) for i in page["Items"]
+            )
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return out
+
+    def exists(self, pk: str, entry_id: int) -> bool:
+        """Whether an entry id is committed; one small strongly consistent read."""
+        with translated(f"checking entry {entry_id} of {pk}"):
+            item = self._ddb.get_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "eid": {"N": str(entry_id)}},
+                ProjectionExpression="eid",
+                ConsistentRead=True,
+            ).get("Item")
+        return item is not None
+
+    def get_many(self, pk: str, entry_ids: Iterable[int]) -> dict[int, IndexEntry]:
+        """Index items by entry id (BatchGetItem, 100 keys a request, unprocessed retried)."""
+        wanted = sorted(set(entry_ids))
+        found: dict[int, IndexEntry] = {}
+        for i in range(0, len(wanted), 100):
+            keys = [{"pk": {"S": pk}, "eid": {"N": str(e)}} for e in wanted[i : i + 100]]
+            request = {self._table: {"Keys": keys, "ConsistentRead": True}}
+            while request:
+                with translated(f"reading entries of {pk}"):
+                    page = self._ddb.batch_get_item(RequestItems=request)
+                for item in page["Responses"].get(self._table, []):
+                    entry = IndexEntry.from_item(item)
+                    found[entry.entry_id] = entry
+                request = page.get("UnprocessedKeys") or None
+        return found
