@@ -1,0 +1,245 @@
+"""The local HTTP gateway: HTTP requests -> payload 2.0 events -> the real handlers, in-process.
+
+Every handler runs in this process and shares one ``os.environ``: the gateway applies the
+union of the functions' resolved environments (today they are all the Globals) plus the
+emulator endpoint and fake credentials before loading any handler. Each ``functions/<name>/
+app.py`` is loaded under its own module name (they are all called ``app``). A handler
+directory should hold only ``app.py``: sibling modules would share one ``sys.modules``.
+Function timeouts are not enforced (``get_remaining_time_in_millis`` still counts down).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from magnetar_local.events import (
+    HttpRequest,
+    HttpResponse,
+    InvalidLambdaResponse,
+    LambdaContext,
+    build_event,
+    json_response,
+    to_http_response,
+)
+from magnetar_local.routes import RouteTable
+from magnetar_local.template import FunctionSpec, RouteSpec
+
+log = logging.getLogger("magnetar_local.gateway")
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+def apply_handler_environment(functions: Mapping[str, FunctionSpec],
+                              extra: Mapping[str, str]) -> dict[str, str]:
+    """Set ``os.environ`` for the handlers; returns what was set.
+
+    Later functions win where two functions define a variable differently (logged).
+    """
+    merged: dict[str, str] = {}
+    for spec in functions.values():
+        for name, value in spec.environment.items():
+            if name in merged and merged[name] != value:
+                log.warning("%s differs between functions; using %s's value", name, spec.logical_id)
+            merged[name] = value
+    merged.update(extra)
+    os.environ.update(merged)
+    return merged
+
+
+def _handler_path(spec: FunctionSpec) -> Path:
+    """``app.lambda_handler`` in ``functions/x/`` -> ``functions/x/app.py``."""
+    return spec.code_dir / (spec.handler.rpartition(".")[0].replace(".", "/") + ".py")
+
+
+class HandlerLoader:
+    """Loads ``lambda_handler`` of each function once, thread-safely, on first use."""
+
+    def __init__(self, functions: Mapping[str, FunctionSpec]) -> None:
+        self.functions = dict(functions)
+        self._handlers: dict[str, Handler] = {}
+        self._lock = threading.Lock()
+
+    def register(self, name: str, handler: Handler, spec: FunctionSpec | None = None) -> None:
+        """Use ``handler`` for function ``name`` (tests register small handlers this way)."""
+        with self._lock:
+            self._handlers[name] = handler
+            if spec is not None:
+                self.functions[name] = spec
+
+    def available(self, name: str) -> bool:
+        """True when function ``name`` has a registered handler or an existing handler file."""
+        spec = self.functions.get(name)
+        return name in self._handlers or (spec is not None and _handler_path(spec).is_file())
+
+    def get(self, name: str) -> Handler:
+        """The handler of function ``name``. Raises FileNotFoundError if its file is missing."""
+        with self._lock:
+            if name not in self._handlers:
+                self._handlers[name] = self._load(self.functions[name])
+            return self._handlers[name]
+
+    @staticmethod
+    def _load(spec: FunctionSpec) -> Handler:
+        path, attribute = _handler_path(spec), spec.handler.rpartition(".")[2]
+        if not path.is_file():
+            raise FileNotFoundError(f"{spec.logical_id}: handler file {path} does not exist")
+        module_name = f"magnetar_fn_{spec.logical_id.lower()}"
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        sys.path.insert(0, str(spec.code_dir))  # as on Lambda, for imports at load time
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+        finally:
+            sys.path.remove(str(spec.code_dir))
+        return getattr(module, attribute)
+
+
+class Gateway:
+    """A ThreadingHTTPServer that routes requests to handlers by the template's routes.
+
+    ``port=0`` picks a free port. ``start`` serves in a daemon thread; ``stop`` shuts down.
+    """
+
+    def __init__(self, routes: list[RouteSpec], functions: Mapping[str, FunctionSpec],
+                 host: str = "127.0.0.1", port: int = 0, region: str = "us-east-1",
+                 account_id: str = "123456789012") -> None:
+        self.host, self.requested_port = host, port
+        self.region, self.account_id = region, account_id
+        self.loader = HandlerLoader(functions)
+        self._routes = list(routes)
+        self.table = RouteTable(self._routes)
+        self._lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (after ``start``)."""
+        return self.server.server_address[1] if self.server else self.requested_port
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:8080``."""
+        return f"http://{self.host}:{self.port}"
+
+    def add_route(self, method: str, path: str, handler: Handler, name: str | None = None,
+                  timeout_s: int = 30) -> RouteSpec:
+        """Serve ``method path`` with ``handler`` (a callable(event, context)); returns the route."""
+        name = name or f"Extra{len(self._routes)}Function"
+        spec = FunctionSpec(name, name, code_dir=Path.cwd(), handler="app.lambda_handler",
+                            timeout_s=timeout_s, memory_mb=256)
+        self.loader.register(name, handler, spec)
+        route = RouteSpec(method.upper(), path, name)
+        with self._lock:
+            self._routes.append(route)
+            self.table = RouteTable(self._routes)
+        return route
+
+    def remove_route(self, route: RouteSpec) -> None:
+        """Stop serving a route added with ``add_route``."""
+        with self._lock:
+            self._routes.remove(route)
+            self.table = RouteTable(self._routes)
+
+    def has_route(self, method: str, path: str) -> bool:
+        """True when ``method path`` matches a route whose handler file exists (or is registered)."""
+        match = self.table.match(method, path)
+        return match is not None and self.loader.available(match.route.function)
+
+    def start(self) -> Gateway:
+        """Bind and serve in a background thread. Raises OSError if the port is taken."""
+        gateway = self
+
+        class RequestHandler(_RequestHandler):
+            owner = gateway
+
+        self.server = ThreadingHTTPServer((self.host, self.requested_port), RequestHandler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="magnetar-gateway", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (idempotent)."""
+        server, self.server = self.server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def invoke(self, request: HttpRequest) -> HttpResponse:
+        """Route one request and run its handler; never raises (errors become 404/502)."""
+        match = self.table.match(request.method, request.raw_path)
+        if match is None:
+            return json_response(404, {"error": "NotFound", "message":
+                                       f"no route for {request.method} {request.raw_path}"})
+        spec = self.loader.functions[match.route.function]
+        event = build_event(request, match, account_id=self.account_id)
+        context = LambdaContext(spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id)
+        try:
+            result = self.loader.get(match.route.function)(event, context)
+            return to_http_response(result)
+        except InvalidLambdaResponse:
+            log.exception("%s returned a malformed response", match.route.function)
+        except Exception:
+            log.exception("%s failed on %s", match.route.function, match.route.route_key)
+        return json_response(502, {"message": "Internal Server Error"})
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 with keep-alive; every response carries Content-Length."""
+
+    owner: Gateway
+    protocol_version = "HTTP/1.1"
+    server_version = "MagnetarLocalGateway/0.1"
+    timeout = 120  # seconds an idle keep-alive connection may hold its thread
+
+    def _dispatch(self) -> None:
+        url = urlsplit(self.path)
+        request = HttpRequest(
+            method=self.command, raw_path=url.path or "/", raw_query=url.query,
+            headers=list(self.headers.items()), body=self._read_body(),
+            source_ip=self.client_address[0], protocol=self.request_version)
+        response = self.owner.invoke(request)
+        self.send_response(response.status)
+        for name, value in response.headers:
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(response.body)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        log.debug("%s %s", self.address_string(), format % args)
+

@@ -1,0 +1,53 @@
+"""``magnetar local``: run the embedded stack in the foreground until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from magnetar_local.emulator import EmulatorError
+from magnetar_local.stack import LocalStack, StackError
+
+
+def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
+    """The command-line options of ``magnetar local``."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Run Magnetar locally: HTTP API, handlers and an in-memory AWS emulator.")
+    parser.add_argument("--port", type=int, default=8080,
+                        help="HTTP port of the local API (0 picks a free one; default 8080)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--log-level", default="INFO",
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="log level of the gateway (DEBUG logs every request)")
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Start the stack, print where it runs, serve until interrupted; returns the exit code.
+
+    0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken).
+    """
+    args = build_parser().parse_args(list(argv) if argv is not None else None)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: stop.set())
+    stack = LocalStack()
+    try:
+        stack.start(gateway_port=args.port, host=args.host)
+    except (OSError, EmulatorError, StackError) as error:
+        print(f"magnetar local: cannot start: {error}", file=sys.stderr)
+        return 1
+    try:
+        print(f"Magnetar is running at {stack.url} (AWS emulator at {stack.aws_endpoint_url}); "
+              "state is in memory; Ctrl-C to stop", flush=True)
+        stop.wait()
+        print("Stopping...", flush=True)
+    finally:
+        stack.stop()
+    return 0

@@ -1,0 +1,170 @@
+"""LocalStack: the whole embedded stack (emulator + provisioning + gateway) as one object."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
+from magnetar_local.gateway import Gateway, apply_handler_environment
+from magnetar_local.provision import provision
+from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+
+HEALTH_PATH = "/admin/v2/brokers/health"
+
+
+class StackError(RuntimeError):
+    """The local stack did not become ready."""
+
+
+class LocalStack:
+    """Emulator + resources from template.yaml + HTTP gateway running the real handlers.
+
+    Usage: ``with LocalStack().start() as stack: requests.get(stack.url + ...)``.
+    After ``start``: ``url`` (gateway), ``aws_endpoint_url`` (emulator), ``environment``
+    (what the handlers see in os.environ), ``session`` / ``client(name)`` (boto3 on the
+    emulator), ``template`` (the resolved template). ``start`` changes ``os.environ`` of
+    this process (the handlers run in it); ``stop`` restores it.
+    """
+
+    def __init__(self, template_path: Path | str = DEFAULT_TEMPLATE, stack_name: str = "magnetar",
+                 region: str = REGION) -> None:
+        self.template = LocalTemplate(template_path, stack_name=stack_name, region=region)
+        self.region = region
+        self.emulator: Emulator | None = None
+        self.gateway: Gateway | None = None
+        self.environment: dict[str, str] = {}
+        self._saved_environ: dict[str, str | None] = {}
+        self._added_paths: list[str] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, gateway_port: int = 0, emulator_port: int = 0, host: str = "127.0.0.1",
+              ready_timeout_s: float = 60.0) -> LocalStack:
+        """Start everything; ``0`` ports are picked free. Blocks until the gateway is ready.
+
+        Ready means ``GET /admin/v2/brokers/health`` answers 200 ``ok`` when the admin
+        handler exists, else that the gateway accepts connections. Raises StackError,
+        EmulatorError, or OSError (e.g. the gateway port is taken); on failure everything
+        started so far is stopped.
+        """
+        try:
+            self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
+            provision(self.template, self.session, self.emulator.url)
+            self._prepare_process()
+            self.gateway = Gateway(self.template.routes, self.template.functions, host=host,
+                                   port=gateway_port, region=self.region,
+                                   account_id=self.template.account_id).start()
+            self._await_ready(ready_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop the gateway and the emulator, restore os.environ and sys.path (idempotent)."""
+        gateway, self.gateway = self.gateway, None
+        if gateway is not None:
+            gateway.stop()
+        emulator, self.emulator = self.emulator, None
+        if emulator is not None:
+            emulator.stop()
+        for name, value in self._saved_environ.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_environ = {}
+        for path in self._added_paths:
+            if path in sys.path:
+                sys.path.remove(path)
+        self._added_paths = []
+
+    def __enter__(self) -> LocalStack:
+        return self if self.gateway is not None else self.start()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def url(self) -> str:
+        """The gateway's base URL, e.g. ``http://127.0.0.1:8080`` (no trailing slash)."""
+        return self._running_gateway().url
+
+    @property
+    def aws_endpoint_url(self) -> str:
+        """The emulator's endpoint URL (what handlers get as AWS_ENDPOINT_URL)."""
+        if self.emulator is None:
+            raise StackError("the local stack is not running")
+        return self.emulator.url
+
+    @property
+    def session(self) -> boto3.Session:
+        """A boto3 session with the emulator's fake credentials and region."""
+        return boto3.Session(aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                             aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                             aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+                             region_name=self.region)
+
+    def client(self, service: str, **kwargs: Any) -> Any:
+        """A boto3 client for ``service`` on the emulator."""
+        return self.session.client(service, endpoint_url=self.aws_endpoint_url, **kwargs)
+
+    def resource(self, service: str, **kwargs: Any) -> Any:
+        """A boto3 resource for ``service`` on the emulator."""
+        return self.session.resource(service, endpoint_url=self.aws_endpoint_url, **kwargs)
+
+    def name(self, logical_id: str) -> str:
+        """Physical name of a template resource, e.g. ``name("TopicsTable") == "magnetar-topics"``."""
+        return self.template.physical_name(logical_id)
+
+    # ------------------------------------------------------------------ internals
+    def _running_gateway(self) -> Gateway:
+        if self.gateway is None:
+            raise StackError("the local stack is not running")
+        return self.gateway
+
+    def _prepare_process(self) -> None:
+        """Handler environment + layer code on sys.path (as Lambda puts layers in /opt/python)."""
+        extra = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.aws_endpoint_url,
+                 "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region}
+        names = {name for spec in self.template.functions.values() for name in spec.environment}
+        self._saved_environ = {name: os.environ.get(name) for name in names | set(extra)}
+        self.environment = apply_handler_environment(self.template.functions, extra)
+        for resource in self.template.resources.values():
+            content = (resource.get("Properties") or {}).get("ContentUri")
+            if resource.get("Type") == "AWS::Serverless::LayerVersion" and isinstance(content, str):
+                path = str((self.template.root / content / "python").resolve())
+                if Path(path).is_dir() and path not in sys.path:
+                    sys.path.append(path)
+                    self._added_paths.append(path)
+
+    def _await_ready(self, timeout_s: float) -> None:
+        gateway = self._running_gateway()
+        deadline = time.monotonic() + timeout_s
+        use_health = gateway.has_route("GET", HEALTH_PATH)
+        last_error = "no attempt"
+        pause = threading.Event()  # never set: wait() is the poll interval
+        while time.monotonic() < deadline:
+            try:
+                if not use_health:
+                    with socket.create_connection((gateway.host, gateway.port), timeout=2):
+                        return
+                with urllib.request.urlopen(gateway.url + HEALTH_PATH, timeout=10) as response:
+                    body = response.read().decode(errors="replace").strip().strip('"')
+                    if response.status == 200 and body == "ok":
+                        return
+                    last_error = f"health answered {response.status} {body!r}"
+            except (OSError, urllib.error.URLError) as error:
+                last_error = str(error)
+            pause.wait(0.05)
+        raise StackError(f"the gateway was not ready within {timeout_s} s: {last_error}")
