@@ -1,0 +1,152 @@
+"""The embedded stack: provisioned resources, real Step Functions execution, the gateway."""
+
+from __future__ import annotations
+
+import datetime
+import http.client
+import json
+import threading
+import time
+import uuid
+from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.emulator
+
+
+def _key_schema(aws_clients, name: str) -> dict[str, str]:
+    table = aws_clients.dynamodb.describe_table(TableName=name)["Table"]
+    return {key["AttributeName"]: key["KeyType"] for key in table["KeySchema"]}
+
+
+def test_the_stack_has_the_three_tables_with_the_template_keys(local_stack, aws_clients):
+    for table in local_stack.template.tables:
+        expected = {key["AttributeName"]: key["KeyType"] for key in table.create_kwargs["KeySchema"]}
+        assert _key_schema(aws_clients, table.name) == expected
+    assert {table.logical_id for table in local_stack.template.tables} == {
+        "TopicsTable", "LogTable", "CursorsTable"}
+    assert _key_schema(aws_clients, local_stack.name("TopicsTable"))["pk"] == "HASH"
+    assert _key_schema(aws_clients, "magnetar-log") == {"pk": "HASH", "eid": "RANGE"}
+    assert _key_schema(aws_clients, "magnetar-cursors") == {"pk": "HASH", "sub": "RANGE"}
+    ttl = aws_clients.dynamodb.describe_time_to_live(TableName="magnetar-cursors")
+    assert ttl["TimeToLiveDescription"] == {"TimeToLiveStatus": "ENABLED", "AttributeName": "ttl"}
+
+
+def test_the_stack_has_the_entries_bucket_and_handlers_see_its_names(local_stack, aws_clients):
+    buckets = {bucket["Name"] for bucket in aws_clients.s3.list_buckets()["Buckets"]}
+    assert local_stack.name("EntriesBucket") in buckets
+    environment = local_stack.environment
+    assert environment["ENTRIES_BUCKET"] == local_stack.name("EntriesBucket")
+    assert environment["CURSORS_TABLE"] == "magnetar-cursors"
+    assert environment["AWS_ENDPOINT_URL"] == local_stack.aws_endpoint_url
+    assert environment["RECEIVE_MAX_WAIT_MS"] == "20000"
+
+
+def test_the_redelivery_timer_state_machine_really_executes(local_stack, aws_clients):
+    sfn, dynamodb = aws_clients.stepfunctions, aws_clients.dynamodb
+    machine = next(m for m in local_stack.template.state_machines
+                   if m.logical_id == "RedeliveryTimerStateMachine")
+    key = {"pk": {"S": f"topic-{uuid.uuid4().hex}"}, "sub": {"S": "sub-1"}}
+    dynamodb.put_item(TableName="magnetar-cursors", Item=key)
+    due = datetime.datetime.now(datetime.UTC).replace(microsecond=0) + datetime.timedelta(seconds=2)
+    due_at = due.strftime("%Y-%m-%dT%H:%M:%SZ")
+    execution = sfn.start_execution(  # moto 5.2.5 needs a name with execution on
+        stateMachineArn=machine.arn, name=uuid.uuid4().hex,
+        input=json.dumps({"pk": key["pk"]["S"], "sub": key["sub"]["S"], "dueAt": due_at}))
+    deadline = time.monotonic() + 20
+    status = "RUNNING"
+    while status == "RUNNING" and time.monotonic() < deadline:
+        status = sfn.describe_execution(executionArn=execution["executionArn"])["status"]
+    assert status == "SUCCEEDED"
+    assert datetime.datetime.now(datetime.UTC) >= due - datetime.timedelta(seconds=1)
+    item = dynamodb.get_item(TableName="magnetar-cursors", Key=key, ConsistentRead=True)["Item"]
+    assert item["timerFiredAt"] == {"S": due_at}
+
+
+@pytest.fixture
+def echo_route(local_stack):
+    """A temporary route whose handler returns the event it got (and records it)."""
+    seen: list[dict] = []
+
+    def handler(event, context):
+        seen.append(event)
+        return {"statusCode": 200, "headers": {"content-type": "application/json"},
+                "cookies": ["a=1"], "body": json.dumps({"event": event,
+                                                        "function": context.function_name})}
+
+    route = local_stack.gateway.add_route("POST", "/test/echo/{name}", handler, name="EchoFunction")
+    yield seen
+    local_stack.gateway.remove_route(route)
+
+
+def _connection(local_stack) -> http.client.HTTPConnection:
+    url = urlsplit(local_stack.url)
+    return http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+
+
+def test_the_gateway_turns_a_request_into_a_version_2_event_and_back(local_stack, echo_route):
+    connection = _connection(local_stack)
+    connection.request("POST", "/test/echo/a%20b?x=1&x=2", body=b'{"hello": 1}',
+                       headers={"Content-Type": "application/json", "Cookie": "k=v"})
+    response = connection.getresponse()
+    document = json.loads(response.read())
+    assert response.status == 200 and response.getheader("Set-Cookie") == "a=1"
+    event = document["event"]
+    assert document["function"] == "EchoFunction"
+    assert event["routeKey"] == "POST /test/echo/{name}"
+    assert event["pathParameters"] == {"name": "a b"}
+    assert event["queryStringParameters"] == {"x": "1,2"}
+    assert event["cookies"] == ["k=v"] and event["body"] == '{"hello": 1}'
+    assert event["requestContext"]["http"]["method"] == "POST"
+    assert event["headers"]["host"] == urlsplit(local_stack.url).netloc
+
+
+def test_the_gateway_keeps_connections_alive_with_content_length(local_stack, echo_route):
+    connection = _connection(local_stack)
+    for index in range(3):
+        connection.request("POST", f"/test/echo/{index}", body=b"\x00\xff",
+                           headers={"Content-Type": "application/octet-stream"})
+        response = connection.getresponse()
+        body = response.read()
+        assert response.status == 200
+        assert int(response.getheader("Content-Length")) == len(body)
+    assert [event["isBase64Encoded"] for event in echo_route] == [True, True, True]
+    assert echo_route[0]["body"] == "AP8="
+
+
+def test_a_blocking_handler_does_not_starve_other_requests(local_stack):
+    release = threading.Event()
+    local_stack.gateway.add_route("GET", "/test/block", lambda e, c: release.wait(10) and "done")
+    blocked = threading.Thread(target=lambda: _get(local_stack, "/test/block"), daemon=True)
+    blocked.start()
+    try:
+        assert _get(local_stack, "/test/unknown")[0] == 404  # answered while one handler waits
+    finally:
+        release.set()
+        blocked.join(10)
+
+
+def _get(local_stack, path: str) -> tuple[int, bytes]:
+    connection = _connection(local_stack)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def test_an_unknown_route_is_a_404_json_error(local_stack):
+    status, body = _get(local_stack, "/v2/nothing/here")
+    assert status == 404
+    assert json.loads(body)["error"] == "NotFound"
+
+
+def test_a_failing_handler_is_a_502_like_api_gateway(local_stack):
+    def explode(event, context):
+        raise RuntimeError("boom")
+
+    route = local_stack.gateway.add_route("GET", "/test/explode", explode)
+    try:
+        status, body = _get(local_stack, "/test/explode")
+    finally:
+        local_stack.gateway.remove_route(route)
+    assert (status, json.loads(body)) == (502, {"message": "Internal Server Error"})

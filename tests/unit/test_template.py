@@ -1,0 +1,109 @@
+"""template.yaml is valid CloudFormation + SAM, and every route has its handler directory."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import boto3
+import pytest
+import yaml
+from cfnlint.api import lint, lint_file
+from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+from samtranslator.parser.parser import Parser
+from samtranslator.translator.translator import Translator
+from samtranslator.yaml_helper import yaml_parse
+
+ROOT = DEFAULT_TEMPLATE.parent
+
+
+def _errors(matches):
+    return [str(match) for match in matches if match.rule.id.startswith("E")]
+
+
+def _sam_transform(document: dict) -> dict:
+    """Transform like `sam deploy` does after `sam package` (local URIs become s3:// URIs)."""
+    document = copy.deepcopy(document)
+    for resource in document["Resources"].values():
+        properties = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri", "DefinitionUri"):
+            if isinstance(properties.get(key), str):
+                properties[key] = f"s3://magnetar-artifacts/{properties[key].rstrip('/')}"
+    translator = Translator(None, Parser(), boto_session=boto3.Session(region_name="us-east-1"))
+    managed = {"AWSLambdaBasicExecutionRole":
+               "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}
+    return translator.translate(document, parameter_values={}, get_managed_policy_map=lambda: managed)
+
+
+@pytest.fixture(scope="module")
+def transformed() -> dict:
+    return _sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text()))
+
+
+def test_the_template_passes_cfn_lint_without_errors():
+    assert _errors(lint_file(DEFAULT_TEMPLATE)) == []
+
+
+def test_cfn_lint_really_runs_on_this_template_and_catches_a_broken_table():
+    document = yaml_parse(DEFAULT_TEMPLATE.read_text())
+    del document["Resources"]["LogTable"]["Properties"]["KeySchema"]
+    assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) != []
+
+
+def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(transformed):
+    functions = {lid: r for lid, r in transformed["Resources"].items()
+                 if r["Type"] == "AWS::Lambda::Function"}
+    assert set(functions) == {"ProduceFunction", "ConsumersFunction", "ReceiveFunction",
+                              "AckFunction", "NackFunction", "AdminFunction"}
+    for resource in functions.values():
+        properties = resource["Properties"]
+        assert properties["Runtime"] == "python3.12"
+        assert properties["Architectures"] == ["arm64"]
+        assert properties["Handler"] == "app.lambda_handler"
+        assert len(properties["Layers"]) == 1
+        assert {"TOPICS_TABLE", "LOG_TABLE", "CURSORS_TABLE", "ENTRIES_BUCKET"} <= set(
+            properties["Environment"]["Variables"])
+
+
+def _allowed_actions(transformed: dict, role: str) -> set[str]:
+    actions: set[str] = set()
+    for policy in transformed["Resources"][role]["Properties"].get("Policies", []):
+        for statement in policy["PolicyDocument"]["Statement"]:
+            listed = statement["Action"]
+            actions.update([listed] if isinstance(listed, str) else listed)
+    return actions
+
+
+def test_the_receive_function_may_not_write_entries_or_the_log(transformed):
+    actions = _allowed_actions(transformed, "ReceiveFunctionRole")
+    assert "s3:GetObject" in actions
+    assert "dynamodb:UpdateItem" in actions  # cursors
+    assert not actions & {"s3:PutObject", "s3:DeleteObject"}
+    receive_policies = transformed["Resources"]["ReceiveFunctionRole"]["Properties"]["Policies"]
+    log_writers = [p for p in receive_policies if "dynamodb:PutItem" in str(p)
+                   and "LogTable" in str(p)]
+    assert log_writers == []
+
+
+def test_only_the_admin_function_may_delete_entries(transformed):
+    deleters = {lid for lid, r in transformed["Resources"].items()
+                if r["Type"] == "AWS::IAM::Role" and "s3:DeleteObject" in _allowed_actions(transformed, lid)}
+    assert deleters == {"AdminFunctionRole"}
+
+
+def test_every_http_route_points_at_an_existing_function_directory():
+    template = LocalTemplate()
+    assert len(template.routes) == 20
+    for route in template.routes:
+        code_dir = template.functions[route.function].code_dir
+        assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"
+        assert Path(ROOT / "functions") in code_dir.parents
+
+
+def test_the_core_layer_requirements_match_the_pinned_versions():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    requirements = (ROOT / "layers/core/requirements.txt").read_text().split()
+    pins = [line for line in requirements if "==" in line]
+    assert {pin.split("==")[0] for pin in pins} == {"aws-lambda-powertools", "lz4", "mmh3", "crc32c"}
+    for pin in pins:
+        assert f'"{pin}"' in pyproject
