@@ -22,10 +22,15 @@ def _key_schema(aws_clients, name: str) -> dict[str, str]:
 
 def test_the_stack_has_the_three_tables_with_the_template_keys(local_stack, aws_clients):
     for table in local_stack.template.tables:
-        expected = {key["AttributeName"]: key["KeyType"] for key in table.create_kwargs["KeySchema"]}
+        expected = {
+            key["AttributeName"]: key["KeyType"] for key in table.create_kwargs["KeySchema"]
+        }
         assert _key_schema(aws_clients, table.name) == expected
     assert {table.logical_id for table in local_stack.template.tables} == {
-        "TopicsTable", "LogTable", "CursorsTable"}
+        "TopicsTable",
+        "LogTable",
+        "CursorsTable",
+    }
     assert _key_schema(aws_clients, local_stack.name("TopicsTable"))["pk"] == "HASH"
     assert _key_schema(aws_clients, "magnetar-log") == {"pk": "HASH", "eid": "RANGE"}
     assert _key_schema(aws_clients, "magnetar-cursors") == {"pk": "HASH", "sub": "RANGE"}
@@ -45,15 +50,20 @@ def test_the_stack_has_the_entries_bucket_and_handlers_see_its_names(local_stack
 
 def test_the_redelivery_timer_state_machine_really_executes(local_stack, aws_clients):
     sfn, dynamodb = aws_clients.stepfunctions, aws_clients.dynamodb
-    machine = next(m for m in local_stack.template.state_machines
-                   if m.logical_id == "RedeliveryTimerStateMachine")
+    machine = next(
+        m
+        for m in local_stack.template.state_machines
+        if m.logical_id == "RedeliveryTimerStateMachine"
+    )
     key = {"pk": {"S": f"topic-{uuid.uuid4().hex}"}, "sub": {"S": "sub-1"}}
     dynamodb.put_item(TableName="magnetar-cursors", Item=key)
     due = datetime.datetime.now(datetime.UTC).replace(microsecond=0) + datetime.timedelta(seconds=2)
     due_at = due.strftime("%Y-%m-%dT%H:%M:%SZ")
     execution = sfn.start_execution(  # moto 5.2.5 needs a name with execution on
-        stateMachineArn=machine.arn, name=uuid.uuid4().hex,
-        input=json.dumps({"pk": key["pk"]["S"], "sub": key["sub"]["S"], "dueAt": due_at}))
+        stateMachineArn=machine.arn,
+        name=uuid.uuid4().hex,
+        input=json.dumps({"pk": key["pk"]["S"], "sub": key["sub"]["S"], "dueAt": due_at}),
+    )
     deadline = time.monotonic() + 20
     status = "RUNNING"
     while status == "RUNNING" and time.monotonic() < deadline:
@@ -71,9 +81,12 @@ def echo_route(local_stack):
 
     def handler(event, context):
         seen.append(event)
-        return {"statusCode": 200, "headers": {"content-type": "application/json"},
-                "cookies": ["a=1"], "body": json.dumps({"event": event,
-                                                        "function": context.function_name})}
+        return {
+            "statusCode": 200,
+            "headers": {"content-type": "application/json"},
+            "cookies": ["a=1"],
+            "body": json.dumps({"event": event, "function": context.function_name}),
+        }
 
     route = local_stack.gateway.add_route("POST", "/test/echo/{name}", handler, name="EchoFunction")
     yield seen
@@ -87,8 +100,12 @@ def _connection(local_stack) -> http.client.HTTPConnection:
 
 def test_the_gateway_turns_a_request_into_a_version_2_event_and_back(local_stack, echo_route):
     connection = _connection(local_stack)
-    connection.request("POST", "/test/echo/a%20b?x=1&x=2", body=b'{"hello": 1}',
-                       headers={"Content-Type": "application/json", "Cookie": "k=v"})
+    connection.request(
+        "POST",
+        "/test/echo/a%20b?x=1&x=2",
+        body=b'{"hello": 1}',
+        headers={"Content-Type": "application/json", "Cookie": "k=v"},
+    )
     response = connection.getresponse()
     document = json.loads(response.read())
     assert response.status == 200 and response.getheader("Set-Cookie") == "a=1"
@@ -105,8 +122,12 @@ def test_the_gateway_turns_a_request_into_a_version_2_event_and_back(local_stack
 def test_the_gateway_keeps_connections_alive_with_content_length(local_stack, echo_route):
     connection = _connection(local_stack)
     for index in range(3):
-        connection.request("POST", f"/test/echo/{index}", body=b"\x00\xff",
-                           headers={"Content-Type": "application/octet-stream"})
+        connection.request(
+            "POST",
+            f"/test/echo/{index}",
+            body=b"\x00\xff",
+            headers={"Content-Type": "application/octet-stream"},
+        )
         response = connection.getresponse()
         body = response.read()
         assert response.status == 200
