@@ -1,0 +1,230 @@
+"""HTTP transport: a ``requests.Session`` wrapper (timeouts, auth, error mapping) and
+``LongPoll``, an abortable long-poll POST for the consumer's receive loop."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import logging
+import socket
+import ssl
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from . import exceptions as exc
+
+__all__ = ["LongPoll", "Transport", "error_from_response"]
+
+_BY_STATUS: dict[int, type[exc.PulsarException]] = {
+    401: exc.AuthenticationError,
+    403: exc.AuthorizationError,
+    413: exc.MessageTooBig,
+    429: exc.TooManyRequests,
+    503: exc.ServiceUnitNotReady,
+    504: exc.Timeout,
+}
+
+
+def error_from_response(status: int, body: bytes, method: str, path: str) -> exc.PulsarException:
+    """Map an error response: ``{"error": name, "message": ...}`` names the exception class;
+    other bodies are mapped by status (unknown -> ``UnknownError``)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("error"), str):
+        return exc.exception_for(doc["error"], str(doc.get("message", "")))
+    text = body[:300].decode("utf-8", "replace").strip()
+    cls = _BY_STATUS.get(status, exc.UnknownError)
+    return cls(f"HTTP {status} from {method} {path}: {text}")
+
+
+def _decode(body: bytes, content_type: str) -> Any:
+    if not body:
+        return None
+    if "json" in content_type:
+        try:
+            return json.loads(body)
+        except ValueError as e:
+            raise exc.UnknownError(f"the server sent invalid JSON: {e}") from None
+    return body.decode("utf-8", "replace")
+
+
+class Transport:
+    """Calls the Magnetar HTTP API. Thread-safe; shared by a client and its producers and
+    consumers (so those keep working after the ``Client`` object is dropped)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        authentication: Any = None,
+        operation_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        verify: bool | str = True,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.authentication = authentication
+        self.operation_timeout = operation_timeout
+        self.connect_timeout = connect_timeout
+        self.verify = verify
+        self.log = logger or logging.getLogger("magnetar")
+        self._session = requests.Session()
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=64)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        self._closed = False
+
+    def headers(self) -> dict[str, str]:
+        """Headers for every request (authentication)."""
+        if self.authentication is None:
+            return {}
+        return self.authentication._headers()
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        data: bytes | None = None,
+        content_type: str | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send one request to ``path`` (relative to the service URL); return the decoded body.
+
+        Raises:
+            ConnectError: the service cannot be reached.
+            Timeout: no response within ``timeout`` (default: the operation timeout).
+            PulsarException: the server's error, mapped by name.
+        """
+        if self._closed:
+            raise exc.AlreadyClosed("the client is closed")
+        headers = self.headers()
+        if content_type:
+            headers["Content-Type"] = content_type
+        url = self.base_url + path
+        read_timeout = self.operation_timeout if timeout is None else timeout
+        try:
+            resp = self._session.request(
+                method,
+                url,
+                json=json_body,
+                data=data,
+                headers=headers,
+                timeout=(self.connect_timeout, read_timeout or None),
+                verify=self.verify,
+            )
+        except requests.exceptions.ConnectTimeout as e:
+            raise exc.ConnectError(f"cannot connect to {self.base_url}: {e}") from None
+        except requests.exceptions.Timeout:
+            raise exc.Timeout(f"{method} {path} timed out after {read_timeout} s") from None
+        except requests.exceptions.RequestException as e:
+            raise exc.ConnectError(f"cannot reach {self.base_url}: {e}") from None
+        if resp.status_code >= 400:
+            raise error_from_response(resp.status_code, resp.content, method, path)
+        return _decode(resp.content, resp.headers.get("Content-Type", ""))
+
+    def close(self) -> None:
+        """Close pooled connections; later calls raise ``AlreadyClosed``."""
+        self._closed = True
+        self._session.close()
+
+
+class LongPoll:
+    """One keep-alive connection for a sequence of long-poll POSTs, abortable from another
+    thread: ``abort()`` shuts the socket down so a blocked ``post`` returns at once."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+        parts = urlsplit(transport.base_url)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or "localhost"
+        self._port = parts.port or (443 if self._https else 80)
+        self._prefix = parts.path.rstrip("/")
+        self._lock = threading.Lock()
+        self._conn: http.client.HTTPConnection | None = None
+        self._aborted = False
+
+    def _new_conn(self, timeout: float) -> http.client.HTTPConnection:
+        if not self._https:
+            return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        ctx = ssl.create_default_context(
+            cafile=self._t.verify if isinstance(self._t.verify, str) else None
+        )
+        if self._t.verify is False:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=ctx)
+
+    def post(self, path: str, body: Any, read_timeout: float) -> Any:
+        """POST ``body`` as JSON and return the decoded response.
+
+        Raises:
+            AlreadyClosed: ``abort()`` was called (before or during the request).
+            ConnectError / Timeout / PulsarException: as ``Transport.call``.
+        """
+        payload = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", **self._t.headers()}
+        for attempt in (0, 1):
+            conn, reused = self._connect()
+            try:
+                conn.sock.settimeout(read_timeout)
+                conn.request("POST", self._prefix + path, body=payload, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+            except TimeoutError:
+                self._drop()
+                raise exc.Timeout(f"POST {path} timed out after {read_timeout} s") from None
+            except (OSError, http.client.HTTPException) as e:
+                self._drop()
+                if self._aborted:
+                    raise exc.AlreadyClosed("the consumer is closed") from None
+                if reused and attempt == 0 and not isinstance(e, ConnectionRefusedError):
+                    continue  # the server closed an idle keep-alive connection: retry once
+                raise exc.ConnectError(f"cannot reach {self._t.base_url}: {e}") from None
+            if resp.status >= 400:
+                raise error_from_response(resp.status, data, "POST", path)
+            return _decode(data, resp.getheader("Content-Type", ""))
+        raise AssertionError("unreachable")
+
+    def _connect(self) -> tuple[http.client.HTTPConnection, bool]:
+        """The open connection (reused=True) or a new one."""
+        with self._lock:
+            if self._aborted:
+                raise exc.AlreadyClosed("the consumer is closed")
+            conn = self._conn
+        if conn is not None and conn.sock is not None:
+            return conn, True
+        conn = self._new_conn(self._t.connect_timeout)
+        try:
+            conn.connect()
+        except OSError as e:
+            raise exc.ConnectError(f"cannot connect to {self._t.base_url}: {e}") from None
+        with self._lock:
+            if self._aborted:
+                conn.close()
+                raise exc.AlreadyClosed("the consumer is closed")
+            self._conn = conn
+        return conn, False
+
+    def _drop(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def abort(self) -> None:
+        """Make the in-flight and every later ``post`` raise ``AlreadyClosed`` at once."""
+        with self._lock:
+            self._aborted = True
+            conn = self._conn
+            if conn is not None and conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)

@@ -1,0 +1,269 @@
+"""The consumer's engine: one sub-consumer per topic / partition, each with ONE long-poll
+receive in flight on its own daemon thread, a shared receiver queue, and the listener thread.
+
+``close()`` aborts the in-flight long polls (socket shutdown), so it returns at once and
+joins every thread it started.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from magnetar_wire import EntryFormatError, decode_entry
+
+from . import exceptions as exc
+from ._http import LongPoll, Transport
+from .message import Message, MessageId
+
+__all__ = ["RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
+
+RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
+_BACKOFF_MAX = 5.0
+
+
+@dataclass(eq=False)
+class Sub:
+    """One registered consumer on one topic or partition."""
+
+    topic: str
+    base: str  # /v1/.../subscriptions/{sub}/consumers
+    partition: int
+    consumer_id: str = ""
+    queued: int = 0  # messages in the shared queue, plus reserved space of the open poll
+    poll: LongPoll | None = None
+    thread: threading.Thread | None = None
+    connected: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+class ConsumerCore:
+    """All state the consumer's threads touch (never the public ``Consumer`` unless it has a
+    message listener, which keeps it alive until closed)."""
+
+    def __init__(self, transport: Transport, subscribe_body: dict, queue_size: int,
+                 schema: Any, log: logging.Logger) -> None:  # fmt: skip
+        self.t = transport
+        self.body = dict(subscribe_body)
+        self.queue_size = max(queue_size, 1)
+        self.schema = schema
+        self.log = log
+        self.subs: list[Sub] = []
+        self.cond = threading.Condition()
+        self.queue: collections.deque[tuple[Sub, Message]] = collections.deque()
+        self.stopping = False
+        self.paused = False
+        self.acks: Any = None  # AckTracker, set by the Consumer
+        self.listener: Any = None  # (public consumer, callable)
+        self._listener_thread: threading.Thread | None = None
+        self._closed_event = threading.Event()
+
+    # ------------------------------------------------------------------ registration
+
+    def register(self, topic: str, path: str, subscription: str, partition: int) -> Sub:
+        """POST subscribe for one topic / partition; return the sub-consumer."""
+        from urllib.parse import quote
+
+        sub = Sub(topic, f"/v1/{path}/subscriptions/{quote(subscription, safe='')}/consumers",
+                  partition)  # fmt: skip
+        self._subscribe(sub)
+        self.subs.append(sub)
+        return sub
+
+    def _subscribe(self, sub: Sub) -> None:
+        resp = self.t.call("POST", sub.base, json_body=self.body)
+        if not isinstance(resp, dict) or not resp.get("consumerId"):
+            raise exc.UnknownError(f"unexpected subscribe response: {resp!r}")
+        sub.consumer_id = str(resp["consumerId"])
+        if resp.get("consumerName") and not self.body.get("consumerName"):
+            self.body["consumerName"] = resp["consumerName"]
+
+    def post(self, sub: Sub, action: str, body: dict) -> Any:
+        """POST ``body`` to ``.../consumers/{id}/{action}``."""
+        return self.t.call("POST", f"{sub.base}/{sub.consumer_id}/{action}", json_body=body)
+
+    def start(self) -> None:
+        """Start one poll thread per sub-consumer, and the listener thread if any."""
+        for sub in self.subs:
+            sub.poll = LongPoll(self.t)
+            sub.thread = threading.Thread(target=self._poll_loop, args=(sub,), daemon=True,
+                                          name=f"magnetar-receive-{sub.topic}")  # fmt: skip
+            sub.thread.start()
+        if self.listener is not None:
+            self._listener_thread = threading.Thread(
+                target=self._listen_loop, name="magnetar-listener", daemon=True
+            )
+            self._listener_thread.start()
+
+    # ------------------------------------------------------------------ receive loop
+
+    def _share(self) -> int:
+        return max(1, self.queue_size // max(len(self.subs), 1))
+
+    def _poll_loop(self, sub: Sub) -> None:
+        backoff = 0.1
+        while True:
+            with self.cond:
+                while not self.stopping and sub.queued >= self._share():
+                    self.cond.wait()
+                if self.stopping:
+                    return
+                want = self._share() - sub.queued
+                sub.queued += want  # reserve the space
+            body = {"maxMessages": want, "waitMs": RECEIVE_WAIT_MS, "format": "entry"}
+            messages: list[Message] = []
+            try:
+                resp = sub.poll.post(f"{sub.base}/{sub.consumer_id}/receive", body,
+                                     RECEIVE_WAIT_MS / 1000 + self.t.operation_timeout)  # fmt: skip
+                messages = self._decode(sub, resp)
+                sub.connected, backoff = True, 0.1
+            except exc.AlreadyClosed:
+                return
+            except exc.PulsarException as e:
+                sub.connected = False
+                self.log.warning("receive on %s failed: %s", sub.topic, e)
+                if isinstance(e, exc.ConsumerNotFound):
+                    self._try_resubscribe(sub)
+                if self._closed_event.wait(backoff):
+                    return
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+            finally:
+                with self.cond:
+                    sub.queued -= want
+            with self.cond:
+                for msg in messages:
+                    self.queue.append((sub, msg))
+                sub.queued += len(messages)
+                self.cond.notify_all()
+
+    def _try_resubscribe(self, sub: Sub) -> None:
+        try:
+            self._subscribe(sub)
+            self.log.info("re-subscribed on %s as consumer %s", sub.topic, sub.consumer_id)
+        except exc.PulsarException as e:
+            self.log.warning("re-subscribe on %s failed: %s", sub.topic, e)
+
+    def _decode(self, sub: Sub, resp: Any) -> list[Message]:
+        entries = resp.get("entries") if isinstance(resp, dict) else None
+        if not isinstance(entries, list):
+            raise exc.UnknownError(f"unexpected receive response: {resp!r}")
+        out: list[Message] = []
+        for e in entries:
+            try:
+                decoded = decode_entry(base64.b64decode(e["data"]))
+            except (EntryFormatError, KeyError, ValueError) as err:
+                self.log.error("dropping an undecodable entry %s:%s on %s: %s",
+                               e.get("ledgerId"), e.get("entryId"), sub.topic, err)  # fmt: skip
+                continue
+            mask = e.get("batchIndexes")
+            keep = None if mask is None else set(mask)
+            topic = e.get("topic") or sub.topic
+            partition = e.get("partition", sub.partition)
+            for i, m in enumerate(decoded.messages):
+                if keep is not None and i not in keep:
+                    continue
+                mid = MessageId(partition, e["ledgerId"], e["entryId"],
+                                i if decoded.header.batched else -1)  # fmt: skip
+                mid._topic = topic
+                out.append(Message(
+                    m.payload, mid, topic=topic, properties=dict(m.properties),
+                    partition_key=m.key, ordering_key=m.ordering_key,
+                    publish_timestamp=m.publish_time_ms, event_timestamp=m.event_time_ms,
+                    redelivery_count=e.get("redeliveryCount", 0),
+                    producer_name=decoded.producer_name, sequence_id=m.sequence_id,
+                    null_value=m.null_value, schema=self.schema,
+                ))  # fmt: skip
+        return out
+
+    # ------------------------------------------------------------------ application side
+
+    def take(self, timeout: float | None) -> tuple[Sub, Message]:
+        """Pop the next message, waiting up to ``timeout`` seconds (None: forever).
+
+        Raises:
+            Timeout: nothing arrived in time.
+            AlreadyClosed: the consumer is (or got) closed.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.cond:
+            while not self.queue:
+                if self.stopping:
+                    raise exc.AlreadyClosed("the consumer is closed")
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise exc.Timeout("no message arrived within the receive timeout")
+                self.cond.wait(remaining)
+            if self.stopping:
+                raise exc.AlreadyClosed("the consumer is closed")
+            sub, msg = self.queue.popleft()
+            sub.queued -= 1
+            self.cond.notify_all()
+        self.acks.delivered(sub, msg.message_id())
+        return sub, msg
+
+    def clear_queue(self) -> None:
+        """Drop locally queued messages (they are redelivered by the service)."""
+        with self.cond:
+            for sub, _ in self.queue:
+                sub.queued -= 1
+            self.queue.clear()
+            self.cond.notify_all()
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume calls of the message listener."""
+        with self.cond:
+            self.paused = paused
+            self.cond.notify_all()
+
+    def _listen_loop(self) -> None:
+        consumer, fn = self.listener
+        while True:
+            with self.cond:
+                while not self.stopping and (self.paused or not self.queue):
+                    self.cond.wait()
+                if self.stopping:
+                    return
+            try:
+                _, msg = self.take(0)
+            except (exc.Timeout, exc.AlreadyClosed):
+                continue
+            try:
+                fn(consumer, msg)
+            except Exception:
+                self.log.exception("message listener raised")
+
+    # ------------------------------------------------------------------ shutdown
+
+    def close(self, *, flush_acks: bool = True, delete: bool = True) -> None:
+        """Stop polling (aborting in-flight receives), flush acks, unregister, join threads."""
+        with self.cond:
+            if self.stopping:
+                return
+            self.stopping = True
+            self.cond.notify_all()
+        self._closed_event.set()
+        me = threading.current_thread()
+        for sub in self.subs:
+            if sub.poll is not None:
+                sub.poll.abort()
+        for sub in self.subs:
+            if sub.thread is not None and sub.thread is not me:
+                sub.thread.join()
+        if self.acks is not None:
+            self.acks.stop()
+            if flush_acks:
+                self.acks.flush()
+        if delete:
+            for sub in self.subs:
+                try:
+                    self.t.call("DELETE", f"{sub.base}/{sub.consumer_id}")
+                except exc.PulsarException as e:
+                    self.log.warning("closing consumer %s on %s: %s", sub.consumer_id, sub.topic, e)
+        if self._listener_thread is not None and self._listener_thread is not me:
+            self._listener_thread.join()
+        self.listener = None

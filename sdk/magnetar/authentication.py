@@ -1,0 +1,84 @@
+"""Authentication providers, named as in pulsar-client; they add an ``Authorization`` header."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+from ._validate import check_type
+from .exceptions import OperationNotSupported
+
+__all__ = [
+    "Authentication",
+    "AuthenticationBasic",
+    "AuthenticationOauth2",
+    "AuthenticationTLS",
+    "AuthenticationToken",
+]
+
+
+class Authentication:
+    """Base class. Generic plugin authentication (a C++ library) is not supported."""
+
+    def __init__(self, dynamicLibPath: str = "", authParamsString: str = "") -> None:  # noqa: N803
+        self._unsupported = (
+            "Authentication plugins (dynamic libraries) do not exist in Magnetar; use "
+            "AuthenticationToken or AuthenticationBasic"
+        )
+
+    def _headers(self) -> dict[str, str]:
+        """Headers to add to every request."""
+        raise OperationNotSupported(self._unsupported)
+
+    def _check_supported(self) -> None:
+        if getattr(self, "_unsupported", None):
+            raise OperationNotSupported(self._unsupported)
+
+
+class AuthenticationToken(Authentication):
+    """Bearer token auth: ``token`` is a string or a callable returning the current token."""
+
+    def __init__(self, token: str | Callable[[], str]) -> None:
+        if not (isinstance(token, str) or callable(token)):
+            raise ValueError("Argument token is expected to be of type 'str' or a function")
+        self._token = token
+        self._unsupported = None
+
+    def _headers(self) -> dict[str, str]:
+        token = self._token() if callable(self._token) else self._token
+        return {"Authorization": f"Bearer {token}"}
+
+
+class AuthenticationBasic(Authentication):
+    """HTTP basic auth with ``username`` and ``password``."""
+
+    def __init__(self, username: str, password: str, method: str = "basic") -> None:
+        check_type(str, username, "username")
+        check_type(str, password, "password")
+        check_type(str, method, "method")
+        raw = f"{username}:{password}".encode()
+        self._value = "Basic " + base64.b64encode(raw).decode("ascii")
+        self._unsupported = None
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": self._value}
+
+
+class AuthenticationTLS(Authentication):
+    """TLS client-certificate auth: not available in Magnetar (raises when used)."""
+
+    def __init__(self, certificate_path: str, private_key_path: str) -> None:
+        self._unsupported = (
+            "TLS client certificate authentication is not supported by Magnetar; use "
+            "AuthenticationToken or AuthenticationBasic"
+        )
+
+
+class AuthenticationOauth2(Authentication):
+    """OAuth2 client-credentials auth: not available yet (raises when used)."""
+
+    def __init__(self, auth_params_string: str) -> None:
+        self._unsupported = (
+            "AuthenticationOauth2 is not supported by Magnetar yet; obtain a token yourself "
+            "and pass AuthenticationToken(callable)"
+        )

@@ -1,0 +1,146 @@
+"""The ``magnetar`` command: pulsar-client's ``produce`` / ``consume`` verbs, and ``local``.
+
+    magnetar produce TOPIC -m TEXT [-m TEXT ...] [-n N] [-k KEY] [-p k=v,...]
+    magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
+                     [-p Earliest|Latest]
+    magnetar local [--port 8080] ...      (runs the embedded local stack)
+
+The service URL is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``, else
+``http://127.0.0.1:8080``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+DEFAULT_SERVICE_URL = "http://127.0.0.1:8080"
+_TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
+          "Key_Shared": "KeyShared", "KeyShared": "KeyShared"}  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="magnetar", description="Magnetar command-line client")
+    sub = p.add_subparsers(dest="command", required=True)
+    url_help = (
+        f"HTTP URL of the Magnetar API (env MAGNETAR_SERVICE_URL, default {DEFAULT_SERVICE_URL})"
+    )
+
+    prod = sub.add_parser("produce", help="produce messages to a topic")
+    prod.add_argument("topic")
+    prod.add_argument("-m", "--messages", action="append", required=True,
+                      help="message text; repeat, or separate several with commas")  # fmt: skip
+    prod.add_argument("-n", "--num-produce", type=int, default=1,
+                      help="how many times to send the message(s) (default 1)")  # fmt: skip
+    prod.add_argument("-k", "--key", help="partition key of every message")
+    prod.add_argument("-p", "--properties", help="properties, comma-separated key=value")
+    prod.add_argument("-s", "--separator", default=",", help="message separator (default ,)")
+    prod.add_argument("--service-url", help=url_help)
+
+    cons = sub.add_parser("consume", help="consume messages from a subscription")
+    cons.add_argument("topic")
+    cons.add_argument("-s", "--subscription-name", required=True)
+    cons.add_argument("-n", "--num-messages", type=int, default=1,
+                      help="messages to consume, 0 for no limit (default 1)")  # fmt: skip
+    cons.add_argument("-t", "--subscription-type", choices=sorted(_TYPES), default="Exclusive")
+    cons.add_argument("-p", "--subscription-position", choices=["Earliest", "Latest"],
+                      default="Latest")  # fmt: skip
+    cons.add_argument("--timeout", type=float, default=None,
+                      help="stop after this many seconds without a message")  # fmt: skip
+    cons.add_argument("--service-url", help=url_help)
+
+    local = sub.add_parser("local", help="run the Magnetar service locally (embedded AWS stack)")
+    local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
+    return p
+
+
+def _client(args: argparse.Namespace):  # noqa: ANN202
+    import magnetar
+
+    url = args.service_url or os.environ.get("MAGNETAR_SERVICE_URL") or DEFAULT_SERVICE_URL
+    return magnetar.Client(url)
+
+
+def _produce(args: argparse.Namespace) -> int:
+    texts = [t for m in args.messages for t in m.split(args.separator)]
+    props = None
+    if args.properties:
+        props = dict(kv.split("=", 1) for kv in args.properties.split(",") if "=" in kv)
+    client = _client(args)
+    try:
+        producer = client.create_producer(args.topic)
+        count = 0
+        for _ in range(args.num_produce):
+            for text in texts:
+                producer.send(text.encode(), properties=props, partition_key=args.key)
+                count += 1
+        print(f"{count} messages successfully produced")
+    finally:
+        client.close()
+    return 0
+
+
+def _consume(args: argparse.Namespace) -> int:
+    import magnetar
+
+    client = _client(args)
+    count = 0
+    try:
+        consumer = client.subscribe(
+            args.topic, args.subscription_name,
+            consumer_type=magnetar.ConsumerType[_TYPES[args.subscription_type]],
+            initial_position=magnetar.InitialPosition[args.subscription_position],
+        )  # fmt: skip
+        timeout = None if args.timeout is None else int(args.timeout * 1000)
+        while args.num_messages <= 0 or count < args.num_messages:
+            try:
+                msg = consumer.receive(timeout)
+            except magnetar.Timeout:
+                break
+            key = msg.partition_key() or "null"
+            props = ", ".join(f"{k}={v}" for k, v in msg.properties().items())
+            content = msg.data().decode("utf-8", "replace")
+            print(f"----- got message -----\nkey:[{key}], properties:[{props}], content:{content}")
+            consumer.acknowledge(msg)
+            count += 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.close()
+        print(f"{count} messages successfully consumed")
+    return 0
+
+
+def _run_local(rest: list[str]) -> int:
+    from magnetar_local import main as local_main  # lazy: only installed with [local]
+
+    result = local_main.run(rest)
+    return result if isinstance(result, int) else 0
+
+
+def _local(args: argparse.Namespace) -> int:
+    return _run_local(list(args.rest))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``magnetar`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["local"]:  # everything after "local" belongs to magnetar_local
+        return _run_local(argv[1:])
+    args = _parser().parse_args(argv)
+    handlers = {"produce": _produce, "consume": _consume, "local": _local}
+    try:
+        return handlers[args.command](args)
+    except Exception as e:
+        import magnetar
+
+        if isinstance(e, magnetar.PulsarException | ValueError):
+            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,300 @@
+"""``Client``: the entry point, as in pulsar-client (``import magnetar as pulsar``)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import weakref
+from typing import Any
+
+from magnetar_wire import Codec, is_supported
+
+from . import exceptions as exc
+from ._enums import (
+    BatchingType,
+    CompressionType,
+    ConsumerType,
+    InitialPosition,
+    PartitionsRoutingMode,  # fmt: skip
+    ProducerAccessMode,
+    RegexSubscriptionMode,
+)
+from ._http import Transport
+from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
+from ._receiver import ConsumerCore
+from ._sender import SenderConfig, SenderCore
+from ._topics import TopicName, parse_topic
+from ._validate import check_type, check_type_or_none
+from .authentication import Authentication
+from .consumer import Consumer
+from .producer import Producer, generate_producer_name
+from .schema import BytesSchema, Schema
+
+__all__ = ["Client"]
+
+_LATER = "arrives in a later Magnetar release"
+_SUB_TYPE = {ConsumerType.Exclusive: "Exclusive", ConsumerType.Shared: "Shared",
+             ConsumerType.Failover: "Failover", ConsumerType.KeyShared: "Key_Shared"}  # fmt: skip
+
+
+def _service_url(url: str) -> str:
+    if url.startswith(("pulsar://", "pulsar+ssl://")):
+        raise ValueError(
+            f"service_url {url!r} is a Pulsar binary-protocol URL; Magnetar speaks HTTP: use "
+            "the HTTP URL of the Magnetar API, e.g. 'http://127.0.0.1:8080' or "
+            "'https://<api-id>.execute-api.<region>.amazonaws.com'"
+        )
+    if not re.match(r"^https?://[^/\s]+", url):
+        raise ValueError(f"service_url {url!r} must be an http:// or https:// URL")
+    return url.rstrip("/")
+
+
+class Client:
+    """Connects to a Magnetar service. Nothing is contacted until the first create /
+    subscribe; producers and consumers keep working if this object is dropped."""
+
+    def __init__(self, service_url: str, authentication: Authentication | None = None,
+                 operation_timeout_seconds: int = 30, io_threads: int = 1,
+                 message_listener_threads: int = 1, concurrent_lookup_requests: int = 50000,
+                 log_conf_file_path: str | None = None, use_tls: bool = False,
+                 tls_trust_certs_file_path: str | None = None,
+                 tls_allow_insecure_connection: bool = False, tls_validate_hostname: bool = False,
+                 logger: Any = None, connection_timeout_ms: int = 10000,
+                 listener_name: str | None = None, tls_private_key_file_path: str | None = None,
+                 tls_certificate_file_path: str | None = None) -> None:  # fmt: skip
+        check_type(str, service_url, "service_url")
+        check_type_or_none(Authentication, authentication, "authentication")
+        for name, value in (("operation_timeout_seconds", operation_timeout_seconds),
+                            ("io_threads", io_threads),
+                            ("message_listener_threads", message_listener_threads),
+                            ("concurrent_lookup_requests", concurrent_lookup_requests),
+                            ("connection_timeout_ms", connection_timeout_ms)):  # fmt: skip
+            check_type(int, value, name)
+        for name, value in (("log_conf_file_path", log_conf_file_path),
+                            ("tls_trust_certs_file_path", tls_trust_certs_file_path),
+                            ("listener_name", listener_name),
+                            ("tls_private_key_file_path", tls_private_key_file_path),
+                            ("tls_certificate_file_path", tls_certificate_file_path)):  # fmt: skip
+            check_type_or_none(str, value, name)
+        for name, value in (("use_tls", use_tls),
+                            ("tls_allow_insecure_connection", tls_allow_insecure_connection),
+                            ("tls_validate_hostname", tls_validate_hostname)):  # fmt: skip
+            check_type(bool, value, name)
+        url = _service_url(service_url)
+        if authentication is not None:
+            authentication._check_supported()
+        if tls_certificate_file_path or tls_private_key_file_path:
+            raise exc.OperationNotSupported(
+                "TLS client certificates are not supported by Magnetar; use "
+                "AuthenticationToken or AuthenticationBasic"
+            )
+        if logger is not None and not isinstance(logger, logging.Logger):
+            logger = getattr(logger, "logger", None)
+        self._log = logger or logging.getLogger("magnetar")
+        verify: bool | str = tls_trust_certs_file_path or True
+        if tls_allow_insecure_connection:
+            verify = False
+        self._t = Transport(url, authentication=authentication,
+                            operation_timeout=float(operation_timeout_seconds),
+                            connect_timeout=connection_timeout_ms / 1000, verify=verify,
+                            logger=self._log)  # fmt: skip
+        self._producers: weakref.WeakSet[SenderCore] = weakref.WeakSet()
+        self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
+        self._closed = False
+
+    # ------------------------------------------------------------------ topics
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise exc.AlreadyClosed("the client is closed")
+
+    def _partitions(self, name: TopicName) -> int:
+        if name.partition_index >= 0:
+            return 0
+        try:
+            resp = self._t.call("GET", f"/admin/v2/{name.path()}/partitions")
+        except exc.TopicNotFound:
+            return 0
+        n = resp.get("partitions", 0) if isinstance(resp, dict) else resp
+        return n if isinstance(n, int) and n > 0 else 0
+
+    def get_topic_partitions(self, topic: str) -> list[str]:
+        """The partition names of ``topic``, or ``[topic]`` when it is not partitioned."""
+        self._check_open()
+        check_type(str, topic, "topic")
+        name = parse_topic(topic)
+        n = self._partitions(name)
+        return [str(name.partition(i)) for i in range(n)] if n else [str(name)]
+
+    # ------------------------------------------------------------------ producer
+
+    def create_producer(self, topic: str, producer_name: str | None = None,
+                        schema: Schema | None = None, initial_sequence_id: int | None = None,
+                        send_timeout_millis: int = 30000,
+                        compression_type: CompressionType = CompressionType.NONE,
+                        max_pending_messages: int = 1000,
+                        max_pending_messages_across_partitions: int = 50000,
+                        block_if_queue_full: bool = False, batching_enabled: bool = False,
+                        batching_max_messages: int = 1000,
+                        batching_max_allowed_size_in_bytes: int = 128 * 1024,
+                        batching_max_publish_delay_ms: int = 10, chunking_enabled: bool = False,
+                        message_routing_mode: PartitionsRoutingMode = PartitionsRoutingMode.RoundRobinDistribution,
+                        lazy_start_partitioned_producers: bool = False,
+                        properties: dict | None = None,
+                        batching_type: BatchingType = BatchingType.Default,
+                        encryption_key: str | None = None, crypto_key_reader: Any = None,
+                        access_mode: ProducerAccessMode = ProducerAccessMode.Shared,
+                        message_router: Any = None) -> Producer:  # fmt: skip
+        """Create a producer on ``topic`` (see PULSAR_API.md for every argument).
+
+        Raises:
+            ValueError: wrong argument types, or batching together with chunking.
+            InvalidTopicName: a malformed topic name.
+            OperationNotSupported: chunking, encryption, non-Shared access modes, ZSTD/SNAPPY.
+        """
+        self._check_open()
+        schema = schema if schema is not None else BytesSchema()
+        check_type(str, topic, "topic")
+        check_type_or_none(str, producer_name, "producer_name")
+        check_type(Schema, schema, "schema")
+        check_type_or_none(int, initial_sequence_id, "initial_sequence_id")
+        for name, value in (("send_timeout_millis", send_timeout_millis),
+                            ("max_pending_messages", max_pending_messages),
+                            ("max_pending_messages_across_partitions",
+                             max_pending_messages_across_partitions),
+                            ("batching_max_messages", batching_max_messages),
+                            ("batching_max_allowed_size_in_bytes",
+                             batching_max_allowed_size_in_bytes),
+                            ("batching_max_publish_delay_ms", batching_max_publish_delay_ms)):  # fmt: skip
+            check_type(int, value, name)
+        check_type(CompressionType, compression_type, "compression_type")
+        for name, value in (("block_if_queue_full", block_if_queue_full),
+                            ("batching_enabled", batching_enabled),
+                            ("chunking_enabled", chunking_enabled),
+                            ("lazy_start_partitioned_producers", lazy_start_partitioned_producers)):  # fmt: skip
+            check_type(bool, value, name)
+        check_type(PartitionsRoutingMode, message_routing_mode, "message_routing_mode")
+        check_type_or_none(dict, properties, "properties")
+        check_type(BatchingType, batching_type, "batching_type")
+        check_type_or_none(str, encryption_key, "encryption_key")
+        check_type(ProducerAccessMode, access_mode, "access_mode")
+        if message_router is not None and not callable(message_router):
+            raise ValueError("Argument message_router is expected to be a function")
+        if batching_enabled and chunking_enabled:
+            raise ValueError("Batching and chunking of messages can't be enabled together.")
+        if chunking_enabled:
+            raise exc.OperationNotSupported(f"chunking {_LATER}")
+        if encryption_key or crypto_key_reader is not None:
+            raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
+        if access_mode != ProducerAccessMode.Shared:
+            raise exc.OperationNotSupported(f"access mode {access_mode.name} {_LATER}")
+        codec = Codec(int(compression_type))
+        if not is_supported(codec):
+            raise exc.OperationNotSupported(
+                f"compression {compression_type.name} is not supported yet; use NONE, LZ4 or ZLib"
+            )
+        name = parse_topic(topic)
+        n = self._partitions(name)
+        targets = [name.partition(i) for i in range(n)] if n else [name]
+        if message_router is not None:
+            message_routing_mode = PartitionsRoutingMode.CustomPartition
+        cfg = SenderConfig(
+            paths=[f"/v1/{t.path()}/messages" for t in targets],
+            producer_name=producer_name or generate_producer_name(),
+            name_given=bool(producer_name), codec=codec,
+            send_timeout=send_timeout_millis / 1000 if send_timeout_millis > 0 else None,
+            max_pending=max_pending_messages, block_if_full=block_if_queue_full,
+            batching=batching_enabled, batch_max_messages=max(batching_max_messages, 1),
+            batch_max_bytes=max(batching_max_allowed_size_in_bytes, 1),
+            batch_delay=max(batching_max_publish_delay_ms, 0) / 1000,
+            key_based=batching_type == BatchingType.KeyBased,
+            next_sequence_id=initial_sequence_id + 1 if initial_sequence_id is not None else 0,
+            last_sequence_id=initial_sequence_id if initial_sequence_id is not None else -1,
+        )  # fmt: skip
+        core = SenderCore(self._t, cfg, self._log)
+        self._producers.add(core)
+        return Producer(core, str(name), n, schema=schema, routing_mode=message_routing_mode,
+                        message_router=message_router, log=self._log)  # fmt: skip
+
+    # ------------------------------------------------------------------ consumer
+
+    def subscribe(self, topic: Any, subscription_name: str,
+                  consumer_type: ConsumerType = ConsumerType.Exclusive,
+                  schema: Schema | None = None, message_listener: Any = None,
+                  receiver_queue_size: int = 1000,
+                  max_total_receiver_queue_size_across_partitions: int = 50000,
+                  consumer_name: str | None = None, unacked_messages_timeout_ms: int | None = None,
+                  broker_consumer_stats_cache_time_ms: int = 30000,
+                  negative_ack_redelivery_delay_ms: int = 60000, is_read_compacted: bool = False,
+                  properties: dict | None = None, pattern_auto_discovery_period: int = 60,
+                  initial_position: InitialPosition = InitialPosition.Latest,
+                  crypto_key_reader: Any = None, replicate_subscription_state_enabled: bool = False,
+                  max_pending_chunked_message: int = 10,
+                  auto_ack_oldest_chunked_message_on_queue_full: bool = False,
+                  start_message_id_inclusive: bool = False,
+                  batch_receive_policy: ConsumerBatchReceivePolicy | None = None,
+                  key_shared_policy: ConsumerKeySharedPolicy | None = None,
+                  batch_index_ack_enabled: bool = False,
+                  regex_subscription_mode: RegexSubscriptionMode = RegexSubscriptionMode.PersistentOnly,
+                  dead_letter_policy: ConsumerDeadLetterPolicy | None = None) -> Consumer:  # fmt: skip
+        """Subscribe to ``topic`` (a name or a list of names) and return a consumer.
+
+        Raises:
+            ValueError: wrong argument types; ``unacked_messages_timeout_ms`` below 10000.
+            ConsumerBusy: a second consumer on an Exclusive subscription.
+            OperationNotSupported: regex topics, dead-letter / key-shared policies, compaction.
+        """
+        self._check_open()
+        from ._subscribe import validate_subscribe
+
+        topics = validate_subscribe(locals())
+        schema = schema if schema is not None else BytesSchema()
+        body: dict[str, Any] = {"subscriptionType": _SUB_TYPE[consumer_type],
+                                "initialPosition": initial_position.name}  # fmt: skip
+        if consumer_name:
+            body["consumerName"] = consumer_name
+        core = ConsumerCore(self._t, body, receiver_queue_size, schema, self._log)
+        try:
+            for name in topics:
+                n = self._partitions(name)
+                for i, t in enumerate([name.partition(i) for i in range(n)] if n else [name]):
+                    core.register(str(t), t.path(), subscription_name, i if n else -1)
+        except BaseException:
+            core.close(flush_acks=False)
+            raise
+        self._consumers.add(core)
+        return Consumer(core, topic=",".join(str(t) for t in topics),
+                        subscription=subscription_name, consumer_type=consumer_type,
+                        nack_delay_ms=negative_ack_redelivery_delay_ms,
+                        ack_timeout_ms=unacked_messages_timeout_ms,
+                        batch_policy=batch_receive_policy, listener=message_listener)  # fmt: skip
+
+    def create_reader(self, topic: str, start_message_id: Any, *args: Any, **kwargs: Any) -> Any:
+        """Readers are not available yet (raises ``OperationNotSupported``)."""
+        self._check_open()
+        raise exc.OperationNotSupported(f"Readers (create_reader) {_LATER}; use a consumer")
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        """Close every producer (sending what is queued) and consumer; later use raises
+        ``AlreadyClosed``."""
+        if self._closed:
+            return
+        self._closed = True
+        for core in list(self._producers):
+            core.close()
+        for consumer in list(self._consumers):
+            consumer.close()
+        self._t.close()
+
+    def shutdown(self) -> None:
+        """Close at once: queued messages fail, pending acks are dropped."""
+        if self._closed:
+            return
+        self._closed = True
+        for core in list(self._producers):
+            core.abort()
+        for consumer in list(self._consumers):
+            consumer.close(flush_acks=False)
+        self._t.close()

@@ -1,0 +1,208 @@
+"""``Producer``: publishes messages to a topic (pulsar-client's API)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import secrets
+import threading
+import time
+import weakref
+from datetime import timedelta
+from typing import Any
+
+from . import exceptions as exc
+from ._enums import PartitionsRoutingMode, Result
+from ._sender import SenderCore
+from ._validate import check_type, check_type_or_none
+from .message import Message, MessageId
+
+__all__ = ["Producer", "java_string_hash"]
+
+_NAME_PREFIX = f"magnetar-{secrets.token_hex(3)}"
+_NAME_COUNTER = itertools.count()
+
+
+def generate_producer_name() -> str:
+    """A unique producer name in Pulsar's ``<cluster>-<n>-<m>`` style."""
+    return f"{_NAME_PREFIX}-{next(_NAME_COUNTER)}"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode`` (signed 32-bit), Pulsar's ``JavaStringHash``."""
+    data = text.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+class Producer:
+    """Publishes to one topic (all partitions of a partitioned topic). Create with
+    ``Client.create_producer``."""
+
+    def __init__(
+        self,
+        core: SenderCore,
+        topic: str,
+        partitions: int,
+        *,
+        schema: Any,
+        routing_mode: PartitionsRoutingMode,
+        message_router: Any,
+        log: logging.Logger,
+    ) -> None:
+        self._core = core
+        self._topic = topic
+        self._partitions = partitions
+        self._schema = schema
+        self._routing = routing_mode
+        self._router = message_router
+        self._rr = itertools.count(random.randrange(max(partitions, 1)))
+        self._single = random.randrange(max(partitions, 1))
+        self._log = log
+        self._finalizer = weakref.finalize(self, core.close)
+
+    def topic(self) -> str:
+        """The full topic name."""
+        return self._topic
+
+    def producer_name(self) -> str:
+        """The producer's name (given, server-assigned, or generated)."""
+        return self._core.producer_name
+
+    def last_sequence_id(self) -> int:
+        """The highest sequence id the service has acknowledged; -1 before any publish."""
+        return self._core.last_sequence_id
+
+    def is_connected(self) -> bool:
+        """True until the producer is closed."""
+        return not self._core.closed and self._finalizer.alive
+
+    def send(self, content: Any, properties: dict | None = None, partition_key: str | None = None,
+             ordering_key: str | None = None, sequence_id: int | None = None,
+             replication_clusters: list | None = None, disable_replication: bool = False,
+             event_timestamp: int | None = None, deliver_at: int | None = None,
+             deliver_after: timedelta | None = None) -> MessageId:  # fmt: skip
+        """Publish one message and wait until the service has stored it.
+
+        Sends the open batch at once (as Pulsar's synchronous send does).
+
+        Raises:
+            TypeError: ``content`` does not match the schema (not bytes for the default).
+            ValueError: an argument of the wrong type.
+            PulsarException: the publish failed (``Timeout``, ``MessageTooBig``, ...).
+        """
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def complete(result: Result, msg_id: MessageId | None, error: Any) -> None:
+            outcome[:] = [msg_id, error]
+            done.set()
+
+        fields, partition, batchable = self._build(
+            content, properties, partition_key, ordering_key, sequence_id,
+            replication_clusters, disable_replication, event_timestamp, deliver_at, deliver_after,
+        )  # fmt: skip
+        self._core.enqueue(fields, partition, batchable, complete)
+        self._core.flush_batches()
+        done.wait()
+        msg_id, error = outcome
+        if error is not None:
+            raise error
+        return msg_id
+
+    def send_async(self, content: Any, callback: Any, properties: dict | None = None,
+                   partition_key: str | None = None, ordering_key: str | None = None,
+                   sequence_id: int | None = None, replication_clusters: list | None = None,
+                   disable_replication: bool = False, event_timestamp: int | None = None,
+                   deliver_at: int | None = None, deliver_after: timedelta | None = None) -> None:  # fmt: skip
+        """Queue one message; ``callback(result, msg_id)`` runs when it is stored or failed
+        (``Result.Ok`` on success). A full queue calls back with ``ProducerQueueIsFull``
+        unless ``block_if_queue_full``."""
+        if not callable(callback):
+            raise ValueError("Argument callback is expected to be of type 'function'")
+        fields, partition, batchable = self._build(
+            content, properties, partition_key, ordering_key, sequence_id,
+            replication_clusters, disable_replication, event_timestamp, deliver_at, deliver_after,
+        )  # fmt: skip
+
+        def complete(result: Result, msg_id: MessageId | None, error: Any) -> None:
+            callback(result, msg_id)
+
+        try:
+            self._core.enqueue(fields, partition, batchable, complete)
+        except exc.ProducerQueueIsFull:
+            callback(Result.ProducerQueueIsFull, None)
+
+    def flush(self) -> None:
+        """Send every queued message and wait until each is stored or failed."""
+        if self._core.closed:
+            raise exc.AlreadyClosed("the producer is closed")
+        self._core.wait_for(self._core.flush_batches())
+
+    def close(self) -> None:
+        """Send what is queued, then close (later sends raise ``AlreadyClosed``)."""
+        self._finalizer()
+        self._core.closed = True
+
+    # ------------------------------------------------------------------ helpers
+
+    def _build(self, content: Any, properties: Any, partition_key: Any, ordering_key: Any,
+               sequence_id: Any, replication_clusters: Any, disable_replication: Any,
+               event_timestamp: Any, deliver_at: Any, deliver_after: Any,
+               ) -> tuple[dict[str, Any], int, bool]:  # fmt: skip
+        null = content is None
+        data = b"" if null else self._schema.encode(content)
+        check_type(bytes, data, "data")
+        check_type_or_none(dict, properties, "properties")
+        check_type_or_none(str, partition_key, "partition_key")
+        check_type_or_none(str, ordering_key, "ordering_key")
+        check_type_or_none(int, sequence_id, "sequence_id")
+        check_type_or_none(list, replication_clusters, "replication_clusters")
+        check_type(bool, disable_replication, "disable_replication")
+        check_type_or_none(int, event_timestamp, "event_timestamp")
+        check_type_or_none(int, deliver_at, "deliver_at")
+        check_type_or_none(timedelta, deliver_after, "deliver_after")
+        for k, v in (properties or {}).items():
+            check_type(str, k, "properties key")
+            check_type(str, v, "properties value")
+        now = int(time.time() * 1000)
+        deliver_ms = deliver_at or 0
+        if deliver_after:
+            deliver_ms = now + int(deliver_after.total_seconds() * 1000)
+        fields: dict[str, Any] = {"payload": data, "publish_time_ms": now, "null_value": null}
+        if sequence_id:
+            fields["sequence_id"] = sequence_id
+        if properties:
+            fields["properties"] = dict(properties)
+        if partition_key:
+            fields["key"] = partition_key
+        if ordering_key:
+            fields["ordering_key"] = ordering_key.encode("utf-8")
+        if event_timestamp:
+            fields["event_time_ms"] = event_timestamp
+        if deliver_ms:
+            fields["deliver_at_ms"] = deliver_ms
+        partition = self._route(data, properties, partition_key)
+        return fields, partition, not deliver_ms
+
+    def _route(self, data: bytes, properties: Any, key: Any) -> int:
+        n = self._partitions
+        if n <= 1:
+            return -1 if n == 0 else 0
+        if self._routing == PartitionsRoutingMode.CustomPartition and self._router is not None:
+            msg = Message(data, MessageId(), topic=self._topic, properties=properties,
+                          partition_key=key)  # fmt: skip
+            index = self._router(msg, n)
+            if not isinstance(index, int) or not 0 <= index < n:
+                raise ValueError(f"message_router returned {index!r}; expected 0..{n - 1}")
+            return index
+        if key:
+            return (java_string_hash(key) & 0x7FFFFFFF) % n
+        if self._routing == PartitionsRoutingMode.UseSinglePartition:
+            return self._single
+        if self._core.cfg.batching:
+            return self._core.batch_partition(n)
+        return next(self._rr) % n
