@@ -171,3 +171,10 @@ def test_a_failing_handler_is_a_502_like_api_gateway(local_stack):
     finally:
         local_stack.gateway.remove_route(route)
     assert (status, json.loads(body)) == (502, {"message": "Internal Server Error"})
+
+
+def test_magnetar_local_refuses_a_taken_port_with_exit_code_1(local_stack, capsys):
+    from magnetar_local.main import run
+
+    assert run(["--port", str(local_stack.gateway.port)]) == 1
+    assert "is in use" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import signal
 import sys
@@ -33,21 +34,27 @@ def run(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("botocore").setLevel(logging.WARNING)
     stop = threading.Event()
+    previous = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: stop.set())
+            previous[signum] = signal.signal(signum, lambda *_: stop.set())
     stack = LocalStack()
     try:
-        stack.start(gateway_port=args.port, host=args.host)
-    except (OSError, EmulatorError, StackError) as error:
-        print(f"magnetar local: cannot start: {error}", file=sys.stderr)
-        return 1
-    try:
+        try:
+            stack.start(gateway_port=args.port, host=args.host)
+        except (OSError, EmulatorError, StackError) as error:
+            hint = (f" (port {args.port} is in use: pick another with --port)"
+                    if getattr(error, "errno", None) == errno.EADDRINUSE else "")
+            print(f"magnetar local: cannot start: {error}{hint}", file=sys.stderr)
+            return 1
         print(f"Magnetar is running at {stack.url} (AWS emulator at {stack.aws_endpoint_url}); "
               "state is in memory; Ctrl-C to stop", flush=True)
         stop.wait()
         print("Stopping...", flush=True)
+        return 0
     finally:
         stack.stop()
-    return 0
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
