@@ -168,10 +168,6 @@ def test_duplicate_acks_and_acks_below_the_mark_delete_are_no_ops():
     assert (state.mark_delete, state.acked.ranges()) == (0, [(2, 2)])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="acknowledge() counts a repeated batch index ack as a change (returns 1, not 0)",
-)
 def test_acking_the_same_batch_index_twice_changes_nothing_the_second_time():
     state = cursor()
     state.dispatch("c1", [(0, 3)], BIG, BIG)
@@ -179,11 +175,6 @@ def test_acking_the_same_batch_index_twice_changes_nothing_the_second_time():
     assert state.acknowledge([(0, 1)]) == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="acknowledge() counts batch indexes >= the batch size towards completion, so "
-    "acking 3 nonexistent indexes of a 3-message batch acknowledges its real messages",
-)
 def test_acking_batch_indexes_outside_the_batch_does_not_acknowledge_the_entry():
     state = cursor()
     state.dispatch("c1", [(0, 3)], BIG, BIG)
@@ -231,11 +222,6 @@ def test_cumulative_ack_also_absorbs_individually_acked_entries_after_it():
     assert (state.mark_delete, state.acked.ranges()) == (3, [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="acknowledge_cumulative() inside a batch never checks whether the batch became "
-    "complete, so an entry whose every index is acked stays unacked and leased",
-)
 def test_cumulative_ack_completing_a_partly_acked_batch_acknowledges_the_entry():
     state = cursor(EXCLUSIVE)
     state.dispatch("c1", [(0, 3)], BIG, BIG)

@@ -71,11 +71,6 @@ def test_putting_an_entry_again_refreshes_its_recency():
     assert load.calls == [("k", [2])]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="IndexCache.resolve() does not move cache hits to the end of the OrderedDict, "
-    "so eviction is by insertion order (FIFO), not least-recently-used as documented",
-)
 def test_a_resolved_hit_refreshes_recency_as_an_lru_should():
     cache, load = IndexCache(capacity=2), Loader()
     cache.put_many("k", [entry(1), entry(2)])

@@ -91,11 +91,6 @@ def test_a_segment_with_bad_characters_or_empty_is_invalid_and_names_the_segment
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="names._PART uses '$', which matches before a trailing newline, so "
-    "'orders\\n' (and 'public\\n' etc.) pass validation; use \\Z or re.fullmatch",
-)
 @pytest.mark.parametrize("text", ["persistent://public/default/orders\n", "orders\n"])
 def test_a_name_with_a_trailing_newline_is_invalid(text):
     with pytest.raises(InvalidTopicName):

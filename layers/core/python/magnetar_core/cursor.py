@@ -171,10 +171,13 @@ class CursorState:
             size = self.batch_sizes.get(entry_id, 1)
             if batch_index < 0 or size <= 1:
                 self._ack_entry(entry_id)
+            elif batch_index >= size:
+                continue
             else:
                 indexes = self.batch_acks.setdefault(entry_id, set())
+                if batch_index in indexes:
+                    continue
                 indexes.add(batch_index)
-                self.batch_sizes[entry_id] = size
                 if len(indexes) >= size:
                     self._ack_entry(entry_id)
             changed += 1
@@ -193,8 +196,8 @@ class CursorState:
         if 0 <= batch_index < batch_size - 1:
             indexes = self.batch_acks.setdefault(entry_id, set())
             indexes.update(range(batch_index + 1))
-            self.batch_sizes[entry_id] = batch_size
-            full = entry_id - 1
+            if len(indexes) < batch_size:
+                full = entry_id - 1
         before = self.mark_delete
         if full > self.mark_delete:
             self.mark_delete = full

@@ -42,6 +42,7 @@ class IndexCache:
                     missing.append(entry_id)
                 else:
                     found[entry_id] = item
+                    self._items.move_to_end((key, entry_id))
         if missing:
             loaded = load(key, missing)
             self.put_many(key, loaded.values())

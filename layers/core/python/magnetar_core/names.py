@@ -14,7 +14,7 @@ _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>0|[1-9][0-9]*)$")
 
 
 def _check_part(kind: str, value: str, full: str) -> None:
-    if not value or not _PART.match(value):
+    if not value or not _PART.fullmatch(value):
         raise InvalidTopicName(
             f"Invalid topic name '{full}': the {kind} '{value}' may only hold letters, digits "
             "and - _ = : . (use persistent://tenant/namespace/topic or a short name)"
@@ -84,13 +84,13 @@ class TopicName:
     @property
     def partition_index(self) -> int:
         """The partition number when this names a partition, else -1."""
-        match = _PARTITION.match(self.local)
+        match = _PARTITION.fullmatch(self.local)
         return int(match["index"]) if match else -1
 
     @property
     def base(self) -> TopicName:
         """The partitioned topic this partition belongs to (itself when not a partition)."""
-        match = _PARTITION.match(self.local)
+        match = _PARTITION.fullmatch(self.local)
         if not match:
             return self
         return TopicName(self.domain, self.tenant, self.namespace, match["base"])

@@ -367,7 +367,7 @@ class Subscriptions:
 
 
 def _check_subscription(name: str) -> None:
-    if not isinstance(name, str) or not _SUBSCRIPTION.match(name):
+    if not isinstance(name, str) or not _SUBSCRIPTION.fullmatch(name):
         raise InvalidMessage(
             f"Invalid subscription name {name!r}: use 1-256 letters, digits and - _ = : ."
         )
