@@ -3,6 +3,7 @@
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from magnetar_core.api import http
 
 logger = Logger(service="magnetar")

@@ -2,6 +2,7 @@
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from magnetar_core.api import http, views
 
 logger = Logger(service="magnetar")

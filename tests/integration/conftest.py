@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+
 from magnetar_core.engine import Engine
 from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from magnetar_core.errors import ChecksumError, MessageTooBig, StorageFault
 from magnetar_core.storage.log import log_key
 from magnetar_wire import decode_entry

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from magnetar_core.errors import (
     ConsumerBusy,
     ConsumerNotFound,

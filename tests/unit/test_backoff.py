@@ -3,6 +3,7 @@
 import random
 
 import pytest
+
 from magnetar_core.policies import JitterBackoff, Runtime
 
 

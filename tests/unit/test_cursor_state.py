@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from magnetar_core.cursor import EXCLUSIVE, SHARED, ConsumerInfo, CursorState, Delivery
 from magnetar_core.errors import ConsumerBusy
 from magnetar_core.rangeset import RangeSet

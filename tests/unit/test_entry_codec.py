@@ -9,6 +9,7 @@ import lz4.frame
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from magnetar_wire import compression
 from magnetar_wire.entry import (
     HEADER_SIZE,

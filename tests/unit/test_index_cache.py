@@ -1,6 +1,5 @@
 """IndexCache: an LRU of index items; resolve loads only what is missing, in one call."""
 
-import pytest
 from magnetar_core.index_cache import IndexCache
 from magnetar_core.storage.log import IndexEntry
 

@@ -3,6 +3,7 @@
 import base64
 
 import pytest
+
 from magnetar_core.api.views import entries, entry_from_json, messages
 from magnetar_core.errors import InvalidMessage
 from magnetar_core.names import TopicName

@@ -6,6 +6,7 @@ import base64
 import json
 
 import pytest
+
 from magnetar_local.events import (
     HttpRequest,
     InvalidLambdaResponse,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from magnetar_local.cfn import Resolver, TemplateError, load_yaml
 from magnetar_local.routes import RouteTable
 from magnetar_local.template import LocalTemplate, RouteSpec, kebab

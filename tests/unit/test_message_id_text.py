@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from magnetar_wire.ids import format_message_id, parse_message_id
 
 

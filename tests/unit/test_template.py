@@ -9,10 +9,11 @@ import boto3
 import pytest
 import yaml
 from cfnlint.api import lint, lint_file
-from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from samtranslator.parser.parser import Parser
 from samtranslator.translator.translator import Translator
 from samtranslator.yaml_helper import yaml_parse
+
+from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
 ROOT = DEFAULT_TEMPLATE.parent
 

@@ -1,6 +1,7 @@
 """TopicName: full and short names, validation messages, partitions."""
 
 import pytest
+
 from magnetar_core.errors import InvalidTopicName
 from magnetar_core.names import TopicName
 

@@ -18,8 +18,23 @@ from typing import Any
 import yaml
 
 _FN_TAGS = (
-    "And", "Base64", "Cidr", "Equals", "FindInMap", "GetAZs", "If", "ImportValue", "Join",
-    "Length", "Not", "Or", "Select", "Split", "Sub", "ToJsonString", "Transform",
+    "And",
+    "Base64",
+    "Cidr",
+    "Equals",
+    "FindInMap",
+    "GetAZs",
+    "If",
+    "ImportValue",
+    "Join",
+    "Length",
+    "Not",
+    "Or",
+    "Select",
+    "Split",
+    "Sub",
+    "ToJsonString",
+    "Transform",
 )
 
 
@@ -109,7 +124,7 @@ class Resolver:
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
-            (key, argument), = value.items()
+            ((key, argument),) = value.items()
             if key == "Ref":
                 return self._ref(argument)
             if key == "Condition" and isinstance(argument, str):

@@ -95,11 +95,16 @@ class Emulator:
     def _spawn(self, port: int, timeout_s: float) -> None:
         env = {**os.environ, **FAKE_CREDENTIALS, "TZ": "UTC", "MOTO_PORT": str(port)}
         env.pop("AWS_ENDPOINT_URL", None)
-        with tempfile.NamedTemporaryFile(prefix="magnetar-moto-", suffix=".log", delete=False) as log:
+        with tempfile.NamedTemporaryFile(
+            prefix="magnetar-moto-", suffix=".log", delete=False
+        ) as log:
             self.log_path = Path(log.name)
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, "-H", self.host, "-p", str(port)],
-                env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
@@ -111,7 +116,9 @@ class Emulator:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=0.05)  # doubles as the poll interval
             if self.process.returncode is not None:
-                raise EmulatorError(f"moto exited with {self.process.returncode}: {self._log_tail()}")
+                raise EmulatorError(
+                    f"moto exited with {self.process.returncode}: {self._log_tail()}"
+                )
         raise EmulatorError(f"moto did not answer within {timeout_s} s: {self._log_tail()}")
 
     def _answers(self, port: int) -> bool:
@@ -124,8 +131,11 @@ class Emulator:
     def configure(self, config: dict) -> dict:
         """POST /moto-api/config and return the emulator's whole config afterwards."""
         request = urllib.request.Request(
-            f"{self.url}/moto-api/config", data=json.dumps(config).encode(), method="POST",
-            headers={"Content-Type": "application/json"})
+            f"{self.url}/moto-api/config",
+            data=json.dumps(config).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 

@@ -16,15 +16,24 @@ from urllib.parse import parse_qsl
 
 from magnetar_local.routes import RouteMatch
 
-_TEXT_TYPES = ("application/json", "application/xml", "application/javascript",
-               "application/x-www-form-urlencoded", "application/yaml")
+_TEXT_TYPES = (
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/x-www-form-urlencoded",
+    "application/yaml",
+)
 
 
 def is_text_content_type(content_type: str | None) -> bool:
     """True when a body of this Content-Type is passed to the handler as text (not base64)."""
     media_type = (content_type or "").split(";", 1)[0].strip().lower()
-    return (media_type.startswith("text/") or media_type in _TEXT_TYPES
-            or media_type.endswith("+json") or media_type.endswith("+xml"))
+    return (
+        media_type.startswith("text/")
+        or media_type in _TEXT_TYPES
+        or media_type.endswith("+json")
+        or media_type.endswith("+xml")
+    )
 
 
 @dataclass
@@ -40,8 +49,9 @@ class HttpRequest:
     protocol: str = "HTTP/1.1"
 
 
-def build_event(request: HttpRequest, match: RouteMatch, api_id: str = "local",
-                account_id: str = "123456789012") -> dict[str, Any]:
+def build_event(
+    request: HttpRequest, match: RouteMatch, api_id: str = "local", account_id: str = "123456789012"
+) -> dict[str, Any]:
     """Build the payload 2.0 event API Gateway would send for ``request`` on ``match``."""
     headers: dict[str, str] = {}
     cookies: list[str] = []
@@ -157,20 +167,26 @@ def to_http_response(result: Any) -> HttpResponse:
 
 def json_response(status: int, document: dict[str, Any]) -> HttpResponse:
     """A JSON response produced by the gateway itself (404, 502, ...)."""
-    return HttpResponse(status, [("Content-Type", "application/json")],
-                        json.dumps(document).encode())
+    return HttpResponse(
+        status, [("Content-Type", "application/json")], json.dumps(document).encode()
+    )
 
 
 class LambdaContext:
     """The subset of the Lambda context object handlers use (Powertools reads these)."""
 
-    def __init__(self, function_name: str, memory_mb: int, timeout_s: int,
-                 region: str = "us-east-1", account_id: str = "123456789012") -> None:
+    def __init__(
+        self,
+        function_name: str,
+        memory_mb: int,
+        timeout_s: int,
+        region: str = "us-east-1",
+        account_id: str = "123456789012",
+    ) -> None:
         self.function_name = function_name
         self.function_version = "$LATEST"
         self.memory_limit_in_mb = memory_mb
-        self.invoked_function_arn = (
-            f"arn:aws:lambda:{region}:{account_id}:function:{function_name}")
+        self.invoked_function_arn = f"arn:aws:lambda:{region}:{account_id}:function:{function_name}"
         self.aws_request_id = str(uuid.uuid4())
         self.log_group_name = f"/aws/lambda/{function_name}"
         self.log_stream_name = "local"

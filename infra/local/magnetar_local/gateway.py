@@ -15,7 +15,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,9 @@ log = logging.getLogger("magnetar_local.gateway")
 Handler = Callable[[dict[str, Any], Any], Any]
 
 
-def apply_handler_environment(functions: Mapping[str, FunctionSpec],
-                              extra: Mapping[str, str]) -> dict[str, str]:
+def apply_handler_environment(
+    functions: Mapping[str, FunctionSpec], extra: Mapping[str, str]
+) -> dict[str, str]:
     """Set ``os.environ`` for the handlers; returns what was set.
 
     Later functions win where two functions define a variable differently (logged).
@@ -61,38 +63,72 @@ def _handler_path(spec: FunctionSpec) -> Path:
 
 
 class HandlerLoader:
-    """Loads ``lambda_handler`` of each function once, thread-safely, on first use."""
+    """Loads handlers as Lambda runs them: one request at a time per *container*.
+
+    Each container is a separate load of the handler module (its own module globals:
+    resolver, engine, caches). A request borrows an idle container of its function or
+    loads a new one, so concurrent requests never share a Powertools resolver, whose
+    current event lives on the app object; Lambda scales out the same way.
+    """
 
     def __init__(self, functions: Mapping[str, FunctionSpec]) -> None:
         self.functions = dict(functions)
-        self._handlers: dict[str, Handler] = {}
+        self._registered: dict[str, Handler] = {}
+        self._idle: dict[str, list[Handler]] = {}
+        self._loaded = 0
         self._lock = threading.Lock()
+        self._load_lock = threading.Lock()  # module loads touch sys.path: one at a time
 
     def register(self, name: str, handler: Handler, spec: FunctionSpec | None = None) -> None:
         """Use ``handler`` for function ``name`` (tests register small handlers this way)."""
         with self._lock:
-            self._handlers[name] = handler
+            self._registered[name] = handler
             if spec is not None:
                 self.functions[name] = spec
 
     def available(self, name: str) -> bool:
         """True when function ``name`` has a registered handler or an existing handler file."""
         spec = self.functions.get(name)
-        return name in self._handlers or (spec is not None and _handler_path(spec).is_file())
+        return name in self._registered or (spec is not None and _handler_path(spec).is_file())
+
+    def containers(self, name: str) -> int:
+        """How many idle containers function ``name`` has now."""
+        with self._lock:
+            return len(self._idle.get(name, ()))
+
+    @contextmanager
+    def lease(self, name: str) -> Iterator[Handler]:
+        """Borrow a container of function ``name`` for one request.
+
+        Raises FileNotFoundError if its handler file is missing.
+        """
+        with self._lock:
+            registered = self._registered.get(name)
+            idle = self._idle.setdefault(name, [])
+            handler = registered or (idle.pop() if idle else None)
+            self._loaded += handler is None
+            serial = self._loaded
+        if handler is None:
+            with self._load_lock:
+                handler = self._load(self.functions[name], serial)
+        try:
+            yield handler
+        finally:
+            if registered is None:
+                with self._lock:
+                    self._idle[name].append(handler)
 
     def get(self, name: str) -> Handler:
-        """The handler of function ``name``. Raises FileNotFoundError if its file is missing."""
-        with self._lock:
-            if name not in self._handlers:
-                self._handlers[name] = self._load(self.functions[name])
-            return self._handlers[name]
+        """A handler of function ``name`` for a single caller (tests, events replay)."""
+        with self.lease(name) as handler:
+            return handler
 
     @staticmethod
-    def _load(spec: FunctionSpec) -> Handler:
+    def _load(spec: FunctionSpec, serial: int = 0) -> Handler:
         path, attribute = _handler_path(spec), spec.handler.rpartition(".")[2]
         if not path.is_file():
             raise FileNotFoundError(f"{spec.logical_id}: handler file {path} does not exist")
-        module_name = f"magnetar_fn_{spec.logical_id.lower()}"
+        module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}"
         module_spec = importlib.util.spec_from_file_location(module_name, path)
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
@@ -114,9 +150,15 @@ class Gateway:
     ``port=0`` picks a free port. ``start`` serves in a daemon thread; ``stop`` shuts down.
     """
 
-    def __init__(self, routes: list[RouteSpec], functions: Mapping[str, FunctionSpec],
-                 host: str = "127.0.0.1", port: int = 0, region: str = "us-east-1",
-                 account_id: str = "123456789012") -> None:
+    def __init__(
+        self,
+        routes: list[RouteSpec],
+        functions: Mapping[str, FunctionSpec],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        region: str = "us-east-1",
+        account_id: str = "123456789012",
+    ) -> None:
         self.host, self.requested_port = host, port
         self.region, self.account_id = region, account_id
         self.loader = HandlerLoader(functions)
@@ -136,12 +178,19 @@ class Gateway:
         """Base URL, e.g. ``http://127.0.0.1:8080``."""
         return f"http://{self.host}:{self.port}"
 
-    def add_route(self, method: str, path: str, handler: Handler, name: str | None = None,
-                  timeout_s: int = 30) -> RouteSpec:
+    def add_route(
+        self, method: str, path: str, handler: Handler, name: str | None = None, timeout_s: int = 30
+    ) -> RouteSpec:
         """Serve ``method path`` with ``handler`` (a callable(event, context)); returns the route."""
         name = name or f"Extra{len(self._routes)}Function"
-        spec = FunctionSpec(name, name, code_dir=Path.cwd(), handler="app.lambda_handler",
-                            timeout_s=timeout_s, memory_mb=256)
+        spec = FunctionSpec(
+            name,
+            name,
+            code_dir=Path.cwd(),
+            handler="app.lambda_handler",
+            timeout_s=timeout_s,
+            memory_mb=256,
+        )
         self.loader.register(name, handler, spec)
         route = RouteSpec(method.upper(), path, name)
         with self._lock:
@@ -169,8 +218,12 @@ class Gateway:
 
         self.server = ThreadingHTTPServer((self.host, self.requested_port), RequestHandler)
         self.server.daemon_threads = True
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name="magnetar-gateway", daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name="magnetar-gateway",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -185,13 +238,21 @@ class Gateway:
         """Route one request and run its handler; never raises (errors become 404/502)."""
         match = self.table.match(request.method, request.raw_path)
         if match is None:
-            return json_response(404, {"error": "NotFound", "message":
-                                       f"no route for {request.method} {request.raw_path}"})
+            return json_response(
+                404,
+                {
+                    "error": "NotFound",
+                    "message": f"no route for {request.method} {request.raw_path}",
+                },
+            )
         spec = self.loader.functions[match.route.function]
         event = build_event(request, match, account_id=self.account_id)
-        context = LambdaContext(spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id)
+        context = LambdaContext(
+            spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id
+        )
         try:
-            result = self.loader.get(match.route.function)(event, context)
+            with self.loader.lease(match.route.function) as handler:
+                result = handler(event, context)
             return to_http_response(result)
         except InvalidLambdaResponse:
             log.exception("%s returned a malformed response", match.route.function)
@@ -211,9 +272,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         url = urlsplit(self.path)
         request = HttpRequest(
-            method=self.command, raw_path=url.path or "/", raw_query=url.query,
-            headers=list(self.headers.items()), body=self._read_body(),
-            source_ip=self.client_address[0], protocol=self.request_version)
+            method=self.command,
+            raw_path=url.path or "/",
+            raw_query=url.query,
+            headers=list(self.headers.items()),
+            body=self._read_body(),
+            source_ip=self.client_address[0],
+            protocol=self.request_version,
+        )
         response = self.owner.invoke(request)
         self.send_response(response.status)
         for name, value in response.headers:
@@ -242,4 +308,3 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s %s", self.address_string(), format % args)
-

@@ -17,13 +17,22 @@ from magnetar_local.stack import LocalStack, StackError
 def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
     """The command-line options of ``magnetar local``."""
     parser = argparse.ArgumentParser(
-        prog=prog, description="Run Magnetar locally: HTTP API, handlers and an in-memory AWS emulator.")
-    parser.add_argument("--port", type=int, default=8080,
-                        help="HTTP port of the local API (0 picks a free one; default 8080)")
+        prog=prog,
+        description="Run Magnetar locally: HTTP API, handlers and an in-memory AWS emulator.",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8080,
+        help="HTTP port of the local API (0 picks a free one; default 8080)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--log-level", default="INFO",
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="log level of the gateway (DEBUG logs every request)")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level of the gateway (DEBUG logs every request)",
+    )
     return parser
 
 
@@ -33,7 +42,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     logging.getLogger("botocore").setLevel(logging.WARNING)
     stop = threading.Event()
     previous = {}
@@ -45,12 +56,18 @@ def run(argv: Sequence[str] | None = None) -> int:
         try:
             stack.start(gateway_port=args.port, host=args.host)
         except (OSError, EmulatorError, StackError) as error:
-            hint = (f" (port {args.port} is in use: pick another with --port)"
-                    if getattr(error, "errno", None) == errno.EADDRINUSE else "")
+            hint = (
+                f" (port {args.port} is in use: pick another with --port)"
+                if getattr(error, "errno", None) == errno.EADDRINUSE
+                else ""
+            )
             print(f"magnetar local: cannot start: {error}{hint}", file=sys.stderr)
             return 1
-        print(f"Magnetar is running at {stack.url} (AWS emulator at {stack.aws_endpoint_url}); "
-              "state is in memory; Ctrl-C to stop", flush=True)
+        print(
+            f"Magnetar is running at {stack.url} (AWS emulator at {stack.aws_endpoint_url}); "
+            "state is in memory; Ctrl-C to stop",
+            flush=True,
+        )
         stop.wait()
         print("Stopping...", flush=True)
         return 0

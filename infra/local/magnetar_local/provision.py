@@ -29,7 +29,8 @@ def provision(template: LocalTemplate, session: Any, endpoint_url: str) -> dict[
         if table.ttl_attribute:
             dynamodb.update_time_to_live(
                 TableName=table.name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute})
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
+            )
         created["tables"].append(table.name)
 
     existing_buckets = {bucket["Name"] for bucket in s3.list_buckets()["Buckets"]}
@@ -41,7 +42,11 @@ def provision(template: LocalTemplate, session: Any, endpoint_url: str) -> dict[
     existing_machines = {m["name"] for m in sfn.list_state_machines()["stateMachines"]}
     for machine in template.state_machines:
         if machine.name not in existing_machines:
-            sfn.create_state_machine(name=machine.name, definition=machine.definition,
-                                     roleArn=LOCAL_ROLE_ARN, type=machine.type)
+            sfn.create_state_machine(
+                name=machine.name,
+                definition=machine.definition,
+                roleArn=LOCAL_ROLE_ARN,
+                type=machine.type,
+            )
             created["state_machines"].append(machine.name)
     return created

@@ -43,8 +43,9 @@ class RouteTable:
 
     def __init__(self, routes: Iterable[RouteSpec]) -> None:
         self.routes = list(routes)
-        self._compiled = [(route, _segments(route.path)) for route in self.routes
-                          if route.path != "$default"]
+        self._compiled = [
+            (route, _segments(route.path)) for route in self.routes if route.path != "$default"
+        ]
         self._default = next((r for r in self.routes if r.path == "$default"), None)
 
     def match(self, method: str, raw_path: str) -> RouteMatch | None:

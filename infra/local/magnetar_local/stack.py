@@ -36,8 +36,12 @@ class LocalStack:
     this process (the handlers run in it); ``stop`` restores it.
     """
 
-    def __init__(self, template_path: Path | str = DEFAULT_TEMPLATE, stack_name: str = "magnetar",
-                 region: str = REGION) -> None:
+    def __init__(
+        self,
+        template_path: Path | str = DEFAULT_TEMPLATE,
+        stack_name: str = "magnetar",
+        region: str = REGION,
+    ) -> None:
         self.template = LocalTemplate(template_path, stack_name=stack_name, region=region)
         self.region = region
         self.emulator: Emulator | None = None
@@ -47,8 +51,13 @@ class LocalStack:
         self._added_paths: list[str] = []
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self, gateway_port: int = 0, emulator_port: int = 0, host: str = "127.0.0.1",
-              ready_timeout_s: float = 60.0) -> LocalStack:
+    def start(
+        self,
+        gateway_port: int = 0,
+        emulator_port: int = 0,
+        host: str = "127.0.0.1",
+        ready_timeout_s: float = 60.0,
+    ) -> LocalStack:
         """Start everything; ``0`` ports are picked free. Blocks until the gateway is ready.
 
         Ready means ``GET /admin/v2/brokers/health`` answers 200 ``ok`` when the admin
@@ -60,9 +69,14 @@ class LocalStack:
             self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
             provision(self.template, self.session, self.emulator.url)
             self._prepare_process()
-            self.gateway = Gateway(self.template.routes, self.template.functions, host=host,
-                                   port=gateway_port, region=self.region,
-                                   account_id=self.template.account_id).start()
+            self.gateway = Gateway(
+                self.template.routes,
+                self.template.functions,
+                host=host,
+                port=gateway_port,
+                region=self.region,
+                account_id=self.template.account_id,
+            ).start()
             self._await_ready(ready_timeout_s)
         except BaseException:
             self.stop()
@@ -110,10 +124,12 @@ class LocalStack:
     @property
     def session(self) -> boto3.Session:
         """A boto3 session with the emulator's fake credentials and region."""
-        return boto3.Session(aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-                             aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-                             aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
-                             region_name=self.region)
+        return boto3.Session(
+            aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+            region_name=self.region,
+        )
 
     def client(self, service: str, **kwargs: Any) -> Any:
         """A boto3 client for ``service`` on the emulator."""
@@ -135,8 +151,12 @@ class LocalStack:
 
     def _prepare_process(self) -> None:
         """Handler environment + layer code on sys.path (as Lambda puts layers in /opt/python)."""
-        extra = {**FAKE_CREDENTIALS, "AWS_ENDPOINT_URL": self.aws_endpoint_url,
-                 "AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region}
+        extra = {
+            **FAKE_CREDENTIALS,
+            "AWS_ENDPOINT_URL": self.aws_endpoint_url,
+            "AWS_REGION": self.region,
+            "AWS_DEFAULT_REGION": self.region,
+        }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
         self._saved_environ = {name: os.environ.get(name) for name in names | set(extra)}
         self.environment = apply_handler_environment(self.template.functions, extra)

@@ -117,12 +117,18 @@ class LocalTemplate:
         self.stack_name, self.region, self.account_id = stack_name, region, account_id
         self.document = load_yaml(self.path)
         self.resources: dict[str, dict[str, Any]] = self.document.get("Resources", {})
-        self.resolver = Resolver({}, {}, self.document.get("Conditions"), self.document.get("Mappings"))
+        self.resolver = Resolver(
+            {}, {}, self.document.get("Conditions"), self.document.get("Mappings")
+        )
         self._bind_parameters(parameters or {})
         self._bind_resources()
         self.tables = [self._table(lid, r) for lid, r in self._of_type(_TABLE)]
-        self.buckets = [BucketSpec(lid, self.physical_name(lid)) for lid, _ in self._of_type(_BUCKET)]
-        self.state_machines = [self._state_machine(lid, r) for lid, r in self._of_type(*_STATE_MACHINES)]
+        self.buckets = [
+            BucketSpec(lid, self.physical_name(lid)) for lid, _ in self._of_type(_BUCKET)
+        ]
+        self.state_machines = [
+            self._state_machine(lid, r) for lid, r in self._of_type(*_STATE_MACHINES)
+        ]
         self.functions = {lid: self._function(lid, r) for lid, r in self._of_type(*_FUNCTIONS)}
         self.routes = [route for lid, r in self._of_type(*_FUNCTIONS) for route in _routes(lid, r)]
 
@@ -137,15 +143,17 @@ class LocalTemplate:
     # ------------------------------------------------------------------ binding
     def _bind_parameters(self, overrides: dict[str, str]) -> None:
         refs = self.resolver.refs
-        refs.update({
-            "AWS::StackName": self.stack_name,
-            "AWS::Region": self.region,
-            "AWS::AccountId": self.account_id,
-            "AWS::Partition": "aws",
-            "AWS::URLSuffix": "amazonaws.com",
-            "AWS::StackId": f"arn:aws:cloudformation:{self.region}:{self.account_id}:stack/{self.stack_name}/local",
-            "AWS::NotificationARNs": [],
-        })
+        refs.update(
+            {
+                "AWS::StackName": self.stack_name,
+                "AWS::Region": self.region,
+                "AWS::AccountId": self.account_id,
+                "AWS::Partition": "aws",
+                "AWS::URLSuffix": "amazonaws.com",
+                "AWS::StackId": f"arn:aws:cloudformation:{self.region}:{self.account_id}:stack/{self.stack_name}/local",
+                "AWS::NotificationARNs": [],
+            }
+        )
         for name, spec in self.document.get("Parameters", {}).items():
             if name in overrides:
                 refs[name] = overrides[name]
@@ -161,7 +169,9 @@ class LocalTemplate:
         for logical_id, resource in self.resources.items():
             kind = resource.get("Type", "")
             name_property = _NAME_PROPERTY.get(kind)
-            explicit = (resource.get("Properties") or {}).get(name_property) if name_property else None
+            explicit = (
+                (resource.get("Properties") or {}).get(name_property) if name_property else None
+            )
             name = self.resolve(explicit) if explicit else f"{self.stack_name}-{kebab(logical_id)}"
             self._names[logical_id] = name
             refs[logical_id] = name
@@ -196,15 +206,20 @@ class LocalTemplate:
         }
         if kwargs["BillingMode"] == "PROVISIONED":
             kwargs["ProvisionedThroughput"] = props.get(
-                "ProvisionedThroughput", {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+                "ProvisionedThroughput", {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+            )
         for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
             if props.get(key):
                 kwargs[key] = props[key]
         if "StreamSpecification" in props:
             kwargs["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
         ttl = props.get("TimeToLiveSpecification") or {}
-        return TableSpec(logical_id, kwargs["TableName"], kwargs,
-                         ttl.get("AttributeName") if ttl.get("Enabled") else None)
+        return TableSpec(
+            logical_id,
+            kwargs["TableName"],
+            kwargs,
+            ttl.get("AttributeName") if ttl.get("Enabled") else None,
+        )
 
     def _state_machine(self, logical_id: str, resource: dict[str, Any]) -> StateMachineSpec:
         props = resource.get("Properties") or {}
@@ -232,7 +247,9 @@ class LocalTemplate:
         props = resource.get("Properties") or {}
         environment: dict[str, Any] = {}
         for source in (defaults, props):
-            environment.update(self.resolve((source.get("Environment") or {}).get("Variables") or {}))
+            environment.update(
+                self.resolve((source.get("Environment") or {}).get("Variables") or {})
+            )
         code_uri = props.get("CodeUri", defaults.get("CodeUri"))
         if not isinstance(code_uri, str):
             raise TemplateError(f"{logical_id}: only a local CodeUri path is supported")
@@ -256,6 +273,9 @@ def _routes(logical_id: str, resource: dict[str, Any]) -> list[RouteSpec]:
         props = event.get("Properties") or {}
         method = str(props.get("Method", "ANY")).upper()
         path = props.get("Path", "$default")
-        routes.append(RouteSpec("ANY" if method == "X-AMAZON-APIGATEWAY-ANY-METHOD" else method,
-                                path, logical_id))
+        routes.append(
+            RouteSpec(
+                "ANY" if method == "X-AMAZON-APIGATEWAY-ANY-METHOD" else method, path, logical_id
+            )
+        )
     return routes

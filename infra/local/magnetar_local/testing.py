@@ -37,5 +37,8 @@ def local_stack() -> Iterator[LocalStack]:
 @pytest.fixture(scope="session")
 def aws_clients(local_stack: LocalStack) -> AwsClients:
     """boto3 clients on the local stack's emulator."""
-    return AwsClients(dynamodb=local_stack.client("dynamodb"), s3=local_stack.client("s3"),
-                      stepfunctions=local_stack.client("stepfunctions"))
+    return AwsClients(
+        dynamodb=local_stack.client("dynamodb"),
+        s3=local_stack.client("s3"),
+        stepfunctions=local_stack.client("stepfunctions"),
+    )
