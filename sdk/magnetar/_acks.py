@@ -41,6 +41,7 @@ class AckTracker:
         self._cumulative: dict[Any, Any] = {}  # sub -> highest MessageId
         self._ack_count = 0
         self._ack_deadline: float | None = None
+        self._ready: list[tuple[Any, dict]] = []  # full groups waiting to be sent
         self._nacks: dict[tuple[Any, str], float] = {}  # (sub, id) -> due time
         self._unacked: dict[tuple[Any, str], tuple[float, Any]] = {}  # -> (delivered, MessageId)
         self._stopping = False
@@ -95,21 +96,27 @@ class AckTracker:
         if self._ack_deadline is None:
             self._ack_deadline = time.monotonic() + ACK_GROUP_TIME
         if self._ack_count >= ACK_GROUP_MAX:
-            self._ack_deadline = 0.0
+            self._ready.extend(self._take_group())
         self._cond.notify_all()
+
+    def _take_group(self) -> list[tuple[Any, dict]]:
+        """Turn the open group into request bodies and start a new group (lock held)."""
+        out = [(sub, {"messageIds": ids, "cumulative": False}) for sub, ids in self._acks.items()]
+        out += [(sub, {"messageIds": [str(mid)], "cumulative": True})
+                for sub, mid in self._cumulative.items()]  # fmt: skip
+        self._acks, self._cumulative = {}, {}
+        self._ack_count, self._ack_deadline = 0, None
+        return out
 
     # ------------------------------------------------------------------ sending
 
     def flush(self) -> None:
         """Send every pending ack now (one request per sub-consumer and kind)."""
         with self._cond:
-            acks, cumulative = self._acks, self._cumulative
-            self._acks, self._cumulative = {}, {}
-            self._ack_count, self._ack_deadline = 0, None
-        for sub, ids in acks.items():
-            self._send(sub, "ack", {"messageIds": ids, "cumulative": False})
-        for sub, msg_id in cumulative.items():
-            self._send(sub, "ack", {"messageIds": [str(msg_id)], "cumulative": True})
+            groups = self._ready + self._take_group()
+            self._ready = []
+        for sub, body in groups:
+            self._send(sub, "ack", body)
 
     def _send(self, sub: Any, action: str, body: dict) -> None:
         try:
@@ -147,11 +154,13 @@ class AckTracker:
                     return
                 now = time.monotonic()
                 flush, due = self._due(now)
-                if not flush and not due:
+                if not flush and not due and not self._ready:
                     self._cond.wait(self._next_wake(now))
                     continue
-            if flush:
-                self.flush()
+                groups = self._ready + (self._take_group() if flush else [])
+                self._ready = []
+            for sub, body in groups:
+                self._send(sub, "ack", body)
             for sub, ids in due.items():
                 self._send(sub, "nack", {"messageIds": ids})
 

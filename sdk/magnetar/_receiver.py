@@ -58,6 +58,7 @@ class ConsumerCore:
         self.queue: collections.deque[tuple[Sub, Message]] = collections.deque()
         self.stopping = False
         self.paused = False
+        self.unsubscribing = False  # no re-subscribe while an unsubscribe is under way
         self.acks: Any = None  # AckTracker, set by the Consumer
         self.listener: Any = None  # (public consumer, callable)
         self._listener_thread: threading.Thread | None = None
@@ -127,7 +128,7 @@ class ConsumerCore:
             except exc.PulsarException as e:
                 sub.connected = False
                 self.log.warning("receive on %s failed: %s", sub.topic, e)
-                if isinstance(e, exc.ConsumerNotFound):
+                if isinstance(e, exc.ConsumerNotFound) and not self.unsubscribing:
                     self._try_resubscribe(sub)
                 if self._closed_event.wait(backoff):
                     return

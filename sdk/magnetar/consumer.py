@@ -141,8 +141,13 @@ class Consumer:
         """
         self._check_open()
         self._core.acks.flush()
-        for sub in self._core.subs:
-            self._core.post(sub, "unsubscribe", {})
+        self._core.unsubscribing = True
+        try:
+            for sub in self._core.subs:
+                self._core.post(sub, "unsubscribe", {})
+        except BaseException:
+            self._core.unsubscribing = False
+            raise
         self._core.close(delete=False)
         self._finalizer.detach()
 

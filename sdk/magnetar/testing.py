@@ -108,7 +108,7 @@ class FakeService:
         self._server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, name="fake-service"
+            target=self._server.serve_forever, args=(0.05,), daemon=True, name="fake-service"
         )
 
     def __enter__(self) -> FakeService:
@@ -283,7 +283,9 @@ class FakeService:
                         sub.acked[idx] = "all"
                     elif sub.acked.get(idx) != "all":
                         sub.acked.setdefault(idx, set()).add(batch)
-                    sub.inflight.pop(idx, None)
+                    acked = sub.acked[idx]
+                    if acked == "all" or len(acked) >= self.entries[a["topic"]][idx][1]:
+                        sub.inflight.pop(idx, None)
         return 200, {"acknowledged": len(body["messageIds"])}
 
     def _back(self, sub: _Sub, indexes: list[int]) -> int:

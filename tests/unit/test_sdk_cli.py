@@ -1,0 +1,51 @@
+"""The ``magnetar`` CLI against the in-memory fake service."""
+
+from __future__ import annotations
+
+import pytest
+
+from magnetar import cli
+from magnetar.testing import FakeService
+
+
+@pytest.fixture
+def svc():
+    with FakeService() as service:
+        yield service
+
+
+def test_produce_sends_each_message_n_times_and_reports_the_count(svc, capsys):
+    assert cli.main(["produce", "t", "-m", "a,b", "-n", "2", "-k", "key", "-p", "x=1",
+                     "--service-url", svc.url]) == 0  # fmt: skip
+    assert capsys.readouterr().out.strip() == "4 messages successfully produced"
+    msgs = [r.body.messages[0] for r in svc.recorded("produce")]
+    assert [m.payload for m in msgs] == [b"a", b"b", b"a", b"b"]
+    assert {m.key for m in msgs} == {"key"} and dict(msgs[0].properties) == {"x": "1"}
+
+
+def test_consume_prints_each_message_and_acknowledges_it(svc, capsys, monkeypatch):
+    monkeypatch.setenv("MAGNETAR_SERVICE_URL", svc.url)
+    assert cli.main(["produce", "t", "-m", "hello", "-m", "world"]) == 0
+    capsys.readouterr()
+    assert cli.main(["consume", "t", "-s", "sub", "-n", "2", "-t", "Shared", "-p", "Earliest"]) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        "----- got message -----\nkey:[null], properties:[], content:hello\n"
+        "----- got message -----\nkey:[null], properties:[], content:world\n"
+        "2 messages successfully consumed\n"
+    )
+    assert [r.body["subscriptionType"] for r in svc.recorded("subscribe")] == ["Shared"]
+    assert sum(len(r.body["messageIds"]) for r in svc.recorded("ack")) == 2
+
+
+def test_consume_with_a_timeout_stops_when_nothing_arrives(svc, capsys):
+    assert cli.main(["consume", "t", "-s", "sub", "-n", "0", "--timeout", "0.2",
+                     "--service-url", svc.url]) == 0  # fmt: skip
+    assert capsys.readouterr().out.endswith("0 messages successfully consumed\n")
+
+
+def test_errors_are_printed_with_their_pulsar_name_and_exit_status_1(capsys):
+    assert cli.main(["produce", "t", "-m", "x", "--service-url", "http://127.0.0.1:9"]) == 1
+    assert "ConnectError" in capsys.readouterr().err
+    assert cli.main(["produce", "t", "-m", "x", "--service-url", "pulsar://h:6650"]) == 1
+    assert "HTTP URL of the Magnetar API" in capsys.readouterr().err
