@@ -281,6 +281,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             protocol=self.request_version,
         )
         response = self.owner.invoke(request)
+        try:
+            self._respond(response)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client left (e.g. a consumer closed mid long-poll)
+
+    def _respond(self, response: HttpResponse) -> None:
         self.send_response(response.status)
         for name, value in response.headers:
             if name.lower() not in ("content-length", "transfer-encoding", "connection"):
