@@ -191,7 +191,7 @@ def test_message_listener_gets_messages_and_can_be_paused(client):
 
 def test_redeliver_unacknowledged_drops_the_local_queue_and_asks_the_service(svc, client):
     consumer = client.subscribe("t", "s")
-    produce(client, "t", [b"a", b"b"])
+    produce(client, "t", [b"a", b"b"], batching_enabled=True)  # one entry: arrives as a whole
     assert consumer.receive(5000).data() == b"a"
     consumer.redeliver_unacknowledged_messages()
     assert len(svc.recorded("redeliver")) == 1
