@@ -1,0 +1,93 @@
+"""Load the sample API Gateway events of ``events/`` with their placeholders replaced.
+
+Every ``events/<name>.json`` is a payload 2.0 event for ``sam local invoke -e``. Its path names
+placeholder values: the topic ``events-demo`` (and ``events-demo-partitioned``), the
+subscription ``demo`` and the consumer id ``demo-consumer-id``. ``load_event`` swaps them for
+real ones so the same samples drive tests against a live stack::
+
+    event = load_event("ack", topic="orders-1a2b", consumer_id=handle["consumerId"])
+
+A replacement applies to ``rawPath``, ``requestContext.http.path`` and ``pathParameters``,
+one path segment at a time: a segment equal to the placeholder is replaced; for ``topic``
+also one that starts with ``events-demo-`` (``events-demo-partitioned`` becomes
+``orders-1a2b-partitioned``). ``routeKey``, headers and the body are left alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from magnetar_local.template import REPO_ROOT
+
+EVENTS_DIR = REPO_ROOT / "events"
+
+#: keyword of ``load_event`` -> the literal value the sample files use.
+PLACEHOLDERS = {
+    "topic": "events-demo",
+    "subscription": "demo",
+    "consumer_id": "demo-consumer-id",
+}
+
+# The pathParameters each placeholder may appear in.
+_PARAMETERS = {
+    "topic": ("topic",),
+    "subscription": ("subscription",),
+    "consumer_id": ("consumerId",),
+}
+
+
+def event_names(directory: Path | str = EVENTS_DIR) -> list[str]:
+    """The sample event names (file stems), sorted."""
+    return sorted(path.stem for path in Path(directory).glob("*.json"))
+
+
+def load_event(
+    name: str, directory: Path | str = EVENTS_DIR, **replacements: str
+) -> dict[str, Any]:
+    """Read ``<directory>/<name>.json`` and replace the placeholders named in ``replacements``.
+
+    ``replacements`` keywords are ``topic``, ``subscription`` and ``consumer_id`` (see
+    PLACEHOLDERS). Raises FileNotFoundError for an unknown name and TypeError for an unknown
+    keyword. The file is not changed; each call returns a new dict.
+    """
+    unknown = set(replacements) - set(PLACEHOLDERS)
+    if unknown:
+        raise TypeError(f"unknown placeholder(s) {sorted(unknown)}; use {sorted(PLACEHOLDERS)}")
+    event = json.loads((Path(directory) / f"{name}.json").read_text())
+    if not replacements:
+        return event
+    event = copy.deepcopy(event)
+    event["rawPath"] = _replace_path(event["rawPath"], replacements)
+    http = event.get("requestContext", {}).get("http", {})
+    if "path" in http:
+        http["path"] = _replace_path(http["path"], replacements)
+    parameters = event.get("pathParameters") or {}
+    for keyword, value in replacements.items():
+        for parameter in _PARAMETERS[keyword]:
+            if parameter in parameters:
+                parameters[parameter] = _replace_value(keyword, parameters[parameter], value)
+    return event
+
+
+def _replace_value(keyword: str, current: str, value: str) -> str:
+    placeholder = PLACEHOLDERS[keyword]
+    if current == placeholder:
+        return value
+    if keyword == "topic" and current.startswith(placeholder + "-"):
+        return value + current[len(placeholder) :]
+    return current
+
+
+def _replace_path(path: str, replacements: dict[str, str]) -> str:
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        for keyword, value in replacements.items():
+            replaced = _replace_value(keyword, segment, value)
+            if replaced != segment:
+                segments[index] = quote(replaced, safe="")
+                break
+    return "/".join(segments)

@@ -1,0 +1,319 @@
+"""The sample events of events/: every file replayed through its real handler on the local stack.
+
+Each scenario runs on a fresh topic (``events-demo`` replaced by a unique name), subscribes
+first and substitutes the returned consumer id for ``demo-consumer-id``. A static check makes
+sure the scenarios together replay every file, and that every template route has a sample.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from magnetar_local.events import LambdaContext
+from magnetar_local.routes import RouteTable
+from magnetar_local.sample_events import EVENTS_DIR, PLACEHOLDERS, event_names, load_event
+from magnetar_local.template import LocalTemplate
+from magnetar_wire import decode_entry
+
+ADMIN_EVENTS = (
+    "admin_health",
+    "admin_create_topic",
+    "admin_create_partitioned",
+    "admin_get_partitions",
+    "admin_list_topics",
+    "admin_list_partitioned",
+    "admin_partitioned_stats",
+    "admin_delete_topic",
+    "admin_delete_partitioned",
+)
+SHARED_EVENTS = (
+    "subscribe_shared",
+    "produce_json",
+    "produce_entry",
+    "produce_bad_topic",
+    "receive",
+    "ack",
+    "ack_cumulative_on_shared",
+    "nack",
+    "redeliver",
+    "admin_stats",
+    "admin_subscriptions",
+    "close_consumer",
+    "admin_delete_subscription",
+)
+EXCLUSIVE_EVENTS = ("subscribe_exclusive", "unsubscribe")
+
+
+@dataclass
+class Reply:
+    """A handler's payload 2.0 response."""
+
+    status: int
+    headers: dict[str, str]
+    text: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+    def error(self) -> str:
+        """The Pulsar error name of an error reply."""
+        return self.json["error"]
+
+
+@dataclass
+class Replay:
+    """Runs sample events on one fresh topic through the handlers the template routes them to."""
+
+    stack: Any
+    declared: tuple[str, ...]
+    topic: str = field(default_factory=lambda: f"events-demo-{uuid.uuid4().hex[:10]}")
+    ran: set[str] = field(default_factory=set)
+
+    @property
+    def full_topic(self) -> str:
+        return f"persistent://public/default/{self.topic}"
+
+    def __call__(self, name: str, **replacements: str) -> Reply:
+        assert name in self.declared, f"{name} is not declared for this scenario"
+        event = load_event(name, topic=self.topic, **replacements)
+        routes = [r for r in self.stack.template.routes if r.route_key == event["routeKey"]]
+        assert len(routes) == 1, f"{name}: routeKey {event['routeKey']!r} is not one template route"
+        spec = self.stack.template.functions[routes[0].function]
+        handler = self.stack.gateway.loader.get(spec.logical_id)
+        result = handler(event, LambdaContext(spec.name, spec.memory_mb, spec.timeout_s))
+        self.ran.add(name)
+        body = result.get("body") or ""
+        if result.get("isBase64Encoded"):
+            body = base64.b64decode(body).decode()
+        headers = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
+        return Reply(result["statusCode"], headers, body)
+
+    def assert_ran_everything(self) -> None:
+        assert self.ran == set(self.declared)
+
+
+def _sample_body(name: str) -> str:
+    return load_event(name)["body"]
+
+
+# ---------------------------------------------------------------------- static checks
+def test_the_scenarios_replay_every_event_file_exactly_once():
+    declared = [*ADMIN_EVENTS, *SHARED_EVENTS, *EXCLUSIVE_EVENTS]
+    assert len(declared) == len(set(declared))
+    assert sorted(declared) == event_names()
+
+
+def test_every_template_route_has_at_least_one_sample_event():
+    template = LocalTemplate()
+    sampled = {load_event(name)["routeKey"] for name in event_names()}
+    missing = sorted(r.route_key for r in template.routes if r.route_key not in sampled)
+    assert missing == [], f"routes without a sample in {EVENTS_DIR}: {missing}"
+
+
+def test_every_sample_event_is_a_payload_2_0_event_of_the_route_its_path_matches():
+    table = RouteTable(LocalTemplate().routes)
+    for name in event_names():
+        event = load_event(name)
+        http = event["requestContext"]["http"]
+        match = table.match(http["method"], event["rawPath"])
+        assert match is not None, name
+        assert event["version"] == "2.0"
+        assert event["routeKey"] == event["requestContext"]["routeKey"] == match.route.route_key
+        assert http["path"] == event["rawPath"]
+        assert event.get("pathParameters", {}) == match.path_parameters, name
+        assert all(header == header.lower() for header in event["headers"]), name
+        assert event["requestContext"]["stage"] == "$default"
+        if event.get("body") is not None:
+            assert event["headers"]["content-type"], name
+            assert int(event["headers"]["content-length"]) == len(
+                base64.b64decode(event["body"])
+                if event["isBase64Encoded"]
+                else event["body"].encode()
+            ), name
+
+
+def test_the_entry_sample_is_a_base64_entry_body_that_decodes():
+    event = load_event("produce_entry")
+    assert event["isBase64Encoded"] is True
+    assert event["headers"]["content-type"] == "application/vnd.magnetar.entry"
+    entry = decode_entry(base64.b64decode(event["body"]))
+    assert [m.payload for m in entry.messages] == [b'{"orderId": 42, "status": "shipped"}']
+
+
+def test_load_event_replaces_the_placeholders_in_the_path_and_parameters_only():
+    event = load_event("ack", topic="orders", subscription="audit", consumer_id="c-1")
+    assert event["rawPath"] == (
+        "/v1/persistent/public/default/orders/subscriptions/audit/consumers/c-1/ack"
+    )
+    assert event["requestContext"]["http"]["path"] == event["rawPath"]
+    assert event["pathParameters"] == {
+        "domain": "persistent",
+        "tenant": "public",
+        "namespace": "default",
+        "topic": "orders",
+        "subscription": "audit",
+        "consumerId": "c-1",
+    }
+    assert event["routeKey"] == load_event("ack")["routeKey"]
+    assert event["body"] == load_event("ack")["body"]
+    partitioned = load_event("admin_get_partitions", topic="orders")
+    assert partitioned["pathParameters"]["topic"] == "orders-partitioned"
+    assert (
+        partitioned["rawPath"]
+        == "/admin/v2/persistent/public/default/orders-partitioned/partitions"
+    )
+    assert load_event("ack")["pathParameters"]["consumerId"] == PLACEHOLDERS["consumer_id"]
+    with pytest.raises(TypeError):
+        load_event("ack", consumer="c-1")
+
+
+# ---------------------------------------------------------------------- replays
+@pytest.mark.emulator
+def test_the_admin_events_create_list_inspect_and_delete_a_topic_and_a_partitioned_topic(
+    local_stack,
+):
+    run = Replay(local_stack, ADMIN_EVENTS)
+    topic, partitioned = run.full_topic, f"{run.full_topic}-partitioned"
+
+    health = run("admin_health")
+    assert (health.status, health.text) == (200, "ok")
+    assert health.headers["content-type"].startswith("text/plain")
+
+    assert run("admin_create_topic").status == 204
+    again = run("admin_create_topic")
+    assert (again.status, again.error()) == (409, "TopicAlreadyExists")
+    assert run("admin_create_partitioned").status == 204
+
+    partitions = run("admin_get_partitions")
+    assert (partitions.status, partitions.json) == (200, {"partitions": 3})
+
+    listed = run("admin_list_topics")
+    assert listed.status == 200
+    assert {topic, *(f"{partitioned}-partition-{i}" for i in range(3))} <= set(listed.json)
+    assert partitioned not in listed.json
+
+    listed_partitioned = run("admin_list_partitioned")
+    assert listed_partitioned.status == 200
+    assert partitioned in listed_partitioned.json and topic not in listed_partitioned.json
+
+    stats = run("admin_partitioned_stats")
+    assert stats.status == 200
+    assert sorted(stats.json["partitions"]) == [f"{partitioned}-partition-{i}" for i in range(3)]
+    assert stats.json["msgInCounter"] == 0 and stats.json["subscriptions"] == {}
+
+    assert run("admin_delete_topic").status == 204
+    assert run("admin_delete_partitioned").status == 204
+    gone = run("admin_get_partitions")
+    assert (gone.status, gone.error()) == (404, "TopicNotFound")
+    assert topic not in run("admin_list_topics").json
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_subscription(
+    local_stack,
+):
+    run = Replay(local_stack, SHARED_EVENTS)
+
+    subscribed = run("subscribe_shared")
+    assert subscribed.status == 200
+    consumer = subscribed.json["consumerId"]
+    assert subscribed.json == {
+        "consumerId": consumer,
+        "consumerName": "demo-shared-consumer",
+        "subscription": "demo",
+        "topic": run.full_topic,
+    }
+
+    produced = run("produce_json")
+    assert (produced.status, produced.json) == (
+        200,
+        {
+            "messageIds": ["1:0:-1:-1"],
+            "ledgerId": 1,
+            "entryId": 0,
+            "partition": -1,
+            "topic": run.full_topic,
+        },
+    )
+    entry = run("produce_entry")
+    assert (entry.status, entry.json["messageIds"]) == (200, ["1:1:-1:-1"])
+    bad = run("produce_bad_topic")
+    assert (bad.status, bad.error()) == (400, "InvalidTopicName")
+
+    received = run("receive", consumer_id=consumer)
+    assert received.status == 200
+    messages = received.json["messages"]
+    json_message = json.loads(_sample_body("produce_json"))["messages"][0]
+    entry_payload = decode_entry(base64.b64decode(_sample_body("produce_entry"))).messages[0]
+    assert [m["messageId"] for m in messages] == ["1:0:-1:-1", "1:1:-1:-1"]
+    assert [m["payload"] for m in messages] == [
+        json_message["payload"],
+        base64.b64encode(entry_payload.payload).decode(),
+    ]
+    assert [m["key"] for m in messages] == ["order-41", "order-42"]
+    assert [m["producerName"] for m in messages] == ["demo-producer", "demo-producer"]
+    assert messages[0]["properties"] == {"source": "rest-demo"}
+    assert [m["redeliveryCount"] for m in messages] == [0, 0]
+    assert all(m["topic"] == run.full_topic for m in messages)
+
+    acked = run("ack", consumer_id=consumer)
+    assert (acked.status, acked.json) == (200, {"acknowledged": 1})
+    refused = run("ack_cumulative_on_shared", consumer_id=consumer)
+    assert (refused.status, refused.error()) == (400, "CumulativeAcknowledgementNotAllowedError")
+    nacked = run("nack", consumer_id=consumer)
+    assert (nacked.status, nacked.json) == (200, {"redelivered": 1})
+
+    again = run("receive", consumer_id=consumer)
+    assert [(m["messageId"], m["redeliveryCount"]) for m in again.json["messages"]] == [
+        ("1:1:-1:-1", 1)
+    ]
+    redelivered = run("redeliver", consumer_id=consumer)
+    assert (redelivered.status, redelivered.json) == (200, {"redelivered": 1})
+
+    stats = run("admin_stats")
+    assert stats.status == 200
+    assert stats.json["msgInCounter"] == 2 and stats.json["lastMessageId"] == "1:1:-1:-1"
+    subscription = stats.json["subscriptions"]["demo"]
+    assert subscription["type"] == "Shared"
+    assert subscription["msgBacklog"] == 1 and subscription["markDeletePosition"] == "1:0"
+    assert [c["consumerId"] for c in subscription["consumers"]] == [consumer]
+    listed = run("admin_subscriptions")
+    assert (listed.status, listed.json) == (200, ["demo"])
+
+    closed = run("close_consumer", consumer_id=consumer)
+    assert (closed.status, closed.json) == (200, {"closed": True})
+    after_close = run("receive", consumer_id=consumer)
+    assert (after_close.status, after_close.error()) == (404, "ConsumerNotFound")
+
+    assert run("admin_delete_subscription").status == 204
+    assert run("admin_subscriptions").json == []
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_exclusive_subscribe_event_holds_the_subscription_until_unsubscribe_deletes_it(
+    local_stack,
+):
+    run = Replay(local_stack, EXCLUSIVE_EVENTS)
+
+    first = run("subscribe_exclusive")
+    assert first.status == 200
+    assert first.json["consumerName"] == "demo-exclusive-consumer"
+    busy = run("subscribe_exclusive")
+    assert (busy.status, busy.error()) == (409, "ConsumerBusy")
+
+    gone = run("unsubscribe", consumer_id=first.json["consumerId"])
+    assert (gone.status, gone.json) == (200, {"unsubscribed": True})
+    stale = run("unsubscribe", consumer_id=first.json["consumerId"])
+    assert (stale.status, stale.error()) == (404, "ConsumerNotFound")
+    second = run("subscribe_exclusive")
+    assert second.status == 200 and second.json["consumerId"] != first.json["consumerId"]
+    run.assert_ran_everything()

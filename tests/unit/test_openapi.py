@@ -1,0 +1,201 @@
+"""openapi.yaml describes exactly the routes of template.yaml, with the contract's shapes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+
+OPENAPI = DEFAULT_TEMPLATE.parent / "openapi.yaml"
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+ERROR_REF = "#/components/schemas/Error"
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    return yaml.safe_load(OPENAPI.read_text())
+
+
+def _operations(document: dict[str, Any]):
+    for path, item in document["paths"].items():
+        for method in METHODS:
+            if method in item:
+                yield path, method, item, item[method]
+
+
+def _resolve(document: dict[str, Any], node: Any) -> Any:
+    while isinstance(node, dict) and "$ref" in node:
+        ref = node["$ref"]
+        assert ref.startswith("#/"), f"only local references: {ref}"
+        target: Any = document
+        for part in ref[2:].split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def _operation(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    return document["paths"][path][method]
+
+
+def _error_statuses(document: dict[str, Any], operation: dict[str, Any]) -> set[str]:
+    """Statuses (and "default") whose JSON body is the Error schema."""
+    statuses = set()
+    for status, response in operation["responses"].items():
+        content = _resolve(document, response).get("content") or {}
+        schema = (content.get("application/json") or {}).get("schema") or {}
+        if schema.get("$ref") == ERROR_REF:
+            statuses.add(str(status))
+    return statuses
+
+
+def test_the_document_is_openapi_3_0_3_yaml_with_paths_and_an_error_schema(document):
+    assert document["openapi"] == "3.0.3"
+    assert document["info"]["title"] and document["info"]["version"]
+    assert document["paths"]
+    error = document["components"]["schemas"]["Error"]
+    assert error["type"] == "object"
+    assert set(error["required"]) == {"error", "message"}
+    assert set(error["properties"]) == {"error", "message"}
+
+
+def test_its_methods_and_paths_are_exactly_the_http_api_routes_of_the_template(document):
+    routes = {(route.method, route.path) for route in LocalTemplate().routes}
+    described = {(method.upper(), path) for path, method, _, _ in _operations(document)}
+    assert described - routes == set(), "described but not routed"
+    assert routes - described == set(), "routed but not described"
+
+
+def test_every_operation_answers_200_or_204_and_an_error_with_the_error_schema(document):
+    for path, method, _, operation in _operations(document):
+        statuses = {str(status) for status in operation["responses"]}
+        assert statuses & {"200", "204"}, f"{method} {path}: no success response"
+        errors = _error_statuses(document, operation)
+        assert errors, f"{method} {path}: no error response with the Error schema"
+        failing = {s for s in statuses if s == "default" or s[0] in "45"}
+        assert failing == errors, f"{method} {path}: error responses without the Error schema"
+
+
+def test_every_path_parameter_is_declared_required_and_nothing_else_is_in_path(document):
+    for path, method, item, operation in _operations(document):
+        declared = {}
+        for parameter in [*item.get("parameters", []), *operation.get("parameters", [])]:
+            parameter = _resolve(document, parameter)
+            if parameter["in"] == "path":
+                assert parameter.get("required") is True, f"{method} {path}: {parameter['name']}"
+                declared[parameter["name"]] = parameter
+            assert "schema" in parameter, f"{method} {path}: {parameter['name']} has no schema"
+        assert set(declared) == set(re.findall(r"{([^}]+)}", path)), f"{method} {path}"
+
+
+def test_every_reference_resolves_and_operation_ids_are_unique(document):
+    def walk(node: Any):
+        if isinstance(node, dict):
+            if "$ref" in node:
+                yield node["$ref"]
+            for value in node.values():
+                yield from walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from walk(value)
+
+    for ref in set(walk(document)):
+        assert _resolve(document, {"$ref": ref}) is not None, ref
+    ids = [operation["operationId"] for _, _, _, operation in _operations(document)]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "statuses"),
+    [
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/messages",
+            {"400", "413", "429", "503"},
+        ),
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers",
+            {"400", "409", "429", "503"},
+        ),
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/unsubscribe",
+            {"404", "409"},
+        ),
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/ack",
+            {"400", "404"},
+        ),
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/receive",
+            {"400", "404"},
+        ),
+        ("put", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}", {"400", "409"}),
+        ("delete", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}", {"404", "409"}),
+        ("put", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", {"400", "409"}),
+        ("get", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", {"404"}),
+        ("get", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", {"404"}),
+        (
+            "delete",
+            "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}",
+            {"404", "409"},
+        ),
+    ],
+)
+def test_routes_declare_the_error_statuses_the_contract_gives_them(
+    document, method, path, statuses
+):
+    assert statuses <= _error_statuses(document, _operation(document, method, path))
+
+
+def test_produce_takes_json_messages_or_a_binary_entry_and_returns_message_ids(document):
+    produce = _operation(document, "post", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")
+    content = produce["requestBody"]["content"]
+    assert set(content) == {"application/json", "application/vnd.magnetar.entry"}
+    assert content["application/vnd.magnetar.entry"]["schema"] == {
+        "type": "string",
+        "format": "binary",
+    }
+    body = _resolve(document, content["application/json"]["schema"])
+    assert body["required"] == ["messages"]
+    message = _resolve(document, body["properties"]["messages"]["items"])
+    assert {"payload", "key", "orderingKey", "properties", "eventTime", "deliverAt"} <= set(
+        message["properties"]
+    )
+    result = _resolve(
+        document, produce["responses"]["200"]["content"]["application/json"]["schema"]
+    )
+    assert set(result["required"]) == {"messageIds", "ledgerId", "entryId", "partition", "topic"}
+
+
+def test_receive_answers_the_json_or_the_entry_shape(document):
+    receive = _operation(
+        document,
+        "post",
+        "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/receive",
+    )
+    request = _resolve(document, receive["requestBody"]["content"]["application/json"]["schema"])
+    assert request["properties"]["format"]["enum"] == ["json", "entry"]
+    assert request["properties"]["waitMs"]["maximum"] == 20000
+    shapes = receive["responses"]["200"]["content"]["application/json"]["schema"]["oneOf"]
+    required = [set(_resolve(document, shape)["required"]) for shape in shapes]
+    assert required == [{"messages"}, {"entries"}]
+    entry = document["components"]["schemas"]["ReceivedEntry"]
+    assert entry["properties"]["batchIndexes"]["nullable"] is True
+
+
+def test_health_answers_ok_as_text(document):
+    health = _operation(document, "get", "/admin/v2/brokers/health")
+    assert health["responses"]["200"]["content"]["text/plain"]["schema"]["enum"] == ["ok"]
+
+
+def test_the_document_passes_the_openapi_3_0_validator_when_it_is_installed():
+    validator = pytest.importorskip("openapi_spec_validator")
+    validator.validate(yaml.safe_load(OPENAPI.read_text()))
