@@ -21,9 +21,10 @@ from . import exceptions as exc
 from ._http import LongPoll, Transport
 from .message import Message, MessageId
 
-__all__ = ["RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
+__all__ = ["MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
 
 RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
+MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
 _BACKOFF_MAX = 5.0
 
 
@@ -114,7 +115,7 @@ class ConsumerCore:
                     self.cond.wait()
                 if self.stopping:
                     return
-                want = self._share() - sub.queued
+                want = min(self._share() - sub.queued, MAX_RECEIVE_MESSAGES)
                 sub.queued += want  # reserve the space
             body = {"maxMessages": want, "waitMs": RECEIVE_WAIT_MS, "format": "entry"}
             messages: list[Message] = []

@@ -295,3 +295,11 @@ def test_batch_receive_follows_the_policy(client):
     start = time.monotonic()
     assert consumer.batch_receive() == []
     assert time.monotonic() - start >= 0.49
+
+
+def test_a_huge_receiver_queue_asks_for_at_most_the_contract_s_limit(svc, client):
+    consumer = client.subscribe("t", "s", receiver_queue_size=50_000)
+    assert consumer.is_connected() and svc.wait_for(lambda s: s.recorded("receive"))
+    assert (
+        svc.recorded("receive")[0].body["maxMessages"] == _receiver.MAX_RECEIVE_MESSAGES == 10_000
+    )
