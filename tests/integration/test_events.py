@@ -313,7 +313,7 @@ def test_the_exclusive_subscribe_event_holds_the_subscription_until_unsubscribe_
     gone = run("unsubscribe", consumer_id=first.json["consumerId"])
     assert (gone.status, gone.json) == (200, {"unsubscribed": True})
     stale = run("unsubscribe", consumer_id=first.json["consumerId"])
-    assert (stale.status, stale.error()) == (404, "ConsumerNotFound")
+    assert (stale.status, stale.error()) == (404, "SubscriptionNotFound")
     second = run("subscribe_exclusive")
     assert second.status == 200 and second.json["consumerId"] != first.json["consumerId"]
     run.assert_ran_everything()

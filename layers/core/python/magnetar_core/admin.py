@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import InvalidMessage
+from .errors import InvalidMessage, TopicNotFound
 from .names import TopicName
 from .stats import Stats
 from .subscriptions import Subscriptions
@@ -56,11 +56,19 @@ class Admin:
         """Topic stats; the partitioned variant only for partitioned topics (TopicNotFound)."""
         if name.partition_index >= 0 and not partitioned:
             return self._stats.partition_stats(self._topics.resolve(name, create=False))
-        return self._stats.topic_stats(self._topics.get(name))
+        meta = self._topics.get(name)
+        if partitioned and not meta.partitions:
+            raise TopicNotFound(f"Topic {name} is not partitioned; use /stats")
+        if not partitioned and meta.partitions:
+            raise TopicNotFound(
+                f"Topic {name} is partitioned; use /partitioned-stats or a partition's /stats"
+            )
+        return self._stats.topic_stats(meta)
 
     def subscriptions(self, name: TopicName) -> list[str]:
-        stats = self.stats(name, partitioned=False)
-        return sorted(stats["subscriptions"])
+        """Subscription names of a topic (of all its partitions when partitioned)."""
+        partitioned = name.partition_index < 0 and self._topics.get(name).partitions > 0
+        return sorted(self.stats(name, partitioned=partitioned)["subscriptions"])
 
     def delete_subscription(self, name: TopicName, subscription: str, force: bool) -> None:
         meta = None if name.partition_index >= 0 else self._topics.get(name)

@@ -80,7 +80,7 @@ class CursorState:
         if self.consumers and sub_type != self.sub_type:
             raise ConsumerBusy(
                 f"Subscription '{self.subscription}' is {self.sub_type} and has consumers; "
-                f"a {sub_type} consumer cannot join it"
+                f"a consumer of type {sub_type} cannot join it"
             )
         if self.consumers and sub_type == EXCLUSIVE:
             raise ConsumerBusy(

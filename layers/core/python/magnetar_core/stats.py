@@ -29,9 +29,11 @@ class Stats:
         """Stats of one log (a non-partitioned topic or one partition)."""
         last = self._log.last(ref.key)
         head = -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
-        counts = dict(self._log.range_counts(ref.key, 0, head)) if head >= 0 else {}
+        rows = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
+        counts = {entry_id: count for entry_id, count, _ in rows}
         return {
             "msgInCounter": sum(counts.values()),
+            "bytesInCounter": sum(size for _, _, size in rows),
             "entriesCount": len(counts),
             "lastMessageId": format_message_id(ref.ledger_id, head, ref.partition, -1)
             if head >= 0
@@ -50,6 +52,7 @@ class Stats:
             return per[str(meta.name)]
         total = {
             "msgInCounter": 0,
+            "bytesInCounter": 0,
             "entriesCount": 0,
             "subscriptions": {},
             "partitions": per,
@@ -58,6 +61,7 @@ class Stats:
         for stats in per.values():
             total["msgInCounter"] += stats["msgInCounter"]
             total["entriesCount"] += stats["entriesCount"]
+            total["bytesInCounter"] += stats["bytesInCounter"]
             for name, sub in stats["subscriptions"].items():
                 into = total["subscriptions"].setdefault(
                     name,

@@ -111,9 +111,13 @@ class Subscriptions:
         Raises InvalidMessage (bad name/type), ConsumerBusy (Exclusive taken, type clash).
         """
         _check_subscription(subscription)
-        if sub_type not in SUBSCRIPTION_TYPES:
+        if sub_type in ("Failover", "Key_Shared", "KeyShared"):
             raise NotAllowedError(
                 f"Subscription type {sub_type!r} is not served yet; use one of {', '.join(SUBSCRIPTION_TYPES)}"
+            )
+        if sub_type not in SUBSCRIPTION_TYPES:
+            raise InvalidMessage(
+                f"Unknown subscription type {sub_type!r}: use Exclusive, Shared, Failover or Key_Shared"
             )
         ref = self._topics.resolve(topic, create=True)
         now = self._rt.now_ms()
@@ -330,7 +334,7 @@ class Subscriptions:
     def _cursor(self, ref: PartitionRef, subscription: str, consumer_id: str) -> CursorState:
         state = self._cursors.get(ref.key, subscription)
         if state is None:
-            raise ConsumerNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
+            raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
         self._require_consumer(state, consumer_id)
         return state
 
@@ -354,7 +358,9 @@ class Subscriptions:
             if state is None:
                 if missing_ok:
                     return default
-                raise ConsumerNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
+                raise SubscriptionNotFound(
+                    f"Subscription {subscription} does not exist on {ref.topic}"
+                )
             result, changed = change(state)
             if not changed:
                 return result

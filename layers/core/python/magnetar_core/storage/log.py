@@ -121,9 +121,9 @@ class LogStore:
             )["Items"]
         return [IndexEntry.from_item(item) for item in items]
 
-    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int]]:
-        """``(entry_id, message_count)`` of entries in ``[start, end]`` (paginated query)."""
-        out: list[tuple[int, int]] = []
+    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
+        """``(entry_id, message_count, bytes)`` of entries in ``[start, end]`` (paginated query)."""
+        out: list[tuple[int, int, int]] = []
         kwargs = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND eid BETWEEN :a AND :b",
@@ -132,13 +132,19 @@ class LogStore:
                 ":a": {"N": str(start)},
                 ":b": {"N": str(end)},
             },
-            "ProjectionExpression": "eid, n",
+            "ProjectionExpression": "eid, n, #len",
+            "ExpressionAttributeNames": {"#len": "len"},
         }
         while start <= end:
             with translated(f"counting messages of {pk}"):
                 page = self._ddb.query(**kwargs)
             out.extend(
-                (int(i["eid"]["N"]), int(i.get("n", {"N": "0"})["N"])) for i in page["Items"]
+                (
+                    int(i["eid"]["N"]),
+                    int(i.get("n", {"N": "0"})["N"]),
+                    int(i.get("len", {"N": "0"})["N"]),
+                )
+                for i in page["Items"]
             )
             if "LastEvaluatedKey" not in page:
                 break
