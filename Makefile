@@ -21,11 +21,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 
 run: install
-	@if $(BIN)/python -c "import magnetar.cli" 2>/dev/null; then \
-		exec $(BIN)/magnetar local --port $(PORT); \
-	else \
-		exec $(BIN)/python -m magnetar_local --port $(PORT); \
-	fi
+	$(BIN)/magnetar local --port $(PORT)
 
 test: install
 	$(BIN)/ruff check .

@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
 
     local = sub.add_parser("local", help="run the Magnetar service locally (embedded AWS stack)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
+
+    perf = sub.add_parser("perf", help="benchmark produce or consume on the embedded stack")
+    perf.add_argument(
+        "rest", nargs=argparse.REMAINDER, help="produce|consume [-n N] [--batch K] ..."
+    )
     return p
 
 
@@ -129,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["local"]:  # everything after "local" belongs to magnetar_local
         return _run_local(argv[1:])
+    if argv[:1] == ["perf"]:  # the benchmark runs the embedded stack in this process
+        from magnetar_local.perf import main as perf_main
+
+        return perf_main(argv[1:])
     args = _parser().parse_args(argv)
     handlers = {"produce": _produce, "consume": _consume, "local": _local}
     try:

@@ -5,21 +5,22 @@ Magnetar has no schema registry; a schema only encodes and decodes payloads clie
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 __all__ = ["BytesSchema", "Schema", "StringSchema"]
 
 
-class Schema:
+class Schema(ABC):
     """Base class: ``encode(obj) -> bytes`` and ``decode(data) -> obj``."""
 
+    @abstractmethod
     def encode(self, obj: Any) -> bytes:
         """Serialize ``obj``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def decode(self, data: bytes) -> Any:
         """Deserialize ``data``."""
-        raise NotImplementedError
 
     def _validate_object_type(self, obj: Any, expected: type) -> None:
         if not isinstance(obj, expected):

@@ -9,7 +9,9 @@ docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 import threading
 import time
 import uuid
@@ -138,7 +140,32 @@ def _consume(client, pulsar, topic: str, count: int, consumers: int) -> None:
         consumer.close()
 
 
-def run_benchmark(path: str, messages: int, size: int, batch: int, consumers: int) -> dict:
+def _idle(client, pulsar, topic: str, seconds: float) -> None:
+    consumer = client.subscribe(topic, "idle", consumer_type=pulsar.ConsumerType.Shared)
+    quiet = threading.Event()
+    quiet.wait(seconds)  # the measurement *is* the idle time: nothing to await
+    consumer.close()
+
+
+def idle_report(seconds: float, aws: Counter, http_calls: int, handler_seconds: float) -> dict:
+    """Cost of one consumer waiting with nothing to receive, scaled to one hour."""
+    scale = 3600 / seconds
+    aws_cost = sum(PRICE_PER_REQUEST.get(op, 0.0) * n for op, n in aws.items()) * scale
+    edge_cost = http_calls * (API_GATEWAY_PER_REQUEST + LAMBDA_PER_REQUEST) * scale
+    gb_s = handler_seconds * LAMBDA_MEMORY_GB * scale
+    return {
+        "path": "idle",
+        "measured_seconds": seconds,
+        "aws_requests_per_hour": {op: round(n * scale) for op, n in sorted(aws.items())},
+        "http_calls_per_hour": round(http_calls * scale),
+        "lambda_gb_seconds_per_hour": round(gb_s, 1),
+        "usd_per_hour": round(aws_cost + edge_cost + gb_s * LAMBDA_ARM_PER_GB_S, 5),
+    }
+
+
+def run_benchmark(
+    path: str, messages: int, size: int, batch: int, consumers: int, idle_seconds: float = 30.0
+) -> dict:
     """Start a stack, run one path, return the report (see Measurement.report)."""
     import magnetar as pulsar
     from magnetar_core.storage.aws import REQUESTS
@@ -155,12 +182,16 @@ def run_benchmark(path: str, messages: int, size: int, batch: int, consumers: in
         start = time.perf_counter()
         if path == "produce":
             _produce(client, topic, messages, size, batch)
+        elif path == "idle":
+            _idle(client, pulsar, topic, idle_seconds)
         else:
             _consume(client, pulsar, topic, messages, consumers)
         elapsed = time.perf_counter() - start
         calls1, secs1 = meter.snapshot()
         aws = REQUESTS.snapshot() - before
         client.close()
+    if path == "idle":
+        return idle_report(elapsed, aws, calls1 - calls0, secs1 - secs0)
     result = Measurement(path, messages, elapsed, aws, calls1 - calls0, secs1 - secs0).report()
     result.update(
         {
@@ -175,15 +206,19 @@ def run_benchmark(path: str, messages: int, size: int, batch: int, consumers: in
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: ``magnetar perf produce|consume [-n N] [--size B] [--batch K] [--consumers C]``."""
     parser = argparse.ArgumentParser(prog="magnetar perf", description=__doc__.splitlines()[0])
-    parser.add_argument("path", choices=["produce", "consume"])
+    parser.add_argument("path", choices=["produce", "consume", "idle"])
     parser.add_argument("-n", "--messages", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=100, help="payload bytes")
     parser.add_argument(
         "--batch", type=int, default=100, help="messages per batch (1: batching off)"
     )
     parser.add_argument("--consumers", type=int, default=1, help="Shared consumers (consume path)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="idle path: how long to wait")
     args = parser.parse_args(argv)
-    report = run_benchmark(args.path, args.messages, args.size, args.batch, args.consumers)
+    with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
+        report = run_benchmark(
+            args.path, args.messages, args.size, args.batch, args.consumers, args.seconds
+        )
     print(json.dumps(report, indent=2))
     return 0
 
