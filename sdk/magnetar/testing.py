@@ -160,7 +160,7 @@ class FakeService:
         args = match.groupdict()
         if kind == "action":
             kind = args["action"]
-        body: Any = None
+        body: Any = {}
         if kind == "produce":
             body = decode_entry(raw)
         elif raw:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
@@ -88,6 +89,10 @@ class LocalStack:
         gateway, self.gateway = self.gateway, None
         if gateway is not None:
             gateway.stop()
+            # Long-polls still in flight now end against a stopped emulator: expected on
+            # shutdown, so their storage errors are not logged as faults.
+            service = self.environment.get("POWERTOOLS_SERVICE_NAME", "magnetar")
+            logging.getLogger(service).setLevel(logging.CRITICAL)
         emulator, self.emulator = self.emulator, None
         if emulator is not None:
             emulator.stop()
