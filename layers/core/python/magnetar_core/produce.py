@@ -20,7 +20,6 @@ from .errors import (
     ConditionFailed,
     InvalidMessage,
     MessageTooBig,
-    NotAllowedError,
     ServiceUnitNotReady,
 )
 from .names import TopicName
@@ -72,10 +71,6 @@ class Producer:
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ServiceUnitNotReady (the commit kept losing races).
         """
-        if not topic.persistent:
-            raise NotAllowedError(
-                f"Topic {topic} is non-persistent; non-persistent topics are not served yet"
-            )
         if len(entry) > self._max_size:
             raise MessageTooBig(
                 f"Entry of {len(entry)} bytes exceeds the maximum message size of {self._max_size} bytes"

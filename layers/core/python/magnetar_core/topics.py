@@ -70,6 +70,10 @@ class Topics:
         (unknown topic, partition out of range) or NotAllowedError (a partitioned topic's
         base name: data operations address its partitions).
         """
+        if not name.persistent:
+            raise NotAllowedError(
+                f"Topic {name} is non-persistent; non-persistent topics are not served yet"
+            )
         index = name.partition_index
         if index >= 0:
             parent = self._meta(name.base)
