@@ -4,8 +4,17 @@ Pure functions over bytes. ``Codec`` and the base errors live here (not in ``ent
 module does not import ``entry``; ``magnetar_wire.entry`` re-exports them, and the objects are
 the same either way.
 
-Implemented: NONE, LZ4 (``lz4.frame``, the LZ4 *frame* format with content size), ZLIB (stdlib
-``zlib``, zlib container). ZSTD and SNAPPY are reserved and raise ``UnsupportedCodec``.
+Codecs, numbered like Pulsar's ``CompressionType``:
+
+- NONE: the section as is;
+- LZ4: ``lz4.frame``, the LZ4 *frame* format with the content size stored;
+- ZLIB: stdlib ``zlib``, a zlib container (RFC 1950);
+- ZSTD: one Zstandard frame (``zstandard``), content size stored;
+- SNAPPY: the raw Snappy *block* format (no framing), as Pulsar writes it
+  (``cramjam.snappy.compress_raw``); the block starts with the uncompressed length as a varint.
+
+Every decompression is bounded by the header's uncompressed length, so a corrupt or hostile
+section cannot blow up memory.
 """
 
 from __future__ import annotations
@@ -13,7 +22,9 @@ from __future__ import annotations
 import enum
 import zlib
 
+import cramjam
 import lz4.frame
+import zstandard
 
 __all__ = [
     "Codec",
@@ -44,10 +55,7 @@ class UnsupportedCodec(EntryFormatError):
     """The codec id is unknown, or known but not implemented by this version."""
 
 
-_NOT_YET = {
-    Codec.ZSTD: "ZSTD (codec 3) is not supported yet by magnetar_wire; use NONE, LZ4 or ZLIB",
-    Codec.SNAPPY: "SNAPPY (codec 4) is not supported yet by magnetar_wire; use NONE, LZ4 or ZLIB",
-}
+ZSTD_LEVEL = 3  # zstd's default level (Pulsar's Java client uses the library default too)
 
 
 def codec_from_id(codec_id: int) -> Codec:
@@ -64,64 +72,60 @@ def codec_from_id(codec_id: int) -> Codec:
 
 
 def is_supported(codec: Codec) -> bool:
-    """True when ``compress``/``decompress`` implement ``codec``."""
-    return codec not in _NOT_YET
-
-
-def _require_supported(codec: Codec) -> None:
-    if codec in _NOT_YET:
-        raise UnsupportedCodec(_NOT_YET[codec])
+    """True when ``compress``/``decompress`` implement ``codec`` (every known codec now)."""
+    try:
+        codec_from_id(int(codec))
+    except UnsupportedCodec:
+        return False
+    return True
 
 
 def compress(codec: Codec, data: bytes) -> bytes:
     """Compress the concatenated payload section ``data`` with ``codec``.
 
     Raises:
-        UnsupportedCodec: ``codec`` is ZSTD or SNAPPY (not implemented yet).
+        UnsupportedCodec: ``codec`` is not a known codec id.
     """
     codec = codec_from_id(int(codec))
-    _require_supported(codec)
+    data = bytes(data)
     if codec is Codec.NONE:
-        return bytes(data)
+        return data
     if codec is Codec.LZ4:
-        return lz4.frame.compress(bytes(data), store_size=True)
-    return zlib.compress(bytes(data))
+        return lz4.frame.compress(data, store_size=True)
+    if codec is Codec.ZLIB:
+        return zlib.compress(data)
+    if codec is Codec.ZSTD:
+        return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True).compress(data)
+    return bytes(cramjam.snappy.compress_raw(data))
 
 
 def decompress(codec: Codec, data: bytes, uncompressed_len: int) -> bytes:
     """Decompress a stored payload section that must inflate to exactly ``uncompressed_len`` bytes.
 
-    Never inflates more than ``uncompressed_len + 1`` bytes, so a corrupt or hostile section
-    cannot blow up memory.
+    Never inflates more than ``uncompressed_len + 1`` bytes (ZSTD and SNAPPY check the length
+    their header declares before inflating).
 
     Raises:
-        UnsupportedCodec: ``codec`` is ZSTD or SNAPPY (not implemented yet).
+        UnsupportedCodec: ``codec`` is not a known codec id.
         EntryFormatError: the section is corrupt, or inflates to a different length.
     """
     codec = codec_from_id(int(codec))
-    _require_supported(codec)
     data = bytes(data)
-    limit = uncompressed_len + 1
     try:
         if codec is Codec.NONE:
             out = data
         elif codec is Codec.LZ4:
-            dec = lz4.frame.LZ4FrameDecompressor()
-            out = dec.decompress(data, max_length=limit)
-            if len(out) <= uncompressed_len and not dec.eof:
-                raise EntryFormatError("LZ4 payload section is truncated (frame not finished)")
-            if dec.eof and dec.unused_data:
-                raise EntryFormatError("LZ4 payload section has trailing bytes after the frame")
+            out = _lz4(data, uncompressed_len)
+        elif codec is Codec.ZLIB:
+            out = _zlib(data, uncompressed_len)
+        elif codec is Codec.ZSTD:
+            out = _zstd(data, uncompressed_len)
         else:
-            dec = zlib.decompressobj()
-            out = dec.decompress(data, limit)
-            if len(out) <= uncompressed_len and not dec.eof:
-                raise EntryFormatError("ZLIB payload section is truncated (stream not finished)")
-            if dec.eof and dec.unused_data:
-                raise EntryFormatError("ZLIB payload section has trailing bytes after the stream")
+            out = _snappy(data, uncompressed_len)
     except EntryFormatError:
         raise
-    except (RuntimeError, zlib.error, ValueError) as exc:
+    except (RuntimeError, zlib.error, ValueError, zstandard.ZstdError,
+            cramjam.DecompressionError) as exc:  # fmt: skip
         raise EntryFormatError(f"{codec.name} payload section is corrupt: {exc}") from exc
     if len(out) != uncompressed_len:
         shown = f"more than {uncompressed_len}" if len(out) > uncompressed_len else len(out)
@@ -130,3 +134,47 @@ def decompress(codec: Codec, data: bytes, uncompressed_len: int) -> bytes:
             f"header says {uncompressed_len}"
         )
     return out
+
+
+def _lz4(data: bytes, n: int) -> bytes:
+    dec = lz4.frame.LZ4FrameDecompressor()
+    out = dec.decompress(data, max_length=n + 1)
+    if len(out) <= n and not dec.eof:
+        raise EntryFormatError("LZ4 payload section is truncated (frame not finished)")
+    if dec.eof and dec.unused_data:
+        raise EntryFormatError("LZ4 payload section has trailing bytes after the frame")
+    return out
+
+
+def _zlib(data: bytes, n: int) -> bytes:
+    dec = zlib.decompressobj()
+    out = dec.decompress(data, n + 1)
+    if len(out) <= n and not dec.eof:
+        raise EntryFormatError("ZLIB payload section is truncated (stream not finished)")
+    if dec.eof and dec.unused_data:
+        raise EntryFormatError("ZLIB payload section has trailing bytes after the stream")
+    return out
+
+
+def _zstd(data: bytes, n: int) -> bytes:
+    declared = zstandard.frame_content_size(data)
+    if declared >= 0 and declared != n:
+        raise EntryFormatError(f"ZSTD frame declares {declared} bytes, header says {n}")
+    # max_output_size bounds frames without a content size; extra data after the frame fails.
+    return zstandard.ZstdDecompressor().decompress(
+        data, max_output_size=n + 1, allow_extra_data=False
+    )
+
+
+def _snappy(data: bytes, n: int) -> bytes:
+    declared, shift = 0, 0
+    for byte in data[:5]:  # the length is a varint of at most 5 bytes (u32)
+        declared |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+    else:
+        raise EntryFormatError(f"SNAPPY block length prefix is malformed ({len(data)} bytes)")
+    if declared != n:
+        raise EntryFormatError(f"SNAPPY block declares {declared} bytes, header says {n}")
+    return bytes(cramjam.snappy.decompress_raw(data))
