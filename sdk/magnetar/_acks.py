@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .message import id_texts
+
 __all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker"]
 
 ACK_GROUP_TIME = 0.1  # seconds: Pulsar's acknowledgementGroupTime (100 ms)
@@ -52,16 +54,17 @@ class AckTracker:
         """A message was handed to the application (starts its ack timeout)."""
         if self._ack_timeout:
             with self._cond:
-                self._unacked[(sub, str(msg_id))] = (time.monotonic(), msg_id)
+                for text in id_texts(msg_id):
+                    self._unacked[(sub, text)] = (time.monotonic(), msg_id)
                 self._cond.notify_all()
 
     def ack(self, sub: Any, msg_id: Any) -> None:
-        """Queue an individual ack."""
-        text = str(msg_id)
+        """Queue an individual ack (of every chunk, for a chunked message's id)."""
         with self._cond:
-            self._acks.setdefault(sub, []).append(text)
-            self._forget(sub, text)
-            self._queued_one()
+            for text in id_texts(msg_id):
+                self._acks.setdefault(sub, []).append(text)
+                self._forget(sub, text)
+                self._queued_one()
 
     def ack_cumulative(self, sub: Any, msg_id: Any) -> None:
         """Queue a cumulative ack (only the highest per sub-consumer is sent)."""
@@ -76,9 +79,9 @@ class AckTracker:
     def nack(self, sub: Any, msg_id: Any) -> None:
         """Schedule a negative ack after the redelivery delay."""
         with self._cond:
-            text = str(msg_id)
-            self._unacked.pop((sub, text), None)
-            self._nacks[(sub, text)] = time.monotonic() + self._nack_delay
+            for text in id_texts(msg_id):
+                self._unacked.pop((sub, text), None)
+                self._nacks[(sub, text)] = time.monotonic() + self._nack_delay
             self._cond.notify_all()
 
     def clear_unacked(self) -> None:

@@ -15,9 +15,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import requests
+
 from magnetar_wire import EntryFormatError, decode_entry
 
 from . import exceptions as exc
+from ._chunks import ChunkAssembler
 from ._http import LongPoll, Transport
 from .message import Message, MessageId
 
@@ -41,6 +44,7 @@ class Sub:
     thread: threading.Thread | None = None
     connected: bool = True
     extra: dict = field(default_factory=dict)
+    chunks: ChunkAssembler | None = None
 
 
 class ConsumerCore:
@@ -48,8 +52,10 @@ class ConsumerCore:
     message listener, which keeps it alive until closed)."""
 
     def __init__(self, transport: Transport, subscribe_body: dict, queue_size: int,
-                 schema: Any, log: logging.Logger) -> None:  # fmt: skip
+                 schema: Any, log: logging.Logger, *, max_pending_chunked: int = 10,
+                 auto_ack_chunks: bool = False) -> None:  # fmt: skip
         self.t = transport
+        self.chunk_limits = (max_pending_chunked, auto_ack_chunks)
         self.body = dict(subscribe_body)
         self.queue_size = max(queue_size, 1)
         self.schema = schema
@@ -73,6 +79,8 @@ class ConsumerCore:
 
         sub = Sub(topic, f"/v1/{path}/subscriptions/{quote(subscription, safe='')}/consumers",
                   partition)  # fmt: skip
+        sub.chunks = ChunkAssembler(*self.chunk_limits,
+                                    on_drop=lambda ids, ack: self._chunks_dropped(sub, ids, ack))  # fmt: skip
         self._subscribe(sub)
         self.subs.append(sub)
         return sub
@@ -150,14 +158,51 @@ class ConsumerCore:
         except exc.PulsarException as e:
             self.log.warning("re-subscribe on %s failed: %s", sub.topic, e)
 
+    def _chunks_dropped(self, sub: Sub, ids: list[MessageId], ack: bool) -> None:
+        self.log.warning("dropping an incomplete chunked message on %s (%d chunks, %s)",
+                         sub.topic, len(ids), "acknowledged" if ack else "left unacknowledged")  # fmt: skip
+        for msg_id in ids:
+            if ack:
+                self.acks.ack(sub, msg_id)
+            else:
+                self.acks.delivered(sub, msg_id)  # the ack timeout, when set, brings it back
+
+    def _entry_bytes(self, sub: Sub, e: dict) -> bytes | None:
+        """The entry's bytes: inline, or fetched from its presigned ``url`` (None: failed; the
+        entry is nacked so it comes back)."""
+        if e.get("data") is not None:
+            return base64.b64decode(e["data"])
+        error: Any = "no data and no url"
+        for _ in range(3 if e.get("url") else 0):
+            try:
+                r = requests.get(e["url"], verify=self.t.verify,
+                                 timeout=(self.t.connect_timeout, self.t.operation_timeout))  # fmt: skip
+                if r.status_code == 200:
+                    return r.content
+                error = f"HTTP {r.status_code}"
+            except requests.exceptions.RequestException as err:
+                error = err
+        self.log.error("cannot fetch entry %s:%s on %s (%s); asking for redelivery",
+                       e.get("ledgerId"), e.get("entryId"), sub.topic, error)  # fmt: skip
+        text = f"{e.get('ledgerId')}:{e.get('entryId')}:{e.get('partition', sub.partition)}:-1"
+        try:
+            self.post(sub, "nack", {"messageIds": [text]})
+        except exc.PulsarException as err:
+            self.log.warning("nack of %s failed: %s", text, err)
+        return None
+
     def _decode(self, sub: Sub, resp: Any) -> list[Message]:
         entries = resp.get("entries") if isinstance(resp, dict) else None
         if not isinstance(entries, list):
             raise exc.UnknownError(f"unexpected receive response: {resp!r}")
+        sub.chunks.expire()
         out: list[Message] = []
         for e in entries:
             try:
-                decoded = decode_entry(base64.b64decode(e["data"]))
+                raw = self._entry_bytes(sub, e)
+                if raw is None:
+                    continue
+                decoded = decode_entry(raw)
             except (EntryFormatError, KeyError, ValueError) as err:
                 self.log.error("dropping an undecodable entry %s:%s on %s: %s",
                                e.get("ledgerId"), e.get("entryId"), sub.topic, err)  # fmt: skip
@@ -169,11 +214,17 @@ class ConsumerCore:
             for i, m in enumerate(decoded.messages):
                 if keep is not None and i not in keep:
                     continue
-                mid = MessageId(partition, e["ledgerId"], e["entryId"],
-                                i if decoded.header.batched else -1)  # fmt: skip
+                mid: MessageId = MessageId(partition, e["ledgerId"], e["entryId"],
+                                           i if decoded.header.batched else -1)  # fmt: skip
                 mid._topic = topic
+                payload = m.payload
+                if m.chunk is not None:
+                    whole = sub.chunks.add(decoded.producer_name, m, mid)
+                    if whole is None:
+                        continue
+                    m, payload, mid = whole
                 out.append(Message(
-                    m.payload, mid, topic=topic, properties=dict(m.properties),
+                    payload, mid, topic=topic, properties=dict(m.properties),
                     partition_key=m.key, ordering_key=m.ordering_key,
                     publish_timestamp=m.publish_time_ms, event_timestamp=m.event_time_ms,
                     redelivery_count=e.get("redeliveryCount", 0),

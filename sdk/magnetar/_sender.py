@@ -1,7 +1,10 @@
 """The producer's engine: pending queue, batch containers and one daemon sender thread.
 
-Messages are grouped into *entries* (a batch, or a single non-batched message) and POSTed
-one entry per request, in order, by the sender thread. Callbacks run on that thread.
+Messages are grouped into *entries* (a batch, a single non-batched message, or a chunked
+message's chunks) and committed one request per entry, in order, by the sender thread, which
+also runs the callbacks, so they run in send order. Each message must be stored within the
+send timeout (counted from ``send``/``send_async``), else it completes with ``Timeout``.
+After ``ProducerFenced`` the producer is fenced: queued and later sends fail with it.
 """
 
 from __future__ import annotations
@@ -11,56 +14,38 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from magnetar_wire import Codec, EntryFormatError, EntryMessage, encode_entry
+from magnetar_wire import Codec, EntryFormatError, EntryMessage
 
 from . import exceptions as exc
+from ._batches import Batch, BatchContainer, BatchLimits, Pending
 from ._enums import Result
-from .message import MessageId
+from ._publish import build_entries, post_entry
+from ._registration import Heartbeat, Registration, release_all
+from .message import ChunkMessageId, MessageId
 
-__all__ = ["Completion", "SenderCore"]
-
-ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
+__all__ = ["Completion", "SenderConfig", "SenderCore"]
 
 # callback(result, message_id or None, exception or None)
 Completion = Callable[[Result, "MessageId | None", "exc.PulsarException | None"], None]
 
 
 @dataclass
-class _Pending:
-    fields: dict[str, Any]
-    size: int
-    done: Completion
-    message: EntryMessage | None = None
-
-
-@dataclass
-class _Batch:
-    partition: int
-    batched: bool
-    deadline: float = 0.0
-    items: list[_Pending] = field(default_factory=list)
-    size: int = 0
-
-
-@dataclass
 class SenderConfig:
     """What the sender needs from ``create_producer``."""
 
-    paths: list[str]  # produce path per partition index (one entry for a plain topic)
-    producer_name: str
-    name_given: bool
+    registration: Registration
     codec: Codec
     send_timeout: float | None
     max_pending: int
     block_if_full: bool
     batching: bool
-    batch_max_messages: int
-    batch_max_bytes: int
-    batch_delay: float
+    limits: BatchLimits
     key_based: bool
+    chunking: bool
+    exclusive: bool
     next_sequence_id: int
     last_sequence_id: int
 
@@ -73,22 +58,27 @@ class SenderCore:
         self._t = transport
         self.cfg = config
         self.log = log
-        self.producer_name = config.producer_name
+        self.reg = config.registration
+        self.producer_name = self.reg.name
         self.last_sequence_id = config.last_sequence_id
         self._next_seq = config.next_sequence_id
         self._cond = threading.Condition()
-        self._batches: dict[Any, _Batch] = {}
-        self._outbox: collections.deque[_Batch] = collections.deque()
+        self._containers = [BatchContainer(i, config.limits, config.key_based)
+                            for i in range(len(self.reg.leases))]  # fmt: skip
+        self._outbox: collections.deque[Batch] = collections.deque()
         self._pending = 0
         self._rr_partition = 0
         self._enqueued = 0
         self._completed = 0
         self._closing = False
         self.closed = False
-        self._thread = threading.Thread(
-            target=self._run, name=f"magnetar-producer-{config.producer_name}", daemon=True
-        )
+        self.fenced: exc.ProducerFenced | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"magnetar-producer-{self.producer_name}")  # fmt: skip
         self._thread.start()
+        self._heartbeat = (Heartbeat(transport, self.producer_name, self.reg.leases,
+                                     self.reg.lease_ms, self._fence, log)
+                           if config.exclusive else None)  # fmt: skip
 
     # ------------------------------------------------------------------ called by Producer
 
@@ -100,12 +90,20 @@ class SenderCore:
 
         Raises:
             AlreadyClosed: the producer is closed.
+            ProducerFenced: another producer took the topic over.
+            MessageTooBig: a batchable message above the maximum message size.
             ProducerQueueIsFull: ``max_pending_messages`` reached and not blocking.
         """
         size = len(fields.get("payload", b""))
+        batch = self.cfg.batching and batchable
+        if batch and size > self.cfg.limits.max_message_size:
+            raise exc.MessageTooBig(
+                f"a {size}-byte message is above the maximum message size of "
+                f"{self.cfg.limits.max_message_size} bytes"
+            )
         with self._cond:
             self._check_open()
-            while self.cfg.max_pending > 0 and self._pending >= self.cfg.max_pending:
+            while 0 < self.cfg.max_pending <= self._pending:
                 if not self.cfg.block_if_full:
                     raise exc.ProducerQueueIsFull(
                         f"the producer has {self._pending} pending messages "
@@ -116,42 +114,29 @@ class SenderCore:
             if fields.get("sequence_id") is None:
                 fields["sequence_id"] = self._next_seq
                 self._next_seq += 1
-            item = _Pending(fields, size, done)
+            timeout = self.cfg.send_timeout
+            item = Pending(fields, size, done, time.monotonic() + timeout if timeout else None)
             self._pending += 1
             self._enqueued += 1
-            if not (self.cfg.batching and batchable):
-                self._outbox.append(_Batch(partition, False, items=[item], size=size))
+            index = max(partition, 0)
+            container = self._containers[index]
+            if not batch:
+                self._drain(container)  # what was sent before goes before
+                self._outbox.append(Batch(partition, False, [item]))
             else:
-                self._add_to_batch(item, partition)
+                if not container.has_space(item):
+                    self._drain(container)
+                container.add(item)
+                if container.is_full():
+                    self._drain(container)
             self._cond.notify_all()
             return self._enqueued
 
-    def _add_to_batch(self, item: _Pending, partition: int) -> None:
-        key = (partition, item.fields.get("key") if self.cfg.key_based else None)
-        batch = self._batches.get(key)
-        if batch is not None and (
-            len(batch.items) >= self.cfg.batch_max_messages
-            or batch.size + item.size > self.cfg.batch_max_bytes
-        ):
-            self._close_batch(key)
-            batch = None
-        if batch is None:
-            batch = _Batch(partition, True, deadline=time.monotonic() + self.cfg.batch_delay)
-            self._batches[key] = batch
-        batch.items.append(item)
-        batch.size += item.size
-        if (
-            len(batch.items) >= self.cfg.batch_max_messages
-            or batch.size >= self.cfg.batch_max_bytes
-        ):
-            self._close_batch(key)
-
-    def _close_batch(self, key: Any) -> None:
-        batch = self._batches.pop(key, None)
-        if batch is not None and batch.items:
-            self._outbox.append(batch)
-            if batch.partition == self._rr_partition:
-                self._rr_partition = (self._rr_partition + 1) % max(len(self.cfg.paths), 1)
+    def _drain(self, container: BatchContainer) -> None:
+        if container.count:
+            self._outbox.extend(container.drain())
+            if container.partition == self._rr_partition:
+                self._rr_partition = (self._rr_partition + 1) % len(self._containers)
 
     def batch_partition(self, partitions: int) -> int:
         """Round-robin per batch: the partition whose batch is being filled."""
@@ -161,8 +146,8 @@ class SenderCore:
     def flush_batches(self) -> int:
         """Hand every open batch to the sender; return the number of messages queued so far."""
         with self._cond:
-            for key in list(self._batches):
-                self._close_batch(key)
+            for c in self._containers:
+                self._drain(c)
             self._cond.notify_all()
             return self._enqueued
 
@@ -173,12 +158,33 @@ class SenderCore:
                 self._cond.wait(0.5)
 
     def close(self) -> None:
-        """Send what is queued, then stop and join the sender thread."""
+        """Send what is queued, stop the threads, then release the registration."""
+        with self._cond:
+            if self.closed:
+                return
+            self._closing = True
+            for c in self._containers:
+                self._drain(c)
+            self._cond.notify_all()
+        self._stop_threads()
+        release_all(self._t, self.producer_name, self.reg.leases, self.log)
+
+    def abort(self) -> None:
+        """Close at once: queued messages fail with ``AlreadyClosed``; joins the threads. The
+        registration is not released (an exclusive lease lapses after ``leaseMs``)."""
         with self._cond:
             self._closing = True
-            for key in list(self._batches):
-                self._close_batch(key)
-            self._cond.notify_all()
+            dropped = [i for b in self._outbox for i in b.items]
+            for c in self._containers:
+                dropped += [i for b in c.drain() for i in b.items]
+            self._outbox.clear()
+        error = exc.AlreadyClosed("the client was shut down before the message was sent")
+        self._complete(dropped, [(error.result(), None, error)] * len(dropped))
+        self._stop_threads()
+
+    def _stop_threads(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
         if threading.current_thread() is not self._thread:
             self._thread.join()
         self.closed = True
@@ -186,6 +192,15 @@ class SenderCore:
     def _check_open(self) -> None:
         if self._closing:
             raise exc.AlreadyClosed("the producer is closed")
+        if self.fenced is not None:
+            raise exc.ProducerFenced(f"the producer was fenced: {self.fenced}")
+
+    def _fence(self, error: exc.ProducerFenced) -> None:
+        with self._cond:
+            if self.fenced is None:
+                self.fenced = error
+                self.log.warning("producer %s was fenced: %s", self.producer_name, error)
+            self._cond.notify_all()
 
     # ------------------------------------------------------------------ sender thread
 
@@ -197,91 +212,81 @@ class SenderCore:
                     return
             self._send(batch)
 
-    def _next_batch(self) -> _Batch | None:
+    def _next_batch(self) -> Batch | None:
         while True:
             now = time.monotonic()
-            for key, b in list(self._batches.items()):
-                if b.deadline <= now:
-                    self._close_batch(key)
+            for c in self._containers:
+                if c.deadline is not None and c.deadline <= now:
+                    self._drain(c)
             if self._outbox:
                 return self._outbox.popleft()
-            if self._closing and not self._batches:
+            if self._closing and not any(c.count for c in self._containers):
                 return None
-            deadlines = [b.deadline for b in self._batches.values()]
+            deadlines = [c.deadline for c in self._containers if c.deadline is not None]
             self._cond.wait(max(0.0, min(deadlines) - now) if deadlines else None)
 
-    def _send(self, batch: _Batch) -> None:
-        results: list[tuple[Result, MessageId | None, exc.PulsarException | None]]
+    def _send(self, batch: Batch) -> None:
+        items = batch.items
+        deadlines = [i.deadline for i in items if i.deadline is not None]
+        deadline = min(deadlines) if deadlines else None
+        seq = None
         try:
-            msgs = [EntryMessage(**p.fields) for p in batch.items]
-            body = encode_entry(
-                msgs, producer_name=self.producer_name, codec=self.cfg.codec, batched=batch.batched
-            )
-            resp = self._t.call(
-                "POST",
-                self.cfg.paths[max(batch.partition, 0)],
-                data=body,
-                content_type=ENTRY_CONTENT_TYPE,
-                timeout=self.cfg.send_timeout,
-            )
-            ids = self._ids(resp, batch)
+            if self.fenced is not None:
+                raise exc.ProducerFenced(f"the producer was fenced: {self.fenced}")
+            msgs = [EntryMessage(**p.fields) for p in items]
+            entries = build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
+                                    batched=batch.batched, max_size=self.cfg.limits.max_message_size,
+                                    chunking=self.cfg.chunking)  # fmt: skip
+            lease = self.reg.leases[max(batch.partition, 0)]
+            ids: list[MessageId] = []
+            for entry in entries:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise exc.Timeout("the message was not stored within send_timeout_millis")
+                resp = post_entry(self._t, lease.base, entry, lease.epoch, remaining)
+                ids += self._ids(resp, len(items), batch.batched)
+            if len(entries) > 1:
+                ids = [ChunkMessageId(ids)]
             results = [(Result.Ok, i, None) for i in ids]
             seq = max(m.sequence_id for m in msgs)
         except (exc.PulsarException, EntryFormatError) as e:
+            if isinstance(e, exc.ProducerFenced):
+                self._fence(e)
             if not isinstance(e, exc.PulsarException):
                 e = exc.InvalidMessage(f"the message cannot be encoded: {e}")
-            results = [(e.result(), None, e)] * len(batch.items)
-            seq = None
+            results = [(e.result(), None, e)] * len(items)
         with self._cond:
             if seq is not None:
                 self.last_sequence_id = max(self.last_sequence_id, seq)
-            self._pending -= len(batch.items)
-            self._completed += len(batch.items)
+        self._complete(items, results)
+
+    def _complete(self, items: list[Pending], results: list) -> None:
+        with self._cond:
+            self._pending -= len(items)
+            self._completed += len(items)
             self._cond.notify_all()
-        for item, (result, msg_id, error) in zip(batch.items, results, strict=True):
+        for item, (result, msg_id, error) in zip(items, results, strict=True):
             try:
                 item.done(result, msg_id, error)
             except Exception:  # a user callback failed: log it, keep sending
                 self.log.exception("send callback raised")
 
-    def _ids(self, resp: Any, batch: _Batch) -> list[MessageId]:
+    def _ids(self, resp: Any, count: int, batched: bool) -> list[MessageId]:
         if not isinstance(resp, dict):
             raise exc.UnknownError(f"unexpected produce response: {resp!r}")
-        name = resp.get("producerName")
-        if isinstance(name, str) and name and not self.cfg.name_given:
-            self.producer_name = name
         topic = resp.get("topic")
         texts = resp.get("messageIds")
-        if isinstance(texts, list) and len(texts) == len(batch.items):
+        if isinstance(texts, list) and len(texts) == count:
             return [MessageId.from_text(t, topic) for t in texts]
         ledger, entry = resp.get("ledgerId"), resp.get("entryId")
         partition = resp.get("partition", -1)
+        if resp.get("duplicate"):  # -1:-1:<partition>:-1 for every message, as Pulsar answers
+            ledger, entry, batched = -1, -1, False
         if not (isinstance(ledger, int) and isinstance(entry, int)):
             raise exc.UnknownError(f"unexpected produce response: {resp!r}")
         ids = []
-        for i in range(len(batch.items)):
-            mid = MessageId(partition, ledger, entry, i if batch.batched else -1)
+        for i in range(count):
+            mid = MessageId(partition, ledger, entry, i if batched else -1)
             mid._topic = topic
             ids.append(mid)
         return ids
-
-    def abort(self) -> None:
-        """Close at once: queued messages fail with ``AlreadyClosed``; joins the thread."""
-        with self._cond:
-            self._closing = True
-            dropped = [i for b in self._outbox for i in b.items]
-            dropped += [i for b in self._batches.values() for i in b.items]
-            self._outbox.clear()
-            self._batches.clear()
-            self._pending -= len(dropped)
-            self._completed += len(dropped)
-            self._cond.notify_all()
-        error = exc.AlreadyClosed("the client was shut down before the message was sent")
-        for item in dropped:
-            try:
-                item.done(error.result(), None, error)
-            except Exception:
-                self.log.exception("send callback raised")
-        if threading.current_thread() is not self._thread:
-            self._thread.join()
-        self.closed = True

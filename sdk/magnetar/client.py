@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import weakref
 from typing import Any
 
-from magnetar_wire import Codec, is_supported
+from magnetar_wire import Codec
 
 from . import exceptions as exc
+from ._batches import BatchLimits
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -22,12 +24,13 @@ from ._enums import (
 from ._http import Transport
 from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
 from ._receiver import ConsumerCore
+from ._registration import register_all
 from ._sender import SenderConfig, SenderCore
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
 from .consumer import Consumer
-from .producer import Producer, generate_producer_name
+from .producer import Producer
 from .schema import BytesSchema, Schema
 
 __all__ = ["Client"]
@@ -101,6 +104,7 @@ class Client:
         self._producers: weakref.WeakSet[SenderCore] = weakref.WeakSet()
         self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
         self._closed = False
+        self._stopping = threading.Event()  # ends a WaitForExclusive create on close
 
     # ------------------------------------------------------------------ topics
 
@@ -150,7 +154,11 @@ class Client:
         Raises:
             ValueError: wrong argument types, or batching together with chunking.
             InvalidTopicName: a malformed topic name.
-            OperationNotSupported: chunking, encryption, non-Shared access modes, ZSTD/SNAPPY.
+            ProducerFenced: an exclusive producer holds the topic (Shared, Exclusive).
+            OperationNotSupported: end-to-end encryption.
+
+        Registers the producer (``POST .../producers``, per partition); ``WaitForExclusive``
+        blocks until the topic is free.
         """
         self._check_open()
         schema = schema if schema is not None else BytesSchema()
@@ -182,34 +190,27 @@ class Client:
             raise ValueError("Argument message_router is expected to be a function")
         if batching_enabled and chunking_enabled:
             raise ValueError("Batching and chunking of messages can't be enabled together.")
-        if chunking_enabled:
-            raise exc.OperationNotSupported(f"chunking {_LATER}")
         if encryption_key or crypto_key_reader is not None:
             raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
-        if access_mode != ProducerAccessMode.Shared:
-            raise exc.OperationNotSupported(f"access mode {access_mode.name} {_LATER}")
-        codec = Codec(int(compression_type))
-        if not is_supported(codec):
-            raise exc.OperationNotSupported(
-                f"compression {compression_type.name} is not supported yet; use NONE, LZ4 or ZLib"
-            )
         name = parse_topic(topic)
         n = self._partitions(name)
         targets = [name.partition(i) for i in range(n)] if n else [name]
         if message_router is not None:
             message_routing_mode = PartitionsRoutingMode.CustomPartition
+        reg = register_all(self._t, [f"/v1/{t.path()}" for t in targets], producer_name,
+                           access_mode.name, self._stopping, self._log)  # fmt: skip
+        initial = initial_sequence_id if initial_sequence_id is not None else -1
+        last = max(initial, reg.last_sequence_id)
+        limits = BatchLimits(batching_max_messages, batching_max_allowed_size_in_bytes,
+                             max(batching_max_publish_delay_ms, 0) / 1000, reg.max_message_size)  # fmt: skip
         cfg = SenderConfig(
-            paths=[f"/v1/{t.path()}/messages" for t in targets],
-            producer_name=producer_name or generate_producer_name(),
-            name_given=bool(producer_name), codec=codec,
+            registration=reg, codec=Codec(int(compression_type)),
             send_timeout=send_timeout_millis / 1000 if send_timeout_millis > 0 else None,
             max_pending=max_pending_messages, block_if_full=block_if_queue_full,
-            batching=batching_enabled, batch_max_messages=max(batching_max_messages, 1),
-            batch_max_bytes=max(batching_max_allowed_size_in_bytes, 1),
-            batch_delay=max(batching_max_publish_delay_ms, 0) / 1000,
-            key_based=batching_type == BatchingType.KeyBased,
-            next_sequence_id=initial_sequence_id + 1 if initial_sequence_id is not None else 0,
-            last_sequence_id=initial_sequence_id if initial_sequence_id is not None else -1,
+            batching=batching_enabled, limits=limits,
+            key_based=batching_type == BatchingType.KeyBased, chunking=chunking_enabled,
+            exclusive=access_mode != ProducerAccessMode.Shared,
+            next_sequence_id=last + 1, last_sequence_id=last,
         )  # fmt: skip
         core = SenderCore(self._t, cfg, self._log)
         self._producers.add(core)
@@ -253,7 +254,11 @@ class Client:
                                 "initialPosition": initial_position.name}  # fmt: skip
         if consumer_name:
             body["consumerName"] = consumer_name
-        core = ConsumerCore(self._t, body, receiver_queue_size, schema, self._log)
+        core = ConsumerCore(
+            self._t, body, receiver_queue_size, schema, self._log,
+            max_pending_chunked=max_pending_chunked_message,
+            auto_ack_chunks=auto_ack_oldest_chunked_message_on_queue_full,
+        )  # fmt: skip
         try:
             for name in topics:
                 n = self._partitions(name)
@@ -282,6 +287,7 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        self._stopping.set()
         for core in list(self._producers):
             core.close()
         for consumer in list(self._consumers):
@@ -293,6 +299,7 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        self._stopping.set()
         for core in list(self._producers):
             core.abort()
         for consumer in list(self._consumers):

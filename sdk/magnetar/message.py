@@ -15,7 +15,7 @@ from magnetar_wire.ids import format_message_id, parse_message_id
 
 from ._validate import check_type, check_type_or_none
 
-__all__ = ["Message", "MessageId"]
+__all__ = ["ChunkMessageId", "Message", "MessageId", "id_texts"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -124,6 +124,40 @@ def _with_topic(msg_id: MessageId, topic: str | None) -> MessageId:
 
 MessageId.earliest = MessageId(-1, -1, -1, -1)
 MessageId.latest = MessageId(-1, _INT64_MAX, _INT64_MAX, -1)
+
+
+class ChunkMessageId(MessageId):
+    """The id of a chunked message: positioned (and compared) as its LAST chunk, and carrying
+    every chunk's id so acknowledging it acknowledges all of them. Pulsar's ``ChunkMessageId``
+    holds the first and last chunk ids; the text form and ``serialize()`` are the last chunk's.
+    """
+
+    __slots__ = ("_chunk_ids",)
+
+    def __init__(self, chunk_ids: list[MessageId]) -> None:
+        last = chunk_ids[-1]
+        super().__init__(last.partition(), last.ledger_id(), last.entry_id(), last.batch_index())
+        self._topic = last.topic()
+        self._chunk_ids = tuple(chunk_ids)
+
+    def chunk_message_ids(self) -> tuple[MessageId, ...]:
+        """Every chunk's id, in chunk order."""
+        return self._chunk_ids
+
+    def first_chunk_message_id(self) -> MessageId:
+        """The first chunk's id."""
+        return self._chunk_ids[0]
+
+    def last_chunk_message_id(self) -> MessageId:
+        """The last chunk's id (this id's position)."""
+        return self._chunk_ids[-1]
+
+
+def id_texts(msg_id: MessageId) -> list[str]:
+    """The text ids to acknowledge for ``msg_id``: every chunk of a chunked message."""
+    if isinstance(msg_id, ChunkMessageId):
+        return [str(c) for c in msg_id.chunk_message_ids()]
+    return [str(msg_id)]
 
 
 class Message:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import logging
 import random
-import secrets
 import threading
 import time
 import weakref
@@ -19,14 +18,6 @@ from ._validate import check_type, check_type_or_none
 from .message import Message, MessageId
 
 __all__ = ["Producer", "java_string_hash"]
-
-_NAME_PREFIX = f"magnetar-{secrets.token_hex(3)}"
-_NAME_COUNTER = itertools.count()
-
-
-def generate_producer_name() -> str:
-    """A unique producer name in Pulsar's ``<cluster>-<n>-<m>`` style."""
-    return f"{_NAME_PREFIX}-{next(_NAME_COUNTER)}"
 
 
 def java_string_hash(text: str) -> int:
@@ -69,16 +60,17 @@ class Producer:
         return self._topic
 
     def producer_name(self) -> str:
-        """The producer's name (given, server-assigned, or generated)."""
+        """The producer's name (given, or assigned by the service)."""
         return self._core.producer_name
 
     def last_sequence_id(self) -> int:
-        """The highest sequence id the service has acknowledged; -1 before any publish."""
+        """The highest sequence id the service has acknowledged; -1 before any publish. With
+        deduplication on, it starts from the service's ``lastSequenceId`` for this name."""
         return self._core.last_sequence_id
 
     def is_connected(self) -> bool:
-        """True until the producer is closed."""
-        return not self._core.closed and self._finalizer.alive
+        """True until the producer is closed or fenced."""
+        return not self._core.closed and self._finalizer.alive and self._core.fenced is None
 
     def send(self, content: Any, properties: dict | None = None, partition_key: str | None = None,
              ordering_key: str | None = None, sequence_id: int | None = None,
@@ -87,12 +79,15 @@ class Producer:
              deliver_after: timedelta | None = None) -> MessageId:  # fmt: skip
         """Publish one message and wait until the service has stored it.
 
-        Sends the open batch at once (as Pulsar's synchronous send does).
+        Sends the open batch at once (as Pulsar's synchronous send does). ``content=None``
+        sends a null value (a tombstone). Delayed messages (``deliver_at``/``deliver_after``)
+        are never batched. A chunked message's id is a ``ChunkMessageId`` (the last chunk's).
 
         Raises:
             TypeError: ``content`` does not match the schema (not bytes for the default).
             ValueError: an argument of the wrong type.
-            PulsarException: the publish failed (``Timeout``, ``MessageTooBig``, ...).
+            PulsarException: the publish failed (``Timeout``, ``MessageTooBig`` (nothing is
+                sent), ``ProducerFenced``, ...).
         """
         done = threading.Event()
         outcome: list[Any] = []
@@ -119,8 +114,11 @@ class Producer:
                    disable_replication: bool = False, event_timestamp: int | None = None,
                    deliver_at: int | None = None, deliver_after: timedelta | None = None) -> None:  # fmt: skip
         """Queue one message; ``callback(result, msg_id)`` runs when it is stored or failed
-        (``Result.Ok`` on success). A full queue calls back with ``ProducerQueueIsFull``
-        unless ``block_if_queue_full``."""
+        (``Result.Ok`` on success), in send order. A full queue calls back with
+        ``ProducerQueueIsFull`` unless ``block_if_queue_full`` (then it waits for room); a
+        fenced producer calls back with ``ProducerFenced``, a batched message above the maximum
+        size with ``MessageTooBig``; a message not stored within ``send_timeout_millis`` with
+        ``Timeout``."""
         if not callable(callback):
             raise ValueError("Argument callback is expected to be of type 'function'")
         fields, partition, batchable = self._build(
@@ -133,8 +131,8 @@ class Producer:
 
         try:
             self._core.enqueue(fields, partition, batchable, complete)
-        except exc.ProducerQueueIsFull:
-            callback(Result.ProducerQueueIsFull, None)
+        except (exc.ProducerQueueIsFull, exc.ProducerFenced, exc.MessageTooBig) as e:
+            callback(e.result(), None)
 
     def flush(self) -> None:
         """Send every queued message and wait until each is stored or failed."""

@@ -1,9 +1,10 @@
 """``FakeService``: a small in-memory stand-in for the Magnetar HTTP API, for unit tests.
 
 It implements just enough of docs/http-api.md for the SDK's own tests (produce with entry
-bodies, partitions, subscribe / receive (long poll, ``format: entry``) / ack / nack /
-redeliver / unsubscribe / close) and records every request. It is NOT the service: no
-persistence, no Key_Shared, no delayed delivery. Use it as a context manager::
+bodies or ``entryRef``, producers with access modes / epochs / heartbeats, deduplication,
+uploads, partitions, subscribe / receive (long poll, ``format: entry``, large entries by URL) /
+ack / nack / redeliver / unsubscribe / close) and records every request. It is NOT the service:
+no persistence, no Key_Shared, no delayed delivery. Use it as a context manager::
 
     with FakeService() as svc:
         client = magnetar.Client(svc.url)
@@ -21,8 +22,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl
 
 from magnetar_wire import decode_entry, format_message_id, parse_message_id
+
+from ._fake_producers import PRODUCER_ROUTES, ProducerRoutes
 
 __all__ = ["FakeService", "Recorded"]
 
@@ -35,6 +39,7 @@ _ROUTES = [
     ("POST", "subscribe", re.compile(r"^/v1" + _CONS + r"$")),
     ("DELETE", "close", re.compile(r"^/v1" + _CONS + r"/(?P<cid>[^/]+)$")),
     ("POST", "action", re.compile(r"^/v1" + _CONS + r"/(?P<cid>[^/]+)/(?P<action>\w+)$")),
+    *PRODUCER_ROUTES,
 ]
 
 
@@ -48,6 +53,7 @@ class Recorded:
     body: Any  # parsed JSON, the decoded entry for produce, or None
     headers: dict
     at: float = field(default_factory=time.monotonic)
+    query: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -61,7 +67,7 @@ class _Sub:
     redeliveries: dict = field(default_factory=dict)  # entry index -> count
 
 
-class FakeService:
+class FakeService(ProducerRoutes):
     """The fake; ``url`` is its base URL, ``requests`` what it received."""
 
     def __init__(self) -> None:
@@ -85,9 +91,11 @@ class FakeService:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 status, body = fake._handle(self.command, self.path, raw, dict(self.headers))
-                data = json.dumps(body).encode() if body is not None else b""
+                blob = isinstance(body, bytes)
+                data = body if blob else json.dumps(body).encode() if body is not None else b""
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "application/octet-stream" if blob
+                                 else "application/json")  # fmt: skip
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 try:
@@ -107,6 +115,7 @@ class FakeService:
 
         self._server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._init_producers()
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True, name="fake-service"
         )
@@ -152,21 +161,27 @@ class FakeService:
     # ------------------------------------------------------------------ dispatch
 
     def _handle(self, method: str, path: str, raw: bytes, headers: dict) -> tuple[int, Any]:
-        path = path.split("?", 1)[0]
+        path, _, qs = path.partition("?")
+        query = dict(parse_qsl(qs))
         found = [(k, rx.match(path)) for m, k, rx in _ROUTES if m == method and rx.match(path)]
         if not found:
             return 404, {"error": "NotFound", "message": f"no route {method} {path}"}
         kind, match = found[0]
-        args = match.groupdict()
+        args = {**match.groupdict(), "query": query}
         if kind == "action":
             kind = args["action"]
         body: Any = {}
         if kind == "produce":
+            if "json" in headers.get("Content-Type", ""):
+                with self.lock:
+                    raw = self.blobs[json.loads(raw)["entryRef"]]
             body = decode_entry(raw)
+        elif kind == "s3_put":
+            body = None
         elif raw:
             body = json.loads(raw)
         with self.lock:
-            self.requests.append(Recorded(method, kind, path, body, headers))
+            self.requests.append(Recorded(method, kind, path, body, headers, query=query))
             self.lock.notify_all()
             for i, (k, status, err) in enumerate(self.errors):
                 if k == kind:
@@ -191,6 +206,9 @@ class FakeService:
 
     def _produce(self, a: dict, decoded: Any, raw: bytes) -> tuple[int, Any]:
         with self.lock:
+            refused = self.admit(a, decoded, raw)
+            if refused is not None:
+                return refused
             log = self.entries.setdefault(a["topic"], [])
             entry_id = len(log)
             log.append((raw, len(decoded.messages)))
@@ -245,7 +263,7 @@ class FakeService:
     def _dispatch(self, a: dict, sub: _Sub, max_messages: int) -> list[dict]:
         log = self.entries.get(a["topic"], [])
         out: list[dict] = []
-        count = 0
+        count = inline = 0
         while count < max_messages:
             if sub.redeliver:
                 idx = sub.redeliver.popleft()
@@ -262,10 +280,13 @@ class FakeService:
             mask = sorted(set(range(n)) - acked) if acked else None
             count += n - len(acked)
             m = re.search(r"-partition-(\d+)$", a["topic"])
+            inline += len(raw)
+            data = {"data": base64.b64encode(raw).decode()}
+            if inline > self.inline_receive_bytes:  # the rest by URL, as the service does
+                data = {"data": None, "url": self.blob_url(raw)}
             out.append({"ledgerId": 1, "entryId": idx, "partition": int(m.group(1)) if m else -1,
                         "redeliveryCount": sub.redeliveries.get(idx, 0), "batchIndexes": mask,
-                        "data": base64.b64encode(raw).decode(),
-                        "topic": a["topic"].replace("/", "://", 1)})  # fmt: skip
+                        **data, "topic": a["topic"].replace("/", "://", 1)})  # fmt: skip
         return out
 
     def _ack(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:

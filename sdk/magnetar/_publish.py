@@ -1,0 +1,114 @@
+"""Building and posting entries: the size limit, chunking, and large entries by reference.
+
+- ``build_entries`` encodes one batch, or one message, into the entries to commit: one entry
+  when it fits ``maxMessageSize`` (the whole entry: header, metadata and stored payload, as the
+  service checks it), else chunks when chunking is on, else ``MessageTooBig``.
+- ``post_entry`` commits one entry: inline up to ``INLINE_MAX_BYTES``, else through
+  ``POST .../uploads``, a plain PUT to the presigned URL and ``{"entryRef": ...}``.
+
+Chunks (Pulsar's chunking): the message is first encoded whole, compressed; only if that
+entry is too big is the *uncompressed* payload cut into slices, each its own non-batched entry
+with the same sequence id, metadata and ``ChunkInfo(uuid, id, total, totalSize)``; the uuid is
+Pulsar's ``<producer name>-<sequence id>``. Each chunk is compressed on its own (so every entry
+decodes alone) and falls back to NONE when compression would push it over the limit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import requests
+
+from magnetar_wire import ChunkInfo, Codec, EntryMessage, encode_entry
+
+from . import exceptions as exc
+
+__all__ = ["ENTRY_CONTENT_TYPE", "INLINE_MAX_BYTES", "build_entries", "post_entry"]
+
+ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
+INLINE_MAX_BYTES = 1 << 20  # docs/http-api.md inlineMaxBytes: larger entries go through S3
+_DIGITS_SLACK = 16  # size / chunk id digits the overhead probe may under-count
+
+
+def build_entries(
+    messages: list[EntryMessage],
+    *,
+    producer: str,
+    codec: Codec,
+    batched: bool,
+    max_size: int,
+    chunking: bool,
+) -> list[bytes]:
+    """The entries that carry ``messages`` (several only for a chunked message).
+
+    Raises:
+        MessageTooBig: the entry exceeds ``max_size`` and cannot be chunked.
+        EntryFormatError: the messages cannot be encoded.
+    """
+    entry = encode_entry(messages, producer_name=producer, codec=codec, batched=batched)
+    if len(entry) <= max_size:
+        return [entry]
+    if batched or len(messages) != 1 or not chunking:
+        what = f"a batch of {len(messages)} messages" if batched else "the message"
+        raise exc.MessageTooBig(
+            f"{what} makes an entry of {len(entry)} bytes, above the topic's maximum message "
+            f"size of {max_size} bytes; enable chunking (chunking_enabled=True) or send less"
+        )
+    return _chunks(messages[0], producer, codec, max_size)
+
+
+def _chunks(msg: EntryMessage, producer: str, codec: Codec, max_size: int) -> list[bytes]:
+    payload = bytes(msg.payload)
+    uuid = f"{producer}-{msg.sequence_id}"
+    probe = dataclasses.replace(
+        msg, payload=b"", chunk=ChunkInfo(uuid, 10**9 - 1, 10**9, len(payload))
+    )
+    overhead = len(encode_entry([probe], producer_name=producer)) + _DIGITS_SLACK
+    budget = max_size - overhead
+    if budget <= 0:
+        raise exc.MessageTooBig(
+            f"the message's metadata alone ({overhead} bytes) fills the maximum message size "
+            f"of {max_size} bytes, so it cannot be chunked"
+        )
+    total = math.ceil(len(payload) / budget)
+    out = []
+    for i in range(total):
+        part = dataclasses.replace(msg, payload=payload[i * budget : (i + 1) * budget],
+                                   chunk=ChunkInfo(uuid, i, total, len(payload)))  # fmt: skip
+        entry = encode_entry([part], producer_name=producer, codec=codec, batched=False)
+        if len(entry) > max_size:
+            entry = encode_entry([part], producer_name=producer, codec=Codec.NONE, batched=False)
+        out.append(entry)
+    return out
+
+
+def post_entry(t: Any, base: str, entry: bytes, epoch: int | None, timeout: float | None) -> Any:
+    """Commit one entry to the topic or partition at ``base`` (``/v1/{domain}/...``).
+
+    Raises:
+        PulsarException: the service's error (``ProducerFenced``, ``MessageTooBig``, ...),
+            ``Timeout`` / ``ConnectError`` for the request or the upload.
+    """
+    query = f"?epoch={epoch}" if epoch is not None else ""
+    if len(entry) <= INLINE_MAX_BYTES:
+        return t.call("POST", f"{base}/messages{query}", data=entry,
+                      content_type=ENTRY_CONTENT_TYPE, timeout=timeout)  # fmt: skip
+    upload = t.call("POST", f"{base}/uploads", json_body={}, timeout=timeout)
+    if not isinstance(upload, dict) or not upload.get("uploadUrl") or not upload.get("entryRef"):
+        raise exc.UnknownError(f"unexpected uploads response: {upload!r}")
+    read_timeout = t.operation_timeout if timeout is None else timeout
+    try:
+        resp = requests.put(upload["uploadUrl"], data=entry, verify=t.verify,
+                            timeout=(t.connect_timeout, read_timeout or None))  # fmt: skip
+    except requests.exceptions.Timeout:
+        raise exc.Timeout(f"uploading a {len(entry)}-byte entry timed out") from None
+    except requests.exceptions.RequestException as e:
+        raise exc.ConnectError(f"cannot upload a {len(entry)}-byte entry: {e}") from None
+    if resp.status_code >= 300:
+        raise exc.UnknownError(
+            f"uploading a {len(entry)}-byte entry failed: HTTP {resp.status_code} {resp.text[:200]}"
+        )
+    return t.call("POST", f"{base}/messages{query}", json_body={"entryRef": upload["entryRef"]},
+                  timeout=timeout)  # fmt: skip
