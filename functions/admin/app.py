@@ -18,6 +18,43 @@ def health():
     return Response(status_code=200, content_type="text/plain", body="ok")
 
 
+@app.post("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")
+def set_namespace_deduplication(tenant: str, namespace: str):
+    engine.namespaces.set_deduplication(tenant, namespace, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")
+def get_namespace_deduplication(tenant: str, namespace: str):
+    return http.ok(bool(engine.namespaces.get(tenant, namespace).deduplication))
+
+
+@app.post("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
+def set_max_message_size(tenant: str, namespace: str):
+    engine.namespaces.set_max_message_size(tenant, namespace, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
+def get_max_message_size(tenant: str, namespace: str):
+    name = topic_of("persistent", tenant, namespace, "x")
+    return http.ok(engine.namespaces.effective(name, fresh=True).max_message_size_bytes)
+
+
+@app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")
+def set_topic_deduplication(domain: str, tenant: str, namespace: str, topic: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    engine.namespaces.set_topic_deduplication(name, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")
+def get_topic_deduplication(domain: str, tenant: str, namespace: str, topic: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    engine.topics.get(name)
+    return http.ok(engine.namespaces.effective(name, fresh=True).deduplication)
+
+
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>")
 def create_topic(domain: str, tenant: str, namespace: str, topic: str):
     admin.create_topic(topic_of(domain, tenant, namespace, topic), None)

@@ -1,4 +1,4 @@
-"""Produce: commit one entry (JSON messages or the SDK's binary entry) to a topic."""
+"""Produce: commit one entry (JSON messages, the SDK's binary entry, or an uploaded entry)."""
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -13,13 +13,30 @@ engine = http.engine_from_env()
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/messages")
 def produce(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
+    epoch = http.int_query(app, "epoch")
     if http.content_type(app) == http.ENTRY_CONTENT_TYPE:
-        entry = http.raw_body(app)
+        result = engine.producer.publish(name, http.raw_body(app), epoch=epoch)
     else:
-        entry = views.entry_from_json(
-            http.json_object(app), engine.runtime.now_ms(), "rest-producer"
-        )
-    return http.ok(views.publish_result(engine.producer.publish(name, entry)))
+        body = http.json_object(app)
+        if "entryRef" in body:
+            ref = http.field(body, "entryRef", str, "")
+            result = engine.producer.publish(name, entry_ref=ref, epoch=epoch)
+        else:
+            producer = f"rest-{engine.runtime.new_id()[:12]}"
+            entry = views.entry_from_json(body, engine.runtime.now_ms(), producer)
+            result = engine.producer.publish(name, entry, epoch=epoch)
+    return http.ok(views.publish_result(result))
+
+
+@app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/uploads")
+def upload(domain: str, tenant: str, namespace: str, topic: str):
+    name = http.topic_of(domain, tenant, namespace, topic)
+    engine.topics.resolve(name, create=True)
+    key = engine.producer.new_object_key(name)
+    url = engine.entries.upload_url(key, http.UPLOAD_EXPIRY_SECONDS)
+    return http.ok(
+        {"uploadUrl": url, "entryRef": key, "expiresInSeconds": http.UPLOAD_EXPIRY_SECONDS}
+    )
 
 
 @logger.inject_lambda_context

@@ -26,6 +26,7 @@ def receive(
         consumer_id,
         max_messages=http.field(body, "maxMessages", int, 100),
         wait_ms=http.field(body, "waitMs", int, 0),
+        by_reference=shape == "entry",
     )
     return http.ok(views.entries(delivered) if shape == "entry" else views.messages(delivered))
 

@@ -97,6 +97,9 @@ def test_bad_entries_are_refused_and_change_nothing(engine, topic, make_entry):
     with pytest.raises(ChecksumError):
         engine.producer.publish(topic, bytes(corrupted))
     with pytest.raises(MessageTooBig):
-        engine.producer.publish(topic, make_entry(b"x" * (engine.producer._max_size + 1)))
+        engine.producer.publish(
+            topic,
+            make_entry(b"x" * (engine.namespaces.effective(topic).max_message_size_bytes + 1)),
+        )
 
     assert _committed_payloads(engine, topic) == {0: b"ok"}

@@ -38,8 +38,16 @@ def test_a_new_cursor_sits_before_entry_zero_at_earliest_and_after_the_last_at_l
     ("first", "second", "message"),
     [
         (EXCLUSIVE, EXCLUSIVE, "Exclusive consumer is already connected to subscription 'sub'"),
-        (SHARED, EXCLUSIVE, "Subscription 'sub' is Shared and has consumers; a consumer of type Exclusive"),
-        (EXCLUSIVE, SHARED, "Subscription 'sub' is Exclusive and has consumers; a consumer of type Shared"),
+        (
+            SHARED,
+            EXCLUSIVE,
+            "Subscription 'sub' is Shared and has consumers; a consumer of type Exclusive",
+        ),
+        (
+            EXCLUSIVE,
+            SHARED,
+            "Subscription 'sub' is Exclusive and has consumers; a consumer of type Shared",
+        ),
     ],
 )
 def test_a_second_exclusive_consumer_or_a_type_clash_is_consumer_busy(first, second, message):

@@ -187,6 +187,7 @@ def test_entries_renders_the_sdk_shape_with_the_bytes_as_produced():
                 "redeliveryCount": 0,
                 "batchIndexes": [0, 2],
                 "data": b64(data),
+                "url": None,
                 "topic": "persistent://public/default/t",
             },
             {
@@ -196,6 +197,7 @@ def test_entries_renders_the_sdk_shape_with_the_bytes_as_produced():
                 "redeliveryCount": 0,
                 "batchIndexes": None,
                 "data": b64(data),
+                "url": None,
                 "topic": "persistent://public/default/t",
             },
         ]

@@ -18,15 +18,28 @@ from magnetar_local.routes import RouteMatch
 from magnetar_local.template import RouteSpec
 
 ROUTE = RouteSpec("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages", "ProduceFunction")
-MATCH = RouteMatch(ROUTE, {"domain": "persistent", "tenant": "public", "namespace": "default",
-                           "topic": "my topic"})
+MATCH = RouteMatch(
+    ROUTE, {"domain": "persistent", "tenant": "public", "namespace": "default", "topic": "my topic"}
+)
 
 
 def _request(body: bytes = b"", content_type: str = "application/json", **extra) -> HttpRequest:
-    headers = [("Host", "127.0.0.1:9"), ("Content-Type", content_type), ("User-Agent", "ua/1"),
-               ("X-Multi", "a"), ("x-multi", "b"), ("Cookie", "c1=v1; c2=v2")]
-    return HttpRequest(method="POST", raw_path="/v1/persistent/public/default/my%20topic/messages",
-                       raw_query="a=1&b=&a=2", headers=headers, body=body, **extra)
+    headers = [
+        ("Host", "127.0.0.1:9"),
+        ("Content-Type", content_type),
+        ("User-Agent", "ua/1"),
+        ("X-Multi", "a"),
+        ("x-multi", "b"),
+        ("Cookie", "c1=v1; c2=v2"),
+    ]
+    return HttpRequest(
+        method="POST",
+        raw_path="/v1/persistent/public/default/my%20topic/messages",
+        raw_query="a=1&b=&a=2",
+        headers=headers,
+        body=body,
+        **extra,
+    )
 
 
 def test_a_json_request_becomes_a_well_formed_version_2_event():
@@ -42,8 +55,13 @@ def test_a_json_request_becomes_a_well_formed_version_2_event():
     assert (event["body"], event["isBase64Encoded"]) == ('{"messages": []}', False)
     context = event["requestContext"]
     assert context["stage"] == "$default" and context["domainName"] == "127.0.0.1:9"
-    assert context["http"] == {"method": "POST", "path": event["rawPath"], "protocol": "HTTP/1.1",
-                               "sourceIp": "127.0.0.1", "userAgent": "ua/1"}
+    assert context["http"] == {
+        "method": "POST",
+        "path": event["rawPath"],
+        "protocol": "HTTP/1.1",
+        "sourceIp": "127.0.0.1",
+        "userAgent": "ua/1",
+    }
     assert isinstance(context["timeEpoch"], int) and context["requestId"]
     assert context["time"].endswith(" +0000")
 
@@ -63,17 +81,25 @@ def test_a_request_without_body_query_or_parameters_omits_those_keys():
 
 
 def test_a_full_response_maps_status_headers_cookies_and_base64_bodies():
-    response = to_http_response({
-        "statusCode": 201, "headers": {"Content-Type": "application/octet-stream"},
-        "multiValueHeaders": {"X-A": ["1", "2"]}, "cookies": ["s=1"],
-        "body": base64.b64encode(b"\x00\x01").decode(), "isBase64Encoded": True})
+    response = to_http_response(
+        {
+            "statusCode": 201,
+            "headers": {"Content-Type": "application/octet-stream"},
+            "multiValueHeaders": {"X-A": ["1", "2"]},
+            "cookies": ["s=1"],
+            "body": base64.b64encode(b"\x00\x01").decode(),
+            "isBase64Encoded": True,
+        }
+    )
     assert response.status == 201 and response.body == b"\x00\x01"
     assert ("X-A", "1") in response.headers and ("X-A", "2") in response.headers
     assert ("Set-Cookie", "s=1") in response.headers
 
 
-@pytest.mark.parametrize(("result", "body"), [
-    ({"ok": True}, json.dumps({"ok": True}).encode()), ("ok", b"ok"), ([1], b"[1]")])
+@pytest.mark.parametrize(
+    ("result", "body"),
+    [({"ok": True}, json.dumps({"ok": True}).encode()), ("ok", b"ok"), ([1], b"[1]")],
+)
 def test_a_result_without_status_code_is_a_200_json_response(result, body):
     response = to_http_response(result)
     assert (response.status, response.body) == (200, body)

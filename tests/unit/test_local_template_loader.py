@@ -67,14 +67,24 @@ def small(tmp_path) -> LocalTemplate:
 
 
 def test_short_tags_load_as_their_long_forms():
-    document = load_yaml("a: !Ref X\nb: !GetAtt T.Arn\nc: !Sub 'x'\nd: !If [C, 1, 2]\ne: !Condition C\n")
-    assert document == {"a": {"Ref": "X"}, "b": {"Fn::GetAtt": ["T", "Arn"]},
-                        "c": {"Fn::Sub": "x"}, "d": {"Fn::If": ["C", 1, 2]}, "e": {"Condition": "C"}}
+    document = load_yaml(
+        "a: !Ref X\nb: !GetAtt T.Arn\nc: !Sub 'x'\nd: !If [C, 1, 2]\ne: !Condition C\n"
+    )
+    assert document == {
+        "a": {"Ref": "X"},
+        "b": {"Fn::GetAtt": ["T", "Arn"]},
+        "c": {"Fn::Sub": "x"},
+        "d": {"Fn::If": ["C", 1, 2]},
+        "e": {"Condition": "C"},
+    }
 
 
 def test_sub_resolves_pseudo_parameters_resource_attributes_variables_and_escapes():
     resolver = Resolver({"AWS::StackName": "s", "T": "s-t"}, {("T", "Arn"): "arn:t"})
-    assert resolver.resolve({"Fn::Sub": "${AWS::StackName}/${T}/${T.Arn}/${!Keep}"}) == "s/s-t/arn:t/${Keep}"
+    assert (
+        resolver.resolve({"Fn::Sub": "${AWS::StackName}/${T}/${T.Arn}/${!Keep}"})
+        == "s/s-t/arn:t/${Keep}"
+    )
     assert resolver.resolve({"Fn::Sub": ["${A}-${T}", {"A": "x"}]}) == "x-s-t"
 
 
@@ -86,26 +96,37 @@ def test_an_unknown_reference_is_a_clear_template_error():
 def test_names_follow_the_template_or_the_stack_and_kebab_case_logical_id(small):
     assert small.tables[0].name == "st-things"
     assert small.buckets[0].name == "st-blobs"
-    assert small.state_machines[0].arn == "arn:aws:states:eu-west-1:111122223333:stateMachine:st-timer"
+    assert (
+        small.state_machines[0].arn == "arn:aws:states:eu-west-1:111122223333:stateMachine:st-timer"
+    )
     assert kebab("EntriesBucket") == "entries-bucket"
 
 
 def test_table_specs_carry_create_table_arguments(small):
     assert small.tables[0].create_kwargs == {
-        "TableName": "st-things", "BillingMode": "PAY_PER_REQUEST",
+        "TableName": "st-things",
+        "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    }
 
 
 def test_definition_substitutions_are_applied_to_state_machine_definitions(small):
-    assert '"arn:aws:dynamodb:eu-west-1:111122223333:table/st-things"' in small.state_machines[0].definition
+    assert (
+        '"arn:aws:dynamodb:eu-west-1:111122223333:table/st-things"'
+        in small.state_machines[0].definition
+    )
 
 
 def test_function_environment_is_globals_overridden_by_the_function(small):
     function = small.functions["Fn"]
     assert function.environment == {
-        "TABLE": "st-things", "STAGE": "override", "BUCKET_ARN": "arn:aws:s3:::st-blobs",
-        "JOINED": "eu-west-1/b", "LITERAL": "${NotResolved}-111122223333"}
+        "TABLE": "st-things",
+        "STAGE": "override",
+        "BUCKET_ARN": "arn:aws:s3:::st-blobs",
+        "JOINED": "eu-west-1/b",
+        "LITERAL": "${NotResolved}-111122223333",
+    }
     assert (function.timeout_s, function.memory_mb) == (7, 256)
     assert function.code_dir == small.root / "functions" / "fn"
 
@@ -118,18 +139,24 @@ def test_the_real_template_yields_every_documented_route():
     routes = {(r.method, r.path): r.function for r in LocalTemplate().routes}
     consumer = "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers"
     topic = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
-    assert routes[("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")] == "ProduceFunction"
+    assert (
+        routes[("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")] == "ProduceFunction"
+    )
     assert routes[("POST", consumer + "/{consumerId}/receive")] == "ReceiveFunction"
     assert routes[("POST", consumer + "/{consumerId}/redeliver")] == "NackFunction"
     assert routes[("DELETE", consumer + "/{consumerId}")] == "ConsumersFunction"
     assert routes[("GET", "/admin/v2/brokers/health")] == "AdminFunction"
     assert routes[("DELETE", topic + "/subscription/{subscription}")] == "AdminFunction"
-    assert len(routes) == 20
+    assert len(routes) == 30
 
 
 def _table(*keys: str) -> RouteTable:
-    return RouteTable(RouteSpec(*key.split(" ", 1), f"F{i}") if key != "$default"
-                      else RouteSpec("ANY", "$default", f"F{i}") for i, key in enumerate(keys))
+    return RouteTable(
+        RouteSpec(*key.split(" ", 1), f"F{i}")
+        if key != "$default"
+        else RouteSpec("ANY", "$default", f"F{i}")
+        for i, key in enumerate(keys)
+    )
 
 
 def test_literal_segments_beat_parameters_whatever_the_declaration_order():
@@ -138,7 +165,11 @@ def test_literal_segments_beat_parameters_whatever_the_declaration_order():
     assert health.route.path == "/admin/v2/brokers/health" and health.path_parameters == {}
     listing = table.match("GET", "/admin/v2/persistent/public/default")
     assert listing.route.path == "/admin/v2/{domain}/{tenant}/{namespace}"
-    assert listing.path_parameters == {"domain": "persistent", "tenant": "public", "namespace": "default"}
+    assert listing.path_parameters == {
+        "domain": "persistent",
+        "tenant": "public",
+        "namespace": "default",
+    }
 
 
 def test_precedence_is_literal_then_parameter_then_greedy_then_any_method_then_default():
@@ -147,7 +178,9 @@ def test_precedence_is_literal_then_parameter_then_greedy_then_any_method_then_d
     assert table.match("POST", "/a/b").route.route_key == "ANY /a/b"
     assert table.match("GET", "/a/c").route.route_key == "GET /a/{x}"
     deep = table.match("GET", "/a/c/d%20e")
-    assert deep.route.route_key == "GET /a/{greedy+}" and deep.path_parameters == {"greedy": "c/d e"}
+    assert deep.route.route_key == "GET /a/{greedy+}" and deep.path_parameters == {
+        "greedy": "c/d e"
+    }
     assert table.match("DELETE", "/zzz").route.route_key == "$default"
 
 

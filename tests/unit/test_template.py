@@ -31,9 +31,12 @@ def _sam_transform(document: dict) -> dict:
             if isinstance(properties.get(key), str):
                 properties[key] = f"s3://magnetar-artifacts/{properties[key].rstrip('/')}"
     translator = Translator(None, Parser(), boto_session=boto3.Session(region_name="us-east-1"))
-    managed = {"AWSLambdaBasicExecutionRole":
-               "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"}
-    return translator.translate(document, parameter_values={}, get_managed_policy_map=lambda: managed)
+    managed = {
+        "AWSLambdaBasicExecutionRole": "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+    }
+    return translator.translate(
+        document, parameter_values={}, get_managed_policy_map=lambda: managed
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +55,20 @@ def test_cfn_lint_really_runs_on_this_template_and_catches_a_broken_table():
 
 
 def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(transformed):
-    functions = {lid: r for lid, r in transformed["Resources"].items()
-                 if r["Type"] == "AWS::Lambda::Function"}
-    assert set(functions) == {"ProduceFunction", "ConsumersFunction", "ReceiveFunction",
-                              "AckFunction", "NackFunction", "AdminFunction"}
+    functions = {
+        lid: r
+        for lid, r in transformed["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function"
+    }
+    assert set(functions) == {
+        "ProduceFunction",
+        "ProducersFunction",
+        "ConsumersFunction",
+        "ReceiveFunction",
+        "AckFunction",
+        "NackFunction",
+        "AdminFunction",
+    }
     for resource in functions.values():
         properties = resource["Properties"]
         assert properties["Runtime"] == "python3.12"
@@ -63,7 +76,8 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         assert properties["Handler"] == "app.lambda_handler"
         assert len(properties["Layers"]) == 1
         assert {"TOPICS_TABLE", "LOG_TABLE", "CURSORS_TABLE", "ENTRIES_BUCKET"} <= set(
-            properties["Environment"]["Variables"])
+            properties["Environment"]["Variables"]
+        )
 
 
 def _allowed_actions(transformed: dict, role: str) -> set[str]:
@@ -81,20 +95,24 @@ def test_the_receive_function_may_not_write_entries_or_the_log(transformed):
     assert "dynamodb:UpdateItem" in actions  # cursors
     assert not actions & {"s3:PutObject", "s3:DeleteObject"}
     receive_policies = transformed["Resources"]["ReceiveFunctionRole"]["Properties"]["Policies"]
-    log_writers = [p for p in receive_policies if "dynamodb:PutItem" in str(p)
-                   and "LogTable" in str(p)]
+    log_writers = [
+        p for p in receive_policies if "dynamodb:PutItem" in str(p) and "LogTable" in str(p)
+    ]
     assert log_writers == []
 
 
 def test_only_the_admin_function_may_delete_entries(transformed):
-    deleters = {lid for lid, r in transformed["Resources"].items()
-                if r["Type"] == "AWS::IAM::Role" and "s3:DeleteObject" in _allowed_actions(transformed, lid)}
+    deleters = {
+        lid
+        for lid, r in transformed["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role" and "s3:DeleteObject" in _allowed_actions(transformed, lid)
+    }
     assert deleters == {"AdminFunctionRole"}
 
 
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
-    assert len(template.routes) == 20
+    assert len(template.routes) == 30
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"
@@ -105,6 +123,11 @@ def test_the_core_layer_requirements_match_the_pinned_versions():
     pyproject = (ROOT / "pyproject.toml").read_text()
     requirements = (ROOT / "layers/core/requirements.txt").read_text().split()
     pins = [line for line in requirements if "==" in line]
-    assert {pin.split("==")[0] for pin in pins} == {"aws-lambda-powertools", "lz4", "mmh3", "crc32c"}
+    assert {pin.split("==")[0] for pin in pins} == {
+        "aws-lambda-powertools",
+        "lz4",
+        "mmh3",
+        "crc32c",
+    }
     for pin in pins:
         assert f'"{pin}"' in pyproject

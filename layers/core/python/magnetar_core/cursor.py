@@ -128,6 +128,11 @@ class CursorState:
         for entry_id, count in candidates:
             if given >= max_messages or held >= max_unacked_entries:
                 break
+            if count == 0:  # a marker: nothing to deliver, step over it
+                if entry_id == self.read_position:
+                    self.read_position += 1
+                    self.acked.add(entry_id)
+                continue
             if entry_id in self.redeliver:
                 self.redeliver.remove(entry_id)
             elif entry_id == self.read_position:
@@ -145,6 +150,7 @@ class CursorState:
             out.append(Delivery(entry_id, self.redelivery_counts.get(entry_id, 0), mask))
         if not lease:
             self.leases.pop(consumer_id, None)
+        self._advance_mark_delete()
         return out
 
     def _delivery_mask(self, entry_id: int, count: int) -> tuple[int, ...] | None:

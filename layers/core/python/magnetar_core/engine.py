@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .access import ProducerAccess
 from .admin import Admin
+from .dedup import Deduplicator
 from .index_cache import IndexCache
+from .namespaces import Namespaces
 from .policies import Runtime
 from .produce import Producer
 from .settings import Settings
@@ -14,6 +17,8 @@ from .storage.aws import make_clients
 from .storage.cursors import CursorStore
 from .storage.entries import EntryStore
 from .storage.log import LogStore
+from .storage.policies import PolicyStore
+from .storage.producers import ProducerStateStore
 from .storage.topics import TopicStore
 from .subscriptions import DispatchLimits, Subscriptions
 from .topics import Topics
@@ -29,6 +34,9 @@ class Engine:
     subscriptions: Subscriptions
     stats: Stats
     admin: Admin
+    namespaces: Namespaces
+    access: ProducerAccess
+    entries: EntryStore
 
     @classmethod
     def build(
@@ -47,15 +55,31 @@ class Engine:
             max_unacked_entries=settings.max_unacked_entries_per_consumer,
             max_attempts=settings.commit_max_attempts,
         )
-        subscriptions = Subscriptions(topics, log, cursors, entries, runtime, limits, IndexCache())
-        stats = Stats(topics, log, cursors)
-        producer = Producer(
+        subscriptions = Subscriptions(
             topics,
             log,
+            cursors,
             entries,
             runtime,
+            limits,
+            IndexCache(),
+            inline_entry_max_bytes=settings.inline_entry_max_bytes,
+            response_inline_budget_bytes=settings.response_inline_budget_bytes,
+        )
+        stats = Stats(topics, log, cursors)
+        topic_store = TopicStore(dynamodb, settings.topics_table)
+        namespaces = Namespaces(
+            PolicyStore(dynamodb, settings.topics_table),
+            topic_store,
+            topics,
+            runtime,
             settings.max_message_size_bytes,
-            settings.commit_max_attempts,
+            settings.policy_cache_ms,
+        )
+        producer_state = ProducerStateStore(dynamodb, settings.cursors_table)
+        dedup = Deduplicator(log, producer_state, settings.dedup_snapshot_every)
+        producer = Producer(
+            topics, log, entries, runtime, namespaces, dedup, settings.commit_max_attempts
         )
         return cls(
             runtime=runtime,
@@ -64,4 +88,17 @@ class Engine:
             subscriptions=subscriptions,
             stats=stats,
             admin=Admin(topics, subscriptions, stats),
+            namespaces=namespaces,
+            access=ProducerAccess(
+                topics,
+                producer,
+                producer_state,
+                namespaces,
+                dedup,
+                runtime,
+                settings.producer_lease_ms,
+                settings.receive_max_wait_ms,
+                settings.commit_max_attempts,
+            ),
+            entries=entries,
         )

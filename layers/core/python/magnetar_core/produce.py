@@ -4,7 +4,14 @@ Commit protocol (DESIGN.md §3): (1) PUT the entry to a unique S3 key; (2) condi
 the index item at the next entry id. Step 2 is the commit point. A lost race re-reads the
 head and retries with jitter; a crash before step 2 leaves an unreferenced object for the
 expiry job. In the steady state of one producer per partition this is 2 AWS requests per
-entry: the next entry id is cached per process and only re-read after a lost race.
+entry: the head (next id, access epoch) is cached per process and re-read only after a lost
+race.
+
+Access epochs: every index item carries the partition's access epoch and whether an
+exclusive producer holds it. A producer may commit only with an epoch at least the head's
+(and, while exclusive, only as a registered producer). Because a commit lands only at
+exactly head + 1, a producer whose epoch was superseded always meets the newer head and is
+fenced: no extra request is needed to enforce exclusivity.
 """
 
 from __future__ import annotations
@@ -15,14 +22,17 @@ from dataclasses import dataclass
 from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
 from magnetar_wire.ids import format_message_id
 
+from .dedup import Deduplicator
 from .errors import (
     ChecksumError,
     ConditionFailed,
     InvalidMessage,
     MessageTooBig,
+    ProducerFenced,
     ServiceUnitNotReady,
 )
 from .names import TopicName
+from .namespaces import Namespaces
 from .policies import Runtime
 from .storage.entries import EntryStore
 from .storage.log import IndexEntry, LogStore
@@ -31,17 +41,36 @@ from .topics import PartitionRef, Topics
 
 @dataclass(frozen=True)
 class PublishResult:
-    """Where an entry was committed and the ids of its messages."""
+    """Where an entry was committed and the ids of its messages (duplicates: -1:-1)."""
 
     topic: TopicName
     ledger_id: int
     entry_id: int
     partition: int
     message_ids: tuple[str, ...]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a committer knows of a log's head: the next id and the access rules there."""
+
+    next_id: int
+    epoch: int = 0
+    exclusive: bool = False
 
 
 class _LedgerFenced(Exception):
     """The ledger was closed (its topic deleted): reload the topic and commit again."""
+
+
+class _Duplicate(Exception):
+    """A replay of the log showed this entry was committed already."""
+
+
+def object_prefix(topic: TopicName) -> str:
+    """Where a topic's entry objects live in the bucket."""
+    return f"entries/{topic.domain}/{topic.tenant}/{topic.namespace}/{topic.local}/"
 
 
 class Producer:
@@ -53,74 +82,159 @@ class Producer:
         log: LogStore,
         entries: EntryStore,
         runtime: Runtime,
-        max_message_size_bytes: int,
+        namespaces: Namespaces,
+        dedup: Deduplicator,
         max_attempts: int = 16,
     ) -> None:
         self._topics = topics
         self._log = log
         self._entries = entries
         self._rt = runtime
-        self._max_size = max_message_size_bytes
+        self._namespaces = namespaces
+        self._dedup = dedup
         self._max_attempts = max_attempts
-        self._heads: dict[str, int] = {}
+        self._heads: dict[str, Head] = {}
         self._lock = threading.Lock()
 
-    def publish(self, topic: TopicName, entry: bytes) -> PublishResult:
+    def new_object_key(self, topic: TopicName) -> str:
+        return object_prefix(topic) + self._rt.new_id()
+
+    def publish(
+        self,
+        topic: TopicName,
+        entry: bytes | None = None,
+        *,
+        entry_ref: str | None = None,
+        epoch: int | None = None,
+    ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
+        ``entry`` holds the bytes, or ``entry_ref`` names an object uploaded to this topic's
+        prefix. ``epoch`` is the registered producer's access epoch (None: unregistered).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
-        ServiceUnitNotReady (the commit kept losing races).
+        ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
         """
-        if len(entry) > self._max_size:
+        ref = self._topics.resolve(topic, create=True)
+        policies = self._namespaces.effective(topic)
+        if entry_ref is not None:
+            if not entry_ref.startswith(object_prefix(topic)):
+                raise InvalidMessage(f"entryRef {entry_ref!r} was not uploaded for topic {topic}")
+            entry = self._entries.get(entry_ref)
+        if len(entry) > policies.max_message_size_bytes:
             raise MessageTooBig(
-                f"Entry of {len(entry)} bytes exceeds the maximum message size of {self._max_size} bytes"
+                f"Entry of {len(entry)} bytes exceeds the maximum message size of "
+                f"{policies.max_message_size_bytes} bytes; enable chunking or send less"
             )
         meta = _validated_metadata(entry)
-        ref = self._topics.resolve(topic, create=True)
-        object_key = f"entries/{topic.domain}/{topic.tenant}/{topic.namespace}/{topic.local}/{self._rt.new_id()}"
-        self._entries.put(object_key, entry)
-        index = _index_entry(meta, object_key, len(entry))
+        index = _index_entry(meta, "", len(entry))
+        if policies.deduplication and self._dedup.is_duplicate(
+            ref.key, index.producer, index.sequence_max
+        ):
+            return self._duplicate(ref, topic)
+        object_key = entry_ref or self.new_object_key(topic)
+        if entry_ref is None:
+            self._entries.put(object_key, entry)
+        index = IndexEntry(**{**index.__dict__, "object_key": object_key})
         for _ in range(3):
             try:
-                entry_id = self._commit(ref, index)
+                entry_id = self._commit(ref, index, epoch, policies.deduplication)
                 break
+            except _Duplicate:
+                return self._duplicate(ref, topic)
             except _LedgerFenced:
                 self._topics.invalidate(topic.base)
                 self._topics.invalidate(topic)
                 ref = self._topics.resolve(topic, create=True)
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
+        if policies.deduplication:
+            self._dedup.committed(ref.key, entry_id, index.producer, index.sequence_max)
         batch = range(meta.header.count) if meta.header.batched else (-1,)
         ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
         return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
 
-    def _commit(self, ref: PartitionRef, index: IndexEntry) -> int:
+    def append_marker(self, ref: PartitionRef, epoch: int, exclusive: bool, producer: str) -> int:
+        """Open an access epoch: commit a marker that fences every older epoch.
+
+        Raises ProducerFenced when an even newer epoch is already in the log.
+        """
+        marker = IndexEntry.epoch_marker(-1, epoch, exclusive, producer)
+        return self._commit(ref, marker, epoch, dedup=False)
+
+    @staticmethod
+    def _duplicate(ref: PartitionRef, topic: TopicName) -> PublishResult:
+        ids = (format_message_id(-1, -1, ref.partition, -1),)
+        return PublishResult(topic, -1, -1, ref.partition, ids, duplicate=True)
+
+    def _commit(self, ref: PartitionRef, index: IndexEntry, epoch: int | None, dedup: bool) -> int:
         key = ref.key
         with self._lock:
-            next_id = self._heads.get(key)
-        if next_id is None:
-            next_id = self._next_id(key)
+            head = self._heads.get(key)
+        if head is None:
+            head = self._read_head(key)
+        marker = index.count == 0
         for attempt in range(self._max_attempts):
+            if dedup:
+                self._check_duplicate(key, head, index)
+            _check_access(head, epoch, marker, ref)
+            item = IndexEntry(
+                **{
+                    **index.__dict__,
+                    "entry_id": head.next_id,
+                    "epoch": index.epoch if marker else head.epoch,
+                    "exclusive": index.exclusive if marker else head.exclusive,
+                }
+            )
             try:
-                self._log.append(key, _at(index, next_id))
+                self._log.append(key, item)
             except ConditionFailed:
                 self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-                next_id = self._next_id(key)
+                head = self._read_head(key)
                 continue
             with self._lock:
-                self._heads[key] = next_id + 1
-            return next_id
+                self._heads[key] = Head(head.next_id + 1, item.epoch, item.exclusive)
+            return head.next_id
         raise ServiceUnitNotReady(
             f"Could not commit to {ref.topic} after {self._max_attempts} attempts (contention); retry"
         )
 
-    def _next_id(self, key: str) -> int:
+    def _check_duplicate(self, key: str, head: Head, index: IndexEntry) -> None:
+        """Raise _Duplicate if the log before ``head`` holds this producer's sequence id.
+
+        The dedup state is caught up first when it knows less than the log up to the head,
+        so a commit at exactly ``head.next_id`` can never slip a duplicate in.
+        """
+        if self._dedup.known_upto(key) < head.next_id - 1:
+            self._dedup.catch_up(key)
+        if self._dedup.is_duplicate(key, index.producer, index.sequence_max):
+            raise _Duplicate()
+
+    def _read_head(self, key: str) -> Head:
         last = self._log.last(key)
         if last is not None and last.fence:
             with self._lock:
                 self._heads.pop(key, None)
             raise _LedgerFenced(key)
-        return last.entry_id + 1 if last else 0
+        if last is None:
+            return Head(0)
+        return Head(last.entry_id + 1, last.epoch, last.exclusive)
+
+
+def _check_access(head: Head, epoch: int | None, marker: bool, ref: PartitionRef) -> None:
+    if marker:
+        if epoch is not None and epoch < head.epoch:
+            raise ProducerFenced(f"A newer producer (epoch {head.epoch}) took over {ref.topic}")
+        return
+    if epoch is None:
+        if head.exclusive:
+            raise ProducerFenced(
+                f"An exclusive producer holds {ref.topic}; register as a producer to send after it leaves"
+            )
+        return
+    if epoch < head.epoch:
+        raise ProducerFenced(
+            f"Producer fenced on {ref.topic}: epoch {epoch} was superseded by epoch {head.epoch}"
+        )
 
 
 def _validated_metadata(entry: bytes) -> EntryMetadata:
@@ -148,7 +262,3 @@ def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
         sequence_min=min(seqs),
         sequence_max=max(seqs),
     )
-
-
-def _at(index: IndexEntry, entry_id: int) -> IndexEntry:
-    return IndexEntry(**{**index.__dict__, "entry_id": entry_id})

@@ -30,7 +30,8 @@ class Stats:
         last = self._log.last(ref.key)
         head = -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
         rows = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
-        counts = {entry_id: count for entry_id, count, _ in rows}
+        counts = {entry_id: count for entry_id, count, _ in rows if count > 0}
+        head = max(counts, default=-1)
         return {
             "msgInCounter": sum(counts.values()),
             "bytesInCounter": sum(size for _, _, size in rows),

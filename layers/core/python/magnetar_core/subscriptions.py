@@ -60,7 +60,8 @@ class DeliveredEntry:
     partition: int
     redelivery_count: int
     batch_indexes: tuple[int, ...] | None
-    data: bytes
+    data: bytes | None
+    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,11 @@ class Subscriptions:
         runtime: Runtime,
         limits: DispatchLimits,
         index_cache: IndexCache,
+        inline_entry_max_bytes: int = 1024 * 1024,
+        response_inline_budget_bytes: int = 3 * 1024 * 1024,
     ) -> None:
+        self._inline_max = inline_entry_max_bytes
+        self._inline_budget = response_inline_budget_bytes
         self._topics = topics
         self._log = log
         self._cursors = cursors
@@ -184,12 +189,19 @@ class Subscriptions:
     # -- receive ---------------------------------------------------------------------------
 
     def receive(
-        self, topic: TopicName, subscription: str, consumer_id: str, max_messages: int, wait_ms: int
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        max_messages: int,
+        wait_ms: int,
+        by_reference: bool = False,
     ) -> list[DeliveredEntry]:
         """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``.
 
         Redeliveries come first, then new entries in order. Returns [] when nothing came.
-        Raises ConsumerNotFound, InvalidMessage (bad limits).
+        With ``by_reference``, entries above the inline limits come as presigned URLs (the
+        response must fit Lambda's 6 MB). Raises ConsumerNotFound, InvalidMessage.
         """
         if not 1 <= max_messages <= 10_000:
             raise InvalidMessage(f"maxMessages must be between 1 and 10000, not {max_messages}")
@@ -202,7 +214,7 @@ class Subscriptions:
         while True:
             deliveries, read_position = self._dispatch(ref, subscription, consumer_id, max_messages)
             if deliveries:
-                return self._fetch(ref, deliveries)
+                return self._fetch(ref, deliveries, by_reference)
             if not self._await_more(ref.key, read_position, deadline):
                 return []
 
@@ -248,11 +260,26 @@ class Subscriptions:
         raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
 
     def _fetch(
-        self, ref: PartitionRef, deliveries: list[tuple[Delivery, IndexEntry]]
+        self,
+        ref: PartitionRef,
+        deliveries: list[tuple[Delivery, IndexEntry]],
+        by_reference: bool,
     ) -> list[DeliveredEntry]:
+        """Read the entries: inline while they fit the response budget, else as URLs."""
+        inline: set[int] = set()
+        budget = self._inline_budget
+        for d, item in deliveries:
+            if not by_reference or (item.length <= self._inline_max and item.length <= budget):
+                inline.add(d.entry_id)
+                budget -= item.length
+
         def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
             d, item = pair
-            data = self._entries.get(item.object_key, item.offset, item.length)
+            data = url = None
+            if d.entry_id in inline:
+                data = self._entries.get(item.object_key, item.offset, item.length)
+            else:
+                url = self._entries.download_url(item.object_key)
             return DeliveredEntry(
                 ref.topic,
                 ref.ledger_id,
@@ -261,6 +288,7 @@ class Subscriptions:
                 d.redelivery_count,
                 d.batch_indexes,
                 data,
+                url,
             )
 
         if len(deliveries) == 1:

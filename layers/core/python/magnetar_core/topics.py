@@ -47,6 +47,11 @@ class Topics:
         self._cache: dict[TopicName, TopicMeta] = {}
         self._lock = threading.Lock()
 
+    def cached_meta(self, name: TopicName) -> TopicMeta | None:
+        """The topic's metadata from this process's cache (read once when missing)."""
+        meta = self._meta(name)
+        return meta if meta is not None and meta.active else None
+
     def invalidate(self, name: TopicName) -> None:
         with self._lock:
             self._cache.pop(name, None)

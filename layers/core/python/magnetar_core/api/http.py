@@ -17,6 +17,7 @@ from ..names import TopicName
 from ..settings import Settings
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
+UPLOAD_EXPIRY_SECONDS = 900
 logger = Logger(service="magnetar")
 
 
@@ -85,6 +86,19 @@ def raw_body(app: APIGatewayHttpResolver) -> bytes:
 
 def content_type(app: APIGatewayHttpResolver) -> str:
     return (app.current_event.headers.get("content-type") or "").split(";")[0].strip().lower()
+
+
+def int_query(app: APIGatewayHttpResolver, name: str, required: bool = False) -> int | None:
+    """An integer query parameter such as ``epoch=3``; raises InvalidMessage."""
+    raw = app.current_event.get_query_string_value(name)
+    if raw is None or raw == "":
+        if required:
+            raise InvalidMessage(f"Query parameter '{name}' is required")
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidMessage(f"Query parameter '{name}' must be an integer, not {raw!r}") from None
 
 
 def flag(app: APIGatewayHttpResolver, name: str) -> bool:

@@ -21,6 +21,19 @@ def publish_result(result: PublishResult) -> dict:
         "entryId": result.entry_id,
         "partition": result.partition,
         "topic": str(result.topic),
+        "duplicate": result.duplicate,
+    }
+
+
+def registration(reg) -> dict:
+    return {
+        "producerName": reg.producer_name,
+        "epoch": reg.epoch,
+        "lastSequenceId": reg.last_sequence_id,
+        "maxMessageSize": reg.max_message_size_bytes,
+        "deduplication": reg.deduplication,
+        "leaseMs": reg.lease_ms,
+        "topic": str(reg.topic),
     }
 
 
@@ -43,7 +56,8 @@ def entries(delivered: list[DeliveredEntry]) -> dict:
                 "partition": d.partition,
                 "redeliveryCount": d.redelivery_count,
                 "batchIndexes": list(d.batch_indexes) if d.batch_indexes is not None else None,
-                "data": base64.b64encode(d.data).decode(),
+                "data": base64.b64encode(d.data).decode() if d.data is not None else None,
+                "url": d.url,
                 "topic": str(d.topic),
             }
             for d in delivered

@@ -113,17 +113,35 @@ class CursorStore:
         while True:
             with translated(f"listing cursors of {pk}"):
                 page = self._ddb.query(**kwargs)
-            out.extend(cursor_from_item(item) for item in page["Items"])
+            out.extend(
+                cursor_from_item(item)
+                for item in page["Items"]
+                if not item["sub"]["S"].startswith("$")
+            )
             if "LastEvaluatedKey" not in page:
                 return out
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def delete_all(self, pk: str) -> int:
-        """Delete every cursor of one partition ledger; returns how many."""
-        cursors = self.list(pk)
-        for state in cursors:
-            with translated(f"deleting cursor {state.subscription} of {pk}"):
-                self._ddb.delete_item(
-                    TableName=self._table, Key={"pk": {"S": pk}, "sub": {"S": state.subscription}}
-                )
-        return len(cursors)
+        """Delete every item of one partition ledger (cursors, producer lease, dedup
+        snapshot); returns how many."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ProjectionExpression": "pk, #s",
+            "ExpressionAttributeNames": {"#s": "sub"},
+        }
+        deleted = 0
+        while True:
+            with translated(f"listing items of {pk}"):
+                page = self._ddb.query(**kwargs)
+            for item in page["Items"]:
+                with translated(f"deleting {item['sub']['S']} of {pk}"):
+                    self._ddb.delete_item(
+                        TableName=self._table, Key={"pk": item["pk"], "sub": item["sub"]}
+                    )
+                deleted += 1
+            if "LastEvaluatedKey" not in page:
+                return deleted
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

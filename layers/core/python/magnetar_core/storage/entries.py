@@ -25,3 +25,17 @@ class EntryStore:
             kwargs["Range"] = f"bytes={offset}-{end}"
         with translated(f"reading entry object {key}"):
             return self._s3.get_object(**kwargs)["Body"].read()
+
+    def upload_url(self, key: str, expires_s: int = 900) -> str:
+        """A presigned PUT URL for ``key`` (no AWS request: signed locally)."""
+        with translated(f"presigning an upload of {key}"):
+            return self._s3.generate_presigned_url(
+                "put_object", Params={"Bucket": self._bucket, "Key": key}, ExpiresIn=expires_s
+            )
+
+    def download_url(self, key: str, expires_s: int = 900) -> str:
+        """A presigned GET URL for ``key`` (no AWS request: signed locally)."""
+        with translated(f"presigning a download of {key}"):
+            return self._s3.generate_presigned_url(
+                "get_object", Params={"Bucket": self._bucket, "Key": key}, ExpiresIn=expires_s
+            )

@@ -34,6 +34,13 @@ class IndexEntry:
     sequence_min: int
     sequence_max: int
     fence: bool = False
+    epoch: int = 0
+    exclusive: bool = False
+
+    @property
+    def marker(self) -> bool:
+        """True for items that hold no messages: fences and access-epoch markers."""
+        return self.count == 0
 
     def to_item(self, pk: str) -> dict:
         item = {
@@ -52,6 +59,10 @@ class IndexEntry:
         }
         if self.fence:
             item["fence"] = {"BOOL": True}
+        if self.epoch:
+            item["ep"] = {"N": str(self.epoch)}
+        if self.exclusive:
+            item["ex"] = {"BOOL": True}
         return item
 
     @classmethod
@@ -72,12 +83,22 @@ class IndexEntry:
             sequence_min=num("sq0"),
             sequence_max=num("sq1"),
             fence=item.get("fence", {}).get("BOOL", False),
+            epoch=num("ep"),
+            exclusive=item.get("ex", {}).get("BOOL", False),
         )
 
     @classmethod
     def fence_at(cls, entry_id: int) -> IndexEntry:
         """A fence item: it holds no messages and closes the ledger at ``entry_id``."""
         return cls(entry_id, "", 0, 0, 0, False, 0, 0, "", 0, 0, fence=True)
+
+    @classmethod
+    def epoch_marker(cls, entry_id: int, epoch: int, exclusive: bool, producer: str) -> IndexEntry:
+        """A marker holding no messages: from here on, commits need ``epoch`` (and, while
+        ``exclusive``, a registered producer)."""
+        return cls(
+            entry_id, "", 0, 0, 0, False, 0, 0, producer, 0, 0, epoch=epoch, exclusive=exclusive
+        )
 
 
 class LogStore:
@@ -150,6 +171,33 @@ class LogStore:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return out
+
+    def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, int]]:
+        """``(entry_id, producer, highest sequence id, message count)`` of every entry from
+        ``start`` to the head, ascending (paginated, strongly consistent query)."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND eid >= :start",
+            "ExpressionAttributeValues": {":pk": {"S": pk}, ":start": {"N": str(start)}},
+            "ProjectionExpression": "eid, pn, sq1, n",
+            "ConsistentRead": True,
+        }
+        out: list[tuple[int, str, int, int]] = []
+        while True:
+            with translated(f"replaying the tail of {pk}"):
+                page = self._ddb.query(**kwargs)
+            out.extend(
+                (
+                    int(i["eid"]["N"]),
+                    i.get("pn", {"S": ""})["S"],
+                    int(i.get("sq1", {"N": "0"})["N"]),
+                    int(i.get("n", {"N": "0"})["N"]),
+                )
+                for i in page["Items"]
+            )
+            if "LastEvaluatedKey" not in page:
+                return out
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def exists(self, pk: str, entry_id: int) -> bool:
         """Whether an entry id is committed; one small strongly consistent read."""

@@ -25,6 +25,7 @@ class TopicMeta:
     state: str
     version: int
     created_ms: int
+    deduplication: bool | None = None
 
     @property
     def active(self) -> bool:
@@ -40,6 +41,7 @@ def _to_meta(item: dict) -> TopicMeta:
         state=item["state"]["S"],
         version=int(item["ver"]["N"]),
         created_ms=int(item["created"]["N"]),
+        deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
     )
 
 
@@ -74,6 +76,8 @@ class TopicStore:
             "ver": {"N": str(meta.version)},
             "created": {"N": str(meta.created_ms)},
         }
+        if meta.deduplication is not None:
+            item["dedup"] = {"BOOL": meta.deduplication}
         if previous is None:
             condition = {
                 "ConditionExpression": "attribute_not_exists(#n)",
@@ -98,7 +102,13 @@ class TopicStore:
         while True:
             with translated(f"listing topics of {namespace_name}"):
                 page = self._ddb.query(**kwargs)
-            out.extend(m for m in map(_to_meta, page["Items"]) if m.active)
+            out.extend(
+                m
+                for m in map(
+                    _to_meta, (i for i in page["Items"] if not i["name"]["S"].startswith("$"))
+                )
+                if m.active
+            )
             if "LastEvaluatedKey" not in page:
                 return sorted(out, key=lambda m: m.name.local)
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -1,0 +1,112 @@
+"""Namespace and topic policies as the data paths see them, cached per process briefly."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .errors import ConditionFailed, InvalidMessage, TopicBusy
+from .names import TopicName
+from .policies import Runtime
+from .storage.policies import NamespacePolicies, PolicyStore
+from .storage.topics import TopicStore
+from .topics import Topics
+
+MIN_MESSAGE_SIZE = 1024
+MAX_MESSAGE_SIZE = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class EffectivePolicies:
+    """What applies to one topic: its own setting, else its namespace's, else the default."""
+
+    deduplication: bool
+    max_message_size_bytes: int
+
+
+class Namespaces:
+    """Policy administration and lookup. Lookups are cached for ``cache_ms`` per process, so
+    a change reaches warm Lambda containers within that time."""
+
+    def __init__(
+        self,
+        store: PolicyStore,
+        topic_store: TopicStore,
+        topics: Topics,
+        runtime: Runtime,
+        default_max_message_size: int,
+        cache_ms: int,
+    ) -> None:
+        self._store = store
+        self._topic_store = topic_store
+        self._topics = topics
+        self._rt = runtime
+        self._default_max = default_max_message_size
+        self._cache_ms = cache_ms
+        self._cache: dict[str, tuple[float, NamespacePolicies]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _namespace(name: TopicName) -> str:
+        return f"{name.tenant}/{name.namespace}"
+
+    def get(self, tenant: str, namespace: str) -> NamespacePolicies:
+        """The namespace's stored policies (fresh read)."""
+        return self._store.get(f"{tenant}/{namespace}")
+
+    def _cached(self, namespace: str, fresh: bool) -> NamespacePolicies:
+        now = self._rt.monotonic_ms()
+        with self._lock:
+            hit = self._cache.get(namespace)
+        if hit is not None and not fresh and now - hit[0] < self._cache_ms:
+            return hit[1]
+        policies = self._store.get(namespace)
+        with self._lock:
+            self._cache[namespace] = (now, policies)
+        return policies
+
+    def effective(self, name: TopicName, *, fresh: bool = False) -> EffectivePolicies:
+        """The policies that apply to ``name`` (its topic-level dedup override included)."""
+        ns = self._cached(self._namespace(name), fresh)
+        topic = self._topic_store.get(name.base) if fresh else self._topics.cached_meta(name.base)
+        dedup = (
+            topic.deduplication if topic is not None and topic.deduplication is not None else None
+        )
+        return EffectivePolicies(
+            deduplication=bool(dedup if dedup is not None else ns.deduplication),
+            max_message_size_bytes=ns.max_message_size_bytes or self._default_max,
+        )
+
+    def set_deduplication(self, tenant: str, namespace: str, enabled: object) -> None:
+        """Turn deduplication on or off for a namespace; raises InvalidMessage."""
+        if not isinstance(enabled, bool):
+            raise InvalidMessage("The body must be true or false")
+        ns = f"{tenant}/{namespace}"
+        self._store.put(ns, self._store.get(ns).with_changes(deduplication=enabled))
+
+    def set_max_message_size(self, tenant: str, namespace: str, size: object) -> None:
+        """Set a namespace's maximum message size in bytes; raises InvalidMessage."""
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, int)
+            or not MIN_MESSAGE_SIZE <= size <= MAX_MESSAGE_SIZE
+        ):
+            raise InvalidMessage(
+                f"The maximum message size must be an integer from {MIN_MESSAGE_SIZE} to {MAX_MESSAGE_SIZE} bytes"
+            )
+        ns = f"{tenant}/{namespace}"
+        self._store.put(ns, self._store.get(ns).with_changes(max_message_size_bytes=size))
+
+    def set_topic_deduplication(self, name: TopicName, enabled: object) -> None:
+        """Topic-level deduplication override; raises InvalidMessage, TopicNotFound, TopicBusy."""
+        if not isinstance(enabled, bool):
+            raise InvalidMessage("The body must be true or false")
+        meta = self._topics.get(name)
+        updated = type(meta)(
+            **{**meta.__dict__, "deduplication": enabled, "version": meta.version + 1}
+        )
+        try:
+            self._topic_store.put(updated, meta)
+        except ConditionFailed:
+            raise TopicBusy(f"Topic {name} changed meanwhile; retry") from None
+        self._topics.invalidate(name)
