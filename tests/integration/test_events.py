@@ -1,7 +1,8 @@
 """The sample events of events/: every file replayed through its real handler on the local stack.
 
-Each scenario runs on a fresh topic (``events-demo`` replaced by a unique name), subscribes
-first and substitutes the returned consumer id for ``demo-consumer-id``. A static check makes
+Each scenario runs on a fresh topic (``events-demo`` replaced by a unique name) and a fresh
+namespace for the namespace policy routes (``events-demo-ns`` likewise), subscribes first and
+substitutes the returned consumer id for ``demo-consumer-id``. A static check makes
 sure the scenarios together replay every file, and that every template route has a sample.
 """
 
@@ -12,6 +13,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -48,6 +50,22 @@ SHARED_EVENTS = (
     "admin_delete_subscription",
 )
 EXCLUSIVE_EVENTS = ("subscribe_exclusive", "unsubscribe")
+PRODUCER_EVENTS = (
+    "producers_register_exclusive",
+    "producers_heartbeat",
+    "producers_release",
+    "producers_register_shared",
+    "produce_upload",
+    "admin_set_topic_deduplication",
+    "admin_get_topic_deduplication",
+)
+NAMESPACE_EVENTS = (
+    "admin_set_namespace_deduplication",
+    "admin_get_namespace_deduplication",
+    "admin_set_max_message_size",
+    "admin_get_max_message_size",
+)
+SCENARIOS = (ADMIN_EVENTS, SHARED_EVENTS, EXCLUSIVE_EVENTS, PRODUCER_EVENTS, NAMESPACE_EVENTS)
 
 
 @dataclass
@@ -74,15 +92,20 @@ class Replay:
     stack: Any
     declared: tuple[str, ...]
     topic: str = field(default_factory=lambda: f"events-demo-{uuid.uuid4().hex[:10]}")
+    namespace: str = field(default_factory=lambda: f"events-demo-ns-{uuid.uuid4().hex[:10]}")
     ran: set[str] = field(default_factory=set)
 
     @property
     def full_topic(self) -> str:
         return f"persistent://public/default/{self.topic}"
 
-    def __call__(self, name: str, **replacements: str) -> Reply:
+    def __call__(self, name: str, body: str | None = None, **replacements: str) -> Reply:
+        """Replay ``name``; ``body`` replaces the sample's (JSON text) for a bad-input case."""
         assert name in self.declared, f"{name} is not declared for this scenario"
-        event = load_event(name, topic=self.topic, **replacements)
+        event = load_event(name, topic=self.topic, namespace=self.namespace, **replacements)
+        if body is not None:
+            event["body"] = body
+            event["headers"]["content-length"] = str(len(body.encode()))
         routes = [r for r in self.stack.template.routes if r.route_key == event["routeKey"]]
         assert len(routes) == 1, f"{name}: routeKey {event['routeKey']!r} is not one template route"
         spec = self.stack.template.functions[routes[0].function]
@@ -105,7 +128,7 @@ def _sample_body(name: str) -> str:
 
 # ---------------------------------------------------------------------- static checks
 def test_the_scenarios_replay_every_event_file_exactly_once():
-    declared = [*ADMIN_EVENTS, *SHARED_EVENTS, *EXCLUSIVE_EVENTS]
+    declared = [name for scenario in SCENARIOS for name in scenario]
     assert len(declared) == len(set(declared))
     assert sorted(declared) == event_names()
 
@@ -172,6 +195,22 @@ def test_load_event_replaces_the_placeholders_in_the_path_and_parameters_only():
     assert load_event("ack")["pathParameters"]["consumerId"] == PLACEHOLDERS["consumer_id"]
     with pytest.raises(TypeError):
         load_event("ack", consumer="c-1")
+
+
+def test_load_event_replaces_the_namespace_only_where_the_route_has_a_namespace_parameter():
+    event = load_event("admin_set_max_message_size", topic="orders", namespace="ns-1")
+    assert event["rawPath"] == "/admin/v2/namespaces/public/ns-1/maxMessageSize"
+    assert event["requestContext"]["http"]["path"] == event["rawPath"]
+    assert event["pathParameters"] == {"tenant": "public", "namespace": "ns-1"}
+    # a topic route keeps namespace "default"; the topic placeholder never rewrites a namespace
+    topic_event = load_event("producers_heartbeat", topic="orders", namespace="ns-1")
+    assert topic_event["rawPath"] == (
+        "/v1/persistent/public/default/orders/producers/demo-producer/heartbeat"
+    )
+    assert topic_event["pathParameters"]["namespace"] == "default"
+    untouched = load_event("admin_get_namespace_deduplication", topic="orders")
+    assert untouched["pathParameters"]["namespace"] == PLACEHOLDERS["namespace"]
+    assert untouched["rawPath"] == "/admin/v2/namespaces/public/events-demo-ns/deduplication"
 
 
 # ---------------------------------------------------------------------- replays
@@ -241,6 +280,7 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
             "entryId": 0,
             "partition": -1,
             "topic": run.full_topic,
+            "duplicate": False,
         },
     )
     entry = run("produce_entry")
@@ -316,4 +356,95 @@ def test_the_exclusive_subscribe_event_holds_the_subscription_until_unsubscribe_
     assert (stale.status, stale.error()) == (404, "SubscriptionNotFound")
     second = run("subscribe_exclusive")
     assert second.status == 200 and second.json["consumerId"] != first.json["consumerId"]
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_producer_events_take_heartbeat_and_release_an_exclusive_lease_then_upload(
+    local_stack,
+):
+    run = Replay(local_stack, PRODUCER_EVENTS)
+
+    # a fresh topic: the first exclusive producer opens epoch 1 (the heartbeat and release
+    # samples send ?epoch=1)
+    exclusive = run("producers_register_exclusive")
+    assert exclusive.status == 200
+    assert exclusive.json == {
+        "producerName": "demo-producer",
+        "epoch": 1,
+        "lastSequenceId": -1,
+        "maxMessageSize": exclusive.json["maxMessageSize"],
+        "deduplication": exclusive.json["deduplication"],
+        "leaseMs": 30000,
+        "topic": run.full_topic,
+    }
+    assert isinstance(exclusive.json["maxMessageSize"], int)
+    assert isinstance(exclusive.json["deduplication"], bool)
+    other = json.dumps({"producerName": "demo-other-producer", "accessMode": "Exclusive"})
+    fenced = run("producers_register_exclusive", body=other)
+    assert (fenced.status, fenced.error()) == (409, "ProducerFenced")
+    shared_while_held = run("producers_register_shared")
+    assert (shared_while_held.status, shared_while_held.error()) == (409, "ProducerFenced")
+
+    beat = run("producers_heartbeat")
+    assert (beat.status, beat.json) == (200, {"epoch": 1})
+    released = run("producers_release")
+    assert (released.status, released.json) == (200, {"released": True})
+    again = run("producers_release")
+    assert (again.status, again.json) == (200, {"released": False})
+    lost = run("producers_heartbeat")
+    assert (lost.status, lost.error()) == (409, "ProducerFenced")
+
+    shared = run("producers_register_shared")
+    assert shared.status == 200
+    assert shared.json["producerName"] == "demo-shared-producer"
+    assert shared.json["epoch"] == 2 and shared.json["lastSequenceId"] == -1
+    assert shared.json["topic"] == run.full_topic
+
+    upload = run("produce_upload")
+    assert upload.status == 200
+    assert set(upload.json) == {"uploadUrl", "entryRef", "expiresInSeconds"}
+    prefix = f"entries/persistent/public/default/{run.topic}/"
+    assert upload.json["entryRef"].startswith(prefix)
+    assert len(upload.json["entryRef"]) > len(prefix)
+    assert upload.json["expiresInSeconds"] == 900
+    url = urlsplit(upload.json["uploadUrl"])
+    assert url.scheme in ("http", "https") and url.query
+    assert unquote(url.path).endswith("/" + upload.json["entryRef"]) or (
+        unquote(url.path).lstrip("/") == upload.json["entryRef"]
+    )
+
+    assert run("admin_set_topic_deduplication").status == 204
+    enabled = run("admin_get_topic_deduplication")
+    assert (enabled.status, enabled.json) == (200, True)
+    deduplicated = run("producers_register_shared")
+    assert deduplicated.status == 200
+    assert deduplicated.json["deduplication"] is True
+    assert deduplicated.json["lastSequenceId"] == -1
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_namespace_policy_events_set_and_read_deduplication_and_the_maximum_size(
+    local_stack,
+):
+    run = Replay(local_stack, NAMESPACE_EVENTS)
+
+    off = run("admin_get_namespace_deduplication")
+    assert (off.status, off.json) == (200, False)
+    assert run("admin_set_namespace_deduplication").status == 204
+    on = run("admin_get_namespace_deduplication")
+    assert (on.status, on.json) == (200, True)
+    not_a_flag = run("admin_set_namespace_deduplication", body='"yes"')
+    assert (not_a_flag.status, not_a_flag.error()) == (400, "InvalidMessage")
+
+    default = run("admin_get_max_message_size")
+    assert (default.status, default.json) == (200, 5 * 1024 * 1024)
+    assert run("admin_set_max_message_size").status == 204
+    limit = run("admin_get_max_message_size")
+    assert (limit.status, limit.json) == (200, 1048576)
+    for bad in ("abc", "10", "104857601", "true", "1048576.5"):
+        refused = run("admin_set_max_message_size", body=bad)
+        assert (refused.status, refused.error()) == (400, "InvalidMessage"), bad
+    assert run("admin_get_max_message_size").json == 1048576
     run.assert_ran_everything()

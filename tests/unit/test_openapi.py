@@ -115,7 +115,35 @@ def test_every_reference_resolves_and_operation_ids_are_unique(document):
         (
             "post",
             "/v1/{domain}/{tenant}/{namespace}/{topic}/messages",
-            {"400", "413", "429", "503"},
+            {"400", "409", "413", "429", "503"},
+        ),
+        ("post", "/v1/{domain}/{tenant}/{namespace}/{topic}/uploads", {"400", "429", "503"}),
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/producers",
+            {"400", "409", "429", "503"},
+        ),
+        (
+            "post",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/producers/{producerName}/heartbeat",
+            {"400", "404", "409"},
+        ),
+        (
+            "delete",
+            "/v1/{domain}/{tenant}/{namespace}/{topic}/producers/{producerName}",
+            {"400", "404"},
+        ),
+        ("post", "/admin/v2/namespaces/{tenant}/{namespace}/deduplication", {"400"}),
+        ("post", "/admin/v2/namespaces/{tenant}/{namespace}/maxMessageSize", {"400"}),
+        (
+            "post",
+            "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled",
+            {"400", "404"},
+        ),
+        (
+            "get",
+            "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled",
+            {"404"},
         ),
         (
             "post",
@@ -155,7 +183,14 @@ def test_routes_declare_the_error_statuses_the_contract_gives_them(
     assert statuses <= _error_statuses(document, _operation(document, method, path))
 
 
-def test_produce_takes_json_messages_or_a_binary_entry_and_returns_message_ids(document):
+def _query_parameters(document: dict[str, Any], operation: dict[str, Any]) -> dict[str, Any]:
+    parameters = (_resolve(document, p) for p in operation.get("parameters", []))
+    return {p["name"]: p for p in parameters if p["in"] == "query"}
+
+
+def test_produce_takes_json_messages_an_entry_ref_or_a_binary_entry_and_returns_message_ids(
+    document,
+):
     produce = _operation(document, "post", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")
     content = produce["requestBody"]["content"]
     assert set(content) == {"application/json", "application/vnd.magnetar.entry"}
@@ -163,8 +198,11 @@ def test_produce_takes_json_messages_or_a_binary_entry_and_returns_message_ids(d
         "type": "string",
         "format": "binary",
     }
-    body = _resolve(document, content["application/json"]["schema"])
+    body, by_reference = (
+        _resolve(document, shape) for shape in content["application/json"]["schema"]["oneOf"]
+    )
     assert body["required"] == ["messages"]
+    assert by_reference["required"] == ["entryRef"]
     message = _resolve(document, body["properties"]["messages"]["items"])
     assert {"payload", "key", "orderingKey", "properties", "eventTime", "deliverAt"} <= set(
         message["properties"]
@@ -172,7 +210,95 @@ def test_produce_takes_json_messages_or_a_binary_entry_and_returns_message_ids(d
     result = _resolve(
         document, produce["responses"]["200"]["content"]["application/json"]["schema"]
     )
-    assert set(result["required"]) == {"messageIds", "ledgerId", "entryId", "partition", "topic"}
+    assert set(result["required"]) == {
+        "messageIds",
+        "ledgerId",
+        "entryId",
+        "partition",
+        "topic",
+        "duplicate",
+    }
+    assert result["properties"]["duplicate"]["type"] == "boolean"
+    epoch = _query_parameters(document, produce)["epoch"]
+    assert epoch["required"] is False and epoch["schema"]["type"] == "integer"
+
+
+def test_create_producer_takes_an_access_mode_and_answers_a_registration(document):
+    register = _operation(document, "post", "/v1/{domain}/{tenant}/{namespace}/{topic}/producers")
+    request = _resolve(document, register["requestBody"]["content"]["application/json"]["schema"])
+    assert request["properties"]["accessMode"]["enum"] == [
+        "Shared",
+        "Exclusive",
+        "ExclusiveWithFencing",
+        "WaitForExclusive",
+    ]
+    assert request["properties"]["waitMs"]["maximum"] == 20000
+    registration = _resolve(
+        document, register["responses"]["200"]["content"]["application/json"]["schema"]
+    )
+    assert set(registration["required"]) == {
+        "producerName",
+        "epoch",
+        "lastSequenceId",
+        "maxMessageSize",
+        "deduplication",
+        "leaseMs",
+        "topic",
+    }
+    assert registration["properties"]["lastSequenceId"]["minimum"] == -1
+    conflict = _resolve(document, register["responses"]["409"])
+    assert "ProducerFenced" in conflict["description"] and "ProducerBusy" in conflict["description"]
+    names = document["components"]["schemas"]["Error"]["properties"]["error"]["enum"]
+    assert {"ProducerFenced", "ProducerBusy"} <= set(names)
+
+
+def test_heartbeat_requires_the_epoch_and_release_answers_released(document):
+    base = "/v1/{domain}/{tenant}/{namespace}/{topic}/producers/{producerName}"
+    heartbeat = _operation(document, "post", f"{base}/heartbeat")
+    assert _query_parameters(document, heartbeat)["epoch"]["required"] is True
+    beat = _resolve(
+        document, heartbeat["responses"]["200"]["content"]["application/json"]["schema"]
+    )
+    assert beat["required"] == ["epoch"]
+    release = _operation(document, "delete", base)
+    assert _query_parameters(document, release)["epoch"]["required"] is False
+    released = _resolve(
+        document, release["responses"]["200"]["content"]["application/json"]["schema"]
+    )
+    assert released["required"] == ["released"]
+
+
+def test_uploads_answer_a_presigned_url_and_the_entry_ref(document):
+    upload = _operation(document, "post", "/v1/{domain}/{tenant}/{namespace}/{topic}/uploads")
+    shape = _resolve(document, upload["responses"]["200"]["content"]["application/json"]["schema"])
+    assert set(shape["required"]) == {"uploadUrl", "entryRef", "expiresInSeconds"}
+
+
+@pytest.mark.parametrize(
+    ("path", "schema"),
+    [
+        ("/admin/v2/namespaces/{tenant}/{namespace}/deduplication", {"type": "boolean"}),
+        (
+            "/admin/v2/namespaces/{tenant}/{namespace}/maxMessageSize",
+            {"type": "integer", "minimum": 1024, "maximum": 104857600},
+        ),
+        (
+            "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled",
+            {"type": "boolean"},
+        ),
+    ],
+)
+def test_policy_routes_take_and_answer_the_bare_json_value(document, path, schema):
+    setter = _operation(document, "post", path)
+    assert set(setter["responses"]) & {"200", "204"} == {"204"}
+    for shape in (
+        setter["requestBody"]["content"]["application/json"]["schema"],
+        _operation(document, "get", path)["responses"]["200"]["content"]["application/json"][
+            "schema"
+        ],
+    ):
+        resolved = _resolve(document, shape)
+        assert {k: resolved[k] for k in schema} == schema
 
 
 def test_receive_answers_the_json_or_the_entry_shape(document):
@@ -189,6 +315,9 @@ def test_receive_answers_the_json_or_the_entry_shape(document):
     assert required == [{"messages"}, {"entries"}]
     entry = document["components"]["schemas"]["ReceivedEntry"]
     assert entry["properties"]["batchIndexes"]["nullable"] is True
+    assert entry["properties"]["data"]["nullable"] is True
+    assert entry["properties"]["url"]["nullable"] is True
+    assert {"data", "url"} <= set(entry["required"])
 
 
 def test_health_answers_ok_as_text(document):

@@ -2,13 +2,15 @@
 
 Every ``events/<name>.json`` is a payload 2.0 event for ``sam local invoke -e``. Its path names
 placeholder values: the topic ``events-demo`` (and ``events-demo-partitioned``), the
-subscription ``demo`` and the consumer id ``demo-consumer-id``. ``load_event`` swaps them for
+subscription ``demo``, the consumer id ``demo-consumer-id`` and, in the namespace policy
+routes, the namespace ``events-demo-ns``. ``load_event`` swaps them for
 real ones so the same samples drive tests against a live stack::
 
     event = load_event("ack", topic="orders-1a2b", consumer_id=handle["consumerId"])
 
 A replacement applies to ``rawPath``, ``requestContext.http.path`` and ``pathParameters``,
-one path segment at a time: a segment equal to the placeholder is replaced; for ``topic``
+one path parameter at a time (the segments of ``rawPath`` line up with the ``{parameter}``
+segments of the ``routeKey``): a value equal to the placeholder is replaced; for ``topic``
 also one that starts with ``events-demo-`` (``events-demo-partitioned`` becomes
 ``orders-1a2b-partitioned``). ``routeKey``, headers and the body are left alone.
 """
@@ -30,6 +32,7 @@ PLACEHOLDERS = {
     "topic": "events-demo",
     "subscription": "demo",
     "consumer_id": "demo-consumer-id",
+    "namespace": "events-demo-ns",
 }
 
 # The pathParameters each placeholder may appear in.
@@ -37,6 +40,7 @@ _PARAMETERS = {
     "topic": ("topic",),
     "subscription": ("subscription",),
     "consumer_id": ("consumerId",),
+    "namespace": ("namespace",),
 }
 
 
@@ -50,7 +54,8 @@ def load_event(
 ) -> dict[str, Any]:
     """Read ``<directory>/<name>.json`` and replace the placeholders named in ``replacements``.
 
-    ``replacements`` keywords are ``topic``, ``subscription`` and ``consumer_id`` (see
+    ``replacements`` keywords are ``topic``, ``subscription``, ``consumer_id`` and
+    ``namespace`` (see
     PLACEHOLDERS). Raises FileNotFoundError for an unknown name and TypeError for an unknown
     keyword. The file is not changed; each call returns a new dict.
     """
@@ -61,10 +66,11 @@ def load_event(
     if not replacements:
         return event
     event = copy.deepcopy(event)
-    event["rawPath"] = _replace_path(event["rawPath"], replacements)
+    template = str(event.get("routeKey", "")).partition(" ")[2]
+    event["rawPath"] = _replace_path(event["rawPath"], template, replacements)
     http = event.get("requestContext", {}).get("http", {})
     if "path" in http:
-        http["path"] = _replace_path(http["path"], replacements)
+        http["path"] = _replace_path(http["path"], template, replacements)
     parameters = event.get("pathParameters") or {}
     for keyword, value in replacements.items():
         for parameter in _PARAMETERS[keyword]:
@@ -82,10 +88,18 @@ def _replace_value(keyword: str, current: str, value: str) -> str:
     return current
 
 
-def _replace_path(path: str, replacements: dict[str, str]) -> str:
+def _replace_path(path: str, template: str, replacements: dict[str, str]) -> str:
+    """Replace the segments of ``path`` that are path parameters of ``template``."""
     segments = path.split("/")
-    for index, segment in enumerate(segments):
+    names = template.split("/")
+    if len(names) != len(segments):
+        return path
+    for index, (segment, name) in enumerate(zip(segments, names, strict=True)):
+        if not (name.startswith("{") and name.endswith("}")):
+            continue
         for keyword, value in replacements.items():
+            if name[1:-1] not in _PARAMETERS[keyword]:
+                continue
             replaced = _replace_value(keyword, segment, value)
             if replaced != segment:
                 segments[index] = quote(replaced, safe="")
