@@ -234,9 +234,18 @@ class SenderCore:
             if self.fenced is not None:
                 raise exc.ProducerFenced(f"the producer was fenced: {self.fenced}")
             msgs = [EntryMessage(**p.fields) for p in items]
-            entries = build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
-                                    batched=batch.batched, max_size=self.cfg.limits.max_message_size,
-                                    chunking=self.cfg.chunking)  # fmt: skip
+            try:
+                entries = build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
+                                        batched=batch.batched, chunking=self.cfg.chunking,
+                                        max_size=self.cfg.limits.max_message_size)  # fmt: skip
+            except exc.MessageTooBig:
+                if len(items) < 2:
+                    raise
+                # payloads fit the limit, payloads + metadata do not: send it as two batches
+                half = len(items) // 2
+                for part in (items[:half], items[half:]):
+                    self._send(Batch(batch.partition, True, part))
+                return
             lease = self.reg.leases[max(batch.partition, 0)]
             ids: list[MessageId] = []
             for entry in entries:
