@@ -37,8 +37,7 @@ def set_max_message_size(tenant: str, namespace: str):
 
 @app.get("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
 def get_max_message_size(tenant: str, namespace: str):
-    name = topic_of("persistent", tenant, namespace, "x")
-    return http.ok(engine.namespaces.effective(name, fresh=True).max_message_size_bytes)
+    return http.ok(engine.namespaces.max_message_size(tenant, namespace))
 
 
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")

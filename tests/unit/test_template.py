@@ -128,6 +128,8 @@ def test_the_core_layer_requirements_match_the_pinned_versions():
         "lz4",
         "mmh3",
         "crc32c",
+        "zstandard",
+        "cramjam",
     }
     for pin in pins:
         assert f'"{pin}"' in pyproject

@@ -65,6 +65,10 @@ class Namespaces:
             self._cache[namespace] = (now, policies)
         return policies
 
+    def max_message_size(self, tenant: str, namespace: str) -> int:
+        """The namespace's maximum message size in bytes (the default when unset)."""
+        return self.get(tenant, namespace).max_message_size_bytes or self._default_max
+
     def effective(self, name: TopicName, *, fresh: bool = False) -> EffectivePolicies:
         """The policies that apply to ``name`` (its topic-level dedup override included)."""
         ns = self._cached(self._namespace(name), fresh)
