@@ -76,6 +76,14 @@ class ChunkAssembler:
         del self.pending[key]
         return ctx.first, b"".join(ctx.parts), ChunkMessageId(ctx.ids)
 
+    def wait_ms(self, longest: int) -> int:
+        """How long a receive may wait so the oldest incomplete message expires on time."""
+        if not self.pending:
+            return longest
+        oldest = min(c.started for c in self.pending.values())
+        left = oldest + self.expiry - time.monotonic()
+        return max(0, min(longest, int(left * 1000) + 1))
+
     def expire(self) -> None:
         """Drop incomplete messages older than the expiry."""
         limit = time.monotonic() - self.expiry

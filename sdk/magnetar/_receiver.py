@@ -125,7 +125,8 @@ class ConsumerCore:
                     return
                 want = min(self._share() - sub.queued, MAX_RECEIVE_MESSAGES)
                 sub.queued += want  # reserve the space
-            body = {"maxMessages": want, "waitMs": RECEIVE_WAIT_MS, "format": "entry"}
+            wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
+            body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
             messages: list[Message] = []
             try:
                 resp = sub.poll.post(f"{sub.base}/{sub.consumer_id}/receive", body,
