@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import random
 import sys
 import threading
 import time
@@ -18,55 +19,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-PRICE_PER_REQUEST = {  # dollars per request
-    "s3.PutObject": 0.005 / 1000,
-    "s3.GetObject": 0.0004 / 1000,
-    "dynamodb.PutItem": 0.625 / 1e6,
-    "dynamodb.DeleteItem": 0.625 / 1e6,
-    "dynamodb.UpdateItem": 0.625 / 1e6,
-    "dynamodb.GetItem": 0.125 / 1e6,
-    "dynamodb.Query": 0.125 / 1e6,
-    "dynamodb.BatchGetItem": 0.125 / 1e6,
-}
-API_GATEWAY_PER_REQUEST = 1.00 / 1e6
-LAMBDA_PER_REQUEST = 0.20 / 1e6
-LAMBDA_ARM_PER_GB_S = 0.0000133334
-LAMBDA_MEMORY_GB = 0.25
-
-
-@dataclass
-class Measurement:
-    """What one run measured."""
-
-    path: str
-    messages: int
-    seconds: float
-    aws: Counter
-    http_calls: int
-    handler_seconds: float
-
-    def report(self) -> dict:
-        per_k = {op: round(n * 1000 / self.messages, 2) for op, n in sorted(self.aws.items())}
-        aws_cost = sum(PRICE_PER_REQUEST.get(op, 0.0) * n for op, n in self.aws.items())
-        edge_cost = self.http_calls * (API_GATEWAY_PER_REQUEST + LAMBDA_PER_REQUEST)
-        duration_cost = self.handler_seconds * LAMBDA_MEMORY_GB * LAMBDA_ARM_PER_GB_S
-        million = 1e6 / self.messages
-        return {
-            "path": self.path,
-            "messages": self.messages,
-            "messages_per_second": round(self.messages / self.seconds, 1),
-            "aws_requests_per_1000_messages": per_k,
-            "aws_requests_per_1000_messages_total": round(
-                sum(self.aws.values()) * 1000 / self.messages, 2
-            ),
-            "http_calls_per_1000_messages": round(self.http_calls * 1000 / self.messages, 2),
-            "usd_per_million_messages": {
-                "storage_requests": round(aws_cost * million, 4),
-                "api_gateway_and_lambda_requests": round(edge_cost * million, 4),
-                "lambda_duration_arm64_256MB": round(duration_cost * million, 4),
-                "total": round((aws_cost + edge_cost + duration_cost) * million, 4),
-            },
-        }
+from .costs import Measurement, idle_report
 
 
 class _CallMeter:
@@ -93,7 +46,49 @@ class _CallMeter:
             return self.calls, self.seconds
 
 
-def _produce(client, topic: str, count: int, size: int, batch: int) -> None:
+@dataclass(frozen=True)
+class PerfOptions:
+    """One benchmark run: sizes in bytes, times in seconds."""
+
+    path: str
+    messages: int = 10_000
+    size: int = 100
+    batch: int = 100
+    consumers: int = 1
+    idle_seconds: float = 30.0
+    compression: str = "NONE"
+    payload: str = "bytes"
+    chunked: bool = False
+
+
+def _payloads(options: PerfOptions) -> list[bytes]:
+    """``bytes``: one repeated filler payload; ``json``: distinct JSON-like records of about
+    ``size`` bytes (deterministic), which compress like real event data."""
+    if options.payload == "bytes":
+        return [b"x" * options.size]
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "order", "user", "click", "view", "cart", "paid"]
+    records = []
+    for i in range(min(options.messages, 1000)):
+        record = {
+            "id": i,
+            "user": f"user-{rng.randrange(10_000)}",
+            "event": rng.choice(words),
+            "ts": 1_763_700_000_000 + i * 37,
+            "amount": round(rng.uniform(1, 500), 2),
+            "tags": rng.sample(words, 3),
+            "note": "",
+        }
+        text = json.dumps(record)
+        while len(text) < options.size:
+            record["note"] += " " + " ".join(rng.choice(words) for _ in range(8))
+            text = json.dumps(record)
+        records.append(text[: max(options.size, 2)].encode())
+    return records
+
+
+def _produce(client, pulsar, topic: str, options: PerfOptions) -> None:
+    batch = options.batch if not options.chunked else 1
     producer = client.create_producer(
         topic,
         batching_enabled=batch > 1,
@@ -101,15 +96,29 @@ def _produce(client, topic: str, count: int, size: int, batch: int) -> None:
         batching_max_publish_delay_ms=10,
         block_if_queue_full=True,
         max_pending_messages=max(batch * 4, 100),
+        compression_type=getattr(pulsar.CompressionType, options.compression),
+        chunking_enabled=options.chunked,
     )
-    payload = b"x" * size
+    payloads = _payloads(options)
     done = threading.Semaphore(0)
-    for _ in range(count):
-        producer.send_async(payload, lambda _res, _mid: done.release())
+    for i in range(options.messages):
+        producer.send_async(payloads[i % len(payloads)], lambda _res, _mid: done.release())
     producer.flush()
-    for _ in range(count):
+    for _ in range(options.messages):
         done.acquire()
     producer.close()
+
+
+def _stored_bytes(stack, topic: str) -> int:
+    """Bytes of entry objects under the topic's prefix (listed outside the measurement)."""
+    s3 = stack.client("s3")
+    prefix = "entries/" + topic.replace("://", "/") + "/"
+    total = 0
+    for page in s3.get_paginator("list_objects_v2").paginate(
+        Bucket=stack.name("EntriesBucket"), Prefix=prefix
+    ):
+        total += sum(obj["Size"] for obj in page.get("Contents", []))
+    return total
 
 
 def _consume(client, pulsar, topic: str, count: int, consumers: int) -> None:
@@ -147,25 +156,7 @@ def _idle(client, pulsar, topic: str, seconds: float) -> None:
     consumer.close()
 
 
-def idle_report(seconds: float, aws: Counter, http_calls: int, handler_seconds: float) -> dict:
-    """Cost of one consumer waiting with nothing to receive, scaled to one hour."""
-    scale = 3600 / seconds
-    aws_cost = sum(PRICE_PER_REQUEST.get(op, 0.0) * n for op, n in aws.items()) * scale
-    edge_cost = http_calls * (API_GATEWAY_PER_REQUEST + LAMBDA_PER_REQUEST) * scale
-    gb_s = handler_seconds * LAMBDA_MEMORY_GB * scale
-    return {
-        "path": "idle",
-        "measured_seconds": seconds,
-        "aws_requests_per_hour": {op: round(n * scale) for op, n in sorted(aws.items())},
-        "http_calls_per_hour": round(http_calls * scale),
-        "lambda_gb_seconds_per_hour": round(gb_s, 1),
-        "usd_per_hour": round(aws_cost + edge_cost + gb_s * LAMBDA_ARM_PER_GB_S, 5),
-    }
-
-
-def run_benchmark(
-    path: str, messages: int, size: int, batch: int, consumers: int, idle_seconds: float = 30.0
-) -> dict:
+def run_benchmark(options: PerfOptions) -> dict:
     """Start a stack, run one path, return the report (see Measurement.report)."""
     import magnetar as pulsar
     from magnetar_core.storage.aws import REQUESTS
@@ -176,28 +167,36 @@ def run_benchmark(
         meter = _CallMeter(stack.gateway)
         client = pulsar.Client(stack.url)
         topic = f"persistent://public/default/perf-{uuid.uuid4().hex[:8]}"
-        if path == "consume":
-            _produce(client, topic, messages, size, batch)
+        if options.path == "consume":
+            _produce(client, pulsar, topic, options)
         before, (calls0, secs0) = REQUESTS.snapshot(), meter.snapshot()
         start = time.perf_counter()
-        if path == "produce":
-            _produce(client, topic, messages, size, batch)
-        elif path == "idle":
-            _idle(client, pulsar, topic, idle_seconds)
+        if options.path == "produce":
+            _produce(client, pulsar, topic, options)
+        elif options.path == "idle":
+            _idle(client, pulsar, topic, options.idle_seconds)
         else:
-            _consume(client, pulsar, topic, messages, consumers)
+            _consume(client, pulsar, topic, options.messages, options.consumers)
         elapsed = time.perf_counter() - start
         calls1, secs1 = meter.snapshot()
         aws = REQUESTS.snapshot() - before
+        stored = _stored_bytes(stack, topic)
         client.close()
-    if path == "idle":
+    if options.path == "idle":
         return idle_report(elapsed, aws, calls1 - calls0, secs1 - secs0)
-    result = Measurement(path, messages, elapsed, aws, calls1 - calls0, secs1 - secs0).report()
+    result = Measurement(
+        options.path, options.messages, elapsed, aws, calls1 - calls0, secs1 - secs0
+    ).report()
     result.update(
         {
-            "payload_bytes": size,
-            "batch_size": batch,
-            "consumers": consumers if path == "consume" else 0,
+            "payload_bytes": options.size,
+            "payload_kind": options.payload,
+            "batch_size": options.batch if not options.chunked else 1,
+            "compression": options.compression,
+            "chunked": options.chunked,
+            "consumers": options.consumers if options.path == "consume" else 0,
+            "megabytes_per_second": round(options.messages * options.size / elapsed / 1e6, 2),
+            "stored_bytes_per_message": round(stored / options.messages, 1),
         }
     )
     return result
@@ -214,11 +213,30 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--consumers", type=int, default=1, help="Shared consumers (consume path)")
     parser.add_argument("--seconds", type=float, default=30.0, help="idle path: how long to wait")
+    parser.add_argument(
+        "--compression", default="NONE", choices=["NONE", "LZ4", "ZLib", "ZSTD", "SNAPPY"]
+    )
+    parser.add_argument(
+        "--payload",
+        default="bytes",
+        choices=["bytes", "json"],
+        help="bytes: filler; json: distinct JSON-like records of --size bytes",
+    )
+    parser.add_argument("--chunked", action="store_true", help="chunking on (batching off)")
     args = parser.parse_args(argv)
+    options = PerfOptions(
+        args.path,
+        args.messages,
+        args.size,
+        args.batch,
+        args.consumers,
+        args.seconds,
+        args.compression,
+        args.payload,
+        args.chunked,
+    )
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
-        report = run_benchmark(
-            args.path, args.messages, args.size, args.batch, args.consumers, args.seconds
-        )
+        report = run_benchmark(options)
     print(json.dumps(report, indent=2))
     return 0
 
