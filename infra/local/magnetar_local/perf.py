@@ -23,22 +23,25 @@ from .costs import Measurement, idle_report
 
 
 class _CallMeter:
-    """Counts gateway calls and the time spent in handlers (the Lambda duration proxy)."""
+    """Counts gateway calls and the time spent in handlers (the Lambda duration proxy), and
+    the uploads: each is followed by the client's own S3 PUT through the presigned URL."""
 
     def __init__(self, gateway) -> None:
         self.calls = 0
+        self.uploads = 0
         self.seconds = 0.0
         self._lock = threading.Lock()
         self._invoke = gateway.invoke
         gateway.invoke = self._timed
 
-    def _timed(self, *args, **kwargs):
+    def _timed(self, request, *args, **kwargs):
         start = time.perf_counter()
         try:
-            return self._invoke(*args, **kwargs)
+            return self._invoke(request, *args, **kwargs)
         finally:
             with self._lock:
                 self.calls += 1
+                self.uploads += request.raw_path.endswith("/uploads")
                 self.seconds += time.perf_counter() - start
 
     def snapshot(self) -> tuple[int, float]:
@@ -180,6 +183,8 @@ def run_benchmark(options: PerfOptions) -> dict:
         elapsed = time.perf_counter() - start
         calls1, secs1 = meter.snapshot()
         aws = REQUESTS.snapshot() - before
+        if meter.uploads:
+            aws["s3.PutObject"] += meter.uploads  # the clients' presigned PUTs
         stored = _stored_bytes(stack, topic)
         client.close()
     if options.path == "idle":
