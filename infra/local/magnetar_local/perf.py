@@ -172,7 +172,7 @@ def run_benchmark(options: PerfOptions) -> dict:
         topic = f"persistent://public/default/perf-{uuid.uuid4().hex[:8]}"
         if options.path == "consume":
             _produce(client, pulsar, topic, options)
-        before, (calls0, secs0) = REQUESTS.snapshot(), meter.snapshot()
+        before, (calls0, secs0), uploads0 = REQUESTS.snapshot(), meter.snapshot(), meter.uploads
         start = time.perf_counter()
         if options.path == "produce":
             _produce(client, pulsar, topic, options)
@@ -183,8 +183,8 @@ def run_benchmark(options: PerfOptions) -> dict:
         elapsed = time.perf_counter() - start
         calls1, secs1 = meter.snapshot()
         aws = REQUESTS.snapshot() - before
-        if meter.uploads:
-            aws["s3.PutObject"] += meter.uploads  # the clients' presigned PUTs
+        if meter.uploads > uploads0:
+            aws["s3.PutObject"] += meter.uploads - uploads0  # the clients' presigned PUTs
         stored = _stored_bytes(stack, topic)
         client.close()
     if options.path == "idle":
