@@ -199,3 +199,24 @@ def test_shared_producers_both_send(client):
     a.send(b"a")
     b.send(b"b")
     assert sorted(m.data() for m in drain(consumer, 2)) == [b"a", b"b"]
+
+
+def test_a_chunked_message_is_stored_whole_with_dedup_on_and_its_resend_dropped(
+    local_stack, client
+):
+    # every chunk carries the message's sequence id: only the last chunk may advance it
+    ns = f"public/dedup-{uuid.uuid4().hex[:8]}"
+    for policy, body in (("deduplication", "true"), ("maxMessageSize", "2048")):
+        r = requests.post(f"{local_stack.url}/admin/v2/namespaces/{ns}/{policy}", data=body,
+                          headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
+        assert r.status_code in (200, 204), r.text
+    t = topic(ns)
+    consumer = client.subscribe(t, "s")
+    producer = client.create_producer(t, producer_name="chunky", chunking_enabled=True)
+    payload = os.urandom(10_000)
+    producer.send(payload, sequence_id=5)
+    dup = producer.send(payload, sequence_id=5)
+    assert (dup.ledger_id(), dup.entry_id()) == (-1, -1)
+    assert drain(consumer, 1)[0].data() == payload
+    with pytest.raises(pulsar.Timeout):
+        consumer.receive(1000)
