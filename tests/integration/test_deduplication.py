@@ -97,3 +97,32 @@ def test_without_deduplication_resends_are_stored_again(engine, topic):
     engine.producer.publish(topic, _entry("p", 1))
     assert engine.producer.publish(topic, _entry("p", 1)).duplicate is False
     assert engine.access.register(topic, "p", "Shared").last_sequence_id == -1
+
+
+def _chunk(producer: str, sequence_id: int, chunk_id: int, total: int) -> bytes:
+    from magnetar_wire import ChunkInfo
+
+    chunk = ChunkInfo(
+        uuid=f"{producer}-{sequence_id}",
+        chunk_id=chunk_id,
+        total_chunks=total,
+        total_size=3 * total,
+    )
+    message = EntryMessage(payload=b"abc", sequence_id=sequence_id, publish_time_ms=1, chunk=chunk)
+    return encode_entry([message], producer_name=producer)
+
+
+def test_chunks_of_one_message_share_its_sequence_id_and_only_the_last_one_completes_it(
+    engine, new_engine, dedup_topic
+):
+    results = [
+        engine.producer.publish(dedup_topic, _chunk("p", 4, i, 3)).duplicate for i in range(3)
+    ]
+    resent = engine.producer.publish(dedup_topic, _chunk("p", 4, 0, 3))
+    cold = new_engine()
+
+    assert results == [False, False, False]
+    assert resent.duplicate is True
+    assert cold.access.register(dedup_topic, "p", "Shared").last_sequence_id == 4
+    assert cold.producer.publish(dedup_topic, _chunk("p", 4, 1, 3)).duplicate is True
+    assert _committed(engine, dedup_topic) == [("p", 4)] * 3

@@ -42,9 +42,11 @@ class Deduplicator:
     def catch_up(self, key: str) -> int:
         """Replay the index after the known state; returns the head entry id (-1: empty)."""
         state = self._state(key)
-        for entry_id, producer, sequence_max, count in self._log.producer_tail(key, state.upto + 1):
+        for entry_id, producer, sequence_max, completes in self._log.producer_tail(
+            key, state.upto + 1
+        ):
             with self._lock:
-                if count > 0 and sequence_max > state.last.get(producer, -1):
+                if completes and sequence_max > state.last.get(producer, -1):
                     state.last[producer] = sequence_max
                 state.upto = max(state.upto, entry_id)
         return state.upto
@@ -68,13 +70,20 @@ class Deduplicator:
         with self._lock:
             return state.last.get(producer, -1)
 
-    def committed(self, key: str, entry_id: int, producer: str, sequence_max: int) -> None:
-        """Record our own commit; writes a snapshot every ``snapshot_every`` commits."""
+    def committed(
+        self, key: str, entry_id: int, producer: str, sequence_max: int, completes: bool = True
+    ) -> None:
+        """Record our own commit; writes a snapshot every ``snapshot_every`` commits.
+
+        ``completes`` is False for a chunk other than its message's last: every chunk
+        carries the message's sequence id, and only the last one completes it (Pulsar's rule).
+        """
         state = self._state(key)
         with self._lock:
             if entry_id == state.upto + 1:  # only when nothing in between is unknown
                 state.upto = entry_id
-                state.last[producer] = max(sequence_max, state.last.get(producer, -1))
+                if completes:
+                    state.last[producer] = max(sequence_max, state.last.get(producer, -1))
             count = self._since_snapshot.get(key, 0) + 1
             self._since_snapshot[key] = 0 if count >= self._every else count
             snapshot = DedupSnapshot(state.upto, dict(state.last)) if count >= self._every else None

@@ -148,7 +148,9 @@ class Producer:
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
         if policies.deduplication:
-            self._dedup.committed(ref.key, entry_id, index.producer, index.sequence_max)
+            self._dedup.committed(
+                ref.key, entry_id, index.producer, index.sequence_max, not index.partial_chunk
+            )
         batch = range(meta.header.count) if meta.header.batched else (-1,)
         ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
         return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
@@ -261,4 +263,7 @@ def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
         producer=meta.producer_name,
         sequence_min=min(seqs),
         sequence_max=max(seqs),
+        partial_chunk=any(
+            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1 for m in meta.messages
+        ),
     )

@@ -36,6 +36,7 @@ class IndexEntry:
     fence: bool = False
     epoch: int = 0
     exclusive: bool = False
+    partial_chunk: bool = False
 
     @property
     def marker(self) -> bool:
@@ -63,6 +64,8 @@ class IndexEntry:
             item["ep"] = {"N": str(self.epoch)}
         if self.exclusive:
             item["ex"] = {"BOOL": True}
+        if self.partial_chunk:
+            item["pc"] = {"BOOL": True}
         return item
 
     @classmethod
@@ -85,6 +88,7 @@ class IndexEntry:
             fence=item.get("fence", {}).get("BOOL", False),
             epoch=num("ep"),
             exclusive=item.get("ex", {}).get("BOOL", False),
+            partial_chunk=item.get("pc", {}).get("BOOL", False),
         )
 
     @classmethod
@@ -162,7 +166,7 @@ class LogStore:
             out.extend(
                 (
                     int(i["eid"]["N"]),
-                    int(i.get("n", {"N": "0"})["N"]),
+                    int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
                     int(i.get("len", {"N": "0"})["N"]),
                 )
                 for i in page["Items"]
@@ -172,17 +176,18 @@ class LogStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return out
 
-    def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, int]]:
-        """``(entry_id, producer, highest sequence id, message count)`` of every entry from
-        ``start`` to the head, ascending (paginated, strongly consistent query)."""
+    def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:
+        """``(entry_id, producer, highest sequence id, completes)`` of every entry from
+        ``start`` to the head, ascending (paginated, strongly consistent query). ``completes``
+        is False for markers and for chunks other than a message's last."""
         kwargs = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND eid >= :start",
             "ExpressionAttributeValues": {":pk": {"S": pk}, ":start": {"N": str(start)}},
-            "ProjectionExpression": "eid, pn, sq1, n",
+            "ProjectionExpression": "eid, pn, sq1, n, pc",
             "ConsistentRead": True,
         }
-        out: list[tuple[int, str, int, int]] = []
+        out: list[tuple[int, str, int, bool]] = []
         while True:
             with translated(f"replaying the tail of {pk}"):
                 page = self._ddb.query(**kwargs)
@@ -191,7 +196,7 @@ class LogStore:
                     int(i["eid"]["N"]),
                     i.get("pn", {"S": ""})["S"],
                     int(i.get("sq1", {"N": "0"})["N"]),
-                    int(i.get("n", {"N": "0"})["N"]),
+                    int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
                 )
                 for i in page["Items"]
             )
