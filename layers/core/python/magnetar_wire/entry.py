@@ -181,7 +181,7 @@ def encode_entry(
         EntryFormatError: no messages, ``batched=False`` with several messages, a null value
             with a payload, invalid message fields, strings that are not valid UTF-8, or a
             section longer than 2**32-1 bytes.
-        UnsupportedCodec: ``codec`` is not implemented (ZSTD, SNAPPY) or unknown.
+        UnsupportedCodec: ``codec`` is unknown.
     """
     if not messages:
         raise EntryFormatError("an entry needs at least one message, got none")
@@ -226,8 +226,7 @@ def read_header(data: bytes) -> EntryHeader:
     Raises:
         EntryFormatError: fewer than 28 bytes, wrong magic, reserved bits set, count 0,
             a non-batched entry with count != 1, or inconsistent lengths.
-        UnsupportedCodec: the codec byte is not a known codec id (0..4). Known but
-            unimplemented codecs (ZSTD, SNAPPY) are accepted here.
+        UnsupportedCodec: the codec byte is not a known codec id (0..4).
     """
     if len(data) < HEADER_SIZE:
         raise EntryFormatError(
@@ -285,8 +284,7 @@ def read_metadata(data: bytes, *, verify_crc: bool = True) -> EntryMetadata:
 
     With ``verify_crc=True`` (default) ``data`` must be the whole entry. With
     ``verify_crc=False`` the first ``HEADER_SIZE + metadata_len`` bytes are enough (a ranged
-    read); more is allowed up to the entry size. Works for every known codec id, including
-    ones this module cannot decompress (ZSTD, SNAPPY).
+    read); more is allowed up to the entry size. Never decompresses, whatever the codec.
 
     Raises:
         EntryFormatError: see ``read_header``; truncated or trailing bytes; metadata that is not
@@ -316,7 +314,7 @@ def decode_entry(data: bytes) -> DecodedEntry:
     Raises:
         EntryFormatError: any structural problem (see ``read_metadata``) or a corrupt payload.
         ChecksumMismatch: the CRC32C does not match.
-        UnsupportedCodec: the codec is unknown or not implemented (ZSTD, SNAPPY).
+        UnsupportedCodec: the codec is unknown.
     """
     md = read_metadata(data, verify_crc=True)
     h = md.header
