@@ -352,3 +352,9 @@ class FakeService(ProducerRoutes):
                 return 409, {"error": "ConsumerBusy", "message": "other consumers connected"}
             del self.subs[(a["topic"], a["sub"])]
         return 200, {"unsubscribed": True}
+
+
+def sdk_threads() -> list[threading.Thread]:
+    """Live threads the SDK started (every SDK thread is named ``magnetar-...``): after
+    ``close()`` / ``shutdown()`` this must be empty, whatever else runs in the process."""
+    return [t for t in threading.enumerate() if t.name.startswith("magnetar-")]

@@ -10,7 +10,7 @@ import pytest
 
 import magnetar as pulsar
 from magnetar import _acks, _receiver
-from magnetar.testing import FakeService
+from magnetar.testing import FakeService, sdk_threads
 
 
 @pytest.fixture
@@ -26,10 +26,6 @@ def client(svc):
     c.close()
 
 
-def sdk_threads() -> list[threading.Thread]:
-    """Live threads that are neither the main thread nor the fake service's."""
-    return [t for t in threading.enumerate()
-            if t is not threading.main_thread() and not t.name.startswith("fake-service")]  # fmt: skip
 
 
 def produce(client, topic, payloads, **kw):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService
+from magnetar.testing import FakeService, sdk_threads
 from magnetar_wire import Codec
 
 
@@ -19,10 +19,6 @@ def svc():
         yield service
 
 
-def sdk_threads() -> list[threading.Thread]:
-    """Live threads that are neither the main thread nor the fake service's."""
-    return [t for t in threading.enumerate()
-            if t is not threading.main_thread() and not t.name.startswith("fake-service")]  # fmt: skip
 
 
 def test_non_batched_sends_make_one_single_message_entry_per_request(svc):

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService
+from magnetar.testing import FakeService, sdk_threads
 
 AM = pulsar.ProducerAccessMode
 TOPIC = "persistent/public/default/t"
@@ -27,9 +27,6 @@ def client(svc):
     c.close()
 
 
-def sdk_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate()
-            if t is not threading.main_thread() and not t.name.startswith("fake-service")]  # fmt: skip
 
 
 def test_create_producer_registers_and_uses_the_assigned_name_and_epoch(svc, client):

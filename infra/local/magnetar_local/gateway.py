@@ -222,7 +222,7 @@ class Gateway:
         self._thread = threading.Thread(
             target=self.server.serve_forever,
             kwargs={"poll_interval": 0.2},
-            name="magnetar-gateway",
+            name="local-gateway",
             daemon=True,
         )
         self._thread.start()
