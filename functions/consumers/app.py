@@ -24,6 +24,8 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         http.field(body, "consumerName", str, None),
         http.field(body, "subscriptionType", str, "Exclusive"),
         earliest=position == "Earliest",
+        priority_level=http.field(body, "priorityLevel", int, 0),
+        spread=http.field(body, "multiTopic", bool, False),
     )
     return http.ok(views.consumer_handle(handle))
 
@@ -48,6 +50,17 @@ def unsubscribe(
     name = http.topic_of(domain, tenant, namespace, topic)
     engine.subscriptions.unsubscribe(name, subscription, consumer_id)
     return http.ok({"unsubscribed": True})
+
+
+@app.post(
+    "/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers/<consumer_id>/heartbeat"
+)
+def heartbeat(
+    domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
+):
+    name = http.topic_of(domain, tenant, namespace, topic)
+    engine.subscriptions.heartbeat(name, subscription, consumer_id)
+    return http.ok({"alive": True})
 
 
 @logger.inject_lambda_context

@@ -49,7 +49,7 @@ SHARED_EVENTS = (
     "close_consumer",
     "admin_delete_subscription",
 )
-EXCLUSIVE_EVENTS = ("subscribe_exclusive", "unsubscribe")
+EXCLUSIVE_EVENTS = ("subscribe_exclusive", "consumer_heartbeat", "unsubscribe")
 PRODUCER_EVENTS = (
     "producers_register_exclusive",
     "producers_heartbeat",
@@ -349,11 +349,15 @@ def test_the_exclusive_subscribe_event_holds_the_subscription_until_unsubscribe_
     assert first.json["consumerName"] == "demo-exclusive-consumer"
     busy = run("subscribe_exclusive")
     assert (busy.status, busy.error()) == (409, "ConsumerBusy")
+    alive = run("consumer_heartbeat", consumer_id=first.json["consumerId"])
+    assert (alive.status, alive.json) == (200, {"alive": True})
 
     gone = run("unsubscribe", consumer_id=first.json["consumerId"])
     assert (gone.status, gone.json) == (200, {"unsubscribed": True})
     stale = run("unsubscribe", consumer_id=first.json["consumerId"])
     assert (stale.status, stale.error()) == (404, "SubscriptionNotFound")
+    orphan = run("consumer_heartbeat", consumer_id=first.json["consumerId"])
+    assert (orphan.status, orphan.error()) == (404, "SubscriptionNotFound")
     second = run("subscribe_exclusive")
     assert second.status == 200 and second.json["consumerId"] != first.json["consumerId"]
     run.assert_ran_everything()

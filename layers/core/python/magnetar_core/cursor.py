@@ -19,7 +19,8 @@ from .rangeset import RangeSet
 
 EXCLUSIVE = "Exclusive"
 SHARED = "Shared"
-SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED)
+FAILOVER = "Failover"
+SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED, FAILOVER)
 
 
 @dataclass
@@ -30,13 +31,27 @@ class ConsumerInfo:
     name: str
     connected_ms: int
     seen_ms: int
+    priority: int = 0
+    spread: bool = False
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
+        data = {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
+        if self.priority:
+            data["prio"] = self.priority
+        if self.spread:
+            data["spread"] = True
+        return data
 
     @classmethod
     def from_dict(cls, consumer_id: str, data: Mapping) -> ConsumerInfo:
-        return cls(consumer_id, data["name"], int(data["since"]), int(data["seen"]))
+        return cls(
+            consumer_id,
+            data["name"],
+            int(data["since"]),
+            int(data["seen"]),
+            int(data.get("prio", 0)),
+            bool(data.get("spread", False)),
+        )
 
 
 @dataclass(frozen=True)
@@ -96,6 +111,22 @@ class CursorState:
         """
         self.consumers.pop(consumer_id, None)
         return self.redeliver_all(consumer_id)
+
+    def expire_consumers(self, now_ms: int, lease_ms: int) -> list[str]:
+        """Disconnect consumers not seen for ``lease_ms``; their entries go back for
+        redelivery. Returns the ids removed."""
+        gone = [cid for cid, info in self.consumers.items() if now_ms - info.seen_ms > lease_ms]
+        for consumer_id in gone:
+            self.remove_consumer(consumer_id)
+        return gone
+
+    def touch(self, consumer_id: str, now_ms: int, every_ms: int) -> bool:
+        """Record that a consumer is alive, at most once every ``every_ms``; True if recorded."""
+        info = self.consumers.get(consumer_id)
+        if info is None or now_ms - info.seen_ms < every_ms:
+            return False
+        info.seen_ms = now_ms
+        return True
 
     def in_flight(self) -> RangeSet:
         """Every entry leased to any consumer."""

@@ -54,6 +54,7 @@ class Engine:
             check_interval_ms=settings.receive_check_interval_ms,
             max_unacked_entries=settings.max_unacked_entries_per_consumer,
             max_attempts=settings.commit_max_attempts,
+            consumer_lease_ms=settings.consumer_lease_ms,
         )
         subscriptions = Subscriptions(
             topics,

@@ -25,6 +25,7 @@ class Settings:
     max_unacked_entries_per_consumer: int = 50_000
     commit_max_attempts: int = 16
     producer_lease_ms: int = 30_000
+    consumer_lease_ms: int = 60_000
     policy_cache_ms: int = 5_000
     inline_entry_max_bytes: int = 1024 * 1024
     response_inline_budget_bytes: int = 3 * 1024 * 1024
@@ -51,5 +52,6 @@ class Settings:
             receive_check_interval_ms=number("RECEIVE_CHECK_INTERVAL_MS", 100),
             max_message_size_bytes=number("MAX_MESSAGE_SIZE_BYTES", 5 * 1024 * 1024),
             producer_lease_ms=number("PRODUCER_LEASE_MS", 30_000),
+            consumer_lease_ms=number("CONSUMER_LEASE_MS", 60_000),
             policy_cache_ms=number("POLICY_CACHE_MS", 5_000),
         )

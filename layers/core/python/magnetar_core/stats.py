@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 from magnetar_wire.ids import format_message_id
 
-from .cursor import CursorState
+from .cursor import FAILOVER, CursorState
+from .dispatchers import failover_active
 from .storage.cursors import CursorStore
 from .storage.log import LogStore
 from .storage.topics import TopicMeta
@@ -40,7 +41,9 @@ class Stats:
             if head >= 0
             else None,
             "subscriptions": {
-                c.subscription: _subscription_stats(c, counts, head, ref.ledger_id)
+                c.subscription: _subscription_stats(
+                    c, counts, head, ref.ledger_id, ref.partition, str(ref.topic)
+                )
                 for c in self._cursors.list(ref.key)
             },
         }
@@ -78,7 +81,9 @@ def _unacked_in(state: CursorState, entry_id: int, counts: dict[int, int]) -> in
     return counts.get(entry_id, 0) - len(state.batch_acks.get(entry_id, ()))
 
 
-def _subscription_stats(state: CursorState, counts: dict[int, int], head: int, ledger: int) -> dict:
+def _subscription_stats(
+    state: CursorState, counts: dict[int, int], head: int, ledger: int, partition: int, topic: str
+) -> dict:
     backlog = sum(
         _unacked_in(state, e, counts)
         for e in range(state.mark_delete + 1, head + 1)
@@ -96,8 +101,12 @@ def _subscription_stats(state: CursorState, counts: dict[int, int], head: int, l
                 "connectedSince": _iso(info.connected_ms),
             }
         )
+    active = (
+        failover_active(state.consumers, partition, topic) if state.sub_type == FAILOVER else None
+    )
     return {
         "type": state.sub_type,
+        "activeConsumerName": state.consumers[active].name if active else None,
         "msgBacklog": backlog,
         "unackedMessages": sum(c["unackedMessages"] for c in consumers),
         "markDeletePosition": f"{ledger}:{state.mark_delete}",

@@ -1,0 +1,124 @@
+"""Consumer lifecycle: subscribe (with Failover priority), heartbeat, close, unsubscribe."""
+
+from __future__ import annotations
+
+from .cursor import SUBSCRIPTION_TYPES, ConsumerInfo, CursorState
+from .errors import (
+    ConditionFailed,
+    ConsumerBusy,
+    InvalidMessage,
+    NotAllowedError,
+    ServiceUnitNotReady,
+    SubscriptionNotFound,
+)
+from .names import TopicName
+from .subscription_base import ConsumerHandle, SubscriptionBase, _check_subscription
+from .topics import PartitionRef
+
+
+class ConsumerLifecycle(SubscriptionBase):
+    """Registering and unregistering consumers."""
+
+    def subscribe(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_name: str | None,
+        sub_type: str,
+        earliest: bool,
+        priority_level: int = 0,
+        spread: bool = False,
+    ) -> ConsumerHandle:
+        """Register a consumer, creating the subscription at the initial position if new.
+
+        ``priority_level`` (0 is highest) and ``spread`` (part of a multi-topic consumer)
+        steer Failover. Consumers whose lease lapsed are disconnected first. Raises
+        InvalidMessage (bad name/type), NotAllowedError (type not served yet), ConsumerBusy
+        (Exclusive taken, type clash).
+        """
+        _check_subscription(subscription)
+        if sub_type in ("Key_Shared", "KeyShared"):
+            raise NotAllowedError(
+                f"Subscription type {sub_type!r} is not served yet; use one of {', '.join(SUBSCRIPTION_TYPES)}"
+            )
+        if sub_type not in SUBSCRIPTION_TYPES:
+            raise InvalidMessage(
+                f"Unknown subscription type {sub_type!r}: use Exclusive, Shared, Failover or Key_Shared"
+            )
+        if (
+            isinstance(priority_level, bool)
+            or not isinstance(priority_level, int)
+            or priority_level < 0
+        ):
+            raise InvalidMessage("priorityLevel must be a non-negative integer (0 is the highest)")
+        ref = self._topics.resolve(topic, create=True)
+        now = self._rt.now_ms()
+        name = consumer_name or self._rt.new_id()[:5]
+        info = ConsumerInfo(self._rt.new_id()[:16], name, now, now, priority_level, spread)
+        for attempt in range(self._limits.max_attempts):
+            state = self._cursors.get(ref.key, subscription)
+            if state is None:
+                last = self._log.last(ref.key)
+                state = CursorState.new(
+                    subscription, sub_type, last.entry_id if last else -1, earliest
+                )
+            state.expire_consumers(now, self._limits.consumer_lease_ms)
+            state.add_consumer(info, sub_type)
+            try:
+                self._cursors.put(ref.key, state)
+                return ConsumerHandle(info.consumer_id, info.name, subscription, topic)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to join; retry")
+
+    def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+        """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
+        ref = self._topics.resolve(topic, create=False)
+
+        def change(state: CursorState) -> tuple[None, bool]:
+            self._require_consumer(state, consumer_id)
+            return None, state.touch(consumer_id, self._rt.now_ms(), 0)
+
+        self._update(ref, subscription, change)
+
+    def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
+        """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
+        ref = self._topics.resolve(topic, create=False)
+
+        def change(state: CursorState) -> tuple[int, bool]:
+            if consumer_id not in state.consumers:
+                return 0, False
+            return state.remove_consumer(consumer_id), True
+
+        return self._update(ref, subscription, change, missing_ok=True, default=0)
+
+    def unsubscribe(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+        """Delete the subscription on behalf of one of its consumers.
+
+        Raises ConsumerNotFound, or ConsumerBusy when other consumers are connected.
+        """
+        ref = self._topics.resolve(topic, create=False)
+        state = self._cursor(ref, subscription, consumer_id)
+        if set(state.consumers) - {consumer_id}:
+            raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
+        self._delete(ref, state)
+
+    def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
+        """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
+        ref = self._topics.resolve(topic, create=False)
+        state = self._cursors.get(ref.key, subscription)
+        if state is None:
+            raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")
+        if state.consumers and not force:
+            raise ConsumerBusy(
+                f"Subscription {subscription} has {len(state.consumers)} connected consumers; use force=true"
+            )
+        self._delete(ref, state)
+
+    def _delete(self, ref: PartitionRef, state: CursorState) -> None:
+        try:
+            self._cursors.delete(ref.key, state)
+        except ConditionFailed:
+            raise ServiceUnitNotReady(
+                f"Subscription {state.subscription} changed meanwhile; retry"
+            ) from None

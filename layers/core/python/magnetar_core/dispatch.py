@@ -1,0 +1,143 @@
+"""The dispatcher: long-poll receive, leasing entries per subscription type, fetching them."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from .cursor import CursorState, Delivery
+from .dispatchers import POLICIES
+from .errors import ConditionFailed, InvalidMessage, ServiceUnitNotReady, SubscriptionNotFound
+from .names import TopicName
+from .storage.log import IndexEntry
+from .subscription_base import DeliveredEntry, SubscriptionBase
+from .topics import PartitionRef
+
+
+class Dispatch(SubscriptionBase):
+    """Receive: redeliveries first, then new entries, for consumers the policy admits."""
+
+    def receive(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        max_messages: int,
+        wait_ms: int,
+        by_reference: bool = False,
+    ) -> list[DeliveredEntry]:
+        """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``.
+
+        Redeliveries come first, then new entries in order. Returns [] when nothing came.
+        With ``by_reference``, entries above the inline limits come as presigned URLs (the
+        response must fit Lambda's 6 MB). Raises ConsumerNotFound, InvalidMessage.
+        """
+        if not 1 <= max_messages <= 10_000:
+            raise InvalidMessage(f"maxMessages must be between 1 and 10000, not {max_messages}")
+        if not 0 <= wait_ms <= self._limits.max_wait_ms:
+            raise InvalidMessage(
+                f"waitMs must be between 0 and {self._limits.max_wait_ms}, not {wait_ms}"
+            )
+        ref = self._topics.resolve(topic, create=False)
+        deadline = self._rt.monotonic_ms() + wait_ms
+        while True:
+            deliveries, read_position = self._dispatch(ref, subscription, consumer_id, max_messages)
+            if deliveries:
+                return self._fetch(ref, deliveries, by_reference)
+            if not self._await_more(ref.key, read_position, deadline):
+                return []
+
+    def _await_more(self, key: str, read_position: int, deadline: float) -> bool:
+        """Wait until the entry at ``read_position`` exists, a cursor re-check is due, or
+        the deadline passes (then False). One small read per check."""
+        for _ in range(self._limits.cursor_recheck_every):
+            left = deadline - self._rt.monotonic_ms()
+            if left <= 0:
+                return False
+            self._rt.sleep_ms(min(self._limits.check_interval_ms, left))
+            if self._log.exists(key, read_position):
+                return True
+        return True
+
+    def _dispatch(
+        self, ref: PartitionRef, subscription: str, consumer_id: str, max_messages: int
+    ) -> tuple[list[tuple[Delivery, IndexEntry]], int]:
+        lease_ms = self._limits.consumer_lease_ms
+        for attempt in range(self._limits.max_attempts):
+            state = self._cursors.get(ref.key, subscription)
+            if state is None:
+                raise SubscriptionNotFound(
+                    f"Subscription {subscription} does not exist on {ref.topic}"
+                )
+            now = self._rt.now_ms()
+            expired = state.expire_consumers(now, lease_ms)
+            self._require_consumer(state, consumer_id)
+            dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+            deliveries: list[Delivery] = []
+            known: dict[int, IndexEntry] = {}
+            if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
+                deliveries, known = self._plan(ref, state, consumer_id, max_messages)
+            if not deliveries and not dirty:
+                return [], state.read_position
+            try:
+                self._cursors.put(ref.key, state)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+                continue
+            return [(d, known[d.entry_id]) for d in deliveries], state.read_position
+        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
+
+    def _plan(
+        self, ref: PartitionRef, state: CursorState, consumer_id: str, max_messages: int
+    ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
+        """Lease what to send (mutating ``state``): redeliveries first, then new entries."""
+        redeliveries = list(islice(state.redeliver, max_messages))
+        fresh = [
+            e
+            for e in self._log.read_from(ref.key, state.read_position, min(max_messages, 1000))
+            if not e.fence
+        ]
+        self._index.put_many(ref.key, fresh)
+        known = {e.entry_id: e for e in fresh}
+        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        candidates = [(e, known[e].count) for e in redeliveries if e in known]
+        candidates += [(e.entry_id, e.count) for e in fresh]
+        deliveries = state.dispatch(
+            consumer_id, candidates, max_messages, self._limits.max_unacked_entries
+        )
+        return deliveries, known
+
+    def _fetch(
+        self,
+        ref: PartitionRef,
+        deliveries: list[tuple[Delivery, IndexEntry]],
+        by_reference: bool,
+    ) -> list[DeliveredEntry]:
+        """Read the entries: inline while they fit the response budget, else as URLs."""
+        inline: set[int] = set()
+        budget = self._inline_budget
+        for d, item in deliveries:
+            if not by_reference or (item.length <= self._inline_max and item.length <= budget):
+                inline.add(d.entry_id)
+                budget -= item.length
+
+        def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
+            d, item = pair
+            data = url = None
+            if d.entry_id in inline:
+                data = self._entries.get(item.object_key, item.offset, item.length)
+            else:
+                url = self._entries.download_url(item.object_key)
+            return DeliveredEntry(
+                ref.topic,
+                ref.ledger_id,
+                d.entry_id,
+                ref.partition,
+                d.redelivery_count,
+                d.batch_indexes,
+                data,
+                url,
+            )
+
+        if len(deliveries) == 1:
+            return [get(deliveries[0])]
+        return list(self._pool.map(get, deliveries))
