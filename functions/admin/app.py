@@ -4,7 +4,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from magnetar_core.api import http
+from magnetar_core.api import http, views
 
 logger = Logger(service="magnetar")
 app = http.make_app()
@@ -105,6 +105,12 @@ def stats(domain: str, tenant: str, namespace: str, topic: str):
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitioned-stats")
 def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
     return http.ok(admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True))
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/lastMessageId")
+def last_message_id(domain: str, tenant: str, namespace: str, topic: str):
+    last = engine.subscriptions.last_message_id(topic_of(domain, tenant, namespace, topic))
+    return http.ok(views.last_message_id(last))
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscriptions")

@@ -26,6 +26,9 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         earliest=position == "Earliest",
         priority_level=http.field(body, "priorityLevel", int, 0),
         spread=http.field(body, "multiTopic", bool, False),
+        start_message_id=http.field(body, "startMessageId", str, None),
+        inclusive=http.field(body, "startMessageIdInclusive", bool, False),
+        durable=http.field(body, "durable", bool, True),
     )
     return http.ok(views.consumer_handle(handle))
 
@@ -61,6 +64,22 @@ def heartbeat(
     name = http.topic_of(domain, tenant, namespace, topic)
     engine.subscriptions.heartbeat(name, subscription, consumer_id)
     return http.ok({"alive": True})
+
+
+@app.post(
+    "/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers/<consumer_id>/seek"
+)
+def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str):
+    body = http.json_object(app)
+    engine.subscriptions.seek(
+        http.topic_of(domain, tenant, namespace, topic),
+        subscription,
+        consumer_id,
+        message_id=http.field(body, "messageId", str, None),
+        timestamp_ms=http.field(body, "timestamp", int, None),
+        inclusive=http.field(body, "inclusive", bool, False),
+    )
+    return http.ok({"seeked": True})
 
 
 @logger.inject_lambda_context

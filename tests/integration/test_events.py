@@ -45,6 +45,8 @@ SHARED_EVENTS = (
     "nack",
     "redeliver",
     "admin_stats",
+    "admin_last_message_id",
+    "seek",
     "admin_subscriptions",
     "close_consumer",
     "admin_delete_subscription",
@@ -325,6 +327,12 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
     assert subscription["type"] == "Shared"
     assert subscription["msgBacklog"] == 1 and subscription["markDeletePosition"] == "1:0"
     assert [c["consumerId"] for c in subscription["consumers"]] == [consumer]
+    last = run("admin_last_message_id")
+    assert (last.status, last.json["messageId"], last.json["entryId"]) == (200, "1:1:-1:-1", 1)
+    seeked = run("seek", consumer_id=consumer)
+    assert (seeked.status, seeked.json) == (200, {"seeked": True})
+    replayed = run("receive", consumer_id=consumer)
+    assert [m["messageId"] for m in replayed.json["messages"]] == ["1:0:-1:-1", "1:1:-1:-1"]
     listed = run("admin_subscriptions")
     assert (listed.status, listed.json) == (200, ["demo"])
 

@@ -12,11 +12,12 @@ from .errors import (
     SubscriptionNotFound,
 )
 from .names import TopicName
-from .subscription_base import ConsumerHandle, SubscriptionBase, _check_subscription
+from .seeking import Seeking
+from .subscription_base import ConsumerHandle, _check_subscription
 from .topics import PartitionRef
 
 
-class ConsumerLifecycle(SubscriptionBase):
+class ConsumerLifecycle(Seeking):
     """Registering and unregistering consumers."""
 
     def subscribe(
@@ -28,11 +29,17 @@ class ConsumerLifecycle(SubscriptionBase):
         earliest: bool,
         priority_level: int = 0,
         spread: bool = False,
+        start_message_id: str | None = None,
+        inclusive: bool = False,
+        durable: bool = True,
     ) -> ConsumerHandle:
         """Register a consumer, creating the subscription at the initial position if new.
 
         ``priority_level`` (0 is highest) and ``spread`` (part of a multi-topic consumer)
-        steer Failover. Consumers whose lease lapsed are disconnected first. Raises
+        steer Failover. A new subscription starts after ``start_message_id`` (at it when
+        ``inclusive``) when given, else at Earliest/Latest. A non-durable subscription (a
+        reader's) holds nothing back and vanishes with its last consumer. Consumers whose
+        lease lapsed are disconnected first. Raises
         InvalidMessage (bad name/type), NotAllowedError (type not served yet), ConsumerBusy
         (Exclusive taken, type clash).
         """
@@ -58,10 +65,10 @@ class ConsumerLifecycle(SubscriptionBase):
         for attempt in range(self._limits.max_attempts):
             state = self._cursors.get(ref.key, subscription)
             if state is None:
-                last = self._log.last(ref.key)
-                state = CursorState.new(
-                    subscription, sub_type, last.entry_id if last else -1, earliest
+                state = self._new_cursor(
+                    ref, subscription, sub_type, earliest, start_message_id, inclusive
                 )
+                state.durable = durable
             state.expire_consumers(now, self._limits.consumer_lease_ms)
             state.add_consumer(info, sub_type)
             try:
@@ -70,6 +77,22 @@ class ConsumerLifecycle(SubscriptionBase):
             except ConditionFailed:
                 self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
         raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to join; retry")
+
+    def _new_cursor(
+        self,
+        ref: PartitionRef,
+        subscription: str,
+        sub_type: str,
+        earliest: bool,
+        start_message_id: str | None,
+        inclusive: bool,
+    ) -> CursorState:
+        if start_message_id is None:
+            last = self._log.last(ref.key)
+            return CursorState.new(subscription, sub_type, last.entry_id if last else -1, earliest)
+        state = CursorState.new(subscription, sub_type, -1, True)
+        state.seek(*self.position_of(ref, start_message_id, inclusive))
+        return state
 
     def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
         """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
@@ -84,6 +107,14 @@ class ConsumerLifecycle(SubscriptionBase):
     def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
         """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
         ref = self._topics.resolve(topic, create=False)
+
+        state = self._cursors.get(ref.key, subscription)
+        if state is not None and not state.durable and set(state.consumers) <= {consumer_id}:
+            try:  # a reader's cursor goes with its last consumer
+                self._cursors.delete(ref.key, state)
+                return 0
+            except ConditionFailed:
+                pass  # changed meanwhile: fall back to an ordinary close
 
         def change(state: CursorState) -> tuple[int, bool]:
             if consumer_id not in state.consumers:

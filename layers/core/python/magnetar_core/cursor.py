@@ -79,6 +79,7 @@ class CursorState:
     redelivery_counts: dict[int, int] = field(default_factory=dict)
     consumers: dict[str, ConsumerInfo] = field(default_factory=dict)
     version: int = 0
+    durable: bool = True
 
     @classmethod
     def new(
@@ -87,6 +88,25 @@ class CursorState:
         """A cursor at Earliest (before entry 0) or Latest (after ``last_entry_id``)."""
         start = -1 if earliest else last_entry_id
         return cls(subscription, sub_type, mark_delete=start, read_position=start + 1)
+
+    def seek(self, entry_id: int, skip: int = 0, batch_size: int = 1) -> None:
+        """Reset to deliver from ``entry_id`` on, its first ``skip`` messages excluded.
+
+        Everything in flight is dropped (Pulsar disconnects consumers on seek; ours learn it
+        from their next receive), so is every ack above the new position.
+        """
+        self.acked = RangeSet()
+        self.batch_acks, self.batch_sizes, self.redelivery_counts = {}, {}, {}
+        self.redeliver = RangeSet()
+        self.leases = {}
+        if skip >= batch_size:
+            entry_id, skip = entry_id + 1, 0
+        entry_id = max(entry_id, 0)
+        self.mark_delete = entry_id - 1
+        self.read_position = entry_id
+        if skip > 0:
+            self.batch_acks[entry_id] = set(range(skip))
+            self.batch_sizes[entry_id] = batch_size
 
     # -- consumers -------------------------------------------------------------------------
 
@@ -173,12 +193,15 @@ class CursorState:
             if entry_id <= self.mark_delete or entry_id in self.acked:
                 continue
             mask = self._delivery_mask(entry_id, count)
+            given += count if mask is None else len(mask)
+            out.append(Delivery(entry_id, self.redelivery_counts.get(entry_id, 0), mask))
+            if not self.durable:  # a reader's cursor holds nothing back: done once handed out
+                self._ack_entry(entry_id)
+                continue
             if count > 1:
                 self.batch_sizes[entry_id] = count
             lease.add(entry_id)
             held += 1
-            given += count if mask is None else len(mask)
-            out.append(Delivery(entry_id, self.redelivery_counts.get(entry_id, 0), mask))
         if not lease:
             self.leases.pop(consumer_id, None)
         self._advance_mark_delete()

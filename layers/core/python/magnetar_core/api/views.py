@@ -7,7 +7,7 @@ import binascii
 from typing import Any
 
 from magnetar_wire import EntryFormatError, EntryMessage, decode_entry, encode_entry
-from magnetar_wire.ids import format_message_id
+from magnetar_wire.ids import format_message_id, parse_message_id
 
 from ..errors import InvalidMessage
 from ..produce import PublishResult
@@ -22,6 +22,18 @@ def publish_result(result: PublishResult) -> dict:
         "partition": result.partition,
         "topic": str(result.topic),
         "duplicate": result.duplicate,
+    }
+
+
+def last_message_id(text: str | None) -> dict:
+    """Pulsar's MessageIdData fields plus the text form; -1s for an empty topic."""
+    ledger, entry, partition, batch = parse_message_id(text) if text else (-1, -1, -1, -1)
+    return {
+        "messageId": format_message_id(ledger, entry, partition, batch),
+        "ledgerId": ledger,
+        "entryId": entry,
+        "partitionIndex": partition,
+        "batchIndex": batch,
     }
 
 

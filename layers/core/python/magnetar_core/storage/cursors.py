@@ -34,6 +34,7 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
         "md": {"N": str(state.mark_delete)},
         "rp": {"N": str(state.read_position)},
         "nc": {"N": str(len(state.consumers))},
+        "dur": {"BOOL": state.durable},
         "st": {"S": json.dumps(body, separators=(",", ":"))},
     }
 
@@ -54,6 +55,7 @@ def cursor_from_item(item: dict) -> CursorState:
         redelivery_counts={int(k): int(v) for k, v in body["counts"].items()},
         consumers={cid: ConsumerInfo.from_dict(cid, d) for cid, d in body["consumers"].items()},
         version=int(item["ver"]["N"]),
+        durable=item.get("dur", {"BOOL": True})["BOOL"],
     )
 
 

@@ -1,0 +1,105 @@
+"""Positions: start a cursor at a message id, seek by message id or publish time, and the
+last message id of a topic. Entry ids are dense, so a publish-time seek is a binary search
+over index items (one small read per probe)."""
+
+from __future__ import annotations
+
+from magnetar_wire.ids import format_message_id, parse_message_id
+
+from .cursor import CursorState
+from .errors import InvalidMessage
+from .names import TopicName
+from .storage.log import IndexEntry
+from .subscription_base import SubscriptionBase
+from .topics import PartitionRef
+
+EARLIEST = "earliest"
+LATEST = "latest"
+
+
+class Seeking(SubscriptionBase):
+    """Where cursors start and how they move back and forth."""
+
+    def _head(self, ref: PartitionRef) -> int:
+        last = self._log.last(ref.key)
+        return -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
+
+    def _entry(self, ref: PartitionRef, entry_id: int) -> IndexEntry | None:
+        return self._index.resolve(ref.key, [entry_id], self._log.get_many).get(entry_id)
+
+    def position_of(
+        self, ref: PartitionRef, message_id: str, inclusive: bool
+    ) -> tuple[int, int, int]:
+        """``(entry_id, skip, batch_size)`` a cursor starts at for ``message_id``.
+
+        ``message_id`` is ``earliest``, ``latest`` or a text id ``l:e:p:b``; the start is
+        after it unless ``inclusive``. Raises InvalidMessage for a malformed id.
+        """
+        if message_id == EARLIEST:
+            return 0, 0, 1
+        if message_id == LATEST:
+            return self._head(ref) + 1, 0, 1
+        try:
+            ledger, entry_id, _partition, batch = parse_message_id(message_id)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc)) from exc
+        if ledger < ref.ledger_id or entry_id < 0:
+            return 0, 0, 1
+        if ledger > ref.ledger_id:
+            return self._head(ref) + 1, 0, 1
+        item = self._entry(ref, entry_id)
+        size = item.count if item is not None and item.count > 0 else 1
+        if batch < 0:
+            return (entry_id, 0, size) if inclusive else (entry_id + 1, 0, 1)
+        return entry_id, batch if inclusive else batch + 1, size
+
+    def entry_at_time(self, ref: PartitionRef, timestamp_ms: int) -> int:
+        """The first entry whose messages were published at or after ``timestamp_ms``."""
+        low, high = 0, self._head(ref) + 1
+        while low < high:
+            middle = (low + high) // 2
+            item = self._entry(ref, middle)
+            if item is not None and item.count > 0 and item.publish_max_ms < timestamp_ms:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+    def seek(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        *,
+        message_id: str | None = None,
+        timestamp_ms: int | None = None,
+        inclusive: bool = False,
+    ) -> None:
+        """Reset the subscription to a message id or a publish time (first message at or
+        after it). Raises InvalidMessage (neither or both given), ConsumerNotFound."""
+        if (message_id is None) == (timestamp_ms is None):
+            raise InvalidMessage("Seek needs exactly one of messageId or timestamp")
+        ref = self._topics.resolve(topic, create=False)
+        if message_id is not None:
+            entry_id, skip, size = self.position_of(ref, message_id, inclusive)
+        else:
+            entry_id, skip, size = self.entry_at_time(ref, timestamp_ms), 0, 1
+
+        def change(state: CursorState) -> tuple[None, bool]:
+            self._require_consumer(state, consumer_id)
+            state.seek(entry_id, skip, size)
+            return None, True
+
+        self._update(ref, subscription, change)
+
+    def last_message_id(self, topic: TopicName) -> str | None:
+        """The id of the last message of a topic or partition (None when empty)."""
+        ref = self._topics.resolve(topic, create=False)
+        head = self._head(ref)
+        while head >= 0:
+            item = self._entry(ref, head)
+            if item is not None and item.count > 0:
+                batch = item.count - 1 if item.batched else -1
+                return format_message_id(ref.ledger_id, head, ref.partition, batch)
+            head -= 1  # step back over epoch markers
+        return None

@@ -1,0 +1,111 @@
+"""Positions on the emulator: start ids, non-durable (reader) cursors, seek, last message id."""
+
+from __future__ import annotations
+
+import pytest
+
+from magnetar_core.errors import InvalidMessage
+from magnetar_wire import EntryMessage, decode_entry, encode_entry
+
+
+def _messages(delivered) -> list[bytes]:
+    out = []
+    for d in delivered:
+        messages = decode_entry(d.data).messages
+        indexes = d.batch_indexes if d.batch_indexes is not None else range(len(messages))
+        out.extend(messages[i].payload for i in indexes)
+    return out
+
+
+def _timed(payload: bytes, publish_ms: int) -> bytes:
+    return encode_entry(
+        [EntryMessage(payload=payload, publish_time_ms=publish_ms)], producer_name="t"
+    )
+
+
+@pytest.fixture
+def filled(engine, topic, make_entry):
+    """Entries: 0 'a', 1 batch 'b0','b1','b2', 2 'c'."""
+    engine.producer.publish(topic, make_entry(b"a"))
+    engine.producer.publish(topic, make_entry(b"b0", b"b1", b"b2"))
+    engine.producer.publish(topic, make_entry(b"c"))
+    return topic
+
+
+@pytest.mark.parametrize(
+    ("start", "inclusive", "expected"),
+    [
+        ("1:0:-1:-1", False, [b"b0", b"b1", b"b2", b"c"]),
+        ("1:0:-1:-1", True, [b"a", b"b0", b"b1", b"b2", b"c"]),
+        ("1:1:-1:0", False, [b"b1", b"b2", b"c"]),
+        ("1:1:-1:1", True, [b"b1", b"b2", b"c"]),
+        ("1:1:-1:2", False, [b"c"]),
+        ("earliest", False, [b"a", b"b0", b"b1", b"b2", b"c"]),
+        ("latest", False, []),
+    ],
+)
+def test_a_subscription_starts_after_its_start_id_or_at_it_when_inclusive(
+    engine, filled, start, inclusive, expected
+):
+    subs = engine.subscriptions
+    c = subs.subscribe(
+        filled,
+        f"r-{abs(hash((start, inclusive)))}",
+        None,
+        "Exclusive",
+        earliest=False,
+        start_message_id=start,
+        inclusive=inclusive,
+        durable=False,
+    )
+    assert _messages(subs.receive(filled, c.subscription, c.consumer_id, 100, 0)) == expected
+
+
+def test_a_reader_cursor_holds_nothing_back_and_vanishes_when_it_closes(engine, filled):
+    subs = engine.subscriptions
+    reader = subs.subscribe(filled, "reader-1", None, "Exclusive", earliest=True, durable=False)
+    subs.receive(filled, "reader-1", reader.consumer_id, 100, 0)
+    stats = engine.admin.stats(filled, partitioned=False)["subscriptions"]["reader-1"]
+    assert (stats["msgBacklog"], stats["unackedMessages"]) == (0, 0)
+
+    subs.close(filled, "reader-1", reader.consumer_id)
+    assert "reader-1" not in engine.admin.stats(filled, partitioned=False)["subscriptions"]
+
+
+def test_seek_by_message_id_redelivers_from_there_even_inside_a_batch(engine, filled):
+    subs = engine.subscriptions
+    c = subs.subscribe(filled, "sk", None, "Exclusive", earliest=True)
+    first = subs.receive(filled, "sk", c.consumer_id, 100, 0)
+    subs.acknowledge(filled, "sk", c.consumer_id, ["1:0:-1:-1", "1:2:-1:-1"], cumulative=False)
+
+    subs.seek(filled, "sk", c.consumer_id, message_id="1:1:-1:0")
+    again = subs.receive(filled, "sk", c.consumer_id, 100, 0)
+
+    assert _messages(first) == [b"a", b"b0", b"b1", b"b2", b"c"]
+    assert _messages(again) == [b"b1", b"b2", b"c"]
+
+
+def test_seek_by_publish_time_lands_on_the_first_message_at_or_after_it(engine, topic):
+    for i, t in enumerate((1_000, 2_000, 3_000, 4_000)):
+        engine.producer.publish(topic, _timed(f"m{i}".encode(), t))
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "time", None, "Exclusive", earliest=True)
+
+    subs.seek(topic, "time", c.consumer_id, timestamp_ms=2_500)
+    after = _messages(subs.receive(topic, "time", c.consumer_id, 100, 0))
+    subs.seek(topic, "time", c.consumer_id, timestamp_ms=2_000)
+    exact = _messages(subs.receive(topic, "time", c.consumer_id, 100, 0))
+    with pytest.raises(InvalidMessage):
+        subs.seek(topic, "time", c.consumer_id)
+
+    assert after == [b"m2", b"m3"]
+    assert exact == [b"m1", b"m2", b"m3"]
+
+
+def test_the_last_message_id_names_the_last_batch_index(engine, topic, make_entry):
+    engine.topics.create(topic, 0)
+    assert engine.subscriptions.last_message_id(topic) is None
+    engine.producer.publish(topic, make_entry(b"x"))
+    assert engine.subscriptions.last_message_id(topic) == "1:0:-1:-1"
+    engine.producer.publish(topic, make_entry(b"y0", b"y1"))
+    assert engine.subscriptions.last_message_id(topic) == "1:1:-1:1"
