@@ -264,6 +264,7 @@ def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
         sequence_min=min(seqs),
         sequence_max=max(seqs),
         partial_chunk=any(
-            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1 for m in meta.messages
+            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1
+            for m in meta.messages
         ),
     )
