@@ -5,21 +5,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from delivered import entry_ids, payloads
 
 from magnetar_core.engine import Engine
 from magnetar_core.errors import ConsumerBusy, ConsumerNotFound
 from magnetar_core.names import TopicName
 from magnetar_core.policies import Runtime
-from magnetar_wire import decode_entry
-from magnetar_wire.ids import format_message_id
-
-
-def _payloads(delivered) -> list[bytes]:
-    return [decode_entry(d.data).messages[0].payload for d in delivered]
-
-
-def _ids(delivered) -> list[str]:
-    return [format_message_id(d.ledger_id, d.entry_id, d.partition, -1) for d in delivered]
 
 
 def test_partitions_go_to_consumers_by_name_round_the_table(engine, make_entry):
@@ -34,7 +25,7 @@ def test_partitions_go_to_consumers_by_name_round_the_table(engine, make_entry):
             handles[(i, name)] = subs.subscribe(part, "fo", name, "Failover", earliest=True)
 
     got = {
-        (i, name): _payloads(subs.receive(base.partition(i), "fo", h.consumer_id, 10, 0))
+        (i, name): payloads(subs.receive(base.partition(i), "fo", h.consumer_id, 10, 0))
         for (i, name), h in handles.items()
     }
 
@@ -56,14 +47,14 @@ def test_the_first_subscriber_is_active_until_a_higher_priority_consumer_joins(
     second = subs.subscribe(topic, "fo", "a-second", "Failover", earliest=True, priority_level=1)
     engine.producer.publish(topic, make_entry(b"m0"))
     assert subs.receive(topic, "fo", second.consumer_id, 10, 0) == []
-    assert _payloads(subs.receive(topic, "fo", first.consumer_id, 10, 0)) == [b"m0"]
+    assert payloads(subs.receive(topic, "fo", first.consumer_id, 10, 0)) == [b"m0"]
 
     boss = subs.subscribe(topic, "fo", "boss", "Failover", earliest=True, priority_level=0)
     subs.close(topic, "fo", first.consumer_id)
     engine.producer.publish(topic, make_entry(b"m1"))
     subs.subscribe(topic, "fo", "late", "Failover", earliest=True, priority_level=2)
 
-    assert _payloads(subs.receive(topic, "fo", boss.consumer_id, 10, 0)) == [b"m0", b"m1"]
+    assert payloads(subs.receive(topic, "fo", boss.consumer_id, 10, 0)) == [b"m0", b"m1"]
     stats = engine.admin.stats(topic, partitioned=False)["subscriptions"]["fo"]
     assert stats["activeConsumerName"] == "boss"
 
@@ -75,13 +66,13 @@ def test_a_failover_switch_loses_nothing(engine, topic, make_entry):
     for i in range(6):
         engine.producer.publish(topic, make_entry(f"m{i}".encode()))
     held = subs.receive(topic, "sw", active.consumer_id, 3, 0)
-    subs.acknowledge(topic, "sw", active.consumer_id, _ids(held)[:1], cumulative=False)
+    subs.acknowledge(topic, "sw", active.consumer_id, entry_ids(held)[:1], cumulative=False)
 
     subs.close(topic, "sw", active.consumer_id)
     taken = subs.receive(topic, "sw", standby.consumer_id, 10, 0)
-    subs.acknowledge(topic, "sw", standby.consumer_id, _ids(taken), cumulative=False)
+    subs.acknowledge(topic, "sw", standby.consumer_id, entry_ids(taken), cumulative=False)
 
-    assert _payloads(taken) == [b"m1", b"m2", b"m3", b"m4", b"m5"]
+    assert payloads(taken) == [b"m1", b"m2", b"m3", b"m4", b"m5"]
     assert [d.redelivery_count for d in taken] == [1, 1, 0, 0, 0]
     assert engine.admin.stats(topic, partitioned=False)["subscriptions"]["sw"]["msgBacklog"] == 0
 
@@ -121,7 +112,7 @@ def test_a_consumer_whose_lease_lapses_is_disconnected_and_its_messages_go_to_th
     successor = subs.subscribe(topic, "live", "next", "Exclusive", earliest=True)
     got = subs.receive(topic, "live", successor.consumer_id, 10, 0)
 
-    assert _payloads(got) == [b"held"] and [d.redelivery_count for d in got] == [1]
+    assert payloads(got) == [b"held"] and [d.redelivery_count for d in got] == [1]
     with pytest.raises(ConsumerNotFound):
         subs.receive(topic, "live", dead.consumer_id, 10, 0)
 

@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from delivered import payloads
 
 from magnetar_core.errors import InvalidMessage
-from magnetar_wire import EntryMessage, decode_entry, encode_entry
-
-
-def _messages(delivered) -> list[bytes]:
-    out = []
-    for d in delivered:
-        messages = decode_entry(d.data).messages
-        indexes = d.batch_indexes if d.batch_indexes is not None else range(len(messages))
-        out.extend(messages[i].payload for i in indexes)
-    return out
+from magnetar_wire import EntryMessage, encode_entry
 
 
 def _timed(payload: bytes, publish_ms: int) -> bytes:
@@ -58,7 +50,7 @@ def test_a_subscription_starts_after_its_start_id_or_at_it_when_inclusive(
         inclusive=inclusive,
         durable=False,
     )
-    assert _messages(subs.receive(filled, c.subscription, c.consumer_id, 100, 0)) == expected
+    assert payloads(subs.receive(filled, c.subscription, c.consumer_id, 100, 0)) == expected
 
 
 def test_a_reader_cursor_holds_nothing_back_and_vanishes_when_it_closes(engine, filled):
@@ -81,8 +73,8 @@ def test_seek_by_message_id_redelivers_from_there_even_inside_a_batch(engine, fi
     subs.seek(filled, "sk", c.consumer_id, message_id="1:1:-1:0")
     again = subs.receive(filled, "sk", c.consumer_id, 100, 0)
 
-    assert _messages(first) == [b"a", b"b0", b"b1", b"b2", b"c"]
-    assert _messages(again) == [b"b1", b"b2", b"c"]
+    assert payloads(first) == [b"a", b"b0", b"b1", b"b2", b"c"]
+    assert payloads(again) == [b"b1", b"b2", b"c"]
 
 
 def test_seek_by_publish_time_lands_on_the_first_message_at_or_after_it(engine, topic):
@@ -92,9 +84,9 @@ def test_seek_by_publish_time_lands_on_the_first_message_at_or_after_it(engine, 
     c = subs.subscribe(topic, "time", None, "Exclusive", earliest=True)
 
     subs.seek(topic, "time", c.consumer_id, timestamp_ms=2_500)
-    after = _messages(subs.receive(topic, "time", c.consumer_id, 100, 0))
+    after = payloads(subs.receive(topic, "time", c.consumer_id, 100, 0))
     subs.seek(topic, "time", c.consumer_id, timestamp_ms=2_000)
-    exact = _messages(subs.receive(topic, "time", c.consumer_id, 100, 0))
+    exact = payloads(subs.receive(topic, "time", c.consumer_id, 100, 0))
     with pytest.raises(InvalidMessage):
         subs.seek(topic, "time", c.consumer_id)
 

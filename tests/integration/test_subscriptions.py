@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from delivered import entry_ids, payloads
 
 from magnetar_core.errors import (
     ConsumerBusy,
@@ -12,21 +13,6 @@ from magnetar_core.errors import (
     CumulativeAcknowledgementNotAllowedError,
     InvalidMessage,
 )
-from magnetar_wire import decode_entry
-from magnetar_wire.ids import format_message_id
-
-
-def _payloads(delivered) -> list[bytes]:
-    out = []
-    for d in delivered:
-        messages = decode_entry(d.data).messages
-        indexes = d.batch_indexes if d.batch_indexes is not None else range(len(messages))
-        out.extend(messages[i].payload for i in indexes)
-    return out
-
-
-def _ids(delivered) -> list[str]:
-    return [format_message_id(d.ledger_id, d.entry_id, d.partition, -1) for d in delivered]
 
 
 def test_a_second_exclusive_consumer_is_refused_with_consumer_busy(engine, topic):
@@ -45,8 +31,8 @@ def test_latest_starts_after_the_last_entry_and_earliest_at_the_first(engine, to
     early = subs.subscribe(topic, "early", None, "Exclusive", earliest=True)
     engine.producer.publish(topic, make_entry(b"after"))
 
-    assert _payloads(subs.receive(topic, "late", late.consumer_id, 10, 0)) == [b"after"]
-    assert _payloads(subs.receive(topic, "early", early.consumer_id, 10, 0)) == [
+    assert payloads(subs.receive(topic, "late", late.consumer_id, 10, 0)) == [b"after"]
+    assert payloads(subs.receive(topic, "early", early.consumer_id, 10, 0)) == [
         b"before",
         b"after",
     ]
@@ -62,8 +48,8 @@ def test_shared_consumers_never_get_the_same_entry_while_it_is_in_flight(engine,
     got_a = subs.receive(topic, "sh", a.consumer_id, 4, 0)
     got_b = subs.receive(topic, "sh", b.consumer_id, 4, 0)
 
-    assert _payloads(got_a) == [b"m0", b"m1", b"m2", b"m3"]
-    assert _payloads(got_b) == [b"m4", b"m5"]
+    assert payloads(got_a) == [b"m0", b"m1", b"m2", b"m3"]
+    assert payloads(got_b) == [b"m4", b"m5"]
 
 
 def test_nack_redelivers_with_redelivery_count_plus_one(engine, topic, make_entry):
@@ -72,12 +58,12 @@ def test_nack_redelivers_with_redelivery_count_plus_one(engine, topic, make_entr
     engine.producer.publish(topic, make_entry(b"retry-me"))
     first = subs.receive(topic, "n", c.consumer_id, 10, 0)
 
-    assert subs.negative_acknowledge(topic, "n", c.consumer_id, _ids(first)) == 1
+    assert subs.negative_acknowledge(topic, "n", c.consumer_id, entry_ids(first)) == 1
     again = subs.receive(topic, "n", c.consumer_id, 10, 0)
 
     assert [d.redelivery_count for d in first] == [0]
     assert [d.redelivery_count for d in again] == [1]
-    assert _payloads(again) == [b"retry-me"]
+    assert payloads(again) == [b"retry-me"]
 
 
 def test_a_closed_consumers_unacked_messages_go_to_the_others(engine, topic, make_entry):
@@ -87,12 +73,12 @@ def test_a_closed_consumers_unacked_messages_go_to_the_others(engine, topic, mak
     engine.producer.publish(topic, make_entry(b"x"))
     engine.producer.publish(topic, make_entry(b"y"))
     held = subs.receive(topic, "cl", a.consumer_id, 10, 0)
-    subs.acknowledge(topic, "cl", a.consumer_id, _ids(held)[:1], cumulative=False)
+    subs.acknowledge(topic, "cl", a.consumer_id, entry_ids(held)[:1], cumulative=False)
 
     assert subs.close(topic, "cl", a.consumer_id) == 1
     moved = subs.receive(topic, "cl", b.consumer_id, 10, 0)
 
-    assert _payloads(moved) == [b"y"]
+    assert payloads(moved) == [b"y"]
     assert [d.redelivery_count for d in moved] == [1]
     with pytest.raises(ConsumerNotFound):
         subs.receive(topic, "cl", a.consumer_id, 10, 0)
@@ -112,7 +98,7 @@ def test_batch_index_acks_leave_only_unacked_messages_for_redelivery(engine, top
     again = subs.receive(topic, "bi", c2.consumer_id, 10, 0)
 
     assert [d.batch_indexes for d in again] == [(1,)]
-    assert _payloads(again) == [b"b"]
+    assert payloads(again) == [b"b"]
 
 
 def test_cumulative_ack_acks_everything_up_to_the_id_on_exclusive_only(engine, topic, make_entry):
@@ -154,7 +140,7 @@ def test_a_waiting_receive_returns_the_message_produced_meanwhile(
     waiter.join(timeout=15)
 
     assert not waiter.is_alive()
-    assert _payloads(got) == [b"late-arrival"]
+    assert payloads(got) == [b"late-arrival"]
 
 
 def test_bad_receive_and_ack_arguments_are_refused(engine, topic):
