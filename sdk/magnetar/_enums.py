@@ -8,6 +8,7 @@ __all__ = [
     "BatchingType",
     "CompressionType",
     "ConsumerType",
+    "HashingScheme",
     "InitialPosition",
     "KeySharedMode",
     "LoggerLevel",
@@ -50,6 +51,17 @@ class PartitionsRoutingMode(enum.IntEnum):
     UseSinglePartition = 0
     RoundRobinDistribution = 1
     CustomPartition = 2
+
+
+class HashingScheme(enum.IntEnum):
+    """How a producer hashes a message key to a partition (a Magnetar extra: pulsar-client has
+    no ``hashing_scheme`` option; the numbers are the C++ client's, which also has
+    ``BoostHash`` = 1, platform-dependent and so not offered). The default is
+    ``JavaStringHash``, as in the Java client; use ``Murmur3_32Hash`` when producers in other
+    languages must agree on partitions."""
+
+    Murmur3_32Hash = 0
+    JavaStringHash = 2
 
 
 class BatchingType(enum.IntEnum):

@@ -45,6 +45,7 @@ class Sub:
     connected: bool = True
     extra: dict = field(default_factory=dict)
     chunks: ChunkAssembler | None = None
+    stopped: bool = False  # removed from a regex subscription
 
 
 class ConsumerCore:
@@ -68,6 +69,8 @@ class ConsumerCore:
         self.unsubscribing = False  # no re-subscribe while an unsubscribe is under way
         self.acks: Any = None  # AckTracker, set by the Consumer
         self.listener: Any = None  # (public consumer, callable)
+        self.watcher: Any = None  # PatternWatcher of a regex subscription
+        self.started = False
         self._listener_thread: threading.Thread | None = None
         self._closed_event = threading.Event()
 
@@ -82,8 +85,36 @@ class ConsumerCore:
         sub.chunks = ChunkAssembler(*self.chunk_limits,
                                     on_drop=lambda ids, ack: self._chunks_dropped(sub, ids, ack))  # fmt: skip
         self._subscribe(sub)
-        self.subs.append(sub)
+        with self.cond:
+            self.subs = [*self.subs, sub]  # copied: other threads iterate it unlocked
+            if self.started and not self.stopping:
+                self._start_poll(sub)
         return sub
+
+    def remove_topic(self, topic: str) -> None:
+        """Close the sub-consumers of ``topic`` (and of its partitions) and drop their queued
+        messages: the topic left a regex subscription (deleted, or never subscribable)."""
+        with self.cond:
+            gone = [s for s in self.subs if s.topic == topic
+                    or s.topic.rsplit("-partition-", 1)[0] == topic]  # fmt: skip
+            if not gone:
+                return
+            self.subs = [s for s in self.subs if s not in gone]
+            kept = [(s, m) for s, m in self.queue if s not in gone]
+            self.queue.clear()
+            self.queue.extend(kept)
+            for s in gone:
+                s.stopped = True
+            self.cond.notify_all()
+        for s in gone:
+            if s.poll is not None:
+                s.poll.abort()
+            if s.thread is not None and s.thread is not threading.current_thread():
+                s.thread.join()
+            try:
+                self.t.call("DELETE", f"{s.base}/{s.consumer_id}")
+            except exc.PulsarException as e:  # the topic may be deleted already
+                self.log.debug("closing consumer %s on %s: %s", s.consumer_id, s.topic, e)
 
     def _subscribe(self, sub: Sub) -> None:
         resp = self.t.call("POST", sub.base, json_body=self.body)
@@ -99,16 +130,21 @@ class ConsumerCore:
 
     def start(self) -> None:
         """Start one poll thread per sub-consumer, and the listener thread if any."""
-        for sub in self.subs:
-            sub.poll = LongPoll(self.t)
-            sub.thread = threading.Thread(target=self._poll_loop, args=(sub,), daemon=True,
-                                          name=f"magnetar-receive-{sub.topic}")  # fmt: skip
-            sub.thread.start()
+        with self.cond:
+            self.started = True
+            for sub in self.subs:
+                self._start_poll(sub)
         if self.listener is not None:
             self._listener_thread = threading.Thread(
                 target=self._listen_loop, name="magnetar-listener", daemon=True
             )
             self._listener_thread.start()
+
+    def _start_poll(self, sub: Sub) -> None:
+        sub.poll = LongPoll(self.t)
+        sub.thread = threading.Thread(target=self._poll_loop, args=(sub,), daemon=True,
+                                      name=f"magnetar-receive-{sub.topic}")  # fmt: skip
+        sub.thread.start()
 
     # ------------------------------------------------------------------ receive loop
 
@@ -119,9 +155,9 @@ class ConsumerCore:
         backoff = 0.1
         while True:
             with self.cond:
-                while not self.stopping and sub.queued >= self._share():
+                while not self.stopping and not sub.stopped and sub.queued >= self._share():
                     self.cond.wait()
-                if self.stopping:
+                if self.stopping or sub.stopped:
                     return
                 want = min(self._share() - sub.queued, MAX_RECEIVE_MESSAGES)
                 sub.queued += want  # reserve the space
@@ -136,6 +172,8 @@ class ConsumerCore:
             except exc.AlreadyClosed:
                 return
             except exc.PulsarException as e:
+                if sub.stopped:
+                    return
                 sub.connected = False
                 self.log.warning("receive on %s failed: %s", sub.topic, e)
                 if isinstance(e, exc.ConsumerNotFound) and not self.unsubscribing:
@@ -147,6 +185,8 @@ class ConsumerCore:
                 with self.cond:
                     sub.queued -= want
             with self.cond:
+                if sub.stopped:
+                    return
                 for msg in messages:
                     self.queue.append((sub, msg))
                 sub.queued += len(messages)
@@ -293,8 +333,14 @@ class ConsumerCore:
 
     # ------------------------------------------------------------------ shutdown
 
+    def stop_watcher(self) -> None:
+        """Stop a regex subscription's discovery thread (no new topics from now on)."""
+        if self.watcher is not None:
+            self.watcher.stop()
+
     def close(self, *, flush_acks: bool = True, delete: bool = True) -> None:
         """Stop polling (aborting in-flight receives), flush acks, unregister, join threads."""
+        self.stop_watcher()
         with self.cond:
             if self.stopping:
                 return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -67,7 +68,7 @@ class SenderCore:
                             for i in range(len(self.reg.leases))]  # fmt: skip
         self._outbox: collections.deque[Batch] = collections.deque()
         self._pending = 0
-        self._rr_partition = 0
+        self._rr_partition = random.randrange(len(self.reg.leases))  # Pulsar starts at random
         self._enqueued = 0
         self._completed = 0
         self._closing = False

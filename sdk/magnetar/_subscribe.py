@@ -7,6 +7,7 @@ from typing import Any
 
 from . import exceptions as exc
 from ._enums import ConsumerType, InitialPosition, RegexSubscriptionMode
+from ._multitopic import Pattern
 from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
@@ -17,8 +18,9 @@ __all__ = ["validate_subscribe"]
 _LATER = "arrives in a later Magnetar release"
 
 
-def validate_subscribe(a: dict[str, Any]) -> list[TopicName]:
-    """Check the arguments of ``subscribe`` (given as a dict); return the parsed topics."""
+def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
+    """Check the arguments of ``subscribe`` (given as a dict); return the parsed topics, or
+    the parsed pattern of a regex subscription."""
     topic = a["topic"]
     check_type(str, a["subscription_name"], "subscription_name")
     check_type(ConsumerType, a["consumer_type"], "consumer_type")
@@ -70,5 +72,5 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName]:
             check_type(str, t, "topic")
         return [parse_topic(t) for t in topic]
     if isinstance(topic, re.Pattern):
-        raise exc.OperationNotSupported(f"regex (pattern) subscriptions {_LATER}")
+        return Pattern.parse(topic, a["regex_subscription_mode"])
     raise ValueError("Argument topic is expected to be of a type between (str, list, re.pattern)")

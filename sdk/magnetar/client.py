@@ -16,12 +16,14 @@ from ._enums import (
     BatchingType,
     CompressionType,
     ConsumerType,
+    HashingScheme,
     InitialPosition,
     PartitionsRoutingMode,  # fmt: skip
     ProducerAccessMode,
     RegexSubscriptionMode,
 )
 from ._http import Transport
+from ._multitopic import Pattern, PatternWatcher, list_topics_fake_name, subscribe_topic
 from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
 from ._receiver import ConsumerCore
 from ._registration import register_all
@@ -148,7 +150,8 @@ class Client:
                         batching_type: BatchingType = BatchingType.Default,
                         encryption_key: str | None = None, crypto_key_reader: Any = None,
                         access_mode: ProducerAccessMode = ProducerAccessMode.Shared,
-                        message_router: Any = None) -> Producer:  # fmt: skip
+                        message_router: Any = None,
+                        hashing_scheme: HashingScheme = HashingScheme.JavaStringHash) -> Producer:  # fmt: skip
         """Create a producer on ``topic`` (see PULSAR_API.md for every argument).
 
         Raises:
@@ -158,7 +161,9 @@ class Client:
             OperationNotSupported: end-to-end encryption.
 
         Registers the producer (``POST .../producers``, per partition); ``WaitForExclusive``
-        blocks until the topic is free.
+        blocks until the topic is free. ``hashing_scheme`` (a Magnetar extra) picks how keyed
+        messages hash to partitions (``JavaStringHash`` by default, or ``Murmur3_32Hash``);
+        routing is described in ``magnetar._routing``.
         """
         self._check_open()
         schema = schema if schema is not None else BytesSchema()
@@ -186,6 +191,7 @@ class Client:
         check_type(BatchingType, batching_type, "batching_type")
         check_type_or_none(str, encryption_key, "encryption_key")
         check_type(ProducerAccessMode, access_mode, "access_mode")
+        check_type(HashingScheme, hashing_scheme, "hashing_scheme")
         if message_router is not None and not callable(message_router):
             raise ValueError("Argument message_router is expected to be a function")
         if batching_enabled and chunking_enabled:
@@ -197,6 +203,8 @@ class Client:
         targets = [name.partition(i) for i in range(n)] if n else [name]
         if message_router is not None:
             message_routing_mode = PartitionsRoutingMode.CustomPartition
+        elif message_routing_mode == PartitionsRoutingMode.CustomPartition and n:
+            raise exc.InvalidConfiguration("CustomPartition routing needs a message_router")
         reg = register_all(self._t, [f"/v1/{t.path()}" for t in targets], producer_name,
                            access_mode.name, self._stopping, self._log)  # fmt: skip
         initial = initial_sequence_id if initial_sequence_id is not None else -1
@@ -215,7 +223,8 @@ class Client:
         core = SenderCore(self._t, cfg, self._log)
         self._producers.add(core)
         return Producer(core, str(name), n, schema=schema, routing_mode=message_routing_mode,
-                        message_router=message_router, log=self._log)  # fmt: skip
+                        message_router=message_router, log=self._log,
+                        hashing_scheme=hashing_scheme)  # fmt: skip
 
     # ------------------------------------------------------------------ consumer
 
@@ -238,12 +247,19 @@ class Client:
                   batch_index_ack_enabled: bool = False,
                   regex_subscription_mode: RegexSubscriptionMode = RegexSubscriptionMode.PersistentOnly,
                   dead_letter_policy: ConsumerDeadLetterPolicy | None = None) -> Consumer:  # fmt: skip
-        """Subscribe to ``topic`` (a name or a list of names) and return a consumer.
+        """Subscribe to ``topic`` and return a consumer.
+
+        ``topic`` is a name, a list of names, or a compiled regex over one namespace
+        (``re.compile("persistent://public/default/finance-.*")``), re-listed every
+        ``pattern_auto_discovery_period`` seconds to pick up new topics (see
+        ``magnetar._multitopic``). A partitioned topic is consumed on all its partitions.
 
         Raises:
             ValueError: wrong argument types; ``unacked_messages_timeout_ms`` below 10000.
+            InvalidTopicName: a malformed topic name or pattern.
             ConsumerBusy: a second consumer on an Exclusive subscription.
-            OperationNotSupported: regex topics, dead-letter / key-shared policies, compaction.
+            NotAllowedError: a non-persistent topic (named; a regex skips them).
+            OperationNotSupported: dead-letter / key-shared policies, compaction.
         """
         self._check_open()
         from ._subscribe import validate_subscribe
@@ -260,19 +276,30 @@ class Client:
             auto_ack_chunks=auto_ack_oldest_chunked_message_on_queue_full,
         )  # fmt: skip
         try:
-            for name in topics:
-                n = self._partitions(name)
-                for i, t in enumerate([name.partition(i) for i in range(n)] if n else [name]):
-                    core.register(str(t), t.path(), subscription_name, i if n else -1)
+            if isinstance(topics, Pattern):
+                watcher = PatternWatcher(self, core, topics, subscription_name,
+                                         pattern_auto_discovery_period, set())  # fmt: skip
+                watcher.subscribe_new(topics.list(self._t, self._log), strict=True)
+                core.watcher = watcher
+                shown = topics.display
+            else:
+                for name in topics:
+                    subscribe_topic(self, core, name, subscription_name)
+                multi = isinstance(topic, list)
+                shown = list_topics_fake_name(topics) if multi else str(topics[0])
         except BaseException:
             core.close(flush_acks=False)
             raise
         self._consumers.add(core)
-        return Consumer(core, topic=",".join(str(t) for t in topics),
-                        subscription=subscription_name, consumer_type=consumer_type,
-                        nack_delay_ms=negative_ack_redelivery_delay_ms,
-                        ack_timeout_ms=unacked_messages_timeout_ms,
-                        batch_policy=batch_receive_policy, listener=message_listener)  # fmt: skip
+        consumer = Consumer(core, topic=shown, subscription=subscription_name,
+                            consumer_type=consumer_type,
+                            nack_delay_ms=negative_ack_redelivery_delay_ms,
+                            ack_timeout_ms=unacked_messages_timeout_ms,
+                            batch_policy=batch_receive_policy, listener=message_listener,
+                            multi_topic=not isinstance(topic, str))  # fmt: skip
+        if core.watcher is not None:
+            core.watcher.start()
+        return consumer
 
     def create_reader(self, topic: str, start_message_id: Any, *args: Any, **kwargs: Any) -> Any:
         """Readers are not available yet (raises ``OperationNotSupported``)."""

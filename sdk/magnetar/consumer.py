@@ -25,8 +25,10 @@ class Consumer:
 
     def __init__(self, core: ConsumerCore, *, topic: str, subscription: str,
                  consumer_type: ConsumerType, nack_delay_ms: int,
-                 ack_timeout_ms: int | None, batch_policy: Any, listener: Any) -> None:  # fmt: skip
+                 ack_timeout_ms: int | None, batch_policy: Any, listener: Any,
+                 multi_topic: bool = False) -> None:  # fmt: skip
         self._core = core
+        self._multi = multi_topic
         self._topic = topic
         self._subscription = subscription
         self._type = consumer_type
@@ -40,7 +42,9 @@ class Consumer:
         self._finalizer = weakref.finalize(self, core.close)
 
     def topic(self) -> str:
-        """The topic name (comma-separated for a multi-topic consumer)."""
+        """The topic name, as pulsar-client returns it: for a regex subscription the pattern
+        as a full topic name; for a list, the last topic's name followed by
+        ``-TopicsConsumerFakeName-`` and 10 random hex digits."""
         return self._topic
 
     def subscription_name(self) -> str:
@@ -141,12 +145,15 @@ class Consumer:
         """
         self._check_open()
         self._core.acks.flush()
+        self._core.stop_watcher()  # no new topics while unsubscribing
         self._core.unsubscribing = True
         try:
             for sub in self._core.subs:
                 self._core.post(sub, "unsubscribe", {})
         except BaseException:
             self._core.unsubscribing = False
+            if self._core.watcher is not None:
+                self._core.watcher.start()
             raise
         self._core.close(delete=False)
         self._finalizer.detach()
@@ -177,6 +184,15 @@ class Consumer:
             for sub in subs:
                 if sub.topic == msg_id.topic():
                     return sub, msg_id
+        if self._multi:  # as Pulsar's multi-topics consumer
+            raise exc.OperationNotSupported(
+                f"This message id's topic {msg_id.topic()!r} is not one this consumer is "
+                "subscribed to"
+                if msg_id.topic()
+                else "This message id carries no topic, so "
+                "a multi-topic consumer cannot tell where to acknowledge it; pass the Message, "
+                "or MessageId.deserialize(data, topic)"
+            )
         if len(subs) == 1:
             return subs[0], msg_id
         by_partition = [s for s in subs if s.partition == msg_id.partition() >= 0]

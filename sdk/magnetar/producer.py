@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
-import random
 import threading
 import time
 import weakref
@@ -12,21 +10,13 @@ from datetime import timedelta
 from typing import Any
 
 from . import exceptions as exc
-from ._enums import PartitionsRoutingMode, Result
+from ._enums import HashingScheme, PartitionsRoutingMode, Result
+from ._routing import Router, java_string_hash
 from ._sender import SenderCore
 from ._validate import check_type, check_type_or_none
 from .message import Message, MessageId
 
 __all__ = ["Producer", "java_string_hash"]
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (signed 32-bit), Pulsar's ``JavaStringHash``."""
-    data = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 class Producer:
@@ -43,15 +33,17 @@ class Producer:
         routing_mode: PartitionsRoutingMode,
         message_router: Any,
         log: logging.Logger,
+        hashing_scheme: HashingScheme = HashingScheme.JavaStringHash,
     ) -> None:
         self._core = core
         self._topic = topic
         self._partitions = partitions
         self._schema = schema
-        self._routing = routing_mode
-        self._router = message_router
-        self._rr = itertools.count(random.randrange(max(partitions, 1)))
-        self._single = random.randrange(max(partitions, 1))
+        self._router = None
+        if partitions > 1:
+            batched = core.batch_partition if core.cfg.batching else None
+            self._router = Router(partitions, routing_mode, hashing_scheme, message_router,
+                                  batched)  # fmt: skip
         self._log = log
         self._finalizer = weakref.finalize(self, core.close)
 
@@ -87,7 +79,8 @@ class Producer:
             TypeError: ``content`` does not match the schema (not bytes for the default).
             ValueError: an argument of the wrong type.
             PulsarException: the publish failed (``Timeout``, ``MessageTooBig`` (nothing is
-                sent), ``ProducerFenced``, ...).
+                sent), ``ProducerFenced``, ``UnknownError`` when a ``message_router`` returns
+                no valid partition index, ...).
         """
         done = threading.Event()
         outcome: list[Any] = []
@@ -121,10 +114,15 @@ class Producer:
         ``Timeout``."""
         if not callable(callback):
             raise ValueError("Argument callback is expected to be of type 'function'")
-        fields, partition, batchable = self._build(
-            content, properties, partition_key, ordering_key, sequence_id,
-            replication_clusters, disable_replication, event_timestamp, deliver_at, deliver_after,
-        )  # fmt: skip
+        try:
+            fields, partition, batchable = self._build(
+                content, properties, partition_key, ordering_key, sequence_id,
+                replication_clusters, disable_replication, event_timestamp, deliver_at,
+                deliver_after,
+            )  # fmt: skip
+        except exc.UnknownError as e:  # a custom router's answer is not a partition index
+            callback(e.result(), None)
+            return
 
         def complete(result: Result, msg_id: MessageId | None, error: Any) -> None:
             callback(result, msg_id)
@@ -183,24 +181,17 @@ class Producer:
             fields["event_time_ms"] = event_timestamp
         if deliver_ms:
             fields["deliver_at_ms"] = deliver_ms
-        partition = self._route(data, properties, partition_key)
+        partition = self._route(data, properties, partition_key, ordering_key)
         return fields, partition, not deliver_ms
 
-    def _route(self, data: bytes, properties: Any, key: Any) -> int:
-        n = self._partitions
-        if n <= 1:
-            return -1 if n == 0 else 0
-        if self._routing == PartitionsRoutingMode.CustomPartition and self._router is not None:
-            msg = Message(data, MessageId(), topic=self._topic, properties=properties,
-                          partition_key=key)  # fmt: skip
-            index = self._router(msg, n)
-            if not isinstance(index, int) or not 0 <= index < n:
-                raise ValueError(f"message_router returned {index!r}; expected 0..{n - 1}")
-            return index
-        if key:
-            return (java_string_hash(key) & 0x7FFFFFFF) % n
-        if self._routing == PartitionsRoutingMode.UseSinglePartition:
-            return self._single
-        if self._core.cfg.batching:
-            return self._core.batch_partition(n)
-        return next(self._rr) % n
+    def _route(self, data: bytes, properties: Any, key: Any, ordering_key: Any) -> int:
+        """The partition of a message: -1 on a non-partitioned topic (see ``_routing``)."""
+        if self._router is None:
+            return -1 if self._partitions == 0 else 0
+
+        def message() -> Message:
+            return Message(data, MessageId(), topic=self._topic, properties=properties,
+                           partition_key=key, ordering_key=(ordering_key or "").encode(),
+                           schema=self._schema)  # fmt: skip
+
+        return self._router.choose(key, message)

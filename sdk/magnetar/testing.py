@@ -2,9 +2,11 @@
 
 It implements just enough of docs/http-api.md for the SDK's own tests (produce with entry
 bodies or ``entryRef``, producers with access modes / epochs / heartbeats, deduplication,
-uploads, partitions, subscribe / receive (long poll, ``format: entry``, large entries by URL) /
-ack / nack / redeliver / unsubscribe / close) and records every request. It is NOT the service:
-no persistence, no Key_Shared, no delayed delivery. Use it as a context manager::
+uploads, partitions, namespace listing, subscribe / receive (long poll, ``format: entry``,
+large entries by URL) / ack / nack / redeliver / unsubscribe / close) and records every
+request. It is NOT the service:
+no persistence, no Key_Shared, no delayed delivery; like the service it refuses
+subscriptions on non-persistent topics (``NotAllowedError``). Use it as a context manager::
 
     with FakeService() as svc:
         client = magnetar.Client(svc.url)
@@ -32,7 +34,9 @@ __all__ = ["FakeService", "Recorded"]
 
 _TOPIC = r"/(?P<topic>(?:persistent|non-persistent)/[^/]+/[^/]+/[^/]+)"
 _CONS = _TOPIC + r"/subscriptions/(?P<sub>[^/]+)/consumers"
+_NAMESPACE = r"^/admin/v2/(?P<domain>persistent|non-persistent)/(?P<ns>[^/]+/[^/]+)$"
 _ROUTES = [
+    ("GET", "list_topics", re.compile(_NAMESPACE)),
     ("GET", "partitions", re.compile(r"^/admin/v2" + _TOPIC + r"/partitions$")),
     ("PUT", "create_partitioned", re.compile(r"^/admin/v2" + _TOPIC + r"/partitions$")),
     ("POST", "produce", re.compile(r"^/v1" + _TOPIC + r"/messages$")),
@@ -199,6 +203,16 @@ class FakeService(ProducerRoutes):
                 return 200, {"partitions": 0}
         return 404, {"error": "TopicNotFound", "message": "unknown topic"}
 
+    def _list_topics(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
+        """The namespace's topics of ``domain``: partitions by partition name, as Pulsar."""
+        prefix = f"{a['domain']}/{a['ns']}/"
+        with self.lock:
+            names = {t for t in self.entries if t.startswith(prefix)} - set(self.partitioned)
+            for t, n in self.partitioned.items():
+                if t.startswith(prefix):
+                    names.update(f"{t}-partition-{i}" for i in range(n))
+        return 200, sorted(t.replace("/", "://", 1) for t in names)
+
     def _create_partitioned(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
         with self.lock:
             self.partitioned[a["topic"]] = int(body)
@@ -223,6 +237,8 @@ class FakeService(ProducerRoutes):
                      "topic": topic}  # fmt: skip
 
     def _subscribe(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
+        if a["topic"].startswith("non-persistent/"):  # as the service: not served
+            return 400, {"error": "NotAllowedError", "message": "non-persistent topics"}
         with self.lock:
             key = (a["topic"], a["sub"])
             log = self.entries.setdefault(a["topic"], [])

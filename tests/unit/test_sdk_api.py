@@ -97,8 +97,6 @@ def test_unsupported_features_raise_operation_not_supported(svc):
         client.create_reader("t", pulsar.MessageId.earliest)
     with pytest.raises(pulsar.OperationNotSupported, match="encryption"):
         client.create_producer("t", encryption_key="k")
-    with pytest.raises(pulsar.OperationNotSupported):
-        client.subscribe(re.compile("t.*"), "s")
     client.close()
 
 
