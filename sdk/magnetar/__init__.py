@@ -83,6 +83,7 @@ from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
 )
 from .message import Message, MessageId
 from .producer import Producer
+from .reader import Reader
 from .schema import BytesSchema, StringSchema
 
 __version__ = "0.1.0"
@@ -99,6 +100,7 @@ __all__ = [
     "CompressionType",
     "ConsoleLogger",
     "Consumer",
+    "Reader",
     "ConsumerBatchReceivePolicy",
     "ConsumerDeadLetterPolicy",
     "ConsumerKeySharedPolicy",

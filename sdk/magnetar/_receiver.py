@@ -27,6 +27,9 @@ from .message import Message, MessageId
 __all__ = ["MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
 
 RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
+# A consumer whose receiver queue stays full sends a heartbeat this often: the service
+# disconnects consumers silent for CONSUMER_LEASE_MS (60 s by default).
+HEARTBEAT_SECONDS = 20.0
 MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
 _BACKOFF_MAX = 5.0
 
@@ -156,11 +159,16 @@ class ConsumerCore:
         while True:
             with self.cond:
                 while not self.stopping and not sub.stopped and sub.queued >= self._share():
-                    self.cond.wait()
+                    if not self.cond.wait(HEARTBEAT_SECONDS):
+                        break  # the queue stayed full: keep the consumer's lease alive
                 if self.stopping or sub.stopped:
                     return
                 want = min(self._share() - sub.queued, MAX_RECEIVE_MESSAGES)
-                sub.queued += want  # reserve the space
+                if want > 0:
+                    sub.queued += want  # reserve the space
+            if want <= 0:
+                self._heartbeat(sub)
+                continue
             wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
             body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
             messages: list[Message] = []
@@ -191,6 +199,15 @@ class ConsumerCore:
                     self.queue.append((sub, msg))
                 sub.queued += len(messages)
                 self.cond.notify_all()
+
+    def _heartbeat(self, sub: Sub) -> None:
+        """Tell the service the consumer lives while it is not receiving (full queue)."""
+        try:
+            self.post(sub, "heartbeat", {})
+        except exc.PulsarException as e:
+            self.log.warning("heartbeat on %s failed: %s", sub.topic, e)
+            if isinstance(e, exc.ConsumerNotFound) and not self.unsubscribing:
+                self._try_resubscribe(sub)
 
     def _try_resubscribe(self, sub: Sub) -> None:
         try:

@@ -32,7 +32,9 @@ from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
 from .consumer import Consumer
+from .message import MessageId
 from .producer import Producer
+from .reader import Reader
 from .schema import BytesSchema, Schema
 
 __all__ = ["Client"]
@@ -270,6 +272,8 @@ class Client:
                                 "initialPosition": initial_position.name}  # fmt: skip
         if consumer_name:
             body["consumerName"] = consumer_name
+        if not isinstance(topic, str):
+            body["multiTopic"] = True  # Failover spreads non-partitioned topics by name hash
         core = ConsumerCore(
             self._t, body, receiver_queue_size, schema, self._log,
             max_pending_chunked=max_pending_chunked_message,
@@ -296,15 +300,42 @@ class Client:
                             nack_delay_ms=negative_ack_redelivery_delay_ms,
                             ack_timeout_ms=unacked_messages_timeout_ms,
                             batch_policy=batch_receive_policy, listener=message_listener,
-                            multi_topic=not isinstance(topic, str))  # fmt: skip
+                            multi_topic=not isinstance(topic, str),
+                            inclusive=start_message_id_inclusive)  # fmt: skip
         if core.watcher is not None:
             core.watcher.start()
         return consumer
 
-    def create_reader(self, topic: str, start_message_id: Any, *args: Any, **kwargs: Any) -> Any:
-        """Readers are not available yet (raises ``OperationNotSupported``)."""
+    def create_reader(self, topic: str, start_message_id: MessageId, reader_listener: Any = None,
+                      receiver_queue_size: int = 1000, reader_name: str | None = None,
+                      subscription_role_prefix: str | None = None, is_read_compacted: bool = False,
+                      crypto_key_reader: Any = None,
+                      start_message_id_inclusive: bool = False) -> Reader:  # fmt: skip
+        """A reader of ``topic`` from ``start_message_id`` (after it unless
+        ``start_message_id_inclusive``; ``MessageId.earliest`` / ``MessageId.latest``).
+
+        A reader uses a non-durable cursor: it holds no data back and disappears on close.
+        Raises ValueError (argument types), OperationNotSupported (compacted reads,
+        encryption), InvalidTopicName.
+        """
         self._check_open()
-        raise exc.OperationNotSupported(f"Readers (create_reader) {_LATER}; use a consumer")
+        check_type(str, topic, "topic")
+        check_type(MessageId, start_message_id, "start_message_id")
+        check_type(int, receiver_queue_size, "receiver_queue_size")
+        check_type_or_none(str, reader_name, "reader_name")
+        check_type(bool, start_message_id_inclusive, "start_message_id_inclusive")
+        if reader_listener is not None and not callable(reader_listener):
+            raise ValueError("Argument reader_listener is expected to be a function")
+        if is_read_compacted:
+            raise exc.OperationNotSupported(f"is_read_compacted {_LATER}")
+        if crypto_key_reader is not None:
+            raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
+        return Reader(self, parse_topic(topic), start_message_id, reader_name=reader_name,
+                      receiver_queue_size=receiver_queue_size,
+                      inclusive=start_message_id_inclusive, reader_listener=reader_listener)  # fmt: skip
+
+    def _bytes_schema(self) -> Schema:
+        return BytesSchema()
 
     # ------------------------------------------------------------------ lifecycle
 

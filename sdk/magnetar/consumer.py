@@ -6,6 +6,7 @@ import time
 import weakref
 from typing import Any
 
+from . import _positions
 from . import exceptions as exc
 from ._acks import AckTracker
 from ._enums import ConsumerType
@@ -26,8 +27,9 @@ class Consumer:
     def __init__(self, core: ConsumerCore, *, topic: str, subscription: str,
                  consumer_type: ConsumerType, nack_delay_ms: int,
                  ack_timeout_ms: int | None, batch_policy: Any, listener: Any,
-                 multi_topic: bool = False) -> None:  # fmt: skip
+                 multi_topic: bool = False, inclusive: bool = False) -> None:  # fmt: skip
         self._core = core
+        self._inclusive = inclusive
         self._multi = multi_topic
         self._topic = topic
         self._subscription = subscription
@@ -130,12 +132,19 @@ class Consumer:
         self._core.set_paused(False)
 
     def seek(self, messageid: Any) -> None:  # noqa: N803 - pulsar-client's name
-        """Not available yet."""
-        raise exc.OperationNotSupported(f"Consumer.seek {_LATER}")
+        """Reset the subscription to a message id (after it, at it with
+        ``start_message_id_inclusive``) or to a publish time in epoch ms (the first message at
+        or after it). Locally queued messages are dropped."""
+        self._check_open()
+        _positions.seek(self._core, messageid, self._inclusive)
 
     def get_last_message_id(self) -> MessageId:
-        """Not available yet."""
-        raise exc.OperationNotSupported(f"Consumer.get_last_message_id {_LATER}")
+        """The id of the topic's last message (``MessageId.earliest`` when empty).
+
+        Raises OperationNotSupported on multi-topic and partitioned consumers.
+        """
+        self._check_open()
+        return _positions.last_message_id(self._core)
 
     def unsubscribe(self) -> None:
         """Delete the subscription and close the consumer.

@@ -1,0 +1,57 @@
+"""Seek and last-message-id over HTTP, shared by ``Consumer`` and ``Reader``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import exceptions as exc
+from ._topics import parse_topic
+from .message import MessageId
+
+
+def id_text(message_id: MessageId) -> str:
+    """The wire form of a start or seek position: ``earliest``, ``latest`` or ``l:e:p:b``."""
+    if message_id == MessageId.earliest:
+        return "earliest"
+    if message_id == MessageId.latest:
+        return "latest"
+    return str(message_id)
+
+
+def seek(core: Any, target: Any, inclusive: bool) -> None:
+    """Reset every sub-consumer of ``core`` to ``target``: a MessageId, or a publish time in
+    epoch ms (int). A message id of one partition moves only that partition.
+
+    Raises ValueError for another type, and what the service answers.
+    """
+    if isinstance(target, MessageId):
+        body: dict = {"messageId": id_text(target), "inclusive": inclusive}
+        partition = target.partition()
+        subs = [s for s in core.subs if partition < 0 or s.partition in (partition, -1)]
+    elif isinstance(target, int) and not isinstance(target, bool):
+        body, subs = {"timestamp": target}, list(core.subs)
+    else:
+        raise ValueError(
+            f"Argument messageid is expected to be of type 'MessageId' or 'int' and not "
+            f"'{type(target).__name__}'"
+        )
+    for sub in subs:
+        core.post(sub, "seek", body)
+    core.acks.clear_unacked()
+    core.clear_queue()
+
+
+def last_message_id(core: Any) -> MessageId:
+    """The last message id of the consumer's single topic or partition (earliest when empty).
+
+    Raises OperationNotSupported on multi-topic and partitioned consumers.
+    """
+    if len(core.subs) != 1:
+        raise exc.OperationNotSupported(
+            "get_last_message_id needs a single non-partitioned topic; ask each partition's consumer"
+        )
+    sub = core.subs[0]
+    resp = core.t.call("GET", f"/admin/v2/{parse_topic(sub.topic).path()}/lastMessageId")
+    if not isinstance(resp, dict) or resp.get("entryId", -1) < 0:
+        return MessageId.earliest
+    return MessageId(resp["partitionIndex"], resp["ledgerId"], resp["entryId"], resp["batchIndex"])
