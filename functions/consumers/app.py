@@ -4,6 +4,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from magnetar_core.api import http, views
+from magnetar_core.cursor import KeySharedOptions
 
 logger = Logger(service="magnetar")
 app = http.make_app()
@@ -18,6 +19,14 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         return http.error_response(
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
+    key_shared = None
+    if http.field(body, "subscriptionType", str, "Exclusive") in ("Key_Shared", "KeyShared"):
+        key_shared = KeySharedOptions.parse(
+            http.field(body, "keySharedMode", str, None),
+            http.field(body, "stickyRanges", list, None),
+            http.field(body, "allowOutOfOrderDelivery", bool, False),
+            http.field(body, "keySharedUseConsistentHashing", bool, False),
+        )
     handle = engine.subscriptions.subscribe(
         http.topic_of(domain, tenant, namespace, topic),
         subscription,
@@ -29,6 +38,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         start_message_id=http.field(body, "startMessageId", str, None),
         inclusive=http.field(body, "startMessageIdInclusive", bool, False),
         durable=http.field(body, "durable", bool, True),
+        key_shared=key_shared,
     )
     return http.ok(views.consumer_handle(handle))
 

@@ -46,6 +46,7 @@ def test_the_cursor_item_exposes_scalars_as_top_level_attributes():
         "md": {"N": "4"},
         "rp": {"N": "20"},
         "nc": {"N": "2"},
+        "dur": {"BOOL": True},
     }
     body = json.loads(item["st"]["S"])
     assert body["acked"] == [[6, 7], [10, 10]]

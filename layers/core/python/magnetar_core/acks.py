@@ -25,7 +25,7 @@ class Acknowledgements(SubscriptionBase):
         """Acknowledge messages; returns how many positions changed the cursor.
 
         Raises InvalidMessage (bad ids), ConsumerNotFound,
-        CumulativeAcknowledgementNotAllowedError (cumulative on a Shared subscription).
+        CumulativeAcknowledgementNotAllowedError (cumulative on Shared or Key_Shared).
         """
         ref = self._topics.resolve(topic, create=False)
         positions = _positions(message_ids, ref)
@@ -42,7 +42,7 @@ class Acknowledgements(SubscriptionBase):
                     return 0, False
                 done = state.acknowledge_cumulative(*max(positions))
             else:
-                done = state.acknowledge(positions)
+                done = state.acknowledge(positions, self._hashes_of(ref))
             return done, done > 0
 
         return self._update(ref, subscription, change)
@@ -56,7 +56,7 @@ class Acknowledgements(SubscriptionBase):
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._require_consumer(state, consumer_id)
-            moved = state.negative_acknowledge(consumer_id, entry_ids)
+            moved = state.negative_acknowledge(consumer_id, entry_ids, self._hashes_of(ref))
             return moved, moved > 0
 
         return self._update(ref, subscription, change)
@@ -69,7 +69,7 @@ class Acknowledgements(SubscriptionBase):
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._require_consumer(state, consumer_id)
-            moved = state.redeliver_all(consumer_id)
+            moved = state.redeliver_all(consumer_id, self._hashes_of(ref))
             return moved, moved > 0
 
         return self._update(ref, subscription, change)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from .cursor import SUBSCRIPTION_TYPES, ConsumerInfo, CursorState
+from .cursor import KEY_SHARED, SUBSCRIPTION_TYPES, ConsumerInfo, CursorState, KeySharedOptions
 from .errors import (
     ConditionFailed,
     ConsumerBusy,
     InvalidMessage,
-    NotAllowedError,
     ServiceUnitNotReady,
     SubscriptionNotFound,
 )
@@ -32,6 +31,7 @@ class ConsumerLifecycle(Seeking):
         start_message_id: str | None = None,
         inclusive: bool = False,
         durable: bool = True,
+        key_shared: KeySharedOptions | None = None,
     ) -> ConsumerHandle:
         """Register a consumer, creating the subscription at the initial position if new.
 
@@ -39,15 +39,15 @@ class ConsumerLifecycle(Seeking):
         steer Failover. A new subscription starts after ``start_message_id`` (at it when
         ``inclusive``) when given, else at Earliest/Latest. A non-durable subscription (a
         reader's) holds nothing back and vanishes with its last consumer. Consumers whose
-        lease lapsed are disconnected first. Raises
-        InvalidMessage (bad name/type), NotAllowedError (type not served yet), ConsumerBusy
-        (Exclusive taken, type clash).
+        lease lapsed are disconnected first. ``key_shared`` are a Key_Shared consumer's
+        options (``KeyShared`` is accepted as a spelling of ``Key_Shared``). Raises
+        InvalidMessage (bad name/type), ConsumerBusy (Exclusive taken, type clash, Key_Shared
+        options differing from the subscription's), ConsumerAssignError (400: bad STICKY
+        ranges) and HashRangeConflict (409: STICKY ranges overlapping another consumer's).
         """
         _check_subscription(subscription)
-        if sub_type in ("Key_Shared", "KeyShared"):
-            raise NotAllowedError(
-                f"Subscription type {sub_type!r} is not served yet; use one of {', '.join(SUBSCRIPTION_TYPES)}"
-            )
+        if sub_type == "KeyShared":
+            sub_type = KEY_SHARED
         if sub_type not in SUBSCRIPTION_TYPES:
             raise InvalidMessage(
                 f"Unknown subscription type {sub_type!r}: use Exclusive, Shared, Failover or Key_Shared"
@@ -70,7 +70,7 @@ class ConsumerLifecycle(Seeking):
                 )
                 state.durable = durable
             state.expire_consumers(now, self._limits.consumer_lease_ms)
-            state.add_consumer(info, sub_type)
+            state.add_consumer(info, sub_type, key_shared, self._hashes_of(ref))
             try:
                 self._cursors.put(ref.key, state)
                 return ConsumerHandle(info.consumer_id, info.name, subscription, topic)

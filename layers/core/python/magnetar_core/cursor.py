@@ -6,7 +6,8 @@ and ``batch_acks`` the acknowledged batch indexes of partly acknowledged entries
 ``read_position`` is the next entry never dispatched; ``redeliver`` holds entries below it
 that are ready to be dispatched again; ``leases`` says which entries are in flight to which
 consumer. Every mutation returns what it did, so callers can shape responses and tests can
-assert exactly.
+assert exactly. Acks live in ``cursor_acks``; Key_Shared's message-level routing in
+``key_shared_cursor`` / ``key_shared_acks`` (state in ``key_shared_state``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .cursor_acks import CursorAcks
 from .errors import ConsumerBusy
+from .key_shared_cursor import KeySharedCursor
+from .key_shared_state import KEY_SHARED, HashesOf, KeySharedOptions, KeySharedState
 from .rangeset import RangeSet
 
 EXCLUSIVE = "Exclusive"
 SHARED = "Shared"
 FAILOVER = "Failover"
-SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED, FAILOVER)
+SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED, FAILOVER, KEY_SHARED)
+__all__ = ["KEY_SHARED", "KeySharedOptions", "KeySharedState"]
 
 
 @dataclass
@@ -64,8 +69,12 @@ class Delivery:
 
 
 @dataclass
-class CursorState:
-    """The mutable state of a subscription cursor; ``version`` guards optimistic writes."""
+class CursorState(CursorAcks, KeySharedCursor):
+    """The mutable state of a subscription cursor; ``version`` guards optimistic writes.
+
+    ``key_shared`` holds a Key_Shared subscription's selector, draining hashes and
+    message-level leases (see ``key_shared_cursor``); None for the other types.
+    """
 
     subscription: str
     sub_type: str
@@ -80,6 +89,7 @@ class CursorState:
     consumers: dict[str, ConsumerInfo] = field(default_factory=dict)
     version: int = 0
     durable: bool = True
+    key_shared: KeySharedState | None = None
 
     @classmethod
     def new(
@@ -99,6 +109,7 @@ class CursorState:
         self.batch_acks, self.batch_sizes, self.redelivery_counts = {}, {}, {}
         self.redeliver = RangeSet()
         self.leases = {}
+        self._ks_forget()
         if skip >= batch_size:
             entry_id, skip = entry_id + 1, 0
         entry_id = max(entry_id, 0)
@@ -110,8 +121,20 @@ class CursorState:
 
     # -- consumers -------------------------------------------------------------------------
 
-    def add_consumer(self, info: ConsumerInfo, sub_type: str) -> None:
-        """Register a consumer; raises ConsumerBusy on an Exclusive clash or a type clash."""
+    def add_consumer(
+        self,
+        info: ConsumerInfo,
+        sub_type: str,
+        key_shared: KeySharedOptions | None = None,
+        hashes_of: HashesOf | None = None,
+    ) -> None:
+        """Register a consumer; raises ConsumerBusy on an Exclusive clash or a type clash.
+
+        A Key_Shared consumer joins the selector with ``key_shared`` options (default
+        AUTO_SPLIT); ``hashes_of`` loads hashes of messages in flight, to block moved hashes.
+        Raises ConsumerAssignError / HashRangeConflict (STICKY ranges), ConsumerBusy (its
+        options differ from the subscription's).
+        """
         if self.consumers and sub_type != self.sub_type:
             raise ConsumerBusy(
                 f"Subscription '{self.subscription}' is {self.sub_type} and has consumers; "
@@ -121,6 +144,11 @@ class CursorState:
             raise ConsumerBusy(
                 f"Exclusive consumer is already connected to subscription '{self.subscription}'"
             )
+        if sub_type == KEY_SHARED:
+            options = key_shared or KeySharedOptions()
+            self._ks_join(info.consumer_id, info.name, options, hashes_of)
+        else:
+            self.key_shared = None
         self.sub_type = sub_type
         self.consumers[info.consumer_id] = info
 
@@ -130,6 +158,7 @@ class CursorState:
         Returns how many entries went back.
         """
         self.consumers.pop(consumer_id, None)
+        self._ks_leave(consumer_id)
         return self.redeliver_all(consumer_id)
 
     def expire_consumers(self, now_ms: int, lease_ms: int) -> list[str]:
@@ -212,112 +241,6 @@ class CursorState:
         if not acked:
             return None
         return tuple(i for i in range(count) if i not in acked)
-
-    # -- acknowledgement -------------------------------------------------------------------
-
-    def acknowledge(self, positions: Iterable[tuple[int, int]]) -> int:
-        """Acknowledge ``(entry_id, batch_index)`` positions individually.
-
-        ``batch_index`` -1 acks the whole entry; otherwise one message of a batch entry, whose
-        size the cursor recorded when it dispatched it. Positions never dispatched are
-        ignored. Returns how many positions changed the state.
-        """
-        changed = 0
-        for entry_id, batch_index in positions:
-            if entry_id <= self.mark_delete or entry_id in self.acked:
-                continue
-            if entry_id >= self.read_position:
-                continue
-            size = self.batch_sizes.get(entry_id, 1)
-            if batch_index < 0 or size <= 1:
-                self._ack_entry(entry_id)
-            elif batch_index >= size:
-                continue
-            else:
-                indexes = self.batch_acks.setdefault(entry_id, set())
-                if batch_index in indexes:
-                    continue
-                indexes.add(batch_index)
-                if len(indexes) >= size:
-                    self._ack_entry(entry_id)
-            changed += 1
-        self._advance_mark_delete()
-        return changed
-
-    def acknowledge_cumulative(self, entry_id: int, batch_index: int) -> int:
-        """Acknowledge everything up to and including one position (Exclusive only).
-
-        Returns how many entries became acknowledged.
-        """
-        if entry_id >= self.read_position:
-            entry_id, batch_index = self.read_position - 1, -1
-        batch_size = self.batch_sizes.get(entry_id, 1)
-        full = entry_id
-        if 0 <= batch_index < batch_size - 1:
-            indexes = self.batch_acks.setdefault(entry_id, set())
-            indexes.update(range(batch_index + 1))
-            if len(indexes) < batch_size:
-                full = entry_id - 1
-        before = self.mark_delete
-        if full > self.mark_delete:
-            self.mark_delete = full
-            self.acked.remove_up_to(full)
-            self.redeliver.remove_up_to(full)
-            for lease in self.leases.values():
-                lease.remove_up_to(full)
-            for table in (self.batch_acks, self.batch_sizes, self.redelivery_counts):
-                for key in [k for k in table if k <= full]:
-                    del table[key]
-        self._drop_empty_leases()
-        self._advance_mark_delete()
-        return max(0, self.mark_delete - before)
-
-    def _ack_entry(self, entry_id: int) -> None:
-        self.acked.add(entry_id)
-        self.redeliver.remove(entry_id)
-        for lease in self.leases.values():
-            lease.remove(entry_id)
-        self.batch_acks.pop(entry_id, None)
-        self.batch_sizes.pop(entry_id, None)
-        self.redelivery_counts.pop(entry_id, None)
-        self._drop_empty_leases()
-
-    def _advance_mark_delete(self) -> None:
-        ranges = self.acked.ranges()
-        if ranges and ranges[0][0] <= self.mark_delete + 1:
-            self.mark_delete = max(self.mark_delete, ranges[0][1])
-            self.acked.remove_up_to(self.mark_delete)
-
-    def _drop_empty_leases(self) -> None:
-        for consumer_id in [c for c, lease in self.leases.items() if not lease]:
-            del self.leases[consumer_id]
-
-    # -- negative acknowledgement and redelivery -------------------------------------------
-
-    def negative_acknowledge(self, consumer_id: str, entry_ids: Iterable[int]) -> int:
-        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1)."""
-        lease = self.leases.get(consumer_id)
-        moved = 0
-        for entry_id in sorted(set(entry_ids)):
-            if lease is not None and entry_id in lease:
-                lease.remove(entry_id)
-                self._requeue(entry_id)
-                moved += 1
-        self._drop_empty_leases()
-        return moved
-
-    def redeliver_all(self, consumer_id: str) -> int:
-        """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""
-        lease = self.leases.pop(consumer_id, None)
-        if not lease:
-            return 0
-        for entry_id in lease:
-            self._requeue(entry_id)
-        return len(lease)
-
-    def _requeue(self, entry_id: int) -> None:
-        self.redeliver.add(entry_id)
-        self.redelivery_counts[entry_id] = self.redelivery_counts.get(entry_id, 0) + 1
 
     # -- figures ---------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from .cursor import CursorState, Delivery
+from .cursor import KEY_SHARED, CursorState, Delivery
 from .dispatchers import POLICIES
 from .errors import ConditionFailed, InvalidMessage, ServiceUnitNotReady, SubscriptionNotFound
 from .names import TopicName
@@ -74,8 +74,11 @@ class Dispatch(SubscriptionBase):
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}
+            before = state.read_position
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
-                deliveries, known = self._plan(ref, state, consumer_id, max_messages)
+                plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                deliveries, known = plan(ref, state, consumer_id, max_messages)
+            dirty |= state.read_position != before and state.sub_type == KEY_SHARED
             if not deliveries and not dirty:
                 return [], state.read_position
             try:
@@ -103,6 +106,34 @@ class Dispatch(SubscriptionBase):
         candidates += [(e.entry_id, e.count) for e in fresh]
         deliveries = state.dispatch(
             consumer_id, candidates, max_messages, self._limits.max_unacked_entries
+        )
+        return deliveries, known
+
+    def _plan_key_shared(
+        self, ref: PartitionRef, state: CursorState, consumer_id: str, max_messages: int
+    ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
+        """Key_Shared: the redelivery window first, then (unless the window is truncated)
+        new entries; each consumer takes the messages its selector assigns it."""
+        limits = self._limits
+        redeliveries, truncated = state.key_shared_window(limits.key_shared_window_entries)
+        fresh = []
+        if not truncated:
+            fresh = [
+                e
+                for e in self._log.read_from(ref.key, state.read_position, min(max_messages, 1000))
+                if not e.fence
+            ]
+            self._index.put_many(ref.key, fresh)
+        known = {e.entry_id: e for e in fresh}
+        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        candidates = [(e, known[e].message_hashes()) for e in redeliveries if e in known]
+        candidates += [(e.entry_id, e.message_hashes()) for e in fresh]
+        deliveries = state.dispatch_key_shared(
+            consumer_id,
+            candidates,
+            max_messages,
+            limits.key_shared_max_unacked_messages,
+            limits.key_shared_max_masked_entries,
         )
         return deliveries, known
 

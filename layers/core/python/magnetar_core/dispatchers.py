@@ -1,7 +1,8 @@
 """Dispatch policies per subscription type: which consumer may receive from one partition.
 
 Small policy objects instead of an ``if`` ladder in the dispatcher. Exclusive admits its one
-consumer, Shared every consumer (an entry is still leased to one at a time), Failover only
+consumer, Shared every consumer (an entry is still leased to one at a time), Key_Shared every
+consumer (messages are routed by key hash, see ``key_shared_cursor``), Failover only
 the partition's active consumer, chosen as Pulsar chooses it (see ``failover_active``).
 """
 
@@ -11,7 +12,7 @@ from typing import Protocol
 
 import mmh3
 
-from .cursor import EXCLUSIVE, FAILOVER, SHARED, ConsumerInfo, CursorState
+from .cursor import EXCLUSIVE, FAILOVER, KEY_SHARED, SHARED, ConsumerInfo, CursorState
 
 
 class DispatchPolicy(Protocol):
@@ -20,7 +21,8 @@ class DispatchPolicy(Protocol):
 
 
 class EveryConsumer:
-    """Exclusive and Shared: every registered consumer may receive."""
+    """Exclusive, Shared and Key_Shared: every registered consumer may receive (Key_Shared
+    then hands each one only the messages its selector assigns it)."""
 
     def admits(self, state: CursorState, consumer_id: str, partition: int, topic: str) -> bool:
         return consumer_id in state.consumers
@@ -65,5 +67,6 @@ class ActiveConsumer:
 POLICIES: dict[str, DispatchPolicy] = {
     EXCLUSIVE: EveryConsumer(),
     SHARED: EveryConsumer(),
+    KEY_SHARED: EveryConsumer(),
     FAILOVER: ActiveConsumer(),
 }

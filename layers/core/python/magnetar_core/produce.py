@@ -31,6 +31,7 @@ from .errors import (
     ProducerFenced,
     ServiceUnitNotReady,
 )
+from .keyshared import sticky_key_hash
 from .names import TopicName
 from .namespaces import Namespaces
 from .policies import Runtime
@@ -267,4 +268,5 @@ def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
             m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1
             for m in meta.messages
         ),
+        key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
     )

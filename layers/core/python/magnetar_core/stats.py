@@ -90,21 +90,28 @@ def _subscription_stats(
         if e not in state.acked
     )
     consumers = []
+    ks = state.key_shared
     for cid, info in sorted(state.consumers.items(), key=lambda kv: kv[1].name):
         lease = state.leases.get(cid)
-        unacked = sum(_unacked_in(state, e, counts) for e in lease) if lease else 0
-        consumers.append(
-            {
-                "consumerName": info.name,
-                "consumerId": cid,
-                "unackedMessages": unacked,
-                "connectedSince": _iso(info.connected_ms),
-            }
-        )
+        if ks is not None:
+            unacked = state.unacked_messages(cid)
+        else:
+            unacked = sum(_unacked_in(state, e, counts) for e in lease) if lease else 0
+        consumer = {
+            "consumerName": info.name,
+            "consumerId": cid,
+            "unackedMessages": unacked,
+            "connectedSince": _iso(info.connected_ms),
+        }
+        if ks is not None:
+            ranges = ks.selector.ranges().get(cid, [])
+            consumer["keyHashRangeArrays"] = [list(r) for r in ranges]
+            consumer.update(ks.draining.stats(cid))
+        consumers.append(consumer)
     active = (
         failover_active(state.consumers, partition, topic) if state.sub_type == FAILOVER else None
     )
-    return {
+    out = {
         "type": state.sub_type,
         "activeConsumerName": state.consumers[active].name if active else None,
         "msgBacklog": backlog,
@@ -114,3 +121,7 @@ def _subscription_stats(
         "msgRedeliverPending": len(state.redeliver),
         "consumers": consumers,
     }
+    if ks is not None:
+        out["keySharedMode"] = ks.mode
+        out["allowOutOfOrderDelivery"] = ks.draining.allow_out_of_order_delivery
+    return out

@@ -64,6 +64,12 @@ class DispatchLimits:
     max_attempts: int = 16
     cursor_recheck_every: int = 10
     consumer_lease_ms: int = 60_000
+    key_shared_max_unacked_messages: int = 5_000
+    """Key_Shared: messages in flight to one consumer (bounds the cursor item's masks)."""
+    key_shared_window_entries: int = 500
+    """Key_Shared: redelivery entries scanned per receive; beyond it, no new entries."""
+    key_shared_max_masked_entries: int = 10_000
+    """Key_Shared: partly leased batch entries per subscription (each costs a mask)."""
 
 
 class SubscriptionBase:
@@ -105,6 +111,15 @@ class SubscriptionBase:
             raise ConsumerNotFound(
                 f"Consumer {consumer_id} is not connected to subscription {state.subscription}; subscribe again"
             )
+
+    def _hashes_of(self, ref: PartitionRef) -> Callable[[list[int]], dict[int, tuple[int, ...]]]:
+        """A loader of per-message sticky key hashes, through the index cache."""
+
+        def load(entry_ids: list[int]) -> dict[int, tuple[int, ...]]:
+            items = self._index.resolve(ref.key, entry_ids, self._log.get_many)
+            return {e: item.message_hashes() for e, item in items.items()}
+
+        return load
 
     def _update(
         self,

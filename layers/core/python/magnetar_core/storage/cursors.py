@@ -1,7 +1,8 @@
 """DynamoDB adapter for cursors: one item per (partition|ledger, subscription), versioned.
 
 Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
-range sets, leases, redelivery counts and consumers travel as one compact JSON attribute.
+range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
+(with ``ks``: a Key_Shared subscription's selector, draining hashes and lease masks).
 Every write is conditional on the version read, so concurrent dispatchers never lose an
 update: a lost race is a ConditionFailed that the caller retries.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from ..cursor import ConsumerInfo, CursorState
+from ..cursor import ConsumerInfo, CursorState, KeySharedState
 from ..rangeset import RangeSet
 from .aws import translated
 
@@ -26,6 +27,8 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
         "counts": {str(k): v for k, v in state.redelivery_counts.items()},
         "consumers": {cid: info.to_dict() for cid, info in state.consumers.items()},
     }
+    if state.key_shared is not None:
+        body["ks"] = state.key_shared.to_dict()
     return {
         "pk": {"S": pk},
         "sub": {"S": state.subscription},
@@ -56,6 +59,7 @@ def cursor_from_item(item: dict) -> CursorState:
         consumers={cid: ConsumerInfo.from_dict(cid, d) for cid, d in body["consumers"].items()},
         version=int(item["ver"]["N"]),
         durable=item.get("dur", {"BOOL": True})["BOOL"],
+        key_shared=KeySharedState.from_dict(body["ks"]) if "ks" in body else None,
     )
 
 

@@ -10,12 +10,32 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..keyshared import sticky_key_hash
 from .aws import translated
+
+NONE_KEY_HASH = sticky_key_hash(None, None)
+"""The sticky key hash of a keyless message."""
 
 
 def log_key(partition_topic: str, ledger_id: int) -> str:
     """The partition key of one ledger of one partition (``|`` never occurs in topic names)."""
     return f"{partition_topic}|{ledger_id}"
+
+
+def encode_key_hashes(hashes: tuple[int, ...]) -> bytes:
+    """The ``kh`` attribute: 2 bytes big-endian per message, or one hash when every message
+    of the entry shares it (keyless entries, key-based batches)."""
+    if len(set(hashes)) == 1:
+        hashes = hashes[:1]
+    return b"".join(h.to_bytes(2, "big") for h in hashes)
+
+
+def decode_key_hashes(data: bytes, count: int) -> tuple[int, ...]:
+    """Inverse of ``encode_key_hashes`` for an entry of ``count`` messages."""
+    hashes = tuple(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    if len(hashes) == 1 and count > 1:
+        return hashes * count
+    return hashes
 
 
 @dataclass(frozen=True)
@@ -37,11 +57,19 @@ class IndexEntry:
     epoch: int = 0
     exclusive: bool = False
     partial_chunk: bool = False
+    key_hashes: tuple[int, ...] = ()
 
     @property
     def marker(self) -> bool:
         """True for items that hold no messages: fences and access-epoch markers."""
         return self.count == 0
+
+    def message_hashes(self) -> tuple[int, ...]:
+        """One sticky key hash per message. Items committed before hashes were recorded
+        count as keyless: every message has the hash of ``NONE_KEY``."""
+        if len(self.key_hashes) == self.count:
+            return self.key_hashes
+        return (NONE_KEY_HASH,) * self.count
 
     def to_item(self, pk: str) -> dict:
         item = {
@@ -66,6 +94,8 @@ class IndexEntry:
             item["ex"] = {"BOOL": True}
         if self.partial_chunk:
             item["pc"] = {"BOOL": True}
+        if self.key_hashes:
+            item["kh"] = {"B": encode_key_hashes(self.key_hashes)}
         return item
 
     @classmethod
@@ -89,6 +119,7 @@ class IndexEntry:
             epoch=num("ep"),
             exclusive=item.get("ex", {}).get("BOOL", False),
             partial_chunk=item.get("pc", {}).get("BOOL", False),
+            key_hashes=decode_key_hashes(item["kh"]["B"], num("n")) if "kh" in item else (),
         )
 
     @classmethod
