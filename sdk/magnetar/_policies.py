@@ -114,3 +114,16 @@ class ConsumerKeySharedPolicy:
     def sticky_ranges(self) -> list[tuple[int, int]]:
         """Inclusive hash ranges of a Sticky consumer."""
         return list(self._ranges)
+
+
+def key_shared_body(policy: ConsumerKeySharedPolicy) -> dict:
+    """The subscribe body fields of a Key_Shared policy (docs/http-api.md)."""
+    body: dict = {
+        "keySharedMode": "Sticky"
+        if policy.key_shared_mode == KeySharedMode.Sticky
+        else "AutoSplit",
+        "allowOutOfOrderDelivery": policy.allow_out_of_order_delivery,
+    }
+    if policy.key_shared_mode == KeySharedMode.Sticky:
+        body["stickyRanges"] = [list(r) for r in policy.sticky_ranges]
+    return body

@@ -57,8 +57,6 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
         raise ValueError("negative_ack_redelivery_delay_ms must be >= 0")
     if a["dead_letter_policy"] is not None:
         raise exc.OperationNotSupported(f"dead_letter_policy {_LATER}")
-    if a["key_shared_policy"] is not None:
-        raise exc.OperationNotSupported(f"key_shared_policy {_LATER}")
     if a["is_read_compacted"]:
         raise exc.OperationNotSupported(f"is_read_compacted {_LATER}")
     if a["crypto_key_reader"] is not None:

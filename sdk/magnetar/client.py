@@ -24,7 +24,12 @@ from ._enums import (
 )
 from ._http import Transport
 from ._multitopic import Pattern, PatternWatcher, list_topics_fake_name, subscribe_topic
-from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
+from ._policies import (
+    ConsumerBatchReceivePolicy,
+    ConsumerDeadLetterPolicy,
+    ConsumerKeySharedPolicy,
+    key_shared_body,
+)
 from ._receiver import ConsumerCore
 from ._registration import register_all
 from ._sender import SenderConfig, SenderCore
@@ -274,6 +279,8 @@ class Client:
             body["consumerName"] = consumer_name
         if not isinstance(topic, str):
             body["multiTopic"] = True  # Failover spreads non-partitioned topics by name hash
+        if consumer_type == ConsumerType.KeyShared and key_shared_policy is not None:
+            body.update(key_shared_body(key_shared_policy))
         core = ConsumerCore(
             self._t, body, receiver_queue_size, schema, self._log,
             max_pending_chunked=max_pending_chunked_message,
