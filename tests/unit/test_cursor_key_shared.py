@@ -250,3 +250,20 @@ def test_other_types_carry_no_key_shared_state():
     state.add_consumer(info("c1"), "Shared")
     assert state.key_shared is None
     assert "ks" not in json.loads(cursor_to_item("pk", state)["st"]["S"])
+
+
+def test_index_items_store_two_bytes_per_message_hash_or_one_shared_hash():
+    from magnetar_core.storage.log import NONE_KEY_HASH, IndexEntry
+
+    def entry(count, hashes):
+        return IndexEntry(0, "o", 0, 1, count, count > 1, 1, 1, "p", 0, 0, key_hashes=hashes)
+
+    mixed = entry(3, (1, 65535, 256)).to_item("pk")
+    assert mixed["kh"] == {"B": b"\x00\x01\xff\xff\x01\x00"}
+    assert IndexEntry.from_item(mixed).key_hashes == (1, 65535, 256)
+    shared = entry(4, (7, 7, 7, 7)).to_item("pk")
+    assert shared["kh"] == {"B": b"\x00\x07"}
+    assert IndexEntry.from_item(shared).message_hashes() == (7, 7, 7, 7)
+    legacy = entry(2, ()).to_item("pk")
+    assert "kh" not in legacy
+    assert IndexEntry.from_item(legacy).message_hashes() == (NONE_KEY_HASH, NONE_KEY_HASH)
