@@ -152,15 +152,3 @@ def test_bad_receive_and_ack_arguments_are_refused(engine, topic):
         subs.acknowledge(topic, "bad", c.consumer_id, ["not-an-id"], cumulative=False)
     with pytest.raises(InvalidMessage):
         subs.subscribe(topic, "bad name!", None, "Shared", earliest=True)
-
-
-def test_non_persistent_topics_are_refused_on_every_data_path(engine, make_entry):
-    from magnetar_core.errors import NotAllowedError
-    from magnetar_core.names import TopicName
-
-    topic = TopicName.parse("non-persistent://public/default/np-refused")
-    with pytest.raises(NotAllowedError):
-        engine.producer.publish(topic, make_entry(b"x"))
-    with pytest.raises(NotAllowedError):
-        engine.subscriptions.subscribe(topic, "s", None, "Shared", earliest=True)
-    assert engine.admin.list_topics(topic, partitioned_only=False) == []

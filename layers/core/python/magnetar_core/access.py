@@ -82,7 +82,7 @@ class ProducerAccess:
             )
         if not 0 <= wait_ms <= self._max_wait_ms:
             raise InvalidMessage(f"waitMs must be between 0 and {self._max_wait_ms}")
-        ref = self._topics.resolve(topic, create=True)
+        ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
         name = name or f"magnetar-{self._rt.new_id()[:10]}"
         if mode == "Shared":
             epoch = self._join_shared(ref)
@@ -160,7 +160,7 @@ class ProducerAccess:
 
     def heartbeat(self, topic: TopicName, name: str, epoch: int) -> int:
         """Renew an exclusive lease; raises ProducerFenced when it was lost."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         for attempt in range(self._max_attempts):
             lease = self._store.lease(ref.key)
             if lease.holder != name or lease.epoch != epoch:
@@ -177,7 +177,7 @@ class ProducerAccess:
 
     def release(self, topic: TopicName, name: str, epoch: int | None) -> bool:
         """Give up an exclusive lease (idempotent); True when one was released."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         lease = self._store.lease(ref.key)
         if lease.holder != name or (epoch is not None and lease.epoch != epoch):
             return False

@@ -27,7 +27,7 @@ class Acknowledgements(SubscriptionBase):
         Raises InvalidMessage (bad ids), ConsumerNotFound,
         CumulativeAcknowledgementNotAllowedError (cumulative on Shared or Key_Shared).
         """
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         positions = _positions(message_ids, ref)
 
         def change(state: CursorState) -> tuple[int, bool]:
@@ -51,7 +51,7 @@ class Acknowledgements(SubscriptionBase):
         self, topic: TopicName, subscription: str, consumer_id: str, message_ids: list[str]
     ) -> int:
         """Send the entries of these messages back for redelivery; returns how many."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
 
         def change(state: CursorState) -> tuple[int, bool]:
@@ -65,7 +65,7 @@ class Acknowledgements(SubscriptionBase):
         self, topic: TopicName, subscription: str, consumer_id: str
     ) -> int:
         """Send everything in flight to this consumer back for redelivery; returns how many."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._require_consumer(state, consumer_id)

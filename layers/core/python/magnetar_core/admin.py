@@ -55,7 +55,9 @@ class Admin:
     def stats(self, name: TopicName, partitioned: bool) -> dict:
         """Topic stats; the partitioned variant only for partitioned topics (TopicNotFound)."""
         if name.partition_index >= 0 and not partitioned:
-            return self._stats.partition_stats(self._topics.resolve(name, create=False))
+            return self._stats.partition_stats(
+                self._topics.resolve(name, create=False, allow_non_persistent=True)
+            )
         meta = self._topics.get(name)
         if partitioned and not meta.partitions:
             raise TopicNotFound(f"Topic {name} is not partitioned; use /stats")

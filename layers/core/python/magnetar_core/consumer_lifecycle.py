@@ -58,7 +58,7 @@ class ConsumerLifecycle(Seeking):
             or priority_level < 0
         ):
             raise InvalidMessage("priorityLevel must be a non-negative integer (0 is the highest)")
-        ref = self._topics.resolve(topic, create=True)
+        ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
         now = self._rt.now_ms()
         name = consumer_name or self._rt.new_id()[:5]
         info = ConsumerInfo(self._rt.new_id()[:16], name, now, now, priority_level, spread)
@@ -96,7 +96,7 @@ class ConsumerLifecycle(Seeking):
 
     def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
         """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(state: CursorState) -> tuple[None, bool]:
             self._require_consumer(state, consumer_id)
@@ -106,7 +106,7 @@ class ConsumerLifecycle(Seeking):
 
     def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
         """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
 
         state = self._cursors.get(ref.key, subscription)
         if state is not None and not state.durable and set(state.consumers) <= {consumer_id}:
@@ -128,7 +128,7 @@ class ConsumerLifecycle(Seeking):
 
         Raises ConsumerNotFound, or ConsumerBusy when other consumers are connected.
         """
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         state = self._cursor(ref, subscription, consumer_id)
         if set(state.consumers) - {consumer_id}:
             raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
@@ -136,7 +136,7 @@ class ConsumerLifecycle(Seeking):
 
     def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
         """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         state = self._cursors.get(ref.key, subscription)
         if state is None:
             raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")

@@ -37,7 +37,10 @@ class Dispatch(SubscriptionBase):
             raise InvalidMessage(
                 f"waitMs must be between 0 and {self._limits.max_wait_ms}, not {wait_ms}"
             )
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        if not topic.persistent:
+            self._keep_alive(ref, subscription, consumer_id)
+            return self.non_persistent.receive(ref, subscription, max_messages, wait_ms)
         deadline = self._rt.monotonic_ms() + wait_ms
         while True:
             deliveries, read_position = self._dispatch(ref, subscription, consumer_id, max_messages)
@@ -45,6 +48,19 @@ class Dispatch(SubscriptionBase):
                 return self._fetch(ref, deliveries, by_reference)
             if not self._await_more(ref.key, read_position, deadline):
                 return []
+
+    def _keep_alive(self, ref: PartitionRef, subscription: str, consumer_id: str) -> None:
+        """Check the consumer and renew its lease (non-persistent receives skip the cursor's
+        dispatch, not its liveness). Raises ConsumerNotFound, SubscriptionNotFound."""
+        lease_ms = self._limits.consumer_lease_ms
+
+        def change(state: CursorState) -> tuple[None, bool]:
+            now = self._rt.now_ms()
+            expired = state.expire_consumers(now, lease_ms)
+            self._require_consumer(state, consumer_id)
+            return None, bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+
+        self._update(ref, subscription, change)
 
     def _await_more(self, key: str, read_position: int, deadline: float) -> bool:
         """Wait until the entry at ``read_position`` exists, a cursor re-check is due, or

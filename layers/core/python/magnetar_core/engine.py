@@ -9,11 +9,13 @@ from .admin import Admin
 from .dedup import Deduplicator
 from .index_cache import IndexCache
 from .namespaces import Namespaces
+from .nonpersistent import NonPersistent
 from .policies import Runtime
 from .produce import Producer
 from .settings import Settings
 from .stats import Stats
 from .storage.aws import make_clients
+from .storage.buffers import BufferStore
 from .storage.cursors import CursorStore
 from .storage.entries import EntryStore
 from .storage.log import LogStore
@@ -82,6 +84,16 @@ class Engine:
         producer = Producer(
             topics, log, entries, runtime, namespaces, dedup, settings.commit_max_attempts
         )
+        non_persistent = NonPersistent(
+            topics,
+            cursors,
+            BufferStore(dynamodb, settings.cursors_table),
+            runtime,
+            settings.consumer_lease_ms,
+            settings.receive_check_interval_ms,
+        )
+        producer.non_persistent = non_persistent
+        subscriptions.non_persistent = non_persistent
         return cls(
             runtime=runtime,
             topics=topics,

@@ -87,6 +87,7 @@ class Producer:
         dedup: Deduplicator,
         max_attempts: int = 16,
     ) -> None:
+        self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
         self._topics = topics
         self._log = log
         self._entries = entries
@@ -115,6 +116,10 @@ class Producer:
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
         """
+        if not topic.persistent:
+            if entry_ref is not None:
+                raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
+            return self.non_persistent.publish(topic, entry)
         ref = self._topics.resolve(topic, create=True)
         policies = self._namespaces.effective(topic)
         if entry_ref is not None:

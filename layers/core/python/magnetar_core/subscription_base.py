@@ -87,6 +87,7 @@ class SubscriptionBase:
         inline_entry_max_bytes: int = 1024 * 1024,
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
     ) -> None:
+        self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
         self._inline_max = inline_entry_max_bytes
         self._inline_budget = response_inline_budget_bytes
         self._topics = topics

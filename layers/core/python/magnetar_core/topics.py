@@ -68,14 +68,16 @@ class Topics:
                 self._cache[name] = meta
         return meta
 
-    def resolve(self, name: TopicName, *, create: bool) -> PartitionRef:
+    def resolve(
+        self, name: TopicName, *, create: bool, allow_non_persistent: bool = False
+    ) -> PartitionRef:
         """The log a data operation on ``name`` uses.
 
         Auto-creates a missing non-partitioned topic when ``create``. Raises TopicNotFound
         (unknown topic, partition out of range) or NotAllowedError (a partitioned topic's
         base name: data operations address its partitions).
         """
-        if not name.persistent:
+        if not name.persistent and not allow_non_persistent:
             raise NotAllowedError(
                 f"Topic {name} is non-persistent; non-persistent topics are not served yet"
             )
