@@ -14,17 +14,22 @@ engine = http.engine_from_env()
 def produce(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
     epoch = http.int_query(app, "epoch")
+    scheme = app.current_event.get_query_string_value("hashingScheme", "JavaStringHash")
     if http.content_type(app) == http.ENTRY_CONTENT_TYPE:
-        result = engine.producer.publish(name, http.raw_body(app), epoch=epoch)
+        result = engine.producer.publish(
+            name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme
+        )
     else:
         body = http.json_object(app)
         if "entryRef" in body:
             ref = http.field(body, "entryRef", str, "")
-            result = engine.producer.publish(name, entry_ref=ref, epoch=epoch)
+            result = engine.producer.publish(
+                name, entry_ref=ref, epoch=epoch, hashing_scheme=scheme
+            )
         else:
             producer = f"rest-{engine.runtime.new_id()[:12]}"
             entry = views.entry_from_json(body, engine.runtime.now_ms(), producer)
-            result = engine.producer.publish(name, entry, epoch=epoch)
+            result = engine.producer.publish(name, entry, epoch=epoch, hashing_scheme=scheme)
     return http.ok(views.publish_result(result))
 
 

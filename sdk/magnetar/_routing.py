@@ -24,60 +24,18 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from magnetar_wire import routing
+from magnetar_wire.routing import java_string_hash, murmur3_32
+
 from . import exceptions as exc
 from ._enums import HashingScheme, PartitionsRoutingMode
 
 __all__ = ["Router", "java_string_hash", "murmur3_32", "partition_of_key"]
 
-_MASK32 = 0xFFFFFFFF
-_INT_MAX = 0x7FFFFFFF
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (signed 32-bit): ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16
-    code units (a non-BMP character counts as its two surrogates)."""
-    data = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK32
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """MurmurHash3 x86 32-bit of ``data`` (unsigned)."""
-    c1, c2 = 0xCC9E2D51, 0x1B873593
-    h = seed & _MASK32
-    tail = len(data) & ~3
-    for i in range(0, tail, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
-        k = (k * c1) & _MASK32
-        k = ((k << 15) | (k >> 17)) & _MASK32
-        h ^= (k * c2) & _MASK32
-        h = ((h << 13) | (h >> 19)) & _MASK32
-        h = (h * 5 + 0xE6546B64) & _MASK32
-    k = 0
-    rest = data[tail:]
-    for j in reversed(range(len(rest))):
-        k = (k << 8) | rest[j]
-    if rest:
-        k = (k * c1) & _MASK32
-        k = ((k << 15) | (k >> 17)) & _MASK32
-        h ^= (k * c2) & _MASK32
-    h ^= len(data)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK32
-    return h ^ (h >> 16)
-
-
 def partition_of_key(key: str, partitions: int, scheme: HashingScheme) -> int:
-    """The partition a keyed message goes to: ``(hash(key) & Integer.MAX_VALUE) % n``."""
-    if scheme == HashingScheme.Murmur3_32Hash:
-        h = murmur3_32(key.encode("utf-8"))
-    else:
-        h = java_string_hash(key)
-    return (h & _INT_MAX) % partitions
+    """The partition a keyed message goes to: ``(hash(key) & Integer.MAX_VALUE) % n``
+    (the same function the service uses for HTTP producers, from ``magnetar_wire``)."""
+    return routing.partition_of_key(key, partitions, scheme.name)
 
 
 class Router:

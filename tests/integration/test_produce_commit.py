@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from magnetar_core.errors import ChecksumError, MessageTooBig, StorageFault
+from magnetar_core.errors import ChecksumError, InvalidMessage, MessageTooBig, StorageFault
 from magnetar_core.storage.log import log_key
 from magnetar_wire import decode_entry
 
@@ -103,3 +103,27 @@ def test_bad_entries_are_refused_and_change_nothing(engine, topic, make_entry):
         )
 
     assert _committed_payloads(engine, topic) == {0: b"ok"}
+
+
+def test_producing_to_a_partitioned_base_name_routes_by_key_hash_as_the_sdk_does(
+    engine, make_entry
+):
+    import uuid
+
+    from magnetar_core.names import TopicName
+    from magnetar_wire.routing import partition_of_key
+
+    base = TopicName.parse(f"persistent://public/default/routed-{uuid.uuid4().hex[:8]}")
+    engine.topics.create(base, 4)
+    java = engine.producer.publish(base, make_entry(b"a", key="customer-7"))
+    murmur = engine.producer.publish(
+        base, make_entry(b"b", key="customer-7"), hashing_scheme="Murmur3_32Hash"
+    )
+    keyless = {engine.producer.publish(base, make_entry(b"c")).partition for _ in range(4)}
+
+    assert java.partition == partition_of_key("customer-7", 4, "JavaStringHash")
+    assert str(java.topic) == f"{base}-partition-{java.partition}"
+    assert murmur.partition == partition_of_key("customer-7", 4, "Murmur3_32Hash")
+    assert keyless == {0, 1, 2, 3}  # round robin over the partitions
+    with pytest.raises(InvalidMessage):
+        engine.producer.publish(base, make_entry(b"d", key="k"), hashing_scheme="Boost")

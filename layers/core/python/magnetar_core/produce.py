@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
 from magnetar_wire.ids import format_message_id
+from magnetar_wire.routing import JAVA_STRING_HASH
 
 from .dedup import Deduplicator
 from .errors import (
@@ -108,11 +109,14 @@ class Producer:
         *,
         entry_ref: str | None = None,
         epoch: int | None = None,
+        hashing_scheme: str = JAVA_STRING_HASH,
     ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
         ``entry`` holds the bytes, or ``entry_ref`` names an object uploaded to this topic's
-        prefix. ``epoch`` is the registered producer's access epoch (None: unregistered).
+        prefix. ``epoch`` is the registered producer's access epoch (None: unregistered). On
+        a partitioned topic's base name, a keyed entry goes to the partition its first key
+        hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
         """
@@ -120,7 +124,6 @@ class Producer:
             if entry_ref is not None:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
             return self.non_persistent.publish(topic, entry)
-        ref = self._topics.resolve(topic, create=True)
         policies = self._namespaces.effective(topic)
         if entry_ref is not None:
             if not entry_ref.startswith(object_prefix(topic)):
@@ -132,6 +135,8 @@ class Producer:
                 f"{policies.max_message_size_bytes} bytes; enable chunking or send less"
             )
         meta = _validated_metadata(entry)
+        topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
+        ref = self._topics.resolve(topic, create=True)
         index = _index_entry(meta, "", len(entry))
         if policies.deduplication and self._dedup.is_duplicate(
             ref.key, index.producer, index.sequence_max

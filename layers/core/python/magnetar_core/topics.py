@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from dataclasses import dataclass
 
+from magnetar_wire.routing import partition_of_key
+
 from .errors import (
     ConditionFailed,
+    InvalidMessage,
     NotAllowedError,
     TopicAlreadyExists,
     TopicBusy,
@@ -46,6 +50,7 @@ class Topics:
         self._rt = runtime
         self._cache: dict[TopicName, TopicMeta] = {}
         self._lock = threading.Lock()
+        self._round_robin = itertools.count()
 
     def cached_meta(self, name: TopicName) -> TopicMeta | None:
         """The topic's metadata from this process's cache (read once when missing)."""
@@ -101,6 +106,24 @@ class Topics:
                 f"address a partition such as {name.partition(0)}"
             )
         return PartitionRef(name, -1, meta.ledger_id)
+
+    def route(self, name: TopicName, key: str | None, scheme: str) -> TopicName:
+        """The partition an entry for ``name`` goes to when ``name`` is a partitioned topic's
+        base name (by key hash, else round robin per process); otherwise ``name`` itself.
+
+        Raises InvalidMessage for an unknown hashing scheme.
+        """
+        if name.partition_index >= 0:
+            return name
+        meta = self._meta(name)
+        if meta is None or not meta.active or meta.partitions == 0:
+            return name
+        if key is None:
+            return name.partition(next(self._round_robin) % meta.partitions)
+        try:
+            return name.partition(partition_of_key(key, meta.partitions, scheme))
+        except ValueError as exc:
+            raise InvalidMessage(str(exc)) from exc
 
     def create(self, name: TopicName, partitions: int) -> TopicMeta:
         """Create a topic (``partitions`` 0: non-partitioned). Raises TopicAlreadyExists."""
