@@ -62,6 +62,8 @@ class PerfOptions:
     compression: str = "NONE"
     payload: str = "bytes"
     chunked: bool = False
+    subscription_type: str = "Shared"
+    keys: int = 0
 
 
 def _payloads(options: PerfOptions) -> list[bytes]:
@@ -105,7 +107,10 @@ def _produce(client, pulsar, topic: str, options: PerfOptions) -> None:
     payloads = _payloads(options)
     done = threading.Semaphore(0)
     for i in range(options.messages):
-        producer.send_async(payloads[i % len(payloads)], lambda _res, _mid: done.release())
+        key = f"key-{i % options.keys}" if options.keys else None
+        producer.send_async(
+            payloads[i % len(payloads)], lambda _res, _mid: done.release(), partition_key=key
+        )
     producer.flush()
     for _ in range(options.messages):
         done.acquire()
@@ -124,7 +129,7 @@ def _stored_bytes(stack, topic: str) -> int:
     return total
 
 
-def _consume(client, pulsar, topic: str, count: int, consumers: int) -> None:
+def _consume(client, pulsar, topic: str, count: int, consumers: int, sub_type: str) -> None:
     received = Counter()
     lock = threading.Lock()
     finished = threading.Event()
@@ -140,7 +145,7 @@ def _consume(client, pulsar, topic: str, count: int, consumers: int) -> None:
         client.subscribe(
             topic,
             "perf",
-            consumer_type=pulsar.ConsumerType.Shared,
+            consumer_type=getattr(pulsar.ConsumerType, sub_type),
             initial_position=pulsar.InitialPosition.Earliest,
             message_listener=listener,
         )
@@ -179,7 +184,14 @@ def run_benchmark(options: PerfOptions) -> dict:
         elif options.path == "idle":
             _idle(client, pulsar, topic, options.idle_seconds)
         else:
-            _consume(client, pulsar, topic, options.messages, options.consumers)
+            _consume(
+                client,
+                pulsar,
+                topic,
+                options.messages,
+                options.consumers,
+                options.subscription_type,
+            )
         elapsed = time.perf_counter() - start
         calls1, secs1 = meter.snapshot()
         aws = REQUESTS.snapshot() - before
@@ -200,6 +212,8 @@ def run_benchmark(options: PerfOptions) -> dict:
             "compression": options.compression,
             "chunked": options.chunked,
             "consumers": options.consumers if options.path == "consume" else 0,
+            "subscription_type": options.subscription_type if options.path == "consume" else None,
+            "keys": options.keys,
             "megabytes_per_second": round(options.messages * options.size / elapsed / 1e6, 2),
             "stored_bytes_per_message": round(stored / options.messages, 1),
         }
@@ -228,6 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         help="bytes: filler; json: distinct JSON-like records of --size bytes",
     )
     parser.add_argument("--chunked", action="store_true", help="chunking on (batching off)")
+    parser.add_argument(
+        "--type",
+        default="Shared",
+        choices=["Shared", "KeyShared", "Failover", "Exclusive"],
+        help="consume path: subscription type",
+    )
+    parser.add_argument("--keys", type=int, default=0, help="distinct message keys (0: keyless)")
     args = parser.parse_args(argv)
     options = PerfOptions(
         args.path,
@@ -239,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         args.compression,
         args.payload,
         args.chunked,
+        args.type,
+        args.keys,
     )
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         report = run_benchmark(options)
