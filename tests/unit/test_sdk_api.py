@@ -7,13 +7,6 @@ import re
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
 
 
 def test_enums_have_pulsar_client_names():

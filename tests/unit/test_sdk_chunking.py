@@ -9,23 +9,9 @@ import requests
 
 import magnetar as pulsar
 from magnetar import _chunks
-from magnetar.testing import FakeService
 from magnetar_wire import ChunkInfo, EntryMessage, encode_entry
 
 TOPIC = "persistent/public/default/t"
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
-
-
-@pytest.fixture
-def client(svc):
-    c = pulsar.Client(svc.url)
-    yield c
-    c.close()
 
 
 def post_chunk(svc, producer: str, uuid: str, i: int, total: int, part: bytes, size: int) -> None:

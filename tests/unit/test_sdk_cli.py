@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from magnetar import cli
-from magnetar.testing import FakeService
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
 
 
 def test_produce_sends_each_message_n_times_and_reports_the_count(svc, capsys):

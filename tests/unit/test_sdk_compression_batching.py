@@ -9,23 +9,9 @@ from datetime import timedelta
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService
 from magnetar_wire import Codec
 
 CT = pulsar.CompressionType
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
-
-
-@pytest.fixture
-def client(svc):
-    c = pulsar.Client(svc.url)
-    yield c
-    c.close()
 
 
 def collect(n: int):

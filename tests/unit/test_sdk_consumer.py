@@ -10,22 +10,7 @@ import pytest
 
 import magnetar as pulsar
 from magnetar import _acks, _receiver
-from magnetar.testing import FakeService, sdk_threads
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
-
-
-@pytest.fixture
-def client(svc):
-    c = pulsar.Client(svc.url)
-    yield c
-    c.close()
-
-
+from magnetar.testing import sdk_threads
 
 
 def produce(client, topic, payloads, **kw):

@@ -9,23 +9,10 @@ import re
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService, sdk_threads
+from magnetar.testing import sdk_threads
 
 EARLIEST = pulsar.InitialPosition.Earliest
 NS = "persistent://public/default"
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
-
-
-@pytest.fixture
-def client(svc):
-    c = pulsar.Client(svc.url)
-    yield c
-    c.close()
 
 
 def send(client, topic, *payloads):

@@ -9,16 +9,8 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService, sdk_threads
+from magnetar.testing import sdk_threads
 from magnetar_wire import Codec
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
-
-
 
 
 def test_non_batched_sends_make_one_single_message_entry_per_request(svc):

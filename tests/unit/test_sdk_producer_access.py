@@ -8,25 +8,10 @@ import threading
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService, sdk_threads
+from magnetar.testing import sdk_threads
 
 AM = pulsar.ProducerAccessMode
 TOPIC = "persistent/public/default/t"
-
-
-@pytest.fixture
-def svc():
-    with FakeService() as service:
-        yield service
-
-
-@pytest.fixture
-def client(svc):
-    c = pulsar.Client(svc.url)
-    yield c
-    c.close()
-
-
 
 
 def test_create_producer_registers_and_uses_the_assigned_name_and_epoch(svc, client):

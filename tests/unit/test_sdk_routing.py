@@ -21,13 +21,6 @@ def svc():
         yield service
 
 
-@pytest.fixture
-def client(svc):
-    c = pulsar.Client(svc.url)
-    yield c
-    c.close()
-
-
 def partitions_of_entries(svc):
     """The partition index of each stored entry, in commit order, and its message count."""
     return [
