@@ -5,8 +5,8 @@ bodies or ``entryRef``, producers with access modes / epochs / heartbeats, dedup
 uploads, partitions, namespace listing, subscribe / receive (long poll, ``format: entry``,
 large entries by URL) / ack / nack / redeliver / unsubscribe / close) and records every
 request. It is NOT the service:
-no persistence, no Key_Shared, no delayed delivery; like the service it refuses
-subscriptions on non-persistent topics (``NotAllowedError``). Use it as a context manager::
+no persistence, no Key_Shared, no delayed delivery, and non-persistent topics behave like
+persistent ones here (the service drops what nobody listens to). Use it as a context manager::
 
     with FakeService() as svc:
         client = magnetar.Client(svc.url)
@@ -237,8 +237,6 @@ class FakeService(ProducerRoutes):
                      "topic": topic}  # fmt: skip
 
     def _subscribe(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        if a["topic"].startswith("non-persistent/"):  # as the service: not served
-            return 400, {"error": "NotAllowedError", "message": "non-persistent topics"}
         with self.lock:
             key = (a["topic"], a["sub"])
             log = self.entries.setdefault(a["topic"], [])

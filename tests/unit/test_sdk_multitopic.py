@@ -133,24 +133,31 @@ def test_regex_discovery_closes_the_sub_consumers_of_a_deleted_topic(client, svc
     assert consumer.is_connected()
 
 
-def test_regex_skips_non_persistent_topics_the_service_refuses(client, svc, caplog):
+def test_the_regex_subscription_mode_picks_the_domains_listed(client, svc):
     svc.entries["non-persistent/public/default/finance-np"] = []
     send(client, "finance-p", b"p")
-    consumer = client.subscribe(re.compile(f"{NS}/finance-.*"), "s", initial_position=EARLIEST,
-                                regex_subscription_mode=pulsar.RegexSubscriptionMode.AllTopics)  # fmt: skip
-    assert consumer.receive(5000).data() == b"p"
-    assert "skipping non-persistent://public/default/finance-np" in caplog.text
+    every = client.subscribe(re.compile(f"{NS}/finance-.*"), "s", initial_position=EARLIEST,
+                             regex_subscription_mode=pulsar.RegexSubscriptionMode.AllTopics)  # fmt: skip
+    assert every.receive(5000).data() == b"p"
     only_np = client.subscribe(re.compile(f"{NS}/finance-.*"), "s2",
                                regex_subscription_mode=pulsar.RegexSubscriptionMode.NonPersistentOnly)  # fmt: skip
     with pytest.raises(pulsar.Timeout):
         only_np.receive(50)
-    refused = [r for r in svc.recorded("subscribe") if "non-persistent" in r.path]
-    assert len(refused) == 2  # once per consumer, never retried
+    subscribed = sorted((r.path.split("/subscriptions/")[0], r.path.split("/")[-2])
+                        for r in svc.recorded("subscribe"))  # fmt: skip
+    assert subscribed == [
+        ("/v1/non-persistent/public/default/finance-np", "s"),
+        ("/v1/non-persistent/public/default/finance-np", "s2"),
+        ("/v1/persistent/public/default/finance-p", "s"),
+    ]
 
 
-def test_a_named_non_persistent_topic_is_refused(client):
-    with pytest.raises(pulsar.NotAllowedError):
-        client.subscribe(["a", "non-persistent://public/default/np"], "s")
+def test_a_named_non_persistent_topic_is_subscribed_like_any_other(client, svc):
+    client.subscribe(["a", "non-persistent://public/default/np"], "s")
+    assert {r.path.split("/subscriptions/")[0] for r in svc.recorded("subscribe")} == {
+        "/v1/persistent/public/default/a",
+        "/v1/non-persistent/public/default/np",
+    }
 
 
 def test_no_threads_after_closing_multi_topic_and_regex_consumers(svc):
