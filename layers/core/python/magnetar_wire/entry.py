@@ -7,19 +7,25 @@ consumers and Spark jobs use ``decode_entry``. All integers are big-endian.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import struct
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 import crc32c
 
 from .compression import Codec, EntryFormatError, UnsupportedCodec, codec_from_id
 from .compression import compress as _compress
 from .compression import decompress as _decompress
+from .metadata import message_json, parse_metadata
+from .model import (
+    HEADER_SIZE,
+    ChunkInfo,
+    DecodedEntry,
+    EntryHeader,
+    EntryMessage,
+    EntryMetadata,
+    MessageMeta,
+)
 
 __all__ = [
     "HEADER_SIZE",
@@ -44,7 +50,7 @@ __all__ = [
 MAGIC = b"MGE1"
 VERSION = 1
 _HEADER = struct.Struct(">4sBBBBIIIII")
-HEADER_SIZE = 28
+
 assert _HEADER.size == HEADER_SIZE
 _FLAG_BATCHED = 0x01
 _U32_MAX = 0xFFFFFFFF
@@ -54,115 +60,7 @@ class ChecksumMismatch(EntryFormatError):
     """The CRC32C in the header does not match the metadata + payload sections."""
 
 
-@dataclass(frozen=True)
-class ChunkInfo:
-    """One chunk of a large message split over several entries (Pulsar chunking)."""
-
-    uuid: str
-    chunk_id: int
-    total_chunks: int
-    total_size: int
-
-
-@dataclass(frozen=True)
-class EntryMessage:
-    """One message as the producer built it; ``payload`` is ``b""`` for a null value."""
-
-    payload: bytes = b""
-    sequence_id: int = 0
-    publish_time_ms: int = 0
-    key: str | None = None
-    ordering_key: bytes | None = None
-    properties: Mapping[str, str] = field(default_factory=dict)
-    event_time_ms: int = 0
-    deliver_at_ms: int = 0
-    null_value: bool = False
-    chunk: ChunkInfo | None = None
-
-
-@dataclass(frozen=True)
-class EntryHeader:
-    """The fixed 28-byte header. Lengths are in bytes; ``crc32c`` is the stored checksum."""
-
-    version: int
-    codec: Codec
-    batched: bool
-    count: int
-    metadata_len: int
-    payload_len: int
-    uncompressed_len: int
-    crc32c: int
-
-    @property
-    def entry_size(self) -> int:
-        """Total entry length in bytes: header + metadata + stored payload section."""
-        return HEADER_SIZE + self.metadata_len + self.payload_len
-
-
-@dataclass(frozen=True)
-class MessageMeta:
-    """One message's metadata without its payload; ``size`` is its uncompressed payload length."""
-
-    size: int
-    sequence_id: int
-    publish_time_ms: int
-    key: str | None
-    ordering_key: bytes | None
-    properties: Mapping[str, str]
-    event_time_ms: int
-    deliver_at_ms: int
-    null_value: bool
-    chunk: ChunkInfo | None
-
-
-@dataclass(frozen=True)
-class EntryMetadata:
-    """Header plus per-message metadata, read without decompressing payloads."""
-
-    header: EntryHeader
-    producer_name: str
-    messages: tuple[MessageMeta, ...]
-
-
-@dataclass(frozen=True)
-class DecodedEntry:
-    """A fully decoded entry; ``messages[i]`` has batch index ``i`` when ``header.batched``."""
-
-    header: EntryHeader
-    producer_name: str
-    messages: tuple[EntryMessage, ...]
-
-
 # ---------------------------------------------------------------------------------- encoding
-
-
-def _message_json(m: EntryMessage) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "size": len(bytes(m.payload)),
-        "seq": m.sequence_id,
-        "publish": m.publish_time_ms,
-    }
-    if m.key is not None:
-        obj["key"] = m.key
-    if m.ordering_key is not None:
-        obj["orderingKey"] = base64.b64encode(m.ordering_key).decode("ascii")
-    if m.properties:
-        obj["properties"] = dict(m.properties)
-    if m.event_time_ms:
-        obj["event"] = m.event_time_ms
-    if m.deliver_at_ms:
-        obj["deliverAt"] = m.deliver_at_ms
-    if m.null_value:
-        obj["null"] = True
-    if m.chunk is not None:
-        c = m.chunk
-        obj["chunk"] = {
-            "uuid": c.uuid,
-            "id": c.chunk_id,
-            "total": c.total_chunks,
-            "totalSize": c.total_size,
-        }
-    return obj
 
 
 def encode_entry(
@@ -195,12 +93,12 @@ def encode_entry(
     codec = codec_from_id(int(codec))
     try:
         payloads = [bytes(m.payload) for m in messages]
-        body = {"producer": producer_name, "messages": [_message_json(m) for m in messages]}
+        body = {"producer": producer_name, "messages": [message_json(m) for m in messages]}
         meta = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         raise EntryFormatError(f"messages cannot be encoded: {exc}") from exc
     # Validate exactly what a reader checks, so an entry that encodes always decodes.
-    _parse_metadata(meta, len(messages))
+    parse_metadata(meta, len(messages))
     raw = b"".join(payloads)
     stored = _compress(codec, raw)
     for name, n in (("metadata", len(meta)), ("payload", len(stored)), ("payload", len(raw))):
@@ -298,7 +196,7 @@ def read_metadata(data: bytes, *, verify_crc: bool = True) -> EntryMetadata:
     if verify_crc:
         _verify_crc(data, header)
     meta = bytes(data[HEADER_SIZE : HEADER_SIZE + header.metadata_len])
-    producer, messages = _parse_metadata(meta, header.count)
+    producer, messages = parse_metadata(meta, header.count)
     total = sum(m.size for m in messages)
     if total != header.uncompressed_len:
         raise EntryFormatError(
@@ -342,85 +240,3 @@ def decode_entry(data: bytes) -> DecodedEntry:
 
 
 # ------------------------------------------------------------------------- metadata parsing
-
-
-def _int(obj: dict[str, Any], name: str, where: str, *, default: int | None = None) -> int:
-    if name not in obj:
-        if default is None:
-            raise EntryFormatError(f"{where}: missing required key {name!r}")
-        return default
-    v = obj[name]
-    if type(v) is not int:
-        raise EntryFormatError(f"{where}: {name!r} must be an integer, got {v!r}")
-    return v
-
-
-def _parse_message(i: int, obj: Any) -> MessageMeta:
-    where = f"metadata message {i}"
-    if not isinstance(obj, dict):
-        raise EntryFormatError(f"{where}: expected an object, got {type(obj).__name__}")
-    size = _int(obj, "size", where)
-    if size < 0:
-        raise EntryFormatError(f"{where}: negative size {size}")
-    key = obj.get("key")
-    if key is not None and not isinstance(key, str):
-        raise EntryFormatError(f"{where}: 'key' must be a string, got {key!r}")
-    okey = obj.get("orderingKey")
-    if okey is not None:
-        if not isinstance(okey, str):
-            raise EntryFormatError(f"{where}: 'orderingKey' must be base64 text, got {okey!r}")
-        try:
-            okey = base64.b64decode(okey, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise EntryFormatError(f"{where}: 'orderingKey' is not valid base64: {exc}") from None
-    props = obj.get("properties", {})
-    if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
-        raise EntryFormatError(f"{where}: 'properties' must map strings to strings")
-    null = obj.get("null", False)
-    if not isinstance(null, bool):
-        raise EntryFormatError(f"{where}: 'null' must be true or false, got {null!r}")
-    if null and size:
-        raise EntryFormatError(f"{where}: a null value must have size 0, got {size}")
-    chunk = obj.get("chunk")
-    if chunk is not None:
-        cw = f"{where} chunk"
-        if not isinstance(chunk, dict) or not isinstance(chunk.get("uuid"), str):
-            raise EntryFormatError(f"{cw}: expected {{uuid: str, id, total, totalSize}}")
-        chunk = ChunkInfo(
-            chunk["uuid"], _int(chunk, "id", cw), _int(chunk, "total", cw),
-            _int(chunk, "totalSize", cw),
-        )  # fmt: skip
-        if not 0 <= chunk.chunk_id < chunk.total_chunks or chunk.total_size < 0:
-            raise EntryFormatError(f"{cw}: inconsistent chunk info {chunk}")
-    return MessageMeta(
-        size=size,
-        sequence_id=_int(obj, "seq", where),
-        publish_time_ms=_int(obj, "publish", where),
-        key=key,
-        ordering_key=okey,
-        properties=dict(props),
-        event_time_ms=_int(obj, "event", where, default=0),
-        deliver_at_ms=_int(obj, "deliverAt", where, default=0),
-        null_value=null,
-        chunk=chunk,
-    )
-
-
-def _parse_metadata(meta: bytes, count: int) -> tuple[str, tuple[MessageMeta, ...]]:
-    try:
-        body = json.loads(meta.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise EntryFormatError(f"metadata section is not valid UTF-8 JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise EntryFormatError("metadata section must be a JSON object")
-    producer = body.get("producer")
-    if not isinstance(producer, str):
-        raise EntryFormatError(f"metadata 'producer' must be a string, got {producer!r}")
-    msgs = body.get("messages")
-    if not isinstance(msgs, list):
-        raise EntryFormatError("metadata 'messages' must be a list")
-    if len(msgs) != count:
-        raise EntryFormatError(
-            f"metadata lists {len(msgs)} messages but the header count is {count}"
-        )
-    return producer, tuple(_parse_message(i, m) for i, m in enumerate(msgs))
