@@ -12,13 +12,6 @@ import magnetar as pulsar
 pytestmark = pytest.mark.emulator
 
 
-@pytest.fixture
-def client(local_stack):
-    c = pulsar.Client(local_stack.url)
-    yield c
-    c.close()
-
-
 def test_four_key_shared_consumers_each_get_whole_keys_in_order(client):
     topic = f"persistent://public/default/ks-{uuid.uuid4().hex[:8]}"
     consumers = [client.subscribe(topic, "ks", consumer_type=pulsar.ConsumerType.KeyShared,

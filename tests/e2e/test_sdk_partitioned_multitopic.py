@@ -17,13 +17,6 @@ NS = "persistent://public/default"
 EARLIEST = pulsar.InitialPosition.Earliest
 
 
-@pytest.fixture
-def client(local_stack):
-    c = pulsar.Client(local_stack.url)
-    yield c
-    c.close()
-
-
 def name(prefix: str = "pmt") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 

@@ -18,13 +18,6 @@ pytestmark = pytest.mark.emulator
 AM = pulsar.ProducerAccessMode
 
 
-@pytest.fixture
-def client(local_stack):
-    c = pulsar.Client(local_stack.url)
-    yield c
-    c.close()
-
-
 def topic(ns: str = "public/default") -> str:
     return f"persistent://{ns}/pf-{uuid.uuid4().hex[:8]}"
 

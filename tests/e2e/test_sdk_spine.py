@@ -12,13 +12,6 @@ import magnetar as pulsar
 pytestmark = pytest.mark.emulator
 
 
-@pytest.fixture
-def client(local_stack):
-    c = pulsar.Client(local_stack.url)
-    yield c
-    c.close()
-
-
 def topic() -> str:
     return f"persistent://public/default/spine-{uuid.uuid4().hex[:8]}"
 
