@@ -1,8 +1,10 @@
-"""Negative acknowledge and redeliver-unacknowledged: entries go back for redelivery."""
+"""Negative acknowledge and redeliver-unacknowledged: entries go back for redelivery, at once
+or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."""
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from magnetar_core.acks import parse_backoff
 from magnetar_core.api import http
 
 logger = Logger(service="magnetar")
@@ -16,9 +18,14 @@ engine = http.engine_from_env()
 def negative_acknowledge(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    ids = http.field(http.json_object(app), "messageIds", list, [])
+    body = http.json_object(app)
+    ids = http.field(body, "messageIds", list, [])
+    delay_ms = http.field(body, "delayMs", int, 0)
+    backoff = parse_backoff(body.get("backoff"))
     name = http.topic_of(domain, tenant, namespace, topic)
-    moved = engine.subscriptions.negative_acknowledge(name, subscription, consumer_id, ids)
+    moved = engine.subscriptions.negative_acknowledge(
+        name, subscription, consumer_id, ids, delay_ms, backoff
+    )
     return http.ok({"redelivered": moved})
 
 

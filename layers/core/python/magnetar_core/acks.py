@@ -8,6 +8,7 @@ from .cursor import EXCLUSIVE, FAILOVER, CursorState
 from .errors import ConsumerNotFound, CumulativeAcknowledgementNotAllowedError, InvalidMessage
 from .names import TopicName
 from .subscription_base import SubscriptionBase
+from .timers import NackBackoff
 from .topics import PartitionRef
 
 
@@ -48,15 +49,35 @@ class Acknowledgements(SubscriptionBase):
         return self._update(ref, subscription, change)
 
     def negative_acknowledge(
-        self, topic: TopicName, subscription: str, consumer_id: str, message_ids: list[str]
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        message_ids: list[str],
+        delay_ms: int = 0,
+        backoff: NackBackoff | None = None,
     ) -> int:
-        """Send the entries of these messages back for redelivery; returns how many."""
+        """Send the entries of these messages back for redelivery; returns how many.
+
+        ``delay_ms`` > 0 (or a ``backoff`` by redelivery count, which wins) holds them in
+        the delayed set until a timer releases their due bucket (strict: never early);
+        without timers configured they come back at once. Raises InvalidMessage,
+        ConsumerNotFound, TooManyRequests / StorageFault (starting a timer).
+        """
+        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
+            raise InvalidMessage(f"delayMs must be a non-negative integer, not {delay_ms!r}")
         ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
+        timer_id = self._rt.new_id()[:12]
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._require_consumer(state, consumer_id)
-            moved = state.negative_acknowledge(consumer_id, entry_ids, self._hashes_of(ref))
+            before = set(state.delayed)
+            bucket_of = self.timers.nack_buckets(delay_ms, backoff)
+            hashes_of = self._hashes_of(ref)
+            moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of)
+            if moved:
+                self.timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0
 
         return self._update(ref, subscription, change)
@@ -73,6 +94,25 @@ class Acknowledgements(SubscriptionBase):
             return moved, moved > 0
 
         return self._update(ref, subscription, change)
+
+
+def parse_backoff(data: object) -> NackBackoff | None:
+    """A nack body's ``backoff`` object ``{"minDelayMs", "maxDelayMs", "multiplier"}``
+    (defaults 1000, 60000, 2) or None; raises InvalidMessage."""
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) - {"minDelayMs", "maxDelayMs", "multiplier"}:
+        raise InvalidMessage("backoff must be an object of minDelayMs, maxDelayMs, multiplier")
+    values = [data.get("minDelayMs", 1000), data.get("maxDelayMs", 60_000)]
+    multiplier = data.get("multiplier", 2)
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in values) or (
+        isinstance(multiplier, bool) or not isinstance(multiplier, int | float)
+    ):
+        raise InvalidMessage("backoff delays must be integers (ms) and multiplier a number")
+    try:
+        return NackBackoff(values[0], values[1], float(multiplier))
+    except ValueError as exc:
+        raise InvalidMessage(str(exc)) from exc
 
 
 def _positions(message_ids: list[str], ref: PartitionRef) -> list[tuple[int, int]]:

@@ -5,8 +5,9 @@ Positions inside a cursor are entry ids of one ledger. Everything at or below
 and ``batch_acks`` the acknowledged batch indexes of partly acknowledged entries.
 ``read_position`` is the next entry never dispatched; ``redeliver`` holds entries below it
 that are ready to be dispatched again; ``leases`` says which entries are in flight to which
-consumer. Every mutation returns what it did, so callers can shape responses and tests can
-assert exactly. Acks live in ``cursor_acks``; Key_Shared's message-level routing in
+consumer; ``delayed`` holds entries waiting for a timer, by due bucket (``cursor_delays``).
+Every mutation returns what it did, so callers can shape responses and tests can assert
+exactly. Acks live in ``cursor_acks``; Key_Shared's message-level routing in
 ``key_shared_cursor`` / ``key_shared_acks`` (state in ``key_shared_state``).
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .cursor_acks import CursorAcks
+from .cursor_delays import CursorDelays
 from .errors import ConsumerBusy
 from .key_shared_cursor import KeySharedCursor
 from .key_shared_state import KEY_SHARED, HashesOf, KeySharedOptions, KeySharedState
@@ -69,11 +71,14 @@ class Delivery:
 
 
 @dataclass
-class CursorState(CursorAcks, KeySharedCursor):
+class CursorState(CursorAcks, CursorDelays, KeySharedCursor):
     """The mutable state of a subscription cursor; ``version`` guards optimistic writes.
 
     ``key_shared`` holds a Key_Shared subscription's selector, draining hashes and
     message-level leases (see ``key_shared_cursor``); None for the other types.
+    ``delayed`` maps due buckets (epoch ms) to waiting entries, ``released`` the buckets
+    whose timers fired and ``released_max`` the latest consumed (see ``cursor_delays``);
+    ``timer_id`` names this cursor's timers (set with its first delayed bucket).
     """
 
     subscription: str
@@ -90,6 +95,10 @@ class CursorState(CursorAcks, KeySharedCursor):
     version: int = 0
     durable: bool = True
     key_shared: KeySharedState | None = None
+    delayed: dict[int, RangeSet] = field(default_factory=dict)
+    released: set[int] = field(default_factory=set)
+    released_max: int = 0
+    timer_id: str = ""
 
     @classmethod
     def new(
@@ -109,6 +118,7 @@ class CursorState(CursorAcks, KeySharedCursor):
         self.batch_acks, self.batch_sizes, self.redelivery_counts = {}, {}, {}
         self.redeliver = RangeSet()
         self.leases = {}
+        self.delayed = {}
         self._ks_forget()
         if skip >= batch_size:
             entry_id, skip = entry_id + 1, 0
@@ -193,6 +203,7 @@ class CursorState(CursorAcks, KeySharedCursor):
         candidates: Iterable[tuple[int, int]],
         max_messages: int,
         max_unacked_entries: int,
+        due: Mapping[int, int] | None = None,
     ) -> list[Delivery]:
         """Lease entries to ``consumer_id``: redeliveries first, then new entries in order.
 
@@ -200,7 +211,10 @@ class CursorState(CursorAcks, KeySharedCursor):
         new ones: the caller passes the redelivery entries it resolved and the entries it
         read at or after the read position. Stops once ``max_messages`` messages are handed
         out (an entry is never split) or the consumer holds ``max_unacked_entries``.
+        ``due`` maps entries that must wait to their due bucket: those go to the delayed set
+        instead (unless the bucket counts as released already).
         """
+        waiting = self.delayed_union() if self.delayed else RangeSet()
         lease = self.leases.setdefault(consumer_id, RangeSet())
         held = len(lease)
         given = 0
@@ -213,6 +227,8 @@ class CursorState(CursorAcks, KeySharedCursor):
                     self.read_position += 1
                     self.acked.add(entry_id)
                 continue
+            if entry_id in waiting:
+                continue
             if entry_id in self.redeliver:
                 self.redeliver.remove(entry_id)
             elif entry_id == self.read_position:
@@ -220,6 +236,9 @@ class CursorState(CursorAcks, KeySharedCursor):
             else:
                 continue
             if entry_id <= self.mark_delete or entry_id in self.acked:
+                continue
+            if due and self.pending(due.get(entry_id)):
+                self.defer(entry_id, due[entry_id])
                 continue
             mask = self._delivery_mask(entry_id, count)
             given += count if mask is None else len(mask)

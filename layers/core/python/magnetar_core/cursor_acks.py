@@ -1,14 +1,15 @@
 """Acknowledgements, negative acknowledgements and redelivery of a cursor, pure.
 
 A mixin of ``cursor.CursorState``: individual acks (entries or batch indexes), cumulative
-acks, and sending entries in flight back to the redelivery set (redelivery count + 1). On a
+acks, and sending entries in flight back to the redelivery set (redelivery count + 1) — or,
+with a nack delay, to the delayed set under a due bucket (``cursor_delays``). On a
 Key_Shared subscription the ``key_shared_acks`` hooks also release lease masks and draining
 hashes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .key_shared_state import HashesOf, KeySharedState
 from .rangeset import RangeSet
@@ -26,6 +27,7 @@ class CursorAcks:
     redelivery_counts: dict[int, int]
     read_position: int
     mark_delete: int
+    delayed: dict[int, RangeSet]
 
     # -- acknowledgement -------------------------------------------------------------------
 
@@ -89,6 +91,7 @@ class CursorAcks:
                 for key in [k for k in table if k <= full]:
                     del table[key]
             self._ks_forget(lambda e: e <= full)
+            self._forget_delayed(up_to=full)
         self._drop_empty_leases()
         self._advance_mark_delete()
         return max(0, self.mark_delete - before)
@@ -102,6 +105,8 @@ class CursorAcks:
         self.batch_sizes.pop(entry_id, None)
         self.redelivery_counts.pop(entry_id, None)
         self._ks_forget(lambda e: e == entry_id)
+        if self.delayed:
+            self._forget_delayed([entry_id])
         self._drop_empty_leases()
 
     def _advance_mark_delete(self) -> None:
@@ -117,9 +122,18 @@ class CursorAcks:
     # -- negative acknowledgement and redelivery -------------------------------------------
 
     def negative_acknowledge(
-        self, consumer_id: str, entry_ids: Iterable[int], hashes_of: HashesOf | None = None
+        self,
+        consumer_id: str,
+        entry_ids: Iterable[int],
+        hashes_of: HashesOf | None = None,
+        bucket_of: Callable[[int], int | None] | None = None,
     ) -> int:
-        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1)."""
+        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1).
+
+        ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
+        once); a delayed entry waits in the delayed set until its bucket is released.
+        Returns how many entries went back.
+        """
         lease = self.leases.get(consumer_id)
         moved = 0
         entry_ids = sorted(e for e in set(entry_ids) if lease is not None and e in lease)
@@ -127,7 +141,8 @@ class CursorAcks:
         for entry_id in entry_ids:
             if lease is not None and entry_id in lease:
                 lease.remove(entry_id)
-                self._requeue(entry_id)
+                bucket = bucket_of(self.redelivery_counts.get(entry_id, 0)) if bucket_of else None
+                self._requeue(entry_id, bucket)
                 moved += 1
         self._drop_empty_leases()
         return moved
@@ -143,6 +158,9 @@ class CursorAcks:
             self._requeue(entry_id)
         return len(lease)
 
-    def _requeue(self, entry_id: int) -> None:
-        self.redeliver.add(entry_id)
+    def _requeue(self, entry_id: int, bucket: int | None = None) -> None:
+        if self.pending(bucket):
+            self.defer(entry_id, bucket)
+        else:
+            self.redeliver.add(entry_id)
         self.redelivery_counts[entry_id] = self.redelivery_counts.get(entry_id, 0) + 1

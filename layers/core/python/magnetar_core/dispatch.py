@@ -1,10 +1,17 @@
-"""The dispatcher: long-poll receive, leasing entries per subscription type, fetching them."""
+"""The dispatcher: long-poll receive, leasing entries per subscription type, fetching them.
+
+Delays: every dispatch first consumes the timer releases of the cursor (``cursor_delays``);
+on Shared and Key_Shared subscriptions an entry whose ``deliverAt`` is still to come goes to
+the delayed set under its due bucket instead of being leased, and the first time a bucket
+appears its timer workflow is started (before the cursor write). A long-poll wakes up when
+the earliest bucket is due, to pick up its release.
+"""
 
 from __future__ import annotations
 
 from itertools import islice
 
-from .cursor import KEY_SHARED, CursorState, Delivery
+from .cursor import KEY_SHARED, SHARED, CursorState, Delivery
 from .dispatchers import POLICIES
 from .errors import ConditionFailed, InvalidMessage, ServiceUnitNotReady, SubscriptionNotFound
 from .names import TopicName
@@ -43,10 +50,14 @@ class Dispatch(SubscriptionBase):
             return self.non_persistent.receive(ref, subscription, max_messages, wait_ms)
         deadline = self._rt.monotonic_ms() + wait_ms
         while True:
-            deliveries, read_position = self._dispatch(ref, subscription, consumer_id, max_messages)
+            deliveries, read_position, wake_at, progressed = self._dispatch(
+                ref, subscription, consumer_id, max_messages
+            )
             if deliveries:
                 return self._fetch(ref, deliveries, by_reference)
-            if not self._await_more(ref.key, read_position, deadline):
+            if progressed and self._rt.monotonic_ms() < deadline:
+                continue  # entries went to the delayed set or came out of it: look again
+            if not self._await_more(ref.key, read_position, deadline, wake_at):
                 return []
 
     def _keep_alive(self, ref: PartitionRef, subscription: str, consumer_id: str) -> None:
@@ -62,22 +73,35 @@ class Dispatch(SubscriptionBase):
 
         self._update(ref, subscription, change)
 
-    def _await_more(self, key: str, read_position: int, deadline: float) -> bool:
-        """Wait until the entry at ``read_position`` exists, a cursor re-check is due, or
-        the deadline passes (then False). One small read per check."""
+    def _await_more(
+        self, key: str, read_position: int, deadline: float, wake_at: int | None = None
+    ) -> bool:
+        """Wait until the entry at ``read_position`` exists, a cursor re-check is due (every
+        ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
+        delayed bucket — has come), or the deadline passes (then False). One small read per
+        check."""
         for _ in range(self._limits.cursor_recheck_every):
             left = deadline - self._rt.monotonic_ms()
             if left <= 0:
                 return False
-            self._rt.sleep_ms(min(self._limits.check_interval_ms, left))
+            pause = min(self._limits.check_interval_ms, left)
+            now = self._rt.now_ms()
+            if wake_at is not None and wake_at > now:  # overdue: poll at the check interval
+                pause = min(pause, wake_at - now)
+            self._rt.sleep_ms(pause)
+            if wake_at is not None and self._rt.now_ms() >= wake_at:
+                return True
             if self._log.exists(key, read_position):
                 return True
         return True
 
     def _dispatch(
         self, ref: PartitionRef, subscription: str, consumer_id: str, max_messages: int
-    ) -> tuple[list[tuple[Delivery, IndexEntry]], int]:
+    ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
+        """One optimistic dispatch: ``(deliveries with their index items, read position,
+        earliest pending bucket or None, whether delays moved anything)``."""
         lease_ms = self._limits.consumer_lease_ms
+        timer_id = self._rt.new_id()[:12]
         for attempt in range(self._limits.max_attempts):
             state = self._cursors.get(ref.key, subscription)
             if state is None:
@@ -91,22 +115,42 @@ class Dispatch(SubscriptionBase):
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}
             before = state.read_position
+            delays_before = (set(state.delayed), state.delayed_count(), set(state.released))
+            state.consume_releases(now)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
                 plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
-                deliveries, known = plan(ref, state, consumer_id, max_messages)
-            dirty |= state.read_position != before and state.sub_type == KEY_SHARED
+                deliveries, known = plan(ref, state, consumer_id, max_messages, now)
+            delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
+            moved = delays_after != delays_before
+            dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
+            pending = set(state.delayed) | state.released
+            wake_at = min(pending) if pending else None
             if not deliveries and not dirty:
-                return [], state.read_position
+                return [], state.read_position, wake_at, False
+            self.timers.start_new(ref.key, state, delays_before[0], timer_id)
             try:
                 self._cursors.put(ref.key, state)
             except ConditionFailed:
                 self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
                 continue
-            return [(d, known[d.entry_id]) for d in deliveries], state.read_position
+            pairs = [(d, known[d.entry_id]) for d in deliveries]
+            return pairs, state.read_position, wake_at, moved
         raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
 
+    def _due(self, state: CursorState, entries, now_ms: int) -> dict[int, int]:
+        """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
+        Failover deliver them at once, as Pulsar does)."""
+        if state.sub_type not in (SHARED, KEY_SHARED):
+            return {}
+        return self.timers.due_of(entries, now_ms)
+
     def _plan(
-        self, ref: PartitionRef, state: CursorState, consumer_id: str, max_messages: int
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        consumer_id: str,
+        max_messages: int,
+        now_ms: int,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries."""
         redeliveries = list(islice(state.redeliver, max_messages))
@@ -121,12 +165,21 @@ class Dispatch(SubscriptionBase):
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
         deliveries = state.dispatch(
-            consumer_id, candidates, max_messages, self._limits.max_unacked_entries
+            consumer_id,
+            candidates,
+            max_messages,
+            self._limits.max_unacked_entries,
+            self._due(state, known.values(), now_ms),
         )
         return deliveries, known
 
     def _plan_key_shared(
-        self, ref: PartitionRef, state: CursorState, consumer_id: str, max_messages: int
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        consumer_id: str,
+        max_messages: int,
+        now_ms: int,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Key_Shared: the redelivery window first, then (unless the window is truncated)
         new entries; each consumer takes the messages its selector assigns it."""
@@ -150,6 +203,7 @@ class Dispatch(SubscriptionBase):
             max_messages,
             limits.key_shared_max_unacked_messages,
             limits.key_shared_max_masked_entries,
+            self._due(state, known.values(), now_ms),
         )
         return deliveries, known
 

@@ -14,15 +14,17 @@ from .policies import Runtime
 from .produce import Producer
 from .settings import Settings
 from .stats import Stats
-from .storage.aws import make_clients
+from .storage.aws import make_clients, make_stepfunctions_client
 from .storage.buffers import BufferStore
 from .storage.cursors import CursorStore
 from .storage.entries import EntryStore
 from .storage.log import LogStore
 from .storage.policies import PolicyStore
 from .storage.producers import ProducerStateStore
+from .storage.timers import TimerStarter
 from .storage.topics import TopicStore
 from .subscriptions import DispatchLimits, Subscriptions
+from .timers import DelayTimers, TimerOptions
 from .topics import Topics
 
 
@@ -44,9 +46,19 @@ class Engine:
     def build(
         cls, settings: Settings, runtime: Runtime | None = None, clients: tuple | None = None
     ) -> Engine:
-        """Wire the engine; ``clients`` is ``(dynamodb, s3)`` (made from settings when None)."""
+        """Wire the engine; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
+        stepfunctions)`` (made from settings when None or missing)."""
         runtime = runtime or Runtime()
-        dynamodb, s3 = clients or make_clients(settings)
+        dynamodb, s3, *rest = clients or make_clients(settings)
+        starter = None
+        if settings.timer_state_machine_arn:
+            sfn = rest[0] if rest else make_stepfunctions_client(settings)
+            starter = TimerStarter(sfn, settings.timer_state_machine_arn)
+        timer_options = TimerOptions(
+            settings.delayed_delivery_tick_ms,
+            settings.delayed_delivery_strict,
+            settings.delayed_delivery_enabled,
+        )
         log = LogStore(dynamodb, settings.log_table)
         cursors = CursorStore(dynamodb, settings.cursors_table)
         entries = EntryStore(s3, settings.entries_bucket)
@@ -94,6 +106,7 @@ class Engine:
         )
         producer.non_persistent = non_persistent
         subscriptions.non_persistent = non_persistent
+        subscriptions.timers = DelayTimers(timer_options, starter, runtime.now_ms)
         return cls(
             runtime=runtime,
             topics=topics,

@@ -49,6 +49,7 @@ class KeySharedCursor(KeySharedAcks):
     mark_delete: int
     durable: bool
     subscription: str
+    delayed: dict[int, RangeSet]
 
     # -- joins and leaves ------------------------------------------------------------------
 
@@ -163,6 +164,7 @@ class KeySharedCursor(KeySharedAcks):
         max_messages: int,
         max_unacked_messages: int,
         max_masked_entries: int = 10_000,
+        due: dict[int, int] | None = None,
     ) -> list:
         """Lease to ``consumer_id`` the messages the selector gives it, in entry order.
 
@@ -173,7 +175,9 @@ class KeySharedCursor(KeySharedAcks):
         entry keeps its place in the redelivery set while it has messages left for others.
         Stops once ``max_messages`` messages are handed out, the consumer holds
         ``max_unacked_messages``, or a new partial lease would exceed ``max_masked_entries``
-        masks in the subscription (bounding the cursor item). Returns Deliveries.
+        masks in the subscription (bounding the cursor item). ``due`` maps entries that
+        must wait to their due bucket: an entry nobody holds goes to the delayed set instead;
+        entries in the delayed set are skipped. Returns Deliveries.
         """
         from .cursor import Delivery
 
@@ -182,6 +186,7 @@ class KeySharedCursor(KeySharedAcks):
             return []
         held = self.unacked_messages(consumer_id)
         masked = sum(len(m) for m in ks.masks.values())
+        waiting = self.delayed_union() if self.delayed else RangeSet()
         given = 0
         out: list[Delivery] = []
         for entry_id, hashes in candidates:
@@ -189,7 +194,7 @@ class KeySharedCursor(KeySharedAcks):
                 break
             count = len(hashes)
             fresh = entry_id == self.read_position and entry_id not in self.redeliver
-            if not fresh and entry_id not in self.redeliver:
+            if entry_id in waiting or (not fresh and entry_id not in self.redeliver):
                 continue
             if count == 0 or entry_id <= self.mark_delete or entry_id in self.acked:
                 self.redeliver.remove(entry_id)
@@ -197,6 +202,12 @@ class KeySharedCursor(KeySharedAcks):
                     self.read_position += 1
                     if count == 0:  # a marker: nothing to deliver, step over it
                         self.acked.add(entry_id)
+                continue
+            bucket = due.get(entry_id) if due else None
+            if self.pending(bucket) and not any(entry_id in x for x in self.leases.values()):
+                self.read_position += fresh
+                self.redeliver.remove(entry_id)
+                self.defer(entry_id, bucket)
                 continue
             available = self._ks_available(entry_id, count)
             mine = [

@@ -279,4 +279,5 @@ def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
             for m in meta.messages
         ),
         key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
+        deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
     )

@@ -30,6 +30,11 @@ class Settings:
     inline_entry_max_bytes: int = 1024 * 1024
     response_inline_budget_bytes: int = 3 * 1024 * 1024
     dedup_snapshot_every: int = 1000
+    timer_state_machine_arn: str | None = None
+    """The delay timer workflow (``TIMER_STATE_MACHINE_ARN``); None turns delays off."""
+    delayed_delivery_enabled: bool = True
+    delayed_delivery_tick_ms: int = 1000
+    delayed_delivery_strict: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -40,6 +45,9 @@ class Settings:
 
         def number(name: str, default: int) -> int:
             return int(env.get(name, default))
+
+        def flag(name: str, default: bool) -> bool:
+            return str(env.get(name, default)).strip().lower() in ("1", "true", "yes", "on")
 
         return cls(
             topics_table=env["TOPICS_TABLE"],
@@ -54,4 +62,8 @@ class Settings:
             producer_lease_ms=number("PRODUCER_LEASE_MS", 30_000),
             consumer_lease_ms=number("CONSUMER_LEASE_MS", 60_000),
             policy_cache_ms=number("POLICY_CACHE_MS", 5_000),
+            timer_state_machine_arn=env.get("TIMER_STATE_MACHINE_ARN") or None,
+            delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),
+            delayed_delivery_tick_ms=number("DELAYED_DELIVERY_TICK_MS", 1000),
+            delayed_delivery_strict=flag("DELAYED_DELIVERY_STRICT", False),
         )

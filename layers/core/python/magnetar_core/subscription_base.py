@@ -24,6 +24,7 @@ from .policies import Runtime
 from .storage.cursors import CursorStore
 from .storage.entries import EntryStore
 from .storage.log import LogStore
+from .timers import DelayTimers, TimerOptions
 from .topics import PartitionRef, Topics
 
 T = TypeVar("T")
@@ -88,6 +89,7 @@ class SubscriptionBase:
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
     ) -> None:
         self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
+        self.timers = DelayTimers(TimerOptions(), None, runtime.now_ms)  # set by the engine
         self._inline_max = inline_entry_max_bytes
         self._inline_budget = response_inline_budget_bytes
         self._topics = topics

@@ -65,6 +65,16 @@ def make_clients(settings: Settings) -> tuple:
     return tuple(clients)
 
 
+def make_stepfunctions_client(settings: Settings):
+    """A boto3 Step Functions client for the settings' endpoint and region (requests
+    counted like the others)."""
+    config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5)
+    session = boto3.session.Session(region_name=settings.region)
+    client = session.client("stepfunctions", endpoint_url=settings.endpoint_url, config=config)
+    client.meta.events.register("before-call.*.*", REQUESTS.hook)
+    return client
+
+
 def error_code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
 

@@ -2,7 +2,10 @@
 
 Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
 range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
-(with ``ks``: a Key_Shared subscription's selector, draining hashes and lease masks).
+(with ``ks``: a Key_Shared subscription's selector, draining hashes and lease masks; ``dl``:
+delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id).
+``rel`` is a top-level number set of buckets released by timer workflows: Step Functions
+adds to it (bumping ``ver``), a write carries over the values its state did not consume.
 Every write is conditional on the version read, so concurrent dispatchers never lose an
 update: a lost race is a ConditionFailed that the caller retries.
 """
@@ -29,7 +32,10 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
     }
     if state.key_shared is not None:
         body["ks"] = state.key_shared.to_dict()
-    return {
+    body.update(state.delayed_to_dict())
+    if state.timer_id:
+        body["tid"] = state.timer_id
+    item = {
         "pk": {"S": pk},
         "sub": {"S": state.subscription},
         "ver": {"N": str(state.version + 1)},
@@ -40,6 +46,9 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
         "dur": {"BOOL": state.durable},
         "st": {"S": json.dumps(body, separators=(",", ":"))},
     }
+    if state.released:
+        item["rel"] = {"NS": [str(b) for b in sorted(state.released)]}
+    return item
 
 
 def cursor_from_item(item: dict) -> CursorState:
@@ -60,6 +69,10 @@ def cursor_from_item(item: dict) -> CursorState:
         version=int(item["ver"]["N"]),
         durable=item.get("dur", {"BOOL": True})["BOOL"],
         key_shared=KeySharedState.from_dict(body["ks"]) if "ks" in body else None,
+        delayed={int(b): RangeSet.from_list(r) for b, r in body.get("dl", {}).items()},
+        released={int(b) for b in item.get("rel", {}).get("NS", ())},
+        released_max=int(body.get("drel", 0)),
+        timer_id=body.get("tid", ""),
     )
 
 

@@ -58,6 +58,8 @@ class IndexEntry:
     exclusive: bool = False
     partial_chunk: bool = False
     key_hashes: tuple[int, ...] = ()
+    deliver_at_ms: int = 0
+    """The latest ``deliverAt`` of the entry's messages (0: none is delayed)."""
 
     @property
     def marker(self) -> bool:
@@ -96,6 +98,8 @@ class IndexEntry:
             item["pc"] = {"BOOL": True}
         if self.key_hashes:
             item["kh"] = {"B": encode_key_hashes(self.key_hashes)}
+        if self.deliver_at_ms:
+            item["da"] = {"N": str(self.deliver_at_ms)}
         return item
 
     @classmethod
@@ -120,6 +124,7 @@ class IndexEntry:
             exclusive=item.get("ex", {}).get("BOOL", False),
             partial_chunk=item.get("pc", {}).get("BOOL", False),
             key_hashes=decode_key_hashes(item["kh"]["B"], num("n")) if "kh" in item else (),
+            deliver_at_ms=num("da"),
         )
 
     @classmethod

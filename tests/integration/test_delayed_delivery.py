@@ -1,0 +1,213 @@
+"""Delayed delivery and delayed nacks on the emulator, with the real timer workflow.
+
+Timers really wait (the emulator's Wait sleeps), so the delays here are 1-3 s and every
+wait is a long-poll receive or a condition polled with a deadline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+from delivered import entry_ids, payloads
+
+from magnetar_core.engine import Engine
+from magnetar_core.errors import ConditionFailed
+from magnetar_core.timers import execution_name
+from magnetar_wire import EntryMessage, encode_entry
+
+TICK = 1000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def delayed_entry(payload: bytes, deliver_at_ms: int, key: str | None = None) -> bytes:
+    message = EntryMessage(
+        payload=payload, sequence_id=0, publish_time_ms=now_ms(), deliver_at_ms=deliver_at_ms
+    )
+    if key is not None:
+        message = dataclasses.replace(message, key=key)
+    return encode_entry([message], producer_name="delay-test")
+
+
+def receive_until(subs, topic, sub, consumer_id, deadline_s: float, max_messages: int = 10):
+    """Long-poll until something arrives; returns ``(epoch ms it came, what came)``."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        got = subs.receive(topic, sub, consumer_id, max_messages, 1000)
+        if got:
+            return now_ms(), got
+    return None, []
+
+
+def cursor_of(engine: Engine, topic, sub):
+    ref = engine.topics.resolve(topic, create=False)
+    return ref.key, engine.subscriptions._cursors.get(ref.key, sub)
+
+
+def test_a_message_delivered_after_2_5_s_is_not_received_at_1_s_and_comes_within_1_5_s_of_due(
+    engine, topic
+):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    sent = now_ms()
+    due = sent + 2500
+    engine.producer.publish(topic, delayed_entry(b"later", due))
+
+    assert subs.receive(topic, "sh", c.consumer_id, 10, 0) == []
+    time.sleep(max(0.0, (sent + 1000 - now_ms()) / 1000))
+    assert subs.receive(topic, "sh", c.consumer_id, 10, 0) == []
+    came, got = receive_until(subs, topic, "sh", c.consumer_id, 10)
+
+    assert payloads(got) == [b"later"]
+    assert got[0].redelivery_count == 0
+    assert came >= due // TICK * TICK  # default mode: at most one tick early
+    assert came <= due + 1500
+
+
+def test_in_strict_mode_a_message_delivered_at_a_time_never_comes_before_it(settings, topic):
+    engine = Engine.build(dataclasses.replace(settings, delayed_delivery_strict=True))
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    due = now_ms() + 2500
+    engine.producer.publish(topic, delayed_entry(b"at", due))
+
+    came, got = receive_until(subs, topic, "sh", c.consumer_id, 10)
+
+    assert payloads(got) == [b"at"]
+    assert due <= came <= due + 1500
+
+
+def test_an_exclusive_subscription_gets_a_delayed_message_at_once(engine, topic):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "ex", "c", "Exclusive", earliest=True)
+    engine.producer.publish(topic, delayed_entry(b"now", now_ms() + 60_000))
+
+    assert payloads(subs.receive(topic, "ex", c.consumer_id, 10, 0)) == [b"now"]
+
+
+def test_delayed_messages_do_not_hold_back_the_messages_after_them(engine, topic, make_entry):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    due = now_ms() + 2000
+    engine.producer.publish(topic, delayed_entry(b"late", due))
+    engine.producer.publish(topic, make_entry(b"on-time"))
+
+    assert payloads(subs.receive(topic, "sh", c.consumer_id, 10, 0)) == [b"on-time"]
+    came, got = receive_until(subs, topic, "sh", c.consumer_id, 10)
+    assert payloads(got) == [b"late"] and came >= due // TICK * TICK
+
+
+def test_key_shared_honours_the_delay(engine, topic):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "ks", "c", "Key_Shared", earliest=True)
+    due = now_ms() + 2000
+    engine.producer.publish(topic, delayed_entry(b"keyed", due, key="k"))
+
+    assert subs.receive(topic, "ks", c.consumer_id, 10, 0) == []
+    came, got = receive_until(subs, topic, "ks", c.consumer_id, 10)
+    assert payloads(got) == [b"keyed"]
+    assert due // TICK * TICK <= came <= due + 1500
+
+
+def test_with_delayed_delivery_switched_off_a_delayed_message_comes_at_once(settings, topic):
+    engine = Engine.build(dataclasses.replace(settings, delayed_delivery_enabled=False))
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    engine.producer.publish(topic, delayed_entry(b"now", now_ms() + 60_000))
+
+    assert payloads(subs.receive(topic, "sh", c.consumer_id, 10, 0)) == [b"now"]
+
+
+def test_a_nack_with_a_2_s_delay_redelivers_after_2_s_with_count_plus_one(
+    engine, topic, make_entry
+):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "n", "c", "Shared", earliest=True)
+    engine.producer.publish(topic, make_entry(b"retry-me"))
+    first = subs.receive(topic, "n", c.consumer_id, 10, 0)
+
+    nacked = now_ms()
+    assert subs.negative_acknowledge(topic, "n", c.consumer_id, entry_ids(first), 2000) == 1
+    assert subs.receive(topic, "n", c.consumer_id, 10, 0) == []
+    came, again = receive_until(subs, topic, "n", c.consumer_id, 10)
+
+    assert payloads(again) == [b"retry-me"]
+    assert again[0].redelivery_count == 1
+    assert nacked + 2000 <= came <= nacked + 2000 + TICK + 1500
+
+
+def test_a_nack_with_zero_delay_redelivers_at_once(engine, topic, make_entry):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "n", "c", "Shared", earliest=True)
+    engine.producer.publish(topic, make_entry(b"m"))
+    first = subs.receive(topic, "n", c.consumer_id, 10, 0)
+    subs.negative_acknowledge(topic, "n", c.consumer_id, entry_ids(first), 0)
+    again = subs.receive(topic, "n", c.consumer_id, 10, 0)
+    assert [d.redelivery_count for d in again] == [1]
+
+
+def test_200_delayed_messages_due_in_the_same_second_start_exactly_one_execution(
+    engine, topic, aws_clients, local_stack
+):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "many", "c", "Shared", earliest=True)
+    due = (now_ms() // 1000 + 7) * 1000 + 400  # one second, far enough to publish 200
+    for i in range(200):
+        engine.producer.publish(topic, delayed_entry(b"m%03d" % i, due))
+
+    assert subs.receive(topic, "many", c.consumer_id, 1000, 0) == []
+    pk, state = cursor_of(engine, topic, "many")
+    assert state.delayed_count() == 200 and list(state.delayed) == [due // 1000 * 1000]
+    got: list = []
+    end = time.monotonic() + 20
+    while len(got) < 200 and time.monotonic() < end:
+        got += subs.receive(topic, "many", c.consumer_id, 1000, 1000)
+
+    assert sorted(payloads(got)) == [b"m%03d" % i for i in range(200)]
+    assert min(d.entry_id for d in got) == 0
+    name = execution_name(pk, "many", state.timer_id, due // 1000 * 1000)
+    suffix = name.split("-", 1)[1]
+    arn = local_stack.environment["TIMER_STATE_MACHINE_ARN"]
+    sfn = aws_clients.stepfunctions
+    names = [
+        e["name"]
+        for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn)
+        for e in page["executions"]
+    ]
+    assert [n for n in names if n.endswith(suffix)] == [name]
+
+
+def test_a_release_racing_with_a_cursor_write_is_not_lost(engine, topic, make_entry, aws_clients):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "race", "c", "Shared", earliest=True)
+    engine.producer.publish(topic, make_entry(b"plain"))
+    due = now_ms() + 3000  # the emulator's timer may fire up to 1 s early: keep it later
+    engine.producer.publish(topic, delayed_entry(b"delayed", due))
+    plain = subs.receive(topic, "race", c.consumer_id, 10, 0)
+    pk, stale = cursor_of(engine, topic, "race")
+    assert payloads(plain) == [b"plain"] and stale.delayed_count() == 1
+    assert stale.released == set()
+
+    key = {"pk": {"S": pk}, "sub": {"S": "race"}}
+    end = time.monotonic() + 10
+    while time.monotonic() < end:  # await the timer's release
+        item = aws_clients.dynamodb.get_item(
+            TableName="magnetar-cursors", Key=key, ConsistentRead=True
+        )["Item"]
+        if "rel" in item:
+            break
+        time.sleep(0.05)
+    assert "rel" in item
+
+    with pytest.raises(ConditionFailed):  # a write based on a read before the release loses
+        engine.subscriptions._cursors.put(pk, stale)
+    # an ack written after the release carries the unconsumed release over
+    assert subs.acknowledge(topic, "race", c.consumer_id, entry_ids(plain), False) == 1
+    came, got = receive_until(subs, topic, "race", c.consumer_id, 5)
+    assert payloads(got) == [b"delayed"]
+    _, after = cursor_of(engine, topic, "race")
+    assert after.released == set() and after.delayed == {}
