@@ -144,6 +144,27 @@ class Dispatch(SubscriptionBase):
             return {}
         return self.timers.due_of(entries, now_ms)
 
+    def _entries_for(
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        redeliveries: list[int],
+        max_messages: int,
+        read_fresh: bool,
+    ) -> tuple[list[IndexEntry], dict[int, IndexEntry]]:
+        """The new entries at the read position (one index query, when ``read_fresh``) and
+        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem)."""
+        fresh: list[IndexEntry] = []
+        if read_fresh:
+            limit = min(max_messages, 1000)
+            fresh = [
+                e for e in self._log.read_from(ref.key, state.read_position, limit) if not e.fence
+            ]
+            self._index.put_many(ref.key, fresh)
+        known = {e.entry_id: e for e in fresh}
+        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        return fresh, known
+
     def _plan(
         self,
         ref: PartitionRef,
@@ -154,14 +175,7 @@ class Dispatch(SubscriptionBase):
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries."""
         redeliveries = list(islice(state.redeliver, max_messages))
-        fresh = [
-            e
-            for e in self._log.read_from(ref.key, state.read_position, min(max_messages, 1000))
-            if not e.fence
-        ]
-        self._index.put_many(ref.key, fresh)
-        known = {e.entry_id: e for e in fresh}
-        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
         deliveries = state.dispatch(
@@ -185,16 +199,9 @@ class Dispatch(SubscriptionBase):
         new entries; each consumer takes the messages its selector assigns it."""
         limits = self._limits
         redeliveries, truncated = state.key_shared_window(limits.key_shared_window_entries)
-        fresh = []
-        if not truncated:
-            fresh = [
-                e
-                for e in self._log.read_from(ref.key, state.read_position, min(max_messages, 1000))
-                if not e.fence
-            ]
-            self._index.put_many(ref.key, fresh)
-        known = {e.entry_id: e for e in fresh}
-        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        fresh, known = self._entries_for(
+            ref, state, redeliveries, max_messages, read_fresh=not truncated
+        )
         candidates = [(e, known[e].message_hashes()) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.message_hashes()) for e in fresh]
         deliveries = state.dispatch_key_shared(

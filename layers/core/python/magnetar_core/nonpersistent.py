@@ -13,13 +13,12 @@ from __future__ import annotations
 import itertools
 import threading
 
-from magnetar_wire import ChecksumMismatch, EntryFormatError, read_metadata
 from magnetar_wire.ids import format_message_id
 
-from .errors import ChecksumError, InvalidMessage, MessageTooBig
+from .errors import MessageTooBig
 from .names import TopicName
 from .policies import Runtime
-from .produce import PublishResult
+from .produce import PublishResult, validated_metadata
 from .storage.buffers import BufferStore, buffer_key
 from .storage.cursors import CursorStore
 from .subscription_base import DeliveredEntry
@@ -64,12 +63,7 @@ class NonPersistent:
             raise MessageTooBig(
                 f"Non-persistent entries are limited to {MAX_ENTRY_BYTES} bytes, not {len(entry)}"
             )
-        try:
-            meta = read_metadata(entry)
-        except ChecksumMismatch as exc:
-            raise ChecksumError(f"Entry checksum mismatch: {exc}") from exc
-        except EntryFormatError as exc:
-            raise InvalidMessage(f"Not a valid entry: {exc}") from exc
+        meta = validated_metadata(entry)
         ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
         now = self._rt.now_ms()
         key, entry_id = self._next_id(now)

@@ -134,7 +134,7 @@ class Producer:
                 f"Entry of {len(entry)} bytes exceeds the maximum message size of "
                 f"{policies.max_message_size_bytes} bytes; enable chunking or send less"
             )
-        meta = _validated_metadata(entry)
+        meta = validated_metadata(entry)
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
         index = _index_entry(meta, "", len(entry))
@@ -250,7 +250,8 @@ def _check_access(head: Head, epoch: int | None, marker: bool, ref: PartitionRef
         )
 
 
-def _validated_metadata(entry: bytes) -> EntryMetadata:
+def validated_metadata(entry: bytes) -> EntryMetadata:
+    """The entry's header and metadata, CRC checked; raises ChecksumError, InvalidMessage."""
     try:
         return read_metadata(entry)
     except ChecksumMismatch as exc:

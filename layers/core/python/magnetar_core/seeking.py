@@ -21,8 +21,7 @@ class Seeking(SubscriptionBase):
     """Where cursors start and how they move back and forth."""
 
     def _head(self, ref: PartitionRef) -> int:
-        last = self._log.last(ref.key)
-        return -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
+        return self._log.head(ref.key)
 
     def _entry(self, ref: PartitionRef, entry_id: int) -> IndexEntry | None:
         return self._index.resolve(ref.key, [entry_id], self._log.get_many).get(entry_id)

@@ -28,8 +28,7 @@ class Stats:
 
     def partition_stats(self, ref: PartitionRef) -> dict:
         """Stats of one log (a non-partitioned topic or one partition)."""
-        last = self._log.last(ref.key)
-        head = -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
+        head = self._log.head(ref.key)
         rows = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
         counts = {entry_id: count for entry_id, count, _ in rows if count > 0}
         head = max(counts, default=-1)

@@ -170,6 +170,11 @@ class LogStore:
             )["Items"]
         return IndexEntry.from_item(items[0]) if items else None
 
+    def head(self, pk: str) -> int:
+        """The highest committed entry id of a ledger, a fence not counted (-1: empty)."""
+        last = self.last(pk)
+        return -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
+
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
         """Up to ``limit`` entries with ids at or after ``start``, ascending; one query."""
         with translated(f"reading entries of {pk} from {start}"):
