@@ -23,6 +23,9 @@ __all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker"]
 
 ACK_GROUP_TIME = 0.1  # seconds: Pulsar's acknowledgementGroupTime (100 ms)
 ACK_GROUP_MAX = 1000  # Pulsar's maxAcknowledgmentGroupSize
+# Nacks of one sub-consumer falling due within this window go out in one request, at the
+# latest one's due time: never early, at most this late (Pulsar's tracker works in ticks).
+NACK_GROUP_TIME = 0.1
 
 # post(sub, action, body) sends one request for one sub-consumer
 Post = Callable[[Any, str, dict], Any]
@@ -44,7 +47,8 @@ class AckTracker:
         self._ack_count = 0
         self._ack_deadline: float | None = None
         self._ready: list[tuple[Any, dict]] = []  # full groups waiting to be sent
-        self._nacks: dict[tuple[Any, str], float] = {}  # (sub, id) -> due time
+        # (sub, id) -> (send at, own due time): grouped nacks share the send time
+        self._nacks: dict[tuple[Any, str], tuple[float, float]] = {}
         self._unacked: dict[tuple[Any, str], tuple[float, Any]] = {}  # -> (delivered, MessageId)
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="magnetar-acks", daemon=True)
@@ -77,11 +81,16 @@ class AckTracker:
             self._queued_one()
 
     def nack(self, sub: Any, msg_id: Any) -> None:
-        """Schedule a negative ack after the redelivery delay."""
+        """Schedule a negative ack after the redelivery delay, grouped with this
+        sub-consumer's nacks due at most ``NACK_GROUP_TIME`` earlier."""
         with self._cond:
+            due = time.monotonic() + self._nack_delay
+            for key, (_, own) in list(self._nacks.items()):
+                if key[0] is sub and due - NACK_GROUP_TIME <= own <= due:
+                    self._nacks[key] = (due, own)
             for text in id_texts(msg_id):
                 self._unacked.pop((sub, text), None)
-                self._nacks[(sub, text)] = time.monotonic() + self._nack_delay
+                self._nacks[(sub, text)] = (due, due)
             self._cond.notify_all()
 
     def clear_unacked(self) -> None:
@@ -131,7 +140,7 @@ class AckTracker:
     def _due(self, now: float) -> tuple[bool, dict[Any, list[str]]]:
         flush = self._ack_deadline is not None and self._ack_deadline <= now
         due: dict[Any, list[str]] = {}
-        for key, when in list(self._nacks.items()):
+        for key, (when, _) in list(self._nacks.items()):
             if when <= now:
                 del self._nacks[key]
                 due.setdefault(key[0], []).append(key[1])
@@ -143,7 +152,7 @@ class AckTracker:
         return flush, due
 
     def _next_wake(self, now: float) -> float | None:
-        times = list(self._nacks.values())
+        times = [when for when, _ in self._nacks.values()]
         if self._ack_deadline is not None:
             times.append(self._ack_deadline)
         if self._ack_timeout and self._unacked:
