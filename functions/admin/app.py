@@ -40,6 +40,23 @@ def get_max_message_size(tenant: str, namespace: str):
     return http.ok(engine.namespaces.max_message_size(tenant, namespace))
 
 
+@app.post("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
+def set_delayed_delivery(tenant: str, namespace: str):
+    engine.namespaces.set_delayed_delivery(tenant, namespace, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
+def get_delayed_delivery(tenant: str, namespace: str):
+    return http.ok(engine.namespaces.delayed_delivery(tenant, namespace).to_body())
+
+
+@app.delete("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
+def remove_delayed_delivery(tenant: str, namespace: str):
+    engine.namespaces.remove_delayed_delivery(tenant, namespace)
+    return http.no_content()
+
+
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")
 def set_topic_deduplication(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)

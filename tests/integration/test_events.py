@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from magnetar_core.settings import Settings
 from magnetar_local.events import LambdaContext
 from magnetar_local.routes import RouteTable
 from magnetar_local.sample_events import EVENTS_DIR, PLACEHOLDERS, event_names, load_event
@@ -67,7 +68,19 @@ NAMESPACE_EVENTS = (
     "admin_set_max_message_size",
     "admin_get_max_message_size",
 )
-SCENARIOS = (ADMIN_EVENTS, SHARED_EVENTS, EXCLUSIVE_EVENTS, PRODUCER_EVENTS, NAMESPACE_EVENTS)
+NAMESPACE_POLICY_EVENTS = (
+    "admin_set_delayed_delivery",
+    "admin_get_delayed_delivery",
+    "admin_remove_delayed_delivery",
+)
+SCENARIOS = (
+    ADMIN_EVENTS,
+    SHARED_EVENTS,
+    EXCLUSIVE_EVENTS,
+    PRODUCER_EVENTS,
+    NAMESPACE_EVENTS,
+    NAMESPACE_POLICY_EVENTS,
+)
 
 
 @dataclass
@@ -459,4 +472,29 @@ def test_the_namespace_policy_events_set_and_read_deduplication_and_the_maximum_
         refused = run("admin_set_max_message_size", body=bad)
         assert (refused.status, refused.error()) == (400, "InvalidMessage"), bad
     assert run("admin_get_max_message_size").json == 1048576
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_namespace_policy_events_set_read_and_remove_delayed_delivery(local_stack):
+    run = Replay(local_stack, NAMESPACE_POLICY_EVENTS)
+    settings = Settings.from_env(local_stack.environment)
+    defaults = {
+        "active": settings.delayed_delivery_enabled,
+        "tickTime": settings.delayed_delivery_tick_ms,
+        "maxDeliveryDelayInMillis": 0,
+    }
+
+    fresh = run("admin_get_delayed_delivery")
+    assert (fresh.status, fresh.json) == (200, defaults)
+    assert run("admin_set_delayed_delivery").status == 204
+    stored = run("admin_get_delayed_delivery")
+    sample = json.loads(_sample_body("admin_set_delayed_delivery"))
+    assert (stored.status, stored.json) == (200, sample)
+    for bad in ('{"active": "no"}', '{"active": true, "tickTime": 0}', "true", '{"tick": 1}'):
+        refused = run("admin_set_delayed_delivery", body=bad)
+        assert (refused.status, refused.error()) == (400, "InvalidMessage"), bad
+    assert run("admin_get_delayed_delivery").json == stored.json
+    assert run("admin_remove_delayed_delivery").status == 204
+    assert run("admin_get_delayed_delivery").json == defaults
     run.assert_ran_everything()

@@ -90,6 +90,8 @@ class Engine:
             runtime,
             settings.max_message_size_bytes,
             settings.policy_cache_ms,
+            delayed_delivery_enabled=settings.delayed_delivery_enabled,
+            delayed_delivery_tick_ms=settings.delayed_delivery_tick_ms,
         )
         producer_state = ProducerStateStore(dynamodb, settings.cursors_table)
         dedup = Deduplicator(log, producer_state, settings.dedup_snapshot_every)

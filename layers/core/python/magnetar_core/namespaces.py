@@ -5,15 +5,17 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from .errors import ConditionFailed, InvalidMessage, TopicBusy
+from .errors import ConditionFailed, InvalidMessage, ServiceUnitNotReady, TopicBusy
 from .names import TopicName
 from .policies import Runtime
+from .policy_values import DelayedDeliveryPolicies
 from .storage.policies import NamespacePolicies, PolicyStore
 from .storage.topics import TopicStore
 from .topics import Topics
 
 MIN_MESSAGE_SIZE = 1024
 MAX_MESSAGE_SIZE = 100 * 1024 * 1024
+UPDATE_ATTEMPTS = 8
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,9 @@ class EffectivePolicies:
 
     deduplication: bool
     max_message_size_bytes: int
+    delayed_delivery_active: bool = True
+    delayed_delivery_tick_ms: int = 1000
+    delayed_delivery_max_delay_ms: int = 0
 
 
 class Namespaces:
@@ -36,6 +41,9 @@ class Namespaces:
         runtime: Runtime,
         default_max_message_size: int,
         cache_ms: int,
+        *,
+        delayed_delivery_enabled: bool = True,
+        delayed_delivery_tick_ms: int = 1000,
     ) -> None:
         self._store = store
         self._topic_store = topic_store
@@ -43,6 +51,9 @@ class Namespaces:
         self._rt = runtime
         self._default_max = default_max_message_size
         self._cache_ms = cache_ms
+        self._default_delayed = DelayedDeliveryPolicies(
+            delayed_delivery_enabled, delayed_delivery_tick_ms
+        )
         self._cache: dict[str, tuple[float, NamespacePolicies]] = {}
         self._lock = threading.Lock()
 
@@ -76,17 +87,35 @@ class Namespaces:
         dedup = (
             topic.deduplication if topic is not None and topic.deduplication is not None else None
         )
+        delayed = ns.delayed_delivery or self._default_delayed
         return EffectivePolicies(
             deduplication=bool(dedup if dedup is not None else ns.deduplication),
             max_message_size_bytes=ns.max_message_size_bytes or self._default_max,
+            delayed_delivery_active=delayed.active,
+            delayed_delivery_tick_ms=delayed.tick_time_ms,
+            delayed_delivery_max_delay_ms=delayed.max_delivery_delay_ms,
         )
+
+    def _update(self, tenant: str, namespace: str, **changes) -> None:
+        """Change some of a namespace's policies with a versioned write, retried while other
+        writers win; raises ServiceUnitNotReady when they keep winning."""
+        ns = f"{tenant}/{namespace}"
+        for attempt in range(UPDATE_ATTEMPTS):
+            try:
+                self._store.put(ns, self._store.get(ns).with_changes(**changes))
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+                continue
+            with self._lock:
+                self._cache.pop(ns, None)
+            return
+        raise ServiceUnitNotReady(f"Policies of {ns} kept changing meanwhile; retry")
 
     def set_deduplication(self, tenant: str, namespace: str, enabled: object) -> None:
         """Turn deduplication on or off for a namespace; raises InvalidMessage."""
         if not isinstance(enabled, bool):
             raise InvalidMessage("The body must be true or false")
-        ns = f"{tenant}/{namespace}"
-        self._store.put(ns, self._store.get(ns).with_changes(deduplication=enabled))
+        self._update(tenant, namespace, deduplication=enabled)
 
     def set_max_message_size(self, tenant: str, namespace: str, size: object) -> None:
         """Set a namespace's maximum message size in bytes; raises InvalidMessage."""
@@ -98,8 +127,21 @@ class Namespaces:
             raise InvalidMessage(
                 f"The maximum message size must be an integer from {MIN_MESSAGE_SIZE} to {MAX_MESSAGE_SIZE} bytes"
             )
-        ns = f"{tenant}/{namespace}"
-        self._store.put(ns, self._store.get(ns).with_changes(max_message_size_bytes=size))
+        self._update(tenant, namespace, max_message_size_bytes=size)
+
+    def delayed_delivery(self, tenant: str, namespace: str) -> DelayedDeliveryPolicies:
+        """The namespace's delayed delivery policies (the service defaults when unset)."""
+        return self.get(tenant, namespace).delayed_delivery or self._default_delayed
+
+    def set_delayed_delivery(self, tenant: str, namespace: str, body: object) -> None:
+        """Set a namespace's DelayedDeliveryPolicies from Pulsar's JSON body; raises
+        InvalidMessage (nothing changes)."""
+        policies = DelayedDeliveryPolicies.from_body(body, self._default_delayed.tick_time_ms)
+        self._update(tenant, namespace, delayed_delivery=policies)
+
+    def remove_delayed_delivery(self, tenant: str, namespace: str) -> None:
+        """Back to the service defaults (DELAYED_DELIVERY_ENABLED, DELAYED_DELIVERY_TICK_MS)."""
+        self._update(tenant, namespace, delayed_delivery=None)
 
     def set_topic_deduplication(self, name: TopicName, enabled: object) -> None:
         """Topic-level deduplication override; raises InvalidMessage, TopicNotFound, TopicBusy."""

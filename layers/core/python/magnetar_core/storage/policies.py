@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..policy_values import DelayedDeliveryPolicies
 from .aws import translated
 
 POLICIES = "$policies"
@@ -12,17 +13,43 @@ POLICIES = "$policies"
 
 @dataclass(frozen=True)
 class NamespacePolicies:
-    """A namespace's policies; None means "not set, use the service default"."""
+    """A namespace's policies; None means "not set, use the service default".
+
+    ``version`` counts writes (0: never written by a versioned writer); ``put`` only
+    replaces the version it was read at.
+    """
 
     deduplication: bool | None = None
     max_message_size_bytes: int | None = None
+    delayed_delivery: DelayedDeliveryPolicies | None = None
+    version: int = 0
 
     def with_changes(self, **changes) -> NamespacePolicies:
         return replace(self, **changes)
 
 
+def _number(item: dict, name: str) -> int | None:
+    return int(item[name]["N"]) if name in item else None
+
+
+def _to_policies(item: dict) -> NamespacePolicies:
+    delayed = None
+    if "dd_on" in item:
+        delayed = DelayedDeliveryPolicies(
+            active=item["dd_on"]["BOOL"],
+            tick_time_ms=int(item["dd_tick_ms"]["N"]),
+            max_delivery_delay_ms=int(item["dd_max_ms"]["N"]),
+        )
+    return NamespacePolicies(
+        deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
+        max_message_size_bytes=_number(item, "maxsize"),
+        delayed_delivery=delayed,
+        version=_number(item, "ver") or 0,
+    )
+
+
 class PolicyStore:
-    """Reads and writes namespace policies (``tenant/namespace``)."""
+    """Reads and conditionally writes namespace policies (``tenant/namespace``)."""
 
     def __init__(self, dynamodb, table: str) -> None:
         self._ddb = dynamodb
@@ -33,24 +60,34 @@ class PolicyStore:
         return {"pk": {"S": f"persistent://{namespace}"}, "name": {"S": POLICIES}}
 
     def get(self, namespace: str) -> NamespacePolicies:
-        """The namespace's policies (all unset when none were written)."""
+        """The namespace's policies (all unset, version 0, when none were written)."""
         with translated(f"reading policies of {namespace}"):
             item = self._ddb.get_item(
                 TableName=self._table, Key=self._key(namespace), ConsistentRead=True
             ).get("Item")
-        if not item:
-            return NamespacePolicies()
-        return NamespacePolicies(
-            deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
-            max_message_size_bytes=int(item["maxsize"]["N"]) if "maxsize" in item else None,
-        )
+        return _to_policies(item) if item else NamespacePolicies()
 
-    def put(self, namespace: str, policies: NamespacePolicies) -> None:
-        """Replace the namespace's policies (last writer wins, as Pulsar's admin does)."""
+    def put(self, namespace: str, policies: NamespacePolicies) -> NamespacePolicies:
+        """Replace the namespace's policies if they are still at ``policies.version``; returns
+        what was stored (version + 1). Raises ConditionFailed when someone wrote first."""
+        stored = policies.with_changes(version=policies.version + 1)
         item = dict(self._key(namespace))
+        item["ver"] = {"N": str(stored.version)}
         if policies.deduplication is not None:
             item["dedup"] = {"BOOL": policies.deduplication}
         if policies.max_message_size_bytes is not None:
             item["maxsize"] = {"N": str(policies.max_message_size_bytes)}
+        if policies.delayed_delivery is not None:
+            item["dd_on"] = {"BOOL": policies.delayed_delivery.active}
+            item["dd_tick_ms"] = {"N": str(policies.delayed_delivery.tick_time_ms)}
+            item["dd_max_ms"] = {"N": str(policies.delayed_delivery.max_delivery_delay_ms)}
+        if policies.version == 0:  # no item yet, or one written before versions existed
+            condition = {"ConditionExpression": "attribute_not_exists(ver)"}
+        else:
+            condition = {
+                "ConditionExpression": "ver = :v",
+                "ExpressionAttributeValues": {":v": {"N": str(policies.version)}},
+            }
         with translated(f"writing policies of {namespace}"):
-            self._ddb.put_item(TableName=self._table, Item=item)
+            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+        return stored
