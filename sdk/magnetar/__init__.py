@@ -19,7 +19,12 @@ from ._enums import (
     Result,
 )
 from ._logger import ConsoleLogger, FileLogger
-from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
+from ._policies import (
+    ConsumerBatchReceivePolicy,
+    ConsumerDeadLetterPolicy,
+    ConsumerKeySharedPolicy,
+    MultiplierRedeliveryBackoff,
+)
 from .authentication import (
     Authentication,
     AuthenticationBasic,
@@ -112,6 +117,7 @@ __all__ = [
     "LoggerLevel",
     "Message",
     "MessageId",
+    "MultiplierRedeliveryBackoff",
     "PartitionsRoutingMode",
     "Producer",
     "ProducerAccessMode",

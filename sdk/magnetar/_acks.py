@@ -1,65 +1,104 @@
 """Client-side acknowledgement handling, as Pulsar's client does it:
 
-- acks are grouped: one ``POST .../ack`` per consumer per group, sent every
-  ``ACK_GROUP_TIME`` seconds, when ``ACK_GROUP_MAX`` acks are pending, and on flush / close;
-- negative acks are held for ``negative_ack_redelivery_delay_ms`` and then sent together
-  (``POST .../nack``);
-- with an ack timeout, messages delivered and not acked in time are nacked.
+- acks are grouped: one ``POST .../ack`` per sub-consumer per group, sent every
+  ``ACK_GROUP_TIME`` seconds, when ``ACK_GROUP_MAX`` acks and nacks are pending, and on
+  flush / close;
+- negative acks are grouped the same way and sent at once (``POST .../nack``) with the
+  redelivery delay (``delayMs``) or the backoff object: the SERVICE holds the messages for
+  the delay (a timer per due bucket) and applies the backoff by each message's redelivery
+  count, so nothing waits in the client and a closed or crashed client loses no delay;
+- with an ack timeout, deliveries not acknowledged in time are sent back (``POST .../nack``
+  without delay, or with the ack-timeout backoff), checked once per tick as Pulsar's
+  ``UnAckedMessageTracker`` does: a message handed to the application at ``t`` goes back
+  at the first tick instant at or after ``t + timeout`` (so within ``timeout + tick``).
+  The service counts each such redelivery (``redelivery_count`` + 1).
 
-One daemon thread ("housekeeping") drives the timers; ``stop()`` joins it.
+One daemon thread ("magnetar-acks") drives the timers; ``stop()`` joins it. Times are
+seconds of ``clock`` (default ``monotonic``, this module's ``time.monotonic``: tests patch it
+or pass a fake clock, then call ``wake``, or ``run_due`` on a tracker made with
+``start=False``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ._policies import MultiplierRedeliveryBackoff, backoff_body
 from .message import id_texts
 
-__all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker"]
+__all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker", "Redelivery"]
 
 ACK_GROUP_TIME = 0.1  # seconds: Pulsar's acknowledgementGroupTime (100 ms)
-ACK_GROUP_MAX = 1000  # Pulsar's maxAcknowledgmentGroupSize
-# Nacks of one sub-consumer falling due within this window go out in one request, at the
-# latest one's due time: never early, at most this late (Pulsar's tracker works in ticks).
-NACK_GROUP_TIME = 0.1
+ACK_GROUP_MAX = 1000  # Pulsar's maxAcknowledgmentGroupSize; also the most ids per request
 
 # post(sub, action, body) sends one request for one sub-consumer
 Post = Callable[[Any, str, dict], Any]
+monotonic = time.monotonic  # the default clock
+
+
+@dataclass(frozen=True)
+class Redelivery:
+    """A consumer's redelivery settings (ms): nack delay or backoff (the backoff wins, as
+    in Pulsar), ack timeout (0: off), its tick and optional backoff."""
+
+    nack_delay_ms: int = 60_000
+    nack_backoff: MultiplierRedeliveryBackoff | None = None
+    ack_timeout_ms: int = 0
+    tick_ms: int = 1000
+    ack_timeout_backoff: MultiplierRedeliveryBackoff | None = None
+
+    def nack_body(self, ids: list[str]) -> dict:
+        """The ``POST .../nack`` body of a negative acknowledgement."""
+        if self.nack_backoff is not None:
+            return {"messageIds": ids, "backoff": backoff_body(self.nack_backoff)}
+        return {"messageIds": ids, "delayMs": self.nack_delay_ms}
+
+    def timeout_body(self, ids: list[str]) -> dict:
+        """The ``POST .../nack`` body sending back messages whose ack timeout passed."""
+        if self.ack_timeout_backoff is not None:
+            return {"messageIds": ids, "backoff": backoff_body(self.ack_timeout_backoff)}
+        return {"messageIds": ids}
 
 
 class AckTracker:
     """Pending acks / nacks / unacked deliveries of one consumer (all its sub-consumers)."""
 
-    def __init__(
-        self, post: Post, nack_delay: float, ack_timeout: float | None, log: logging.Logger
-    ) -> None:
+    def __init__(self, post: Post, redelivery: Redelivery, log: logging.Logger,
+                 clock: Callable[[], float] | None = None, start: bool = True) -> None:  # fmt: skip
         self._post = post
-        self._nack_delay = nack_delay
-        self._ack_timeout = ack_timeout
+        self._cfg = redelivery
         self._log = log
+        self._clock = clock or monotonic
+        self._timeout = redelivery.ack_timeout_ms / 1000
+        self._tick = min(redelivery.tick_ms / 1000, self._timeout) if self._timeout else 0.0
+        self._epoch = self._clock()  # tick instants are epoch + k * tick
         self._cond = threading.Condition()
         self._acks: dict[Any, list[str]] = {}
         self._cumulative: dict[Any, Any] = {}  # sub -> highest MessageId
-        self._ack_count = 0
-        self._ack_deadline: float | None = None
-        self._ready: list[tuple[Any, dict]] = []  # full groups waiting to be sent
-        # (sub, id) -> (send at, own due time): grouped nacks share the send time
-        self._nacks: dict[tuple[Any, str], tuple[float, float]] = {}
-        self._unacked: dict[tuple[Any, str], tuple[float, Any]] = {}  # -> (delivered, MessageId)
+        self._nacks: dict[Any, list[str]] = {}
+        self._count = 0
+        self._deadline: float | None = None
+        self._ready: list[tuple[Any, str, dict]] = []  # full groups waiting to be sent
+        self._unacked: dict[tuple[Any, str], tuple[float, Any]] = {}  # -> (handed out, id)
         self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="magnetar-acks", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if start:
+            self._thread = threading.Thread(target=self._run, name="magnetar-acks", daemon=True)
+            self._thread.start()
 
     def delivered(self, sub: Any, msg_id: Any) -> None:
         """A message was handed to the application (starts its ack timeout)."""
-        if self._ack_timeout:
+        if self._timeout:
             with self._cond:
+                now = self._clock()
                 for text in id_texts(msg_id):
-                    self._unacked[(sub, text)] = (time.monotonic(), msg_id)
+                    self._unacked[(sub, text)] = (now, msg_id)
                 self._cond.notify_all()
 
     def ack(self, sub: Any, msg_id: Any) -> None:
@@ -67,7 +106,7 @@ class AckTracker:
         with self._cond:
             for text in id_texts(msg_id):
                 self._acks.setdefault(sub, []).append(text)
-                self._forget(sub, text)
+                self._unacked.pop((sub, text), None)
                 self._queued_one()
 
     def ack_cumulative(self, sub: Any, msg_id: Any) -> None:
@@ -81,105 +120,126 @@ class AckTracker:
             self._queued_one()
 
     def nack(self, sub: Any, msg_id: Any) -> None:
-        """Schedule a negative ack after the redelivery delay, grouped with this
-        sub-consumer's nacks due at most ``NACK_GROUP_TIME`` earlier."""
+        """Queue a negative ack: sent with the next group, carrying the redelivery delay or
+        backoff for the service to apply."""
         with self._cond:
-            due = time.monotonic() + self._nack_delay
-            for key, (_, own) in list(self._nacks.items()):
-                if key[0] is sub and due - NACK_GROUP_TIME <= own <= due:
-                    self._nacks[key] = (due, own)
             for text in id_texts(msg_id):
                 self._unacked.pop((sub, text), None)
-                self._nacks[(sub, text)] = (due, due)
-            self._cond.notify_all()
+                self._nacks.setdefault(sub, []).append(text)
+                self._queued_one()
 
     def clear_unacked(self) -> None:
-        """Forget every delivery (after ``redeliver_unacknowledged_messages``)."""
+        """Forget every delivery and pending nack (``redeliver_unacknowledged_messages`` and
+        seek send everything back anyway)."""
         with self._cond:
             self._unacked.clear()
+            self._count -= sum(len(ids) for ids in self._nacks.values())
             self._nacks.clear()
 
-    def _forget(self, sub: Any, text: str) -> None:
-        self._unacked.pop((sub, text), None)
-        self._nacks.pop((sub, text), None)
+    def wake(self) -> None:
+        """Look at the clock again now (for tests that move a fake clock)."""
+        with self._cond:
+            self._cond.notify_all()
 
     def _queued_one(self) -> None:
-        self._ack_count += 1
-        if self._ack_deadline is None:
-            self._ack_deadline = time.monotonic() + ACK_GROUP_TIME
-        if self._ack_count >= ACK_GROUP_MAX:
+        self._count += 1
+        if self._deadline is None:
+            self._deadline = self._clock() + ACK_GROUP_TIME
+        if self._count >= ACK_GROUP_MAX:
             self._ready.extend(self._take_group())
         self._cond.notify_all()
 
-    def _take_group(self) -> list[tuple[Any, dict]]:
-        """Turn the open group into request bodies and start a new group (lock held)."""
-        out = [(sub, {"messageIds": ids, "cumulative": False}) for sub, ids in self._acks.items()]
-        out += [(sub, {"messageIds": [str(mid)], "cumulative": True})
+    def _take_group(self) -> list[tuple[Any, str, dict]]:
+        """Turn the open group into requests (acks before nacks) and start a new group (lock
+        held)."""
+        out = [(sub, "ack", {"messageIds": ids, "cumulative": False})
+               for sub, ids in self._acks.items()]  # fmt: skip
+        out += [(sub, "ack", {"messageIds": [str(mid)], "cumulative": True})
                 for sub, mid in self._cumulative.items()]  # fmt: skip
-        self._acks, self._cumulative = {}, {}
-        self._ack_count, self._ack_deadline = 0, None
+        out += [(sub, "nack", self._cfg.nack_body(ids)) for sub, ids in self._nacks.items()]
+        self._acks, self._cumulative, self._nacks = {}, {}, {}
+        self._count, self._deadline = 0, None
         return out
+
+    # ------------------------------------------------------------------ ack timeout
+
+    def _last_tick(self, now: float) -> float:
+        return self._epoch + math.floor((now - self._epoch) / self._tick + 1e-9) * self._tick
+
+    def _next_tick(self, t: float) -> float:
+        return self._epoch + math.ceil((t - self._epoch) / self._tick - 1e-9) * self._tick
+
+    def _expired(self, now: float) -> list[tuple[Any, str, dict]]:
+        """Requests sending back the deliveries whose timeout passed by the last tick."""
+        if not self._timeout or not self._unacked:
+            return []
+        tick = self._last_tick(now)
+        due: dict[Any, list[str]] = {}
+        for key, (since, _) in list(self._unacked.items()):
+            if since + self._timeout <= tick + 1e-9:
+                del self._unacked[key]
+                due.setdefault(key[0], []).append(key[1])
+        return [(sub, "nack", self._cfg.timeout_body(ids[i : i + ACK_GROUP_MAX]))
+                for sub, ids in due.items() for i in range(0, len(ids), ACK_GROUP_MAX)]  # fmt: skip
+
+    def _next_wake(self, now: float) -> float | None:
+        times = [] if self._deadline is None else [self._deadline]
+        if self._timeout and self._unacked:
+            first = min(since for since, _ in self._unacked.values())
+            times.append(self._next_tick(first + self._timeout))
+        return max(0.0, min(times) - now) if times else None
 
     # ------------------------------------------------------------------ sending
 
     def flush(self) -> None:
-        """Send every pending ack now (one request per sub-consumer and kind)."""
+        """Send every pending ack and nack now (one request per sub-consumer and kind)."""
         with self._cond:
             groups = self._ready + self._take_group()
             self._ready = []
-        for sub, body in groups:
-            self._send(sub, "ack", body)
+        self._send_all(groups)
 
-    def _send(self, sub: Any, action: str, body: dict) -> None:
-        try:
-            self._post(sub, action, body)
-        except Exception as e:  # acks are best effort, as in Pulsar: redelivery covers it
-            self._log.warning("%s of %d message(s) failed: %s", action,
-                              len(body.get("messageIds", [])), e)  # fmt: skip
+    def run_due(self) -> int:
+        """Send what is due by the clock now (the housekeeping thread does this; tests with
+        a fake clock call it on a tracker made with ``start=False``). Returns the number of
+        requests sent."""
+        with self._cond:
+            groups = self._take_due(self._clock())
+        self._send_all(groups)
+        return len(groups)
 
-    def _due(self, now: float) -> tuple[bool, dict[Any, list[str]]]:
-        flush = self._ack_deadline is not None and self._ack_deadline <= now
-        due: dict[Any, list[str]] = {}
-        for key, (when, _) in list(self._nacks.items()):
-            if when <= now:
-                del self._nacks[key]
-                due.setdefault(key[0], []).append(key[1])
-        if self._ack_timeout:
-            for key, (since, _) in list(self._unacked.items()):
-                if since + self._ack_timeout <= now:
-                    del self._unacked[key]
-                    due.setdefault(key[0], []).append(key[1])
-        return flush, due
+    def _take_due(self, now: float) -> list[tuple[Any, str, dict]]:
+        """Full groups, the open group once its time is up, and expired deliveries (lock
+        held)."""
+        groups = self._ready
+        self._ready = []
+        if self._deadline is not None and self._deadline <= now:
+            groups += self._take_group()
+        return groups + self._expired(now)
 
-    def _next_wake(self, now: float) -> float | None:
-        times = [when for when, _ in self._nacks.values()]
-        if self._ack_deadline is not None:
-            times.append(self._ack_deadline)
-        if self._ack_timeout and self._unacked:
-            times.append(min(s for s, _ in self._unacked.values()) + self._ack_timeout)
-        return max(0.0, min(times) - now) if times else None
+    def _send_all(self, groups: list[tuple[Any, str, dict]]) -> None:
+        for sub, action, body in groups:
+            try:
+                self._post(sub, action, body)
+            except Exception as e:  # acks are best effort, as in Pulsar: redelivery covers it
+                self._log.warning("%s of %d message(s) failed: %s", action,
+                                  len(body.get("messageIds", [])), e)  # fmt: skip
 
     def _run(self) -> None:
         while True:
             with self._cond:
                 if self._stopping:
                     return
-                now = time.monotonic()
-                flush, due = self._due(now)
-                if not flush and not due and not self._ready:
-                    self._cond.wait(self._next_wake(now))
+                groups = self._take_due(self._clock())
+                if not groups:
+                    self._cond.wait(self._next_wake(self._clock()))
                     continue
-                groups = self._ready + (self._take_group() if flush else [])
-                self._ready = []
-            for sub, body in groups:
-                self._send(sub, "ack", body)
-            for sub, ids in due.items():
-                self._send(sub, "nack", {"messageIds": ids})
+            self._send_all(groups)
 
     def stop(self) -> None:
         """Stop and join the housekeeping thread (pending acks stay queued: call ``flush``)."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        if threading.current_thread() is not self._thread:
-            self._thread.join()
+        thread = self._thread
+        if thread is not None and threading.current_thread() is not thread:
+            thread.join()

@@ -67,6 +67,7 @@ class ConsumerCore:
         self.paused = False
         self.unsubscribing = False  # no re-subscribe while an unsubscribe is under way
         self.acks: Any = None  # AckTracker, set by the Consumer
+        self.retry: Any = None  # RetryLetters of a consumer with enable_retry, set by it
         self.listener: Any = None  # (public consumer, callable)
         self.watcher: Any = None  # PatternWatcher of a regex subscription
         self.started = False
@@ -317,3 +318,5 @@ class ConsumerCore:
         if self._listener_thread is not None and self._listener_thread is not me:
             self._listener_thread.join()
         self.listener = None
+        if self.retry is not None:
+            self.retry.close()

@@ -1,4 +1,5 @@
-"""Argument validation of ``Client.subscribe`` (pulsar-client's checks and messages)."""
+"""Argument validation of ``Client.subscribe`` (pulsar-client's checks and messages), and
+the subscribe body and redelivery settings built from the arguments."""
 
 from __future__ import annotations
 
@@ -6,16 +7,28 @@ import re
 from typing import Any
 
 from . import exceptions as exc
+from ._acks import Redelivery
 from ._enums import ConsumerType, InitialPosition, RegexSubscriptionMode
 from ._multitopic import Pattern
-from ._policies import ConsumerBatchReceivePolicy, ConsumerDeadLetterPolicy, ConsumerKeySharedPolicy
+from ._policies import (
+    ConsumerBatchReceivePolicy,
+    ConsumerDeadLetterPolicy,
+    ConsumerKeySharedPolicy,
+    MultiplierRedeliveryBackoff,
+    dead_letter_body,
+    key_shared_body,
+)
+from ._retry import RetryTopics
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
 from .schema import Schema
 
-__all__ = ["validate_subscribe"]
+__all__ = ["redelivery_of", "subscribe_body", "validate_subscribe"]
 
 _LATER = "arrives in a later Magnetar release"
+_SUB_TYPE = {ConsumerType.Exclusive: "Exclusive", ConsumerType.Shared: "Shared",
+             ConsumerType.Failover: "Failover", ConsumerType.KeyShared: "Key_Shared"}  # fmt: skip
+MIN_TICK_DURATION_MS = 100  # the Java client's MIN_TICK_TIME_MILLIS
 
 
 def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
@@ -27,13 +40,14 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
     check_type_or_none(Schema, a["schema"], "schema")
     for name in ("receiver_queue_size", "max_total_receiver_queue_size_across_partitions",
                  "broker_consumer_stats_cache_time_ms", "negative_ack_redelivery_delay_ms",
-                 "pattern_auto_discovery_period", "max_pending_chunked_message"):  # fmt: skip
+                 "pattern_auto_discovery_period", "max_pending_chunked_message",
+                 "tick_duration_ms"):  # fmt: skip
         check_type(int, a[name], name)
     check_type_or_none(str, a["consumer_name"], "consumer_name")
     check_type_or_none(int, a["unacked_messages_timeout_ms"], "unacked_messages_timeout_ms")
     for name in ("is_read_compacted", "replicate_subscription_state_enabled",
                  "auto_ack_oldest_chunked_message_on_queue_full", "start_message_id_inclusive",
-                 "batch_index_ack_enabled"):  # fmt: skip
+                 "batch_index_ack_enabled", "enable_retry"):  # fmt: skip
         check_type(bool, a[name], name)
     check_type_or_none(dict, a["properties"], "properties")
     check_type(InitialPosition, a["initial_position"], "initial_position")
@@ -43,6 +57,8 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
     check_type_or_none(ConsumerKeySharedPolicy, a["key_shared_policy"], "key_shared_policy")
     check_type(RegexSubscriptionMode, a["regex_subscription_mode"], "regex_subscription_mode")
     check_type_or_none(ConsumerDeadLetterPolicy, a["dead_letter_policy"], "dead_letter_policy")
+    for name in ("negative_ack_redelivery_backoff", "ack_timeout_redelivery_backoff"):
+        check_type_or_none(MultiplierRedeliveryBackoff, a[name], name)
     listener = a["message_listener"]
     if listener is not None and not callable(listener):
         raise ValueError("Argument message_listener is expected to be a function")
@@ -55,8 +71,8 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
         raise ValueError("receiver_queue_size must be >= 0")
     if a["negative_ack_redelivery_delay_ms"] < 0:
         raise ValueError("negative_ack_redelivery_delay_ms must be >= 0")
-    if a["dead_letter_policy"] is not None:
-        raise exc.OperationNotSupported(f"dead_letter_policy {_LATER}")
+    if a["tick_duration_ms"] < MIN_TICK_DURATION_MS:
+        raise ValueError(f"tick_duration_ms must be >= {MIN_TICK_DURATION_MS}")
     if a["is_read_compacted"]:
         raise exc.OperationNotSupported(f"is_read_compacted {_LATER}")
     if a["crypto_key_reader"] is not None:
@@ -70,5 +86,46 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
             check_type(str, t, "topic")
         return [parse_topic(t) for t in topic]
     if isinstance(topic, re.Pattern):
+        if a["enable_retry"]:
+            raise exc.OperationNotSupported("enable_retry needs named topics, not a regex")
         return Pattern.parse(topic, a["regex_subscription_mode"])
     raise ValueError("Argument topic is expected to be of a type between (str, list, re.pattern)")
+
+
+def subscribe_body(a: dict[str, Any], retry: RetryTopics | None) -> dict[str, Any]:
+    """The subscribe request body (docs/http-api.md) of the checked arguments ``a``.
+
+    With a dead letter policy or ``retry`` (``enable_retry``), ``deadLetterPolicy`` is set;
+    with ``retry`` the dead-letter topic is named explicitly (the retry topic's
+    subscription must use the same one, as in the Java client) and defaults to the Java
+    client's 16 redeliveries without a policy. Raises InvalidTopicName.
+    """
+    body: dict[str, Any] = {"subscriptionType": _SUB_TYPE[a["consumer_type"]],
+                            "initialPosition": a["initial_position"].name}  # fmt: skip
+    if a["consumer_name"]:
+        body["consumerName"] = a["consumer_name"]
+    if not isinstance(a["topic"], str):
+        body["multiTopic"] = True  # Failover spreads non-partitioned topics by name hash
+    if a["consumer_type"] == ConsumerType.KeyShared and a["key_shared_policy"] is not None:
+        body.update(key_shared_body(a["key_shared_policy"]))
+    policy = a["dead_letter_policy"]
+    if retry is not None:
+        policy = policy or ConsumerDeadLetterPolicy(retry.max_reconsume_times)
+        body["deadLetterPolicy"] = dead_letter_body(policy, str(retry.dead_letter))
+    elif policy is not None:
+        topic = policy.dead_letter_topic
+        body["deadLetterPolicy"] = dead_letter_body(
+            policy, str(parse_topic(topic)) if topic else None
+        )
+    return body
+
+
+def redelivery_of(a: dict[str, Any]) -> Redelivery:
+    """The nack / ack-timeout settings of the checked arguments ``a``."""
+    return Redelivery(
+        nack_delay_ms=a["negative_ack_redelivery_delay_ms"],
+        nack_backoff=a["negative_ack_redelivery_backoff"],
+        ack_timeout_ms=a["unacked_messages_timeout_ms"] or 0,
+        tick_ms=a["tick_duration_ms"],
+        ack_timeout_backoff=a["ack_timeout_redelivery_backoff"],
+    )

@@ -28,10 +28,11 @@ from ._policies import (
     ConsumerBatchReceivePolicy,
     ConsumerDeadLetterPolicy,
     ConsumerKeySharedPolicy,
-    key_shared_body,
+    MultiplierRedeliveryBackoff,
 )
 from ._receiver import ConsumerCore
 from ._registration import register_all
+from ._retry import RetryLetters, RetryTopics
 from ._sender import SenderConfig, SenderCore
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
@@ -45,8 +46,6 @@ from .schema import BytesSchema, Schema
 __all__ = ["Client"]
 
 _LATER = "arrives in a later Magnetar release"
-_SUB_TYPE = {ConsumerType.Exclusive: "Exclusive", ConsumerType.Shared: "Shared",
-             ConsumerType.Failover: "Failover", ConsumerType.KeyShared: "Key_Shared"}  # fmt: skip
 
 
 def _service_url(url: str) -> str:
@@ -253,7 +252,10 @@ class Client:
                   key_shared_policy: ConsumerKeySharedPolicy | None = None,
                   batch_index_ack_enabled: bool = False,
                   regex_subscription_mode: RegexSubscriptionMode = RegexSubscriptionMode.PersistentOnly,
-                  dead_letter_policy: ConsumerDeadLetterPolicy | None = None) -> Consumer:  # fmt: skip
+                  dead_letter_policy: ConsumerDeadLetterPolicy | None = None,
+                  negative_ack_redelivery_backoff: MultiplierRedeliveryBackoff | None = None,
+                  ack_timeout_redelivery_backoff: MultiplierRedeliveryBackoff | None = None,
+                  tick_duration_ms: int = 1000, enable_retry: bool = False) -> Consumer:  # fmt: skip
         """Subscribe to ``topic`` and return a consumer.
 
         ``topic`` is a name, a list of names, or a compiled regex over one namespace
@@ -261,26 +263,34 @@ class Client:
         ``pattern_auto_discovery_period`` seconds to pick up new topics (see
         ``magnetar._multitopic``). A partitioned topic is consumed on all its partitions.
 
+        Redelivery (times in ms): ``negative_acknowledge`` sends the message back after
+        ``negative_ack_redelivery_delay_ms``, or after ``negative_ack_redelivery_backoff``'s
+        delay for its redelivery count (``MultiplierRedeliveryBackoff``, as the Java
+        client); the service holds it for the delay. With ``unacked_messages_timeout_ms``
+        (>= 10000; None / 0: off) a message not acknowledged in time is sent back, checked
+        every ``tick_duration_ms`` (C++ client's name), after the optional
+        ``ack_timeout_redelivery_backoff`` (see ``magnetar._acks``). ``dead_letter_policy``
+        has the service publish a message delivered ``max_redeliver_count + 1`` times to the
+        dead-letter topic. ``enable_retry`` subscribes to the retry letter topic too and
+        allows ``Consumer.reconsume_later`` (see ``magnetar._retry``).
+
         Raises:
-            ValueError: wrong argument types; ``unacked_messages_timeout_ms`` below 10000.
+            ValueError: wrong argument types; ``unacked_messages_timeout_ms`` below 10000;
+                ``tick_duration_ms`` below 100.
             InvalidTopicName: a malformed topic name or pattern.
             ConsumerBusy: a second consumer on an Exclusive subscription.
             NotAllowedError: a non-persistent topic (named; a regex skips them).
-            OperationNotSupported: dead-letter / key-shared policies, compaction.
+            OperationNotSupported: compaction; ``enable_retry`` with a regex.
         """
         self._check_open()
-        from ._subscribe import validate_subscribe
+        from ._subscribe import redelivery_of, subscribe_body, validate_subscribe
 
         topics = validate_subscribe(locals())
         schema = schema if schema is not None else BytesSchema()
-        body: dict[str, Any] = {"subscriptionType": _SUB_TYPE[consumer_type],
-                                "initialPosition": initial_position.name}  # fmt: skip
-        if consumer_name:
-            body["consumerName"] = consumer_name
-        if not isinstance(topic, str):
-            body["multiTopic"] = True  # Failover spreads non-partitioned topics by name hash
-        if consumer_type == ConsumerType.KeyShared and key_shared_policy is not None:
-            body.update(key_shared_body(key_shared_policy))
+        retry = None
+        if enable_retry:
+            retry = RetryTopics.of(topics[0], subscription_name, dead_letter_policy)
+        body = subscribe_body(locals(), retry)
         core = ConsumerCore(
             self._t, body, receiver_queue_size, schema, self._log,
             max_pending_chunked=max_pending_chunked_message,
@@ -294,7 +304,8 @@ class Client:
                 core.watcher = watcher
                 shown = topics.display
             else:
-                for name in topics:
+                extra = [retry.retry] if retry is not None and retry.retry not in topics else []
+                for name in [*topics, *extra]:
                     subscribe_topic(self, core, name, subscription_name)
                 multi = isinstance(topic, list)
                 shown = list_topics_fake_name(topics) if multi else str(topics[0])
@@ -302,12 +313,15 @@ class Client:
             core.close(flush_acks=False)
             raise
         self._consumers.add(core)
+        letters = None
+        if retry is not None:
+            letters = RetryLetters(self, retry, subscription_name,
+                                   lambda: core.body.get("consumerName") or "consumer")  # fmt: skip
         consumer = Consumer(core, topic=shown, subscription=subscription_name,
-                            consumer_type=consumer_type,
-                            nack_delay_ms=negative_ack_redelivery_delay_ms,
-                            ack_timeout_ms=unacked_messages_timeout_ms,
-                            batch_policy=batch_receive_policy, listener=message_listener,
-                            multi_topic=not isinstance(topic, str),
+                            consumer_type=consumer_type, redelivery=redelivery_of(locals()),
+                            retry=letters, batch_policy=batch_receive_policy,
+                            listener=message_listener,
+                            multi_topic=not isinstance(topic, str) or retry is not None,
                             inclusive=start_message_id_inclusive)  # fmt: skip
         if core.watcher is not None:
             core.watcher.start()

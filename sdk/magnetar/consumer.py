@@ -8,10 +8,11 @@ from typing import Any
 
 from . import _positions
 from . import exceptions as exc
-from ._acks import AckTracker
+from ._acks import AckTracker, Redelivery
 from ._enums import ConsumerType
 from ._policies import DEFAULT_BATCH_RECEIVE
 from ._receiver import ConsumerCore, Sub
+from ._retry import RetryLetters, delay_ms_of
 from ._validate import check_type_or_none
 from .message import Message, MessageId
 
@@ -25,8 +26,8 @@ class Consumer:
     topic). Create with ``Client.subscribe``."""
 
     def __init__(self, core: ConsumerCore, *, topic: str, subscription: str,
-                 consumer_type: ConsumerType, nack_delay_ms: int,
-                 ack_timeout_ms: int | None, batch_policy: Any, listener: Any,
+                 consumer_type: ConsumerType, batch_policy: Any, listener: Any,
+                 redelivery: Redelivery | None = None, retry: RetryLetters | None = None,
                  multi_topic: bool = False, inclusive: bool = False) -> None:  # fmt: skip
         self._core = core
         self._inclusive = inclusive
@@ -36,8 +37,8 @@ class Consumer:
         self._type = consumer_type
         self._batch_policy = batch_policy or DEFAULT_BATCH_RECEIVE
         self._has_listener = listener is not None
-        core.acks = AckTracker(core.post, nack_delay_ms / 1000,
-                               ack_timeout_ms / 1000 if ack_timeout_ms else None, core.log)  # fmt: skip
+        core.acks = AckTracker(core.post, redelivery or Redelivery(), core.log)
+        core.retry = retry
         if listener is not None:
             core.listener = (self, listener)
         core.start()
@@ -111,9 +112,38 @@ class Consumer:
         self._core.acks.ack_cumulative(sub, msg_id)
 
     def negative_acknowledge(self, message: Message | MessageId) -> None:
-        """Ask for redelivery after ``negative_ack_redelivery_delay_ms``."""
+        """Ask for redelivery after ``negative_ack_redelivery_delay_ms`` (or the
+        ``negative_ack_redelivery_backoff``'s delay for the message's redelivery count). The
+        nack is sent with the next ack group (within 100 ms) and the service holds the
+        message for the delay; it comes back with ``redelivery_count()`` + 1."""
         sub, msg_id = self._resolve(message)
         self._core.acks.nack(sub, msg_id)
+
+    def reconsume_later(self, message: Message, delay: Any,
+                        properties: dict | None = None) -> None:  # fmt: skip
+        """Consume ``message`` again after ``delay`` (a ``timedelta``, or milliseconds):
+        publish a copy to the retry letter topic, then acknowledge ``message`` (needs
+        ``enable_retry=True``; after the dead letter policy's ``max_redeliver_count``
+        reconsumptions the copy goes to the dead-letter topic). ``properties`` are added to
+        the copy's. Properties, topics and the at-least-once window: ``magnetar._retry``.
+
+        Raises:
+            InvalidConfiguration: the consumer was subscribed without ``enable_retry``.
+            ValueError: ``message`` is not a Message, a bad ``delay`` or ``properties``.
+            PulsarException: the publish failed (``message`` stays unacknowledged).
+        """
+        if self._core.retry is None:
+            raise exc.InvalidConfiguration("reconsume_later needs subscribe(enable_retry=True)")
+        if not isinstance(message, Message):
+            raise ValueError(
+                f"Argument message is expected to be of type 'Message' and not "
+                f"'{type(message).__name__}'"
+            )
+        check_type_or_none(dict, properties, "properties")
+        delay_ms = delay_ms_of(delay)
+        sub, msg_id = self._resolve(message)
+        self._core.retry.publish(message, delay_ms, properties)
+        self._core.acks.ack(sub, msg_id)
 
     def redeliver_unacknowledged_messages(self) -> None:
         """Drop locally queued messages and have the service redeliver everything unacked."""

@@ -37,8 +37,8 @@ class Reader:
             def listener(_consumer: Any, msg: Message) -> None:
                 reader_listener(self, msg)
         self._consumer = Consumer(core, topic=str(name), subscription=core.subs[0].base,
-                                  consumer_type=ConsumerType.Exclusive, nack_delay_ms=60_000,
-                                  ack_timeout_ms=None, batch_policy=None, listener=listener)  # fmt: skip
+                                  consumer_type=ConsumerType.Exclusive, batch_policy=None,
+                                  listener=listener)  # fmt: skip
         self._core = core
         self._inclusive = inclusive
         self._after = self._position_before(start_message_id)

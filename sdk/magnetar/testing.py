@@ -4,9 +4,11 @@ It implements just enough of docs/http-api.md for the SDK's own tests (produce w
 bodies or ``entryRef``, producers with access modes / epochs / heartbeats, deduplication,
 uploads, partitions, namespace listing, subscribe / receive (long poll, ``format: entry``,
 large entries by URL) / ack / nack / redeliver / unsubscribe / close) and records every
-request. It is NOT the service:
-no persistence, no Key_Shared, no delayed delivery, and non-persistent topics behave like
-persistent ones here (the service drops what nobody listens to). Use it as a context manager::
+request. Nacks honour ``delayMs`` / ``backoff`` (held without the service's tick). It is
+NOT the service: no persistence, no Key_Shared, no delayed delivery (``deliverAt`` is
+ignored), no dead-letter policy (the subscribe body is only recorded), and non-persistent
+topics behave like persistent ones here (the service drops what nobody listens to). Use it
+as a context manager::
 
     with FakeService() as svc:
         client = magnetar.Client(svc.url)
@@ -14,20 +16,19 @@ persistent ones here (the service drops what nobody listens to). Use it as a con
 
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 import re
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
-from magnetar_wire import decode_entry, format_message_id, parse_message_id
+from magnetar_wire import decode_entry, format_message_id
 
+from ._fake_consumers import ConsumerRoutes
 from ._fake_producers import PRODUCER_ROUTES, ProducerRoutes
 
 __all__ = ["FakeService", "Recorded"]
@@ -60,18 +61,7 @@ class Recorded:
     query: dict = field(default_factory=dict)
 
 
-@dataclass
-class _Sub:
-    type: str
-    next_read: int
-    consumers: dict = field(default_factory=dict)  # id -> name
-    inflight: dict = field(default_factory=dict)  # entry index -> consumer id
-    redeliver: deque = field(default_factory=deque)
-    acked: dict = field(default_factory=dict)  # entry index -> set of batch indexes / "all"
-    redeliveries: dict = field(default_factory=dict)  # entry index -> count
-
-
-class FakeService(ProducerRoutes):
+class FakeService(ProducerRoutes, ConsumerRoutes):
     """The fake; ``url`` is its base URL, ``requests`` what it received."""
 
     def __init__(self) -> None:
@@ -79,7 +69,7 @@ class FakeService(ProducerRoutes):
         self.requests: list[Recorded] = []
         self.entries: dict[str, list[tuple[bytes, int]]] = {}  # topic path -> (entry, count)
         self.partitioned: dict[str, int] = {}
-        self.subs: dict[tuple[str, str], _Sub] = {}
+        self.subs: dict[tuple[str, str], Any] = {}  # (topic, subscription) -> its state
         self.errors: list[tuple[str, int, dict]] = []  # (kind, status, body), used once each
         self.delay: dict[str, float] = {}  # kind -> seconds to stall before answering
         self._ids = itertools.count(1)
@@ -235,137 +225,6 @@ class FakeService(ProducerRoutes):
         topic = a["topic"].replace("/", "://", 1)
         return 200, {"messageIds": ids, "ledgerId": 1, "entryId": entry_id, "partition": part,
                      "topic": topic}  # fmt: skip
-
-    def _subscribe(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        with self.lock:
-            key = (a["topic"], a["sub"])
-            log = self.entries.setdefault(a["topic"], [])
-            sub = self.subs.get(key)
-            if sub is None:
-                start = 0 if body.get("initialPosition") == "Earliest" else len(log)
-                sub = self.subs[key] = _Sub(body.get("subscriptionType", "Exclusive"), start)
-            if body.get("subscriptionType") not in ("Exclusive", "Shared"):
-                return 400, {"error": "NotAllowedError", "message": "type not supported"}
-            if sub.consumers and (sub.type == "Exclusive" or body["subscriptionType"] != sub.type):
-                return 409, {
-                    "error": "ConsumerBusy",
-                    "message": "Exclusive consumer is already connected",
-                }
-            cid = f"c{next(self._ids)}"
-            name = body.get("consumerName") or f"fake-{cid}"
-            sub.consumers[cid] = name
-        return 200, {"consumerId": cid, "consumerName": name, "subscription": a["sub"],
-                     "topic": a["topic"]}  # fmt: skip
-
-    def _sub(self, a: dict) -> _Sub | None:
-        sub = self.subs.get((a["topic"], a["sub"]))
-        return sub if sub is not None and a["cid"] in sub.consumers else None
-
-    def _receive(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        deadline = time.monotonic() + body.get("waitMs", 0) / 1000
-        with self.lock:
-            while True:
-                sub = self._sub(a)
-                if sub is None:
-                    return 404, {"error": "ConsumerNotFound", "message": "unknown consumer"}
-                out = self._dispatch(a, sub, body.get("maxMessages", 100))
-                remaining = deadline - time.monotonic()
-                if out or remaining <= 0:
-                    return 200, {"entries": out}
-                self.lock.wait(remaining)
-
-    def _dispatch(self, a: dict, sub: _Sub, max_messages: int) -> list[dict]:
-        log = self.entries.get(a["topic"], [])
-        out: list[dict] = []
-        count = inline = 0
-        while count < max_messages:
-            if sub.redeliver:
-                idx = sub.redeliver.popleft()
-            elif sub.next_read < len(log):
-                idx = sub.next_read
-                sub.next_read += 1
-            else:
-                break
-            raw, n = log[idx]
-            acked = sub.acked.get(idx, set())
-            if acked == "all" or len(acked) >= n:
-                continue
-            sub.inflight[idx] = a["cid"]
-            mask = sorted(set(range(n)) - acked) if acked else None
-            count += n - len(acked)
-            m = re.search(r"-partition-(\d+)$", a["topic"])
-            inline += len(raw)
-            data = {"data": base64.b64encode(raw).decode()}
-            if inline > self.inline_receive_bytes:  # the rest by URL, as the service does
-                data = {"data": None, "url": self.blob_url(raw)}
-            out.append({"ledgerId": 1, "entryId": idx, "partition": int(m.group(1)) if m else -1,
-                        "redeliveryCount": sub.redeliveries.get(idx, 0), "batchIndexes": mask,
-                        **data, "topic": a["topic"].replace("/", "://", 1)})  # fmt: skip
-        return out
-
-    def _ack(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        with self.lock:
-            sub = self._sub(a)
-            if sub is None:
-                return 404, {"error": "ConsumerNotFound", "message": "unknown consumer"}
-            if body.get("cumulative") and sub.type == "Shared":
-                return 400, {"error": "CumulativeAcknowledgementNotAllowedError", "message": "no"}
-            for text in body["messageIds"]:
-                _, entry, _, batch = parse_message_id(text)
-                targets = range(entry + 1) if body.get("cumulative") else [entry]
-                for idx in targets:
-                    if batch < 0 or idx < entry:
-                        sub.acked[idx] = "all"
-                    elif sub.acked.get(idx) != "all":
-                        sub.acked.setdefault(idx, set()).add(batch)
-                    acked = sub.acked[idx]
-                    if acked == "all" or len(acked) >= self.entries[a["topic"]][idx][1]:
-                        sub.inflight.pop(idx, None)
-        return 200, {"acknowledged": len(body["messageIds"])}
-
-    def _back(self, sub: _Sub, indexes: list[int]) -> int:
-        for idx in sorted(set(indexes)):
-            sub.inflight.pop(idx, None)
-            sub.redeliveries[idx] = sub.redeliveries.get(idx, 0) + 1
-            sub.redeliver.append(idx)
-        sub.redeliver = deque(sorted(set(sub.redeliver)))
-        self.lock.notify_all()
-        return len(set(indexes))
-
-    def _nack(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        with self.lock:
-            sub = self._sub(a)
-            if sub is None:
-                return 404, {"error": "ConsumerNotFound", "message": "unknown consumer"}
-            idx = [parse_message_id(t)[1] for t in body["messageIds"]]
-            return 200, {"redelivered": self._back(sub, [i for i in idx if i in sub.inflight])}
-
-    def _redeliver(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        with self.lock:
-            sub = self._sub(a)
-            if sub is None:
-                return 404, {"error": "ConsumerNotFound", "message": "unknown consumer"}
-            mine = [i for i, c in sub.inflight.items() if c == a["cid"]]
-            return 200, {"redelivered": self._back(sub, mine)}
-
-    def _close(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        with self.lock:
-            sub = self._sub(a)
-            if sub is None:
-                return 404, {"error": "ConsumerNotFound", "message": "unknown consumer"}
-            self._back(sub, [i for i, c in sub.inflight.items() if c == a["cid"]])
-            del sub.consumers[a["cid"]]
-        return 200, {"closed": True}
-
-    def _unsubscribe(self, a: dict, body: Any, raw: bytes) -> tuple[int, Any]:
-        with self.lock:
-            sub = self._sub(a)
-            if sub is None:
-                return 404, {"error": "ConsumerNotFound", "message": "unknown consumer"}
-            if len(sub.consumers) > 1:
-                return 409, {"error": "ConsumerBusy", "message": "other consumers connected"}
-            del self.subs[(a["topic"], a["sub"])]
-        return 200, {"unsubscribed": True}
 
 
 def sdk_threads() -> list[threading.Thread]:

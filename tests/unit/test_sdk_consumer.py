@@ -106,17 +106,19 @@ def test_a_group_is_sent_when_1000_acks_are_pending_and_the_rest_on_close(svc, c
     assert kinds == ["ack", "ack", "ack", "close"]  # acks flushed before the consumer closes
 
 
-def test_negative_acks_are_sent_after_the_delay_and_redelivered_with_count_plus_one(svc, client):
-    consumer = client.subscribe("t", "s", negative_ack_redelivery_delay_ms=300)
+def test_negative_acks_go_to_the_service_at_once_in_one_request_that_carries_the_delay(svc, client):
+    consumer = client.subscribe("t", "s", negative_ack_redelivery_delay_ms=1500)
     produce(client, "t", [b"x", b"y"])
     x, y = consumer.receive(5000), consumer.receive(5000)
     nacked_at = time.monotonic()
     consumer.negative_acknowledge(x)
     consumer.negative_acknowledge(y.message_id())
     again = [consumer.receive(5000), consumer.receive(5000)]
+    came = time.monotonic()
     nacks = svc.recorded("nack")
-    assert len(nacks) == 1 and nacks[0].body == {"messageIds": ["1:0:-1:-1", "1:1:-1:-1"]}
-    assert nacks[0].at - nacked_at >= 0.29
+    assert [n.body for n in nacks] == [{"messageIds": ["1:0:-1:-1", "1:1:-1:-1"], "delayMs": 1500}]
+    assert nacks[0].at - nacked_at < 1.0  # sent with the ack group, not after the delay
+    assert came - nacked_at >= 1.5  # the (fake) service held them for the delay
     assert [(m.data(), m.redelivery_count()) for m in again] == [(b"x", 1), (b"y", 1)]
 
 
