@@ -5,6 +5,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from magnetar_core.api import http, views
 from magnetar_core.cursor import KeySharedOptions
+from magnetar_core.dead_letter import DeadLetterPolicy
 
 logger = Logger(service="magnetar")
 app = http.make_app()
@@ -39,6 +40,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         inclusive=http.field(body, "startMessageIdInclusive", bool, False),
         durable=http.field(body, "durable", bool, True),
         key_shared=key_shared,
+        dead_letter=DeadLetterPolicy.parse(body.get("deadLetterPolicy")),
     )
     return http.ok(views.consumer_handle(handle))
 

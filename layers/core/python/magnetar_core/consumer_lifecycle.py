@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cursor import KEY_SHARED, SUBSCRIPTION_TYPES, ConsumerInfo, CursorState, KeySharedOptions
+from .dead_letter import DeadLetterPolicy
 from .errors import (
     ConditionFailed,
     ConsumerBusy,
@@ -32,6 +33,7 @@ class ConsumerLifecycle(Seeking):
         inclusive: bool = False,
         durable: bool = True,
         key_shared: KeySharedOptions | None = None,
+        dead_letter: DeadLetterPolicy | None = None,
     ) -> ConsumerHandle:
         """Register a consumer, creating the subscription at the initial position if new.
 
@@ -40,7 +42,9 @@ class ConsumerLifecycle(Seeking):
         ``inclusive``) when given, else at Earliest/Latest. A non-durable subscription (a
         reader's) holds nothing back and vanishes with its last consumer. Consumers whose
         lease lapsed are disconnected first. ``key_shared`` are a Key_Shared consumer's
-        options (``KeyShared`` is accepted as a spelling of ``Key_Shared``). Raises
+        options (``KeyShared`` is accepted as a spelling of ``Key_Shared``).
+        ``dead_letter`` becomes the subscription's dead letter policy (None: none; the
+        latest subscriber's wins; Shared and Key_Shared dead-letter). Raises
         InvalidMessage (bad name/type), ConsumerBusy (Exclusive taken, type clash, Key_Shared
         options differing from the subscription's), ConsumerAssignError (400: bad STICKY
         ranges) and HashRangeConflict (409: STICKY ranges overlapping another consumer's).
@@ -71,6 +75,7 @@ class ConsumerLifecycle(Seeking):
                 state.durable = durable
             state.expire_consumers(now, self._limits.consumer_lease_ms)
             state.add_consumer(info, sub_type, key_shared, self._hashes_of(ref))
+            state.dead_letter_policy = dead_letter
             try:
                 self._cursors.put(ref.key, state)
                 return ConsumerHandle(info.consumer_id, info.name, subscription, topic)

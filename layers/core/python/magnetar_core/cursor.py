@@ -5,7 +5,8 @@ Positions inside a cursor are entry ids of one ledger. Everything at or below
 and ``batch_acks`` the acknowledged batch indexes of partly acknowledged entries.
 ``read_position`` is the next entry never dispatched; ``redeliver`` holds entries below it
 that are ready to be dispatched again; ``leases`` says which entries are in flight to which
-consumer; ``delayed`` holds entries waiting for a timer, by due bucket (``cursor_delays``).
+consumer; ``delayed`` holds entries waiting for a timer, by due bucket (``cursor_delays``);
+``dead_letters`` entries on their way to the dead letter topic (``cursor_dead_letters``).
 Every mutation returns what it did, so callers can shape responses and tests can assert
 exactly. Acks live in ``cursor_acks``; Key_Shared's message-level routing in
 ``key_shared_cursor`` / ``key_shared_acks`` (state in ``key_shared_state``).
@@ -17,7 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .cursor_acks import CursorAcks
+from .cursor_dead_letters import CursorDeadLetters
 from .cursor_delays import CursorDelays
+from .dead_letter import DeadLetter, DeadLetterPolicy
 from .errors import ConsumerBusy
 from .key_shared_cursor import KeySharedCursor
 from .key_shared_state import KEY_SHARED, HashesOf, KeySharedOptions, KeySharedState
@@ -71,7 +74,7 @@ class Delivery:
 
 
 @dataclass
-class CursorState(CursorAcks, CursorDelays, KeySharedCursor):
+class CursorState(CursorAcks, CursorDelays, CursorDeadLetters, KeySharedCursor):
     """The mutable state of a subscription cursor; ``version`` guards optimistic writes.
 
     ``key_shared`` holds a Key_Shared subscription's selector, draining hashes and
@@ -79,6 +82,9 @@ class CursorState(CursorAcks, CursorDelays, KeySharedCursor):
     ``delayed`` maps due buckets (epoch ms) to waiting entries, ``released`` the buckets
     whose timers fired and ``released_max`` the latest consumed (see ``cursor_delays``);
     ``timer_id`` names this cursor's timers (set with its first delayed bucket).
+    ``dead_letter_policy`` is the subscription's (the latest subscriber's);
+    ``dead_letters`` the outbox, ``dead_letter_next_sequence`` its next sequence id and
+    ``dead_letter_id`` names its producer (see ``cursor_dead_letters``).
     """
 
     subscription: str
@@ -99,6 +105,10 @@ class CursorState(CursorAcks, CursorDelays, KeySharedCursor):
     released: set[int] = field(default_factory=set)
     released_max: int = 0
     timer_id: str = ""
+    dead_letter_policy: DeadLetterPolicy | None = None
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+    dead_letter_next_sequence: int = 0
+    dead_letter_id: str = ""
 
     @classmethod
     def new(
@@ -112,9 +122,11 @@ class CursorState(CursorAcks, CursorDelays, KeySharedCursor):
         """Reset to deliver from ``entry_id`` on, its first ``skip`` messages excluded.
 
         Everything in flight is dropped (Pulsar disconnects consumers on seek; ours learn it
-        from their next receive), so is every ack above the new position.
+        from their next receive), so is every ack above the new position, and so are dead
+        letters not yet published (their entries come again; sequence ids are not reused).
         """
         self.acked = RangeSet()
+        self.dead_letters = []
         self.batch_acks, self.batch_sizes, self.redelivery_counts = {}, {}, {}
         self.redeliver = RangeSet()
         self.leases = {}

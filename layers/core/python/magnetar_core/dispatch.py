@@ -5,6 +5,9 @@ on Shared and Key_Shared subscriptions an entry whose ``deliverAt`` is still to 
 the delayed set under its due bucket instead of being leased, and the first time a bucket
 appears its timer workflow is started (before the cursor write). A long-poll wakes up when
 the earliest bucket is due, to pick up its release.
+
+Dead letters: the same cursor write moves entries past the subscription's dead letter
+policy to its outbox; the outbox is then published and settled (``dead_lettering``).
 """
 
 from __future__ import annotations
@@ -12,15 +15,16 @@ from __future__ import annotations
 from itertools import islice
 
 from .cursor import KEY_SHARED, SHARED, CursorState, Delivery
+from .dead_lettering import DeadLettering
 from .dispatchers import POLICIES
 from .errors import ConditionFailed, InvalidMessage, ServiceUnitNotReady, SubscriptionNotFound
 from .names import TopicName
 from .storage.log import IndexEntry
-from .subscription_base import DeliveredEntry, SubscriptionBase
+from .subscription_base import DeliveredEntry
 from .topics import PartitionRef
 
 
-class Dispatch(SubscriptionBase):
+class Dispatch(DeadLettering):
     """Receive: redeliveries first, then new entries, for consumers the policy admits."""
 
     def receive(
@@ -117,16 +121,18 @@ class Dispatch(SubscriptionBase):
             before = state.read_position
             delays_before = (set(state.delayed), state.delayed_count(), set(state.released))
             state.consume_releases(now)
+            dead = state.collect_dead_letters(ref.topic, timer_id)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
                 plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
-            moved = delays_after != delays_before
+            moved = delays_after != delays_before or dead > 0
             dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
             pending = set(state.delayed) | state.released
             wake_at = min(pending) if pending else None
             if not deliveries and not dirty:
-                return [], state.read_position, wake_at, False
+                settled = self._drain_dead_letters(ref, state)  # left by a crash, if any
+                return [], state.read_position, wake_at, settled > 0
             self.timers.start_new(ref.key, state, delays_before[0], timer_id)
             try:
                 self._cursors.put(ref.key, state)
@@ -134,7 +140,9 @@ class Dispatch(SubscriptionBase):
                 self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
                 continue
             pairs = [(d, known[d.entry_id]) for d in deliveries]
-            return pairs, state.read_position, wake_at, moved
+            read_position = state.read_position
+            self._drain_dead_letters(ref, state)
+            return pairs, read_position, wake_at, moved
         raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
 
     def _due(self, state: CursorState, entries, now_ms: int) -> dict[int, int]:

@@ -110,6 +110,7 @@ class Producer:
         entry_ref: str | None = None,
         epoch: int | None = None,
         hashing_scheme: str = JAVA_STRING_HASH,
+        deduplicate: bool = False,
     ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
@@ -117,6 +118,8 @@ class Producer:
         prefix. ``epoch`` is the registered producer's access epoch (None: unregistered). On
         a partitioned topic's base name, a keyed entry goes to the partition its first key
         hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
+        ``deduplicate`` forces the dedup check on whatever the policies say (the dead
+        letter producer relies on it for exactly-once).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
         """
@@ -125,6 +128,7 @@ class Producer:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
             return self.non_persistent.publish(topic, entry)
         policies = self._namespaces.effective(topic)
+        dedup = policies.deduplication or deduplicate
         if entry_ref is not None:
             if not entry_ref.startswith(object_prefix(topic)):
                 raise InvalidMessage(f"entryRef {entry_ref!r} was not uploaded for topic {topic}")
@@ -138,7 +142,7 @@ class Producer:
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
         index = _index_entry(meta, "", len(entry))
-        if policies.deduplication and self._dedup.is_duplicate(
+        if dedup and self._dedup.is_duplicate(
             ref.key, index.producer, index.sequence_max
         ):
             return self._duplicate(ref, topic)
@@ -148,7 +152,7 @@ class Producer:
         index = IndexEntry(**{**index.__dict__, "object_key": object_key})
         for _ in range(3):
             try:
-                entry_id = self._commit(ref, index, epoch, policies.deduplication)
+                entry_id = self._commit(ref, index, epoch, dedup)
                 break
             except _Duplicate:
                 return self._duplicate(ref, topic)
@@ -158,7 +162,7 @@ class Producer:
                 ref = self._topics.resolve(topic, create=True)
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
-        if policies.deduplication:
+        if dedup:
             self._dedup.committed(
                 ref.key, entry_id, index.producer, index.sequence_max, not index.partial_chunk
             )

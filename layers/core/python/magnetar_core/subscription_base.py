@@ -90,6 +90,9 @@ class SubscriptionBase:
     ) -> None:
         self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
         self.timers = DelayTimers(TimerOptions(), None, runtime.now_ms)  # set by the engine
+        self.producer = None  # Producer, set by the engine (dead letters are published)
+        self._dead_letters_ready: set[str] = set()
+        self._dead_letters_retry_at: dict[str, float] = {}
         self._inline_max = inline_entry_max_bytes
         self._inline_budget = response_inline_budget_bytes
         self._topics = topics

@@ -3,7 +3,8 @@
 Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
 range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
 (with ``ks``: a Key_Shared subscription's selector, draining hashes and lease masks; ``dl``:
-delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id).
+delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
+``dlp``: the dead letter policy, ``dlq``: the dead letter outbox).
 ``rel`` is a top-level number set of buckets released by timer workflows: Step Functions
 adds to it (bumping ``ver``), a write carries over the values its state did not consume.
 Every write is conditional on the version read, so concurrent dispatchers never lose an
@@ -33,6 +34,7 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
     if state.key_shared is not None:
         body["ks"] = state.key_shared.to_dict()
     body.update(state.delayed_to_dict())
+    body.update(state.dead_letters_to_dict())
     if state.timer_id:
         body["tid"] = state.timer_id
     item = {
@@ -54,7 +56,7 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
 def cursor_from_item(item: dict) -> CursorState:
     """Rebuild a cursor from its DynamoDB item."""
     body = json.loads(item["st"]["S"])
-    return CursorState(
+    state = CursorState(
         subscription=item["sub"]["S"],
         sub_type=item["type"]["S"],
         mark_delete=int(item["md"]["N"]),
@@ -74,6 +76,8 @@ def cursor_from_item(item: dict) -> CursorState:
         released_max=int(body.get("drel", 0)),
         timer_id=body.get("tid", ""),
     )
+    state.dead_letters_from_dict(body)
+    return state
 
 
 class CursorStore:

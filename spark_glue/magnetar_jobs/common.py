@@ -1,0 +1,311 @@
+"""Job arguments, clients, the Spark session, progress lines and the summary of a run.
+
+Arguments are Glue-style: ``--JOB_NAME n --bucket b --table-prefix p --endpoint-url u``
+(``--key=value`` too). Glue adds its own (``--JOB_ID``, ``--TempDir``, ...): every argument
+the framework does not know lands in ``JobArgs.options``, where a job reads its own knobs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TextIO
+
+_KNOWN = {
+    "JOB_NAME": "job_name",
+    "bucket": "bucket",
+    "topics-table": "topics_table",
+    "log-table": "log_table",
+    "cursors-table": "cursors_table",
+    "endpoint-url": "endpoint_url",
+    "region": "region",
+}
+_TABLE_SUFFIXES = {"topics_table": "topics", "log_table": "log", "cursors_table": "cursors"}
+# Credentials an emulator accepts (the local stack's moto server takes any); used only when
+# an endpoint URL is given and the environment has none, e.g. in Spark's Python workers.
+_EMULATOR_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+@dataclass(frozen=True)
+class JobArgs:
+    """Where a job works: bucket, tables, endpoint (None: real AWS) and its own options."""
+
+    job_name: str
+    bucket: str
+    topics_table: str
+    log_table: str
+    cursors_table: str
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    options: dict[str, str] = field(default_factory=dict)
+
+    def option(self, name: str, default: str | None = None) -> str | None:
+        """A job option by name (``target-segment-bytes``; ``_`` and ``-`` are the same)."""
+        key = _normal(name)
+        for k, v in self.options.items():
+            if _normal(k) == key:
+                return v
+        return default
+
+    def int_option(self, name: str, default: int) -> int:
+        """A job option as an integer; raises ValueError naming the option if malformed."""
+        value = self.option(name)
+        if value is None or value == "":
+            return default
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"--{name} must be an integer, got {value!r}") from None
+
+    def to_argv(self) -> list[str]:
+        """The arguments that rebuild these ``JobArgs`` through ``parse_args``."""
+        argv = ["--JOB_NAME", self.job_name, "--bucket", self.bucket]
+        argv += ["--topics-table", self.topics_table, "--log-table", self.log_table]
+        argv += ["--cursors-table", self.cursors_table, "--region", self.region]
+        if self.endpoint_url:
+            argv += ["--endpoint-url", self.endpoint_url]
+        for key, value in self.options.items():
+            argv += [f"--{key}", value]
+        return argv
+
+
+def _normal(name: str) -> str:
+    return name.replace("_", "-").lower()
+
+
+def _pairs(argv: Sequence[str]) -> dict[str, str]:
+    """``--key value`` / ``--key=value`` pairs; a ``--flag`` without a value is ``"true"``."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if not token.startswith("--") or len(token) == 2:
+            raise ValueError(f"unexpected argument {token!r}: arguments are --key value pairs")
+        if "=" in token:
+            key, value = token[2:].split("=", 1)
+            i += 1
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            key, value = token[2:], argv[i + 1]
+            i += 2
+        else:
+            key, value = token[2:], "true"
+            i += 1
+        out[key] = value
+    return out
+
+
+def parse_args(
+    argv: Sequence[str] | None = None, defaults: Mapping[str, str] | None = None
+) -> JobArgs:
+    """Parse Glue-style arguments (``sys.argv[1:]`` when ``argv`` is None).
+
+    ``defaults`` gives values for any argument not passed (framework ones or job options).
+    Tables come from ``--topics-table`` / ``--log-table`` / ``--cursors-table`` or else from
+    ``--table-prefix p`` (``p-topics``, ``p-log``, ``p-cursors``, as template.yaml names
+    them). Raises ValueError naming what is missing or malformed.
+    """
+    given = {**dict(defaults or {}), **_pairs(list(sys.argv[1:] if argv is None else argv))}
+    known: dict[str, str] = {}
+    options: dict[str, str] = {}
+    prefix = None
+    for key, value in given.items():
+        normal = _normal(key)
+        match = next((f for k, f in _KNOWN.items() if _normal(k) == normal), None)
+        if match is not None:
+            known[match] = value
+        elif normal == "table-prefix":
+            prefix = value
+        else:
+            options[key] = value
+    for attr, suffix in _TABLE_SUFFIXES.items():
+        if attr not in known and prefix:
+            known[attr] = f"{prefix}-{suffix}"
+    missing = [a for a in ("bucket", *_TABLE_SUFFIXES) if not known.get(a)]
+    if missing:
+        names = ", ".join("--" + a.replace("_", "-") for a in missing)
+        raise ValueError(f"missing job arguments: {names} (or --table-prefix for the tables)")
+    return JobArgs(
+        job_name=known.get("job_name") or "magnetar-job",
+        bucket=known["bucket"],
+        topics_table=known["topics_table"],
+        log_table=known["log_table"],
+        cursors_table=known["cursors_table"],
+        endpoint_url=known.get("endpoint_url") or None,
+        region=known.get("region") or "us-east-1",
+        options=options,
+    )
+
+
+def settings_of(args: JobArgs):
+    """The engine settings for ``args`` (magnetar_core.settings.Settings)."""
+    from magnetar_core.settings import Settings
+
+    return Settings(
+        topics_table=args.topics_table,
+        log_table=args.log_table,
+        cursors_table=args.cursors_table,
+        entries_bucket=args.bucket,
+        endpoint_url=args.endpoint_url,
+        region=args.region,
+    )
+
+
+def engine_of(args: JobArgs):
+    """An engine on the job's tables and bucket, for driver-side cursor and policy work."""
+    from magnetar_core.engine import Engine
+
+    return Engine.build(settings_of(args), clients=(dynamodb_client(args), s3_client(args)))
+
+
+def _client(service: str, args: JobArgs):
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 6},
+        max_pool_connections=32,
+        connect_timeout=5,
+        read_timeout=60,
+    )
+    credentials = {}
+    if args.endpoint_url and not os.environ.get("AWS_ACCESS_KEY_ID"):
+        session = boto3.session.Session(region_name=args.region)
+        if session.get_credentials() is None:
+            credentials = dict(_EMULATOR_CREDENTIALS)
+    session = boto3.session.Session(region_name=args.region, **credentials)
+    return session.client(service, endpoint_url=args.endpoint_url, config=config)
+
+
+def s3_client(args: JobArgs):
+    """A boto3 S3 client for ``args`` (build it inside an executor, never ship one)."""
+    return _client("s3", args)
+
+
+def dynamodb_client(args: JobArgs):
+    """A boto3 DynamoDB client for ``args`` (build it inside an executor, never ship one)."""
+    return _client("dynamodb", args)
+
+
+def spark_session(app_name: str):
+    """The active SparkSession or a new one, with UTC session times.
+
+    Under spark-submit, Glue and EMR Serverless the launcher configures the master (the
+    JVM is already running: ``PYSPARK_GATEWAY_PORT`` is set); a plain ``python job.py``
+    gets ``local[*]``.
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName(app_name).config("spark.sql.session.timeZone", "UTC")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ or "--master" in os.environ.get(
+        "PYSPARK_SUBMIT_ARGS", ""
+    )
+    if not submitted:
+        # Python workers run this interpreter (read when the context starts).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
+    return builder.getOrCreate()
+
+
+class Progress:
+    """Progress lines of a run: ``[job] 3/10 partitions (30%) topic entries=... 4.2 s``."""
+
+    def __init__(
+        self,
+        job: str,
+        total: int | None = None,
+        unit: str = "partitions",
+        out: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.job = job
+        self.total = total
+        self.unit = unit
+        self.done = 0
+        self._out = out
+        self._clock = clock
+        self._start = clock()
+
+    def advance(self, what: str = "", n: int = 1, **counts: int | float | str) -> str:
+        """Count ``n`` more units done and print one line (returned too)."""
+        self.done += n
+        of = f"/{self.total}" if self.total is not None else ""
+        pct = f" ({100 * self.done // self.total}%)" if self.total else ""
+        fields = "".join(f" {k}={v}" for k, v in counts.items())
+        text = f"{self.done}{of} {self.unit}{pct}" + (f" {what}" if what else "") + fields
+        return self.note(text)
+
+    def note(self, message: str) -> str:
+        """Print ``[job] message elapsed`` (returned too)."""
+        line = f"[{self.job}] {message} ({self._clock() - self._start:.1f} s)"
+        print(line, file=self._out or sys.stdout, flush=True)
+        return line
+
+
+@dataclass
+class Summary:
+    """What a run did, printed at its end. Sizes in bytes, time in seconds."""
+
+    job: str
+    partitions: int = 0
+    entries_compacted: int = 0
+    bytes_compacted: int = 0
+    entries_deleted: int = 0
+    bytes_deleted: int = 0
+    objects_deleted: int = 0
+    bytes_saved: int = 0
+    seconds: float = 0.0
+    details: dict[str, int | float | str] = field(default_factory=dict)
+
+    def add(self, **counts: int | float) -> None:
+        """Add to counters by name; unknown names go to ``details``."""
+        for name, value in counts.items():
+            if name in _SUMMARY_COUNTERS:
+                setattr(self, name, getattr(self, name) + value)
+            else:
+                self.details[name] = self.details.get(name, 0) + value
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def render(self) -> str:
+        """Human lines, then one ``SUMMARY_JSON {...}`` line for tools."""
+        lines = [
+            f"Summary of {self.job}: {self.partitions} partitions in {self.seconds:.1f} s",
+            f"  compacted: {self.entries_compacted} entries, {_size(self.bytes_compacted)}",
+            f"  deleted:   {self.entries_deleted} entries, {self.objects_deleted} objects, "
+            f"{_size(self.bytes_deleted)}",
+            f"  saved:     {_size(self.bytes_saved)}",
+        ]
+        lines += [f"  {k}: {v}" for k, v in sorted(self.details.items())]
+        lines.append("SUMMARY_JSON " + json.dumps(self.as_dict(), sort_keys=True))
+        return "\n".join(lines)
+
+    def print(self, out: TextIO | None = None) -> None:
+        print(self.render(), file=out or sys.stdout, flush=True)
+
+
+_SUMMARY_COUNTERS = {
+    "partitions",
+    "entries_compacted",
+    "bytes_compacted",
+    "entries_deleted",
+    "bytes_deleted",
+    "objects_deleted",
+    "bytes_saved",
+    "seconds",
+}
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"

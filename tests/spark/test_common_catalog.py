@@ -1,0 +1,94 @@
+"""magnetar_jobs.catalog and common's clients on the emulator: partitions, dead ledgers and
+the log index read by executors."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from magnetar_core.names import TopicName
+from magnetar_jobs.catalog import dead_ledgers, index_frame, partitions
+from magnetar_jobs.common import engine_of, parse_args, s3_client
+
+
+@pytest.fixture(scope="module")
+def job_args(local_stack):
+    return parse_args(
+        [
+            "--JOB_NAME", "catalog-test",
+            "--bucket", local_stack.name("EntriesBucket"),
+            "--topics-table", local_stack.name("TopicsTable"),
+            "--log-table", local_stack.name("LogTable"),
+            "--cursors-table", local_stack.name("CursorsTable"),
+            "--endpoint-url", local_stack.aws_endpoint_url,
+            "--region", local_stack.region,
+        ]
+    )  # fmt: skip
+
+
+@pytest.fixture
+def namespace(job_args) -> str:
+    """A fresh namespace, so the listing holds only this test's topics."""
+    return f"cat{uuid.uuid4().hex[:8]}"
+
+
+def _entry(payload: bytes) -> bytes:
+    from magnetar_wire import EntryMessage, encode_entry
+
+    msg = EntryMessage(payload=payload, sequence_id=0, publish_time_ms=1)
+    return encode_entry([msg], producer_name="p")
+
+
+def test_partitions_lists_every_persistent_partition_in_its_current_ledger(job_args, namespace):
+    engine = engine_of(job_args)
+    plain = TopicName.parse(f"persistent://public/{namespace}/plain")
+    parted = TopicName.parse(f"persistent://public/{namespace}/parted")
+    engine.topics.create(plain, 0)
+    engine.topics.create(parted, 2)
+    engine.producer.publish(plain, _entry(b"x"))
+    engine.topics.delete(plain, partitioned=False, force=True)
+    engine.topics.create(plain, 0)  # re-created: ledger 2
+
+    listed = [
+        (p.topic, p.partition_key, p.ledger_id)
+        for p in partitions(job_args)
+        if f"/{namespace}/" in p.topic
+    ]
+    assert listed == [
+        (f"{parted}-partition-0", f"{parted}-partition-0|1", 1),
+        (f"{parted}-partition-1", f"{parted}-partition-1|1", 1),
+        (str(plain), f"{plain}|2", 2),
+    ]
+    assert [p.topic for p in partitions(job_args, topic=str(parted))] == [
+        f"{parted}-partition-0",
+        f"{parted}-partition-1",
+    ]
+    assert [p.topic for p in partitions(job_args, topic=f"{parted}-partition-1")] == [
+        f"{parted}-partition-1"
+    ]
+    assert partitions(job_args, topic=f"persistent://public/{namespace}/nope") == []
+    assert f"{plain}|1" in dead_ledgers(job_args)
+    assert f"{plain}|2" not in dead_ledgers(job_args)
+
+
+def test_index_frame_reads_every_item_of_the_given_ledgers_in_executors(spark, job_args, namespace):
+    engine = engine_of(job_args)
+    topic = TopicName.parse(f"persistent://public/{namespace}/idx")
+    results = [engine.producer.publish(topic, _entry(f"m{i}".encode())) for i in range(3)]
+    pk = f"{topic}|1"
+
+    rows = index_frame(spark, job_args, [pk]).orderBy("eid").collect()
+
+    assert [(r.pk, r.eid, r.n, r.fence, r.pc) for r in rows] == [
+        (pk, 0, 1, False, False),
+        (pk, 1, 1, False, False),
+        (pk, 2, 1, False, False),
+    ]
+    s3 = s3_client(job_args)
+    for row in rows:
+        assert row.obj.startswith(f"entries/persistent/public/{namespace}/idx/")
+        body = s3.get_object(Bucket=job_args.bucket, Key=row.obj)["Body"].read()
+        assert (row.off, row.len) == (0, len(body))
+    assert [r.eid for r in rows] == [res.entry_id for res in results]
+    assert index_frame(spark, job_args, []).count() == 0
