@@ -1,4 +1,4 @@
-"""Admin: Pulsar's /admin/v2 paths for topics, partitions, stats and subscriptions."""
+"""Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions and policies."""
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
@@ -54,6 +54,83 @@ def get_delayed_delivery(tenant: str, namespace: str):
 @app.delete("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
 def remove_delayed_delivery(tenant: str, namespace: str):
     engine.namespaces.remove_delayed_delivery(tenant, namespace)
+    return http.no_content()
+
+
+@app.post("/admin/v2/namespaces/<tenant>/<namespace>/retention")
+def set_namespace_retention(tenant: str, namespace: str):
+    engine.namespaces.set_retention(tenant, namespace, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/namespaces/<tenant>/<namespace>/retention")
+def get_namespace_retention(tenant: str, namespace: str):
+    return http.ok(engine.namespaces.retention(tenant, namespace).to_body())
+
+
+@app.delete("/admin/v2/namespaces/<tenant>/<namespace>/retention")
+def remove_namespace_retention(tenant: str, namespace: str):
+    engine.namespaces.remove_retention(tenant, namespace)
+    return http.no_content()
+
+
+@app.post("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
+def set_namespace_message_ttl(tenant: str, namespace: str):
+    engine.namespaces.set_message_ttl(tenant, namespace, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
+def get_namespace_message_ttl(tenant: str, namespace: str):
+    return http.ok(engine.namespaces.message_ttl(tenant, namespace))
+
+
+@app.delete("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
+def remove_namespace_message_ttl(tenant: str, namespace: str):
+    engine.namespaces.remove_message_ttl(tenant, namespace)
+    return http.no_content()
+
+
+@app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
+def set_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    engine.namespaces.set_topic_retention(name, http.json_body(app))
+    return http.no_content()
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
+def get_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    retention = engine.namespaces.topic_retention(name, applied=http.flag(app, "applied"))
+    return http.no_content() if retention is None else http.ok(retention.to_body())
+
+
+@app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
+def remove_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
+    engine.namespaces.remove_topic_retention(topic_of(domain, tenant, namespace, topic))
+    return http.no_content()
+
+
+@app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
+def set_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    seconds = http.int_query(app, "messageTTL")  # Pulsar's form; a JSON body works too
+    if seconds is None:
+        seconds = http.json_body(app)
+    engine.namespaces.set_topic_message_ttl(name, seconds)
+    return http.no_content()
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
+def get_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
+    name = topic_of(domain, tenant, namespace, topic)
+    seconds = engine.namespaces.topic_message_ttl(name, applied=http.flag(app, "applied"))
+    return http.no_content() if seconds is None else http.ok(seconds)
+
+
+@app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
+def remove_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
+    engine.namespaces.remove_topic_message_ttl(topic_of(domain, tenant, namespace, topic))
     return http.no_content()
 
 

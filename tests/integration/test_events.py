@@ -17,6 +17,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from magnetar_core.engine import Engine
+from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings
 from magnetar_local.events import LambdaContext
 from magnetar_local.routes import RouteTable
@@ -68,10 +70,26 @@ NAMESPACE_EVENTS = (
     "admin_set_max_message_size",
     "admin_get_max_message_size",
 )
-NAMESPACE_POLICY_EVENTS = (
+DELAYED_DELIVERY_EVENTS = (
     "admin_set_delayed_delivery",
     "admin_get_delayed_delivery",
     "admin_remove_delayed_delivery",
+)
+RETENTION_EVENTS = (
+    "admin_set_namespace_retention",
+    "admin_get_namespace_retention",
+    "admin_remove_namespace_retention",
+    "admin_set_namespace_message_ttl",
+    "admin_get_namespace_message_ttl",
+    "admin_remove_namespace_message_ttl",
+)
+TOPIC_POLICY_EVENTS = (
+    "admin_set_topic_retention",
+    "admin_get_topic_retention",
+    "admin_remove_topic_retention",
+    "admin_set_topic_message_ttl",
+    "admin_get_topic_message_ttl",
+    "admin_remove_topic_message_ttl",
 )
 SCENARIOS = (
     ADMIN_EVENTS,
@@ -79,7 +97,9 @@ SCENARIOS = (
     EXCLUSIVE_EVENTS,
     PRODUCER_EVENTS,
     NAMESPACE_EVENTS,
-    NAMESPACE_POLICY_EVENTS,
+    DELAYED_DELIVERY_EVENTS,
+    RETENTION_EVENTS,
+    TOPIC_POLICY_EVENTS,
 )
 
 
@@ -477,7 +497,7 @@ def test_the_namespace_policy_events_set_and_read_deduplication_and_the_maximum_
 
 @pytest.mark.emulator
 def test_the_namespace_policy_events_set_read_and_remove_delayed_delivery(local_stack):
-    run = Replay(local_stack, NAMESPACE_POLICY_EVENTS)
+    run = Replay(local_stack, DELAYED_DELIVERY_EVENTS)
     settings = Settings.from_env(local_stack.environment)
     defaults = {
         "active": settings.delayed_delivery_enabled,
@@ -497,4 +517,72 @@ def test_the_namespace_policy_events_set_read_and_remove_delayed_delivery(local_
     assert run("admin_get_delayed_delivery").json == stored.json
     assert run("admin_remove_delayed_delivery").status == 204
     assert run("admin_get_delayed_delivery").json == defaults
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_namespace_policy_events_set_read_and_remove_retention_and_message_ttl(
+    local_stack,
+):
+    run = Replay(local_stack, RETENTION_EVENTS)
+
+    assert run("admin_get_namespace_retention").json == {
+        "retentionTimeInMinutes": 0,
+        "retentionSizeInMB": 0,
+    }
+    assert run("admin_set_namespace_retention").status == 204
+    retention = run("admin_get_namespace_retention")
+    sample = json.loads(_sample_body("admin_set_namespace_retention"))
+    assert (retention.status, retention.json) == (200, sample)
+    one_zero = '{"retentionTimeInMinutes": 0, "retentionSizeInMB": 10}'
+    for bad in (one_zero, '{"retentionTimeInMinutes": -2, "retentionSizeInMB": 1}', "60"):
+        refused = run("admin_set_namespace_retention", body=bad)
+        assert (refused.status, refused.error()) == (400, "InvalidMessage"), bad
+    assert run("admin_get_namespace_retention").json == sample
+    assert run("admin_remove_namespace_retention").status == 204
+    assert run("admin_get_namespace_retention").json == {
+        "retentionTimeInMinutes": 0,
+        "retentionSizeInMB": 0,
+    }
+
+    assert run("admin_get_namespace_message_ttl").json == 0
+    assert run("admin_set_namespace_message_ttl").status == 204
+    ttl = run("admin_get_namespace_message_ttl")
+    assert (ttl.status, ttl.json) == (200, 3600)
+    for bad in ("-1", '"3600"', "1.5", "2147483648"):
+        refused = run("admin_set_namespace_message_ttl", body=bad)
+        assert (refused.status, refused.error()) == (400, "InvalidMessage"), bad
+    assert run("admin_get_namespace_message_ttl").json == 3600
+    assert run("admin_remove_namespace_message_ttl").status == 204
+    assert run("admin_get_namespace_message_ttl").json == 0
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_topic_policy_events_override_the_namespace_retention_and_message_ttl(local_stack):
+    run = Replay(local_stack, TOPIC_POLICY_EVENTS)
+    engine = Engine.build(Settings.from_env(local_stack.environment))
+    topic = TopicName.parse(run.full_topic)
+
+    unknown = run("admin_set_topic_retention")
+    assert (unknown.status, unknown.error()) == (404, "TopicNotFound")
+    engine.admin.create_topic(topic, None)
+
+    assert run("admin_set_topic_retention").status == 204
+    retention = run("admin_get_topic_retention")
+    sample = json.loads(_sample_body("admin_set_topic_retention"))
+    assert (retention.status, retention.json) == (200, sample)
+    assert run("admin_remove_topic_retention").status == 204
+    inherited = run("admin_get_topic_retention")  # ?applied=true: the namespace's
+    assert inherited.json == engine.namespaces.retention("public", "default").to_body()
+
+    assert run("admin_set_topic_message_ttl").status == 204  # ?messageTTL=600
+    ttl = run("admin_get_topic_message_ttl")
+    assert (ttl.status, ttl.json) == (200, 600)
+    query_wins = run("admin_set_topic_message_ttl", body="-5")
+    assert query_wins.status == 204 and run("admin_get_topic_message_ttl").json == 600
+    assert run("admin_remove_topic_message_ttl").status == 204
+    assert run("admin_get_topic_message_ttl").json == engine.namespaces.message_ttl(
+        "public", "default"
+    )
     run.assert_ran_everything()

@@ -135,6 +135,15 @@ def test_every_reference_resolves_and_operation_ids_are_unique(document):
         ),
         ("post", "/admin/v2/namespaces/{tenant}/{namespace}/deduplication", {"400"}),
         ("post", "/admin/v2/namespaces/{tenant}/{namespace}/maxMessageSize", {"400"}),
+        ("post", "/admin/v2/namespaces/{tenant}/{namespace}/delayedDelivery", {"400"}),
+        ("post", "/admin/v2/namespaces/{tenant}/{namespace}/retention", {"400"}),
+        ("post", "/admin/v2/namespaces/{tenant}/{namespace}/messageTTL", {"400"}),
+        ("post", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/retention", {"400", "404"}),
+        ("get", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/retention", {"404"}),
+        ("delete", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/retention", {"404"}),
+        ("post", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/messageTTL", {"400", "404"}),
+        ("get", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/messageTTL", {"404"}),
+        ("delete", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/messageTTL", {"404"}),
         (
             "post",
             "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/deduplicationEnabled",
@@ -299,6 +308,25 @@ def test_policy_routes_take_and_answer_the_bare_json_value(document, path, schem
     ):
         resolved = _resolve(document, shape)
         assert {k: resolved[k] for k in schema} == schema
+
+
+def test_retention_ttl_and_delayed_delivery_routes_take_pulsars_shapes(document):
+    schemas = document["components"]["schemas"]
+    assert set(schemas["RetentionPolicies"]["properties"]) == {
+        "retentionTimeInMinutes",
+        "retentionSizeInMB",
+    }
+    assert schemas["MessageTTL"]["minimum"] == 0
+    delayed = schemas["DelayedDeliveryPolicies"]
+    assert set(delayed["properties"]) == {"active", "tickTime", "maxDeliveryDelayInMillis"}
+    assert delayed["required"] == ["active"] and delayed["properties"]["tickTime"]["minimum"] == 1
+    topic = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
+    set_ttl = _operation(document, "post", f"{topic}/messageTTL")
+    assert _query_parameters(document, set_ttl)["messageTTL"]["required"] is False
+    for policy in ("retention", "messageTTL"):
+        get = _operation(document, "get", f"{topic}/{policy}")
+        assert {"200", "204"} <= set(get["responses"])
+        assert _query_parameters(document, get)["applied"]["schema"]["type"] == "boolean"
 
 
 def test_receive_answers_the_json_or_the_entry_shape(document):

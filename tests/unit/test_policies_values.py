@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from magnetar_core.errors import InvalidMessage
-from magnetar_core.policy_values import DelayedDeliveryPolicies
+from magnetar_core.policy_values import (
+    DelayedDeliveryPolicies,
+    RetentionPolicies,
+    message_ttl_seconds,
+)
 
 
 def test_delayed_delivery_policies_parse_pulsars_body_and_give_it_back():
@@ -43,3 +47,61 @@ def test_delayed_delivery_policies_default_the_tick_and_the_maximum_delay():
 def test_delayed_delivery_policies_refuse_a_bad_body_naming_the_field(body, names):
     with pytest.raises(InvalidMessage, match=names):
         DelayedDeliveryPolicies.from_body(body, 1000)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"retentionTimeInMinutes": 0, "retentionSizeInMB": 0}, RetentionPolicies(0, 0)),
+        ({}, RetentionPolicies(0, 0)),
+        ({"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}, RetentionPolicies(-1, -1)),
+        ({"retentionTimeInMinutes": 1440, "retentionSizeInMB": -1}, RetentionPolicies(1440, -1)),
+        ({"retentionTimeInMinutes": -1, "retentionSizeInMB": 2**40}, RetentionPolicies(-1, 2**40)),
+        (
+            {"retentionTimeInMinutes": 2**31 - 1, "retentionSizeInMB": 1},
+            RetentionPolicies(2**31 - 1, 1),
+        ),
+    ],
+)
+def test_retention_policies_take_what_pulsar_takes(body, expected):
+    assert RetentionPolicies.from_body(body) == expected
+    assert RetentionPolicies.from_body(expected.to_body()) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"retentionTimeInMinutes": 0, "retentionSizeInMB": 10}, "single time or size limit to 0"),
+        ({"retentionTimeInMinutes": 10, "retentionSizeInMB": 0}, "single time or size limit to 0"),
+        ({"retentionTimeInMinutes": 10}, "single time or size limit to 0"),
+        (
+            {"retentionTimeInMinutes": -2, "retentionSizeInMB": 1},
+            "'retentionTimeInMinutes' must be from -1",
+        ),
+        (
+            {"retentionTimeInMinutes": 1, "retentionSizeInMB": -2},
+            "'retentionSizeInMB' must be from -1",
+        ),
+        ({"retentionTimeInMinutes": 2**31, "retentionSizeInMB": 1}, "'retentionTimeInMinutes'"),
+        ({"retentionTimeInMinutes": 1, "retentionSizeInMB": 2**63}, "'retentionSizeInMB'"),
+        ({"retentionTimeInMinutes": 1.0, "retentionSizeInMB": 1}, "must be an integer"),
+        ({"retentionTimeInMinutes": True, "retentionSizeInMB": 1}, "must be an integer"),
+        ({"retentionTimeInMinutes": None, "retentionSizeInMB": 1}, "must be an integer"),
+        ({"retentionTimeInMinutes": 1, "retentionSizeInMB": 1, "x": 1}, "Unknown field"),
+        (60, "JSON object"),
+    ],
+)
+def test_retention_policies_refuse_what_pulsar_refuses(body, says):
+    with pytest.raises(InvalidMessage, match=says):
+        RetentionPolicies.from_body(body)
+
+
+@pytest.mark.parametrize("seconds", [0, 1, 3600, 2**31 - 1])
+def test_a_message_ttl_is_an_integer_from_0_to_int32_max(seconds):
+    assert message_ttl_seconds(seconds) == seconds
+
+
+@pytest.mark.parametrize("value", [-1, 2**31, 1.5, "60", True, None, [60]])
+def test_a_message_ttl_refuses_anything_else_as_pulsar_does(value):
+    with pytest.raises(InvalidMessage, match="Invalid value for message TTL"):
+        message_ttl_seconds(value)

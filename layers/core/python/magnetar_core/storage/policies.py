@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..policy_values import DelayedDeliveryPolicies
+from ..policy_values import DelayedDeliveryPolicies, RetentionPolicies
 from .aws import translated
 
 POLICIES = "$policies"
@@ -22,6 +22,8 @@ class NamespacePolicies:
     deduplication: bool | None = None
     max_message_size_bytes: int | None = None
     delayed_delivery: DelayedDeliveryPolicies | None = None
+    retention: RetentionPolicies | None = None
+    message_ttl_seconds: int | None = None
     version: int = 0
 
     def with_changes(self, **changes) -> NamespacePolicies:
@@ -30,6 +32,23 @@ class NamespacePolicies:
 
 def _number(item: dict, name: str) -> int | None:
     return int(item[name]["N"]) if name in item else None
+
+
+def retention_of(item: dict) -> RetentionPolicies | None:
+    """The retention attributes of a namespace or topic item (``ret_min``, ``ret_mb``)."""
+    if "ret_min" not in item:
+        return None
+    return RetentionPolicies(int(item["ret_min"]["N"]), int(item["ret_mb"]["N"]))
+
+
+def retention_attributes(retention: RetentionPolicies | None) -> dict:
+    """The item attributes holding ``retention`` (none when unset)."""
+    if retention is None:
+        return {}
+    return {
+        "ret_min": {"N": str(retention.retention_time_minutes)},
+        "ret_mb": {"N": str(retention.retention_size_mb)},
+    }
 
 
 def _to_policies(item: dict) -> NamespacePolicies:
@@ -44,6 +63,8 @@ def _to_policies(item: dict) -> NamespacePolicies:
         deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
         max_message_size_bytes=_number(item, "maxsize"),
         delayed_delivery=delayed,
+        retention=retention_of(item),
+        message_ttl_seconds=_number(item, "msg_ttl_s"),
         version=_number(item, "ver") or 0,
     )
 
@@ -81,6 +102,9 @@ class PolicyStore:
             item["dd_on"] = {"BOOL": policies.delayed_delivery.active}
             item["dd_tick_ms"] = {"N": str(policies.delayed_delivery.tick_time_ms)}
             item["dd_max_ms"] = {"N": str(policies.delayed_delivery.max_delivery_delay_ms)}
+        item.update(retention_attributes(policies.retention))
+        if policies.message_ttl_seconds is not None:
+            item["msg_ttl_s"] = {"N": str(policies.message_ttl_seconds)}
         if policies.version == 0:  # no item yet, or one written before versions existed
             condition = {"ConditionExpression": "attribute_not_exists(ver)"}
         else:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..names import TopicName
+from ..policy_values import RetentionPolicies
 from .aws import translated
+from .policies import retention_attributes, retention_of
 
 ACTIVE = "active"
 DELETED = "deleted"
@@ -17,7 +19,11 @@ DELETED = "deleted"
 
 @dataclass(frozen=True)
 class TopicMeta:
-    """A topic's metadata. ``partitions`` is 0 for a non-partitioned topic; times in ms."""
+    """A topic's metadata. ``partitions`` is 0 for a non-partitioned topic; times in ms.
+
+    ``deduplication``, ``retention`` and ``message_ttl_seconds`` are the topic-level policy
+    overrides (None: the namespace's applies); a tombstone drops them.
+    """
 
     name: TopicName
     ledger_id: int
@@ -26,6 +32,8 @@ class TopicMeta:
     version: int
     created_ms: int
     deduplication: bool | None = None
+    retention: RetentionPolicies | None = None
+    message_ttl_seconds: int | None = None
 
     @property
     def active(self) -> bool:
@@ -42,6 +50,8 @@ def _to_meta(item: dict) -> TopicMeta:
         version=int(item["ver"]["N"]),
         created_ms=int(item["created"]["N"]),
         deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
+        retention=retention_of(item),
+        message_ttl_seconds=int(item["msg_ttl_s"]["N"]) if "msg_ttl_s" in item else None,
     )
 
 
@@ -78,6 +88,9 @@ class TopicStore:
         }
         if meta.deduplication is not None:
             item["dedup"] = {"BOOL": meta.deduplication}
+        item.update(retention_attributes(meta.retention))
+        if meta.message_ttl_seconds is not None:
+            item["msg_ttl_s"] = {"N": str(meta.message_ttl_seconds)}
         if previous is None:
             condition = {
                 "ConditionExpression": "attribute_not_exists(#n)",
