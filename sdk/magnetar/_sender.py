@@ -73,6 +73,7 @@ class SenderCore:
         self._completed = 0
         self._closing = False
         self.closed = False
+        self._aborted = False  # abort(): stop retrying a commit
         self.fenced: exc.ProducerFenced | None = None
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"magnetar-producer-{self.producer_name}")  # fmt: skip
@@ -174,7 +175,7 @@ class SenderCore:
         """Close at once: queued messages fail with ``AlreadyClosed``; joins the threads. The
         registration is not released (an exclusive lease lapses after ``leaseMs``)."""
         with self._cond:
-            self._closing = True
+            self._closing = self._aborted = True
             dropped = [i for b in self._outbox for i in b.items]
             for c in self._containers:
                 dropped += [i for b in c.drain() for i in b.items]
@@ -253,7 +254,7 @@ class SenderCore:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise exc.Timeout("the message was not stored within send_timeout_millis")
-                resp = post_entry(self._t, lease.base, entry, lease.epoch, remaining)
+                resp = self._post(lease, entry, deadline)
                 ids += self._ids(resp, len(items), batch.batched)
             if len(entries) > 1:
                 ids = [ChunkMessageId(ids)]
@@ -269,6 +270,24 @@ class SenderCore:
             if seq is not None:
                 self.last_sequence_id = max(self.last_sequence_id, seq)
         self._complete(items, results)
+
+    def _post(self, lease: Any, entry: bytes, deadline: float | None) -> Any:
+        """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
+        nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
+        ``TooManyRequests`` — as pulsar-client resends until ``send_timeout_millis``.
+        Raises the service's error, or Timeout once the deadline passes."""
+        pause = 0.02
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise exc.Timeout("the message was not stored within send_timeout_millis")
+            try:
+                return post_entry(self._t, lease.base, entry, lease.epoch, remaining)
+            except (exc.ServiceUnitNotReady, exc.TooManyRequests):
+                if self._aborted:
+                    raise
+                time.sleep(random.uniform(pause / 2, pause))
+                pause = min(pause * 2, 1.0)
 
     def _complete(self, items: list[Pending], results: list) -> None:
         with self._cond:

@@ -223,8 +223,13 @@ def run_benchmark(options: PerfOptions) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: ``magnetar perf produce|consume [-n N] [--size B] [--batch K] [--consumers C]``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["delayed"]:
+        from .perf_delayed import main as delayed_main
+
+        return delayed_main(argv[1:])
     parser = argparse.ArgumentParser(prog="magnetar perf", description=__doc__.splitlines()[0])
-    parser.add_argument("path", choices=["produce", "consume", "idle"])
+    parser.add_argument("path", choices=["produce", "consume", "idle", "delayed"])
     parser.add_argument("-n", "--messages", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=100, help="payload bytes")
     parser.add_argument(

@@ -1,0 +1,186 @@
+"""``magnetar perf delayed``: what delayed delivery costs in Step Functions, and how late it is.
+
+Produces ``--messages`` messages with ``deliver_at`` spread evenly over ``--spread-seconds``,
+starting ``--lead-seconds`` after the run starts (long enough for production to finish), to a
+Shared subscription whose consumer acknowledges everything. Reports the timer executions and
+state transitions the run caused (read back from the emulator's execution histories: they
+must scale with due buckets, not messages), delivery lateness against each message's
+``deliver_at`` (p50 / p99 / max, negative = early, allowed up to one tick by default), the AWS
+requests per message and the dollars per million delayed messages at list prices
+(``shared/PRICES.md``: Standard workflows bill $0.025 per 1,000 state transitions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from .costs import Measurement
+
+SFN_PER_TRANSITION = 0.025 / 1000
+
+
+@dataclass(frozen=True)
+class DelayedOptions:
+    """One run: counts, and times in seconds."""
+
+    messages: int = 10_000
+    spread_seconds: float = 10.0
+    lead_seconds: float = 45.0
+    producers: int = 8
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of ``values`` (``fraction`` in [0, 1])."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+def _produce(client, topic: str, due_ms: list[int], producers: int) -> None:
+    """Send message ``i`` with ``deliver_at=due_ms[i]`` from ``producers`` parallel producers
+    (delayed messages are never batched: one entry each). Raises RuntimeError when a send
+    failed."""
+    import magnetar as pulsar
+
+    failures: list = []
+
+    def worker(k: int) -> None:
+        producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=0)
+        done = threading.Semaphore(0)
+        mine = range(k, len(due_ms), producers)
+
+        def sent(result, _msg_id) -> None:
+            if result != pulsar.Result.Ok:
+                failures.append(result)
+            done.release()
+
+        for i in mine:
+            producer.send_async(str(i).encode(), sent, deliver_at=due_ms[i])
+        for _ in mine:
+            done.acquire()
+        producer.close()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(producers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise RuntimeError(f"{len(failures)} sends failed, e.g. {failures[0]}")
+
+
+def _timer_usage(sfn, arn: str, since: float) -> tuple[int, int]:
+    """``(executions, state transitions)`` of the timer workflow started at or after
+    ``since`` (epoch s); transitions count the states entered, which is what AWS bills."""
+    executions = transitions = 0
+    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
+        for execution in page["executions"]:
+            if execution["startDate"].timestamp() < since - 1:
+                continue
+            executions += 1
+            history = sfn.get_execution_history(executionArn=execution["executionArn"])
+            transitions += sum(e["type"].endswith("StateEntered") for e in history["events"])
+    return executions, transitions
+
+
+def run_delayed(options: DelayedOptions) -> dict:
+    """Start a stack, run the delayed-delivery path, return the report."""
+    import magnetar as pulsar
+    from magnetar_core.storage.aws import REQUESTS
+
+    from .perf import _CallMeter
+    from .stack import LocalStack
+
+    with LocalStack().start() as stack:
+        meter = _CallMeter(stack.gateway)
+        client = pulsar.Client(stack.url)
+        topic = f"persistent://public/default/perf-delayed-{uuid.uuid4().hex[:8]}"
+        late_ms: list[float] = []
+        lock = threading.Lock()
+        finished = threading.Event()
+        due_ms: list[int] = []
+
+        def listener(consumer, msg) -> None:
+            arrived = time.time() * 1000
+            consumer.acknowledge(msg)
+            with lock:
+                late_ms.append(arrived - due_ms[int(msg.data())])
+                if len(late_ms) >= options.messages:
+                    finished.set()
+
+        consumer = client.subscribe(
+            topic, "perf", consumer_type=pulsar.ConsumerType.Shared, message_listener=listener
+        )
+        started = time.time()
+        first_due = int((started + options.lead_seconds) * 1000)
+        step = options.spread_seconds * 1000 / max(options.messages, 1)
+        due_ms.extend(first_due + int(i * step) for i in range(options.messages))
+        before, (calls0, secs0) = REQUESTS.snapshot(), meter.snapshot()
+        _produce(client, topic, due_ms, options.producers)
+        produced_after = time.time() - started
+        wait_s = options.lead_seconds + options.spread_seconds + 120
+        if not finished.wait(timeout=wait_s):
+            raise RuntimeError(f"only {len(late_ms)} of {options.messages} delayed messages came")
+        elapsed = time.time() - started
+        calls1, secs1 = meter.snapshot()
+        aws = REQUESTS.snapshot() - before
+        consumer.close()
+        client.close()
+        executions, transitions = _timer_usage(
+            stack.client("stepfunctions"), stack.environment["TIMER_STATE_MACHINE_ARN"], started
+        )
+    if produced_after > options.lead_seconds:
+        raise RuntimeError(
+            f"production took {produced_after:.0f} s, beyond --lead-seconds: raise it"
+        )
+    report = Measurement(
+        "delayed", options.messages, elapsed, aws, calls1 - calls0, secs1 - secs0
+    ).report()
+    sfn_usd = transitions * SFN_PER_TRANSITION * 1e6 / options.messages
+    costs = report["usd_per_million_messages"]
+    costs["step_functions_transitions"] = round(sfn_usd, 4)
+    costs["total"] = round(costs["total"] + sfn_usd, 4)
+    report.pop("messages_per_second")
+    report.update(
+        {
+            "spread_seconds": options.spread_seconds,
+            "due_buckets_spanned": int(options.spread_seconds) + 1,
+            "timer_executions": executions,
+            "timer_state_transitions": transitions,
+            "lateness_ms": {
+                "p50": round(percentile(late_ms, 0.50)),
+                "p99": round(percentile(late_ms, 0.99)),
+                "max": round(max(late_ms)),
+                "min": round(min(late_ms)),
+            },
+        }
+    )
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry: ``magnetar perf delayed [-n N] [--spread-seconds S] [--lead-seconds L]``."""
+    parser = argparse.ArgumentParser(
+        prog="magnetar perf delayed", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("-n", "--messages", type=int, default=10_000)
+    parser.add_argument("--spread-seconds", type=float, default=10.0)
+    parser.add_argument("--lead-seconds", type=float, default=45.0)
+    parser.add_argument("--producers", type=int, default=8)
+    args = parser.parse_args(argv)
+    options = DelayedOptions(args.messages, args.spread_seconds, args.lead_seconds, args.producers)
+    with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
+        report = run_delayed(options)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
