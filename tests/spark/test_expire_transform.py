@@ -1,0 +1,362 @@
+"""The expire job's pure transforms on generated rows: TTL, holders, retention, objects."""
+
+from __future__ import annotations
+
+import pytest
+
+from magnetar_jobs.catalog import index_schema
+from magnetar_jobs.expire_transform import (
+    CURSOR_SCHEMA,
+    OBJECT_SCHEMA,
+    POLICY_SCHEMA,
+    ExpireParams,
+    cursor_actions,
+    dead_ledger_entries,
+    delete_bounds,
+    objects_to_trash,
+    orphans,
+    plan_cursors,
+    transform,
+    ttl_marks,
+)
+
+NOW = 1_700_000_000_000
+MINUTE = 60_000
+PK = "persistent://t/ns/a|1"
+OTHER = "persistent://t/ns/b|1"
+KIB = 1024
+
+
+def item(eid, pt1=NOW - MINUTE, *, obj=None, off=0, length=100, n=1, fence=False, pk=PK):
+    """One index row (``catalog.INDEX_COLUMNS`` order)."""
+    obj = f"entries/{pk.split('|')[0]}/{eid}" if obj is None else obj
+    return (pk, eid, obj, off, length, n, pt1, pt1, 0, fence, False)
+
+
+def cursor(sub, md, *, durable=True, seen=(NOW,), delayed=(), ver=3, pk=PK):
+    return (pk, sub, durable, md, md + 1, ver, list(seen), [(lo, hi) for lo, hi in delayed])
+
+
+def policy(pk=PK, ttl=0, minutes=0, mb=0):
+    return (pk, ttl, minutes, mb)
+
+
+DEFAULT_POLICIES = (policy(),)
+
+
+@pytest.fixture
+def frames(spark):
+    def build(items, cursors=(), policies=DEFAULT_POLICIES):
+        return (
+            spark.createDataFrame(list(items), index_schema()),
+            spark.createDataFrame(list(cursors), CURSOR_SCHEMA),
+            spark.createDataFrame(list(policies), POLICY_SCHEMA),
+        )
+
+    return build
+
+
+def deleted_ids(spark, index, cursors, policies, params=None):
+    plan = transform(index, cursors, policies, params or ExpireParams(NOW))
+    return sorted((r.pk, r.eid) for r in plan.deleted.collect())
+
+
+def ids(*eids, pk=PK):
+    return [(pk, e) for e in eids]
+
+
+# -- holders ---------------------------------------------------------------------------------
+
+
+def test_entries_every_durable_cursor_acknowledged_go_and_the_rest_stay(spark, frames):
+    index, cursors, policies = frames(
+        [item(e) for e in range(10)], [cursor("s1", 6), cursor("s2", 4)]
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3, 4)
+
+
+def test_the_last_index_item_is_never_deleted(spark, frames):
+    index, cursors, policies = frames([item(e) for e in range(10)], [cursor("s1", 9)])
+    assert deleted_ids(spark, index, cursors, policies) == ids(*range(9))
+
+
+def test_without_subscriptions_everything_but_the_head_goes(spark, frames):
+    index, cursors, policies = frames([item(e) for e in range(4)])
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2)
+
+
+def test_a_durable_cursor_without_consumers_still_holds_its_backlog(spark, frames):
+    index, cursors, policies = frames([item(e) for e in range(6)], [cursor("s1", 1, seen=())])
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1)
+
+
+def test_a_live_reader_holds_what_it_has_not_read(spark, frames):
+    index, cursors, policies = frames(
+        [item(e) for e in range(10)],
+        [cursor("s1", 8), cursor("reader", 3, durable=False, seen=(NOW - 1000,))],
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3)
+
+
+def test_a_reader_whose_lease_lapsed_holds_nothing_and_is_dropped(spark, frames):
+    lapsed = NOW - 60_001
+    index, cursors, policies = frames(
+        [item(e) for e in range(10)],
+        [cursor("s1", 8), cursor("reader", 3, durable=False, seen=(lapsed,))],
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(*range(9))
+    actions = transform(index, cursors, policies, ExpireParams(NOW, consumer_lease_ms=60_000))
+    rows = [r.asDict() for r in actions.cursors.collect()]
+    assert rows == [
+        {"pk": PK, "sub": "reader", "ver": 3, "ttl_md": None, "lapsed": True, "drop": True}
+    ]
+
+
+def test_durable_cursors_with_lapsed_consumers_are_listed_for_expiry_not_dropped(spark, frames):
+    _, cursors, _ = frames(
+        [],
+        [
+            cursor("gone", 2, seen=(NOW - 70_000, NOW - 10)),
+            cursor("fine", 2, seen=(NOW - 10,)),
+            cursor("idle", 2, seen=()),
+        ],
+    )
+    plan = plan_cursors(
+        cursors,
+        spark.createDataFrame([], "pk string, sub string, ttl_md long"),
+        ExpireParams(NOW, consumer_lease_ms=60_000),
+    )
+    rows = {r.sub: (r.live, r.lapsed, r.drop, r.holds) for r in plan.collect()}
+    assert rows == {
+        "gone": (1, True, False, True),
+        "fine": (1, False, False, True),
+        "idle": (0, False, False, True),
+    }
+    assert [r.sub for r in cursor_actions(plan).collect()] == ["gone"]
+
+
+def test_delayed_entries_stay_and_so_does_everything_after_the_first(spark, frames):
+    index, cursors, policies = frames(
+        [item(e) for e in range(10)],
+        [cursor("shared", 5, delayed=[(7, 8)]), cursor("other", 9)],
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(*range(6))
+    plan = plan_cursors(
+        cursors, spark.createDataFrame([], "pk string, sub string, ttl_md long"), ExpireParams(NOW)
+    )
+    assert {r.sub: r.first_delayed for r in plan.collect()} == {"shared": 7, "other": None}
+
+
+def test_the_first_delayed_entry_is_the_smallest_above_the_planned_mark_delete(spark, frames):
+    _, cursors, _ = frames([], [cursor("s", 2, delayed=[(4, 6), (9, 9)])])
+    marks = spark.createDataFrame([(PK, "s", 5)], "pk string, sub string, ttl_md long")
+    plan = plan_cursors(cursors, marks, ExpireParams(NOW)).collect()
+    assert [(r.planned_md, r.first_delayed) for r in plan] == [(5, 6)]
+
+
+# -- TTL -------------------------------------------------------------------------------------
+
+
+def test_ttl_moves_durable_cursors_to_the_newest_entry_older_than_the_ttl(spark, frames):
+    old, new = NOW - 10 * MINUTE, NOW - MINUTE
+    index, cursors, policies = frames(
+        [item(e, old) for e in range(5)] + [item(e, new) for e in range(5, 10)],
+        [
+            cursor("behind", -1),
+            cursor("ahead", 7),
+            cursor("reader", -1, durable=False, seen=()),
+        ],
+        [policy(ttl=300)],
+    )
+    marks = ttl_marks(index, cursors, policies, NOW)
+    assert sorted(tuple(r) for r in marks.collect()) == [(PK, "behind", 4)]
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3, 4)
+
+
+def test_ttl_needs_the_publish_time_strictly_older_than_now_minus_ttl(spark, frames):
+    index, cursors, policies = frames(
+        [item(0, NOW - 300_001), item(1, NOW - 300_000), item(2, NOW)],
+        [cursor("s", -1)],
+        [policy(ttl=300)],
+    )
+    assert [r.ttl_md for r in ttl_marks(index, cursors, policies, NOW).collect()] == [0]
+
+
+def test_ttl_never_counts_markers_as_expired(spark, frames):
+    index, cursors, policies = frames(
+        [item(0, NOW - 3_600_000), item(1, NOW), item(2, 0, n=0, obj=""), item(3, NOW)],
+        [cursor("s", -1)],
+        [policy(ttl=60)],
+    )
+    assert [r.ttl_md for r in ttl_marks(index, cursors, policies, NOW).collect()] == [0]
+
+
+def test_without_ttl_no_cursor_moves(spark, frames):
+    index, cursors, policies = frames(
+        [item(e, NOW - 3_600_000) for e in range(3)], [cursor("s", -1)], [policy(ttl=0)]
+    )
+    assert ttl_marks(index, cursors, policies, NOW).count() == 0
+    assert deleted_ids(spark, index, cursors, policies) == []
+
+
+def test_ttl_past_a_delayed_entry_expires_it_too(spark, frames):
+    old = NOW - 10 * MINUTE
+    index, cursors, policies = frames(
+        [item(e, old) for e in range(6)] + [item(6, NOW)],
+        [cursor("shared", 1, delayed=[(3, 3)])],
+        [policy(ttl=60)],
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(*range(6))
+
+
+# -- retention -------------------------------------------------------------------------------
+
+
+def test_retention_time_keeps_acknowledged_entries_younger_than_it(spark, frames):
+    hours_ago, recent = NOW - 120 * MINUTE, NOW - 30 * MINUTE
+    index, cursors, policies = frames(
+        [item(e, hours_ago) for e in range(4)] + [item(e, recent) for e in range(4, 8)],
+        [cursor("s", 7)],
+        [policy(minutes=60, mb=-1)],
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3)
+
+
+def test_retention_size_keeps_the_newest_entries_up_to_the_limit(spark, frames):
+    index, cursors, policies = frames(
+        [item(e, length=300 * KIB) for e in range(10)],
+        [cursor("s", 9)],
+        [policy(minutes=-1, mb=1)],
+    )
+    # 7, 8, 9 weigh 900 KiB <= 1 MiB; adding 6 makes 1200 KiB
+    assert deleted_ids(spark, index, cursors, policies) == ids(*range(7))
+
+
+def test_an_entry_exceeding_either_retention_limit_goes(spark, frames):
+    old = NOW - 120 * MINUTE
+    items = [item(e, old, length=300 * KIB) for e in range(2)]
+    items += [item(e, NOW - MINUTE, length=300 * KIB) for e in range(2, 10)]
+    index, cursors, policies = frames(items, [cursor("s", 9)], [policy(minutes=60, mb=10)])
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1)
+    index, cursors, policies = frames(items, [cursor("s", 9)], [policy(minutes=600, mb=1)])
+    assert deleted_ids(spark, index, cursors, policies) == ids(*range(7))
+
+
+def test_infinite_retention_keeps_everything_acknowledged(spark, frames):
+    index, cursors, policies = frames(
+        [item(e, 1) for e in range(5)], [cursor("s", 4)], [policy(minutes=-1, mb=-1)]
+    )
+    assert deleted_ids(spark, index, cursors, policies) == []
+
+
+def test_retention_never_keeps_unacknowledged_entries_from_going_only_holds_them(spark, frames):
+    index, cursors, policies = frames(
+        [item(e, NOW - 120 * MINUTE) for e in range(6)],
+        [cursor("s", 2)],
+        [policy(minutes=60, mb=-1)],
+    )
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2)
+
+
+def test_deletion_is_a_prefix_stopping_at_the_first_entry_retention_keeps(spark, frames):
+    old = NOW - 120 * MINUTE
+    items = [item(0, old), item(1, old), item(2, NOW - MINUTE), item(3, old), item(4, old)]
+    index, cursors, policies = frames(items, [cursor("s", 4)], [policy(minutes=60, mb=-1)])
+    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1)
+
+
+def test_bounds_name_the_first_kept_and_the_last_entry_per_ledger(spark, frames):
+    index, cursors, policies = frames(
+        [item(e) for e in range(5)] + [item(e, pk=OTHER) for e in range(3)],
+        [cursor("s", 1), cursor("s", 2, pk=OTHER)],
+        [policy(), policy(OTHER)],
+    )
+    plan = plan_cursors(
+        cursors, spark.createDataFrame([], "pk string, sub string, ttl_md long"), ExpireParams(NOW)
+    )
+    bounds = delete_bounds(index, plan, policies, NOW)
+    assert sorted(tuple(r) for r in bounds.collect()) == [(PK, 2, 4), (OTHER, 2, 2)]
+
+
+# -- objects ---------------------------------------------------------------------------------
+
+
+def test_a_segment_goes_to_trash_only_once_none_of_its_entries_remains(spark, frames):
+    items = [item(e, obj="segments/a/1/0-3", off=100 * e) for e in range(4)]
+    items += [item(e, obj="segments/a/1/4-7", off=100 * (e - 4)) for e in range(4, 8)]
+    index, cursors, policies = frames(items, [cursor("s", 5)])
+    plan = transform(index, cursors, policies, ExpireParams(NOW))
+    assert sorted(r.eid for r in plan.deleted.collect()) == [0, 1, 2, 3, 4, 5]
+    assert [tuple(r) for r in plan.trash.collect()] == [("segments/a/1/0-3", 400, [PK])]
+
+
+def test_objects_to_trash_ignores_markers_without_objects(spark, frames):
+    index, _, _ = frames([item(0, obj=""), item(1), item(2)])
+    deleted = index.where("eid < 2").select("pk", "eid", "obj", "off", "len")
+    assert sorted(r.obj for r in objects_to_trash(index, deleted).collect()) == [
+        f"entries/{PK.split('|')[0]}/1"
+    ]
+
+
+def test_orphans_are_old_objects_nothing_references_or_trashes(spark, frames):
+    index, _, _ = frames([item(0, obj="entries/x/used")])
+    hour = 3_600_000
+    objects = spark.createDataFrame(
+        [
+            ("entries/x/used", 10, NOW - 2 * hour),
+            ("entries/x/lost", 20, NOW - 2 * hour),
+            ("entries/x/young", 30, NOW - hour + 1),
+            ("entries/x/trashed", 40, NOW - 2 * hour),
+        ],
+        OBJECT_SCHEMA,
+    )
+    trashed = spark.createDataFrame([("entries/x/trashed",)], "key string")
+    found = orphans(objects, index, trashed, ExpireParams(NOW, orphan_age_ms=hour))
+    assert [tuple(r) for r in found.collect()] == [("entries/x/lost", 20)]
+
+
+def test_dead_ledgers_lose_every_item_but_the_fence(spark, frames):
+    dead = "persistent://t/ns/gone|3"
+    index, _, _ = frames(
+        [item(e, pk=dead) for e in range(3)]
+        + [item(3, 0, obj="", n=0, fence=True, pk=dead)]
+        + [item(e) for e in range(2)]
+    )
+    keys = spark.createDataFrame([(dead,)], "pk string")
+    rows = dead_ledger_entries(index, keys).collect()
+    assert sorted((r.pk, r.eid) for r in rows) == [(dead, 0), (dead, 1), (dead, 2)]
+
+
+def test_the_whole_plan_of_a_run(spark, frames):
+    dead = "persistent://t/ns/gone|3"
+    hour = 3_600_000
+    index, cursors, policies = frames(
+        [item(e) for e in range(4)]
+        + [item(0, pk=dead), item(1, 0, obj="", n=0, fence=True, pk=dead)],
+        [cursor("s", 1), cursor("r", 0, durable=False, seen=())],
+    )
+    objects = spark.createDataFrame(
+        [(f"entries/{PK.split('|')[0]}/{e}", 100, NOW - 2 * hour) for e in range(4)]
+        + [(f"entries/{dead.split('|')[0]}/0", 100, NOW - 2 * hour), ("entries/lost", 5, 0)],
+        OBJECT_SCHEMA,
+    )
+    plan = transform(
+        index,
+        cursors,
+        policies,
+        ExpireParams(NOW),
+        dead_keys=spark.createDataFrame([(dead,)], "pk string"),
+        objects=objects,
+        trashed=spark.createDataFrame([], "key string"),
+    )
+    assert sorted((r.pk, r.eid) for r in plan.deleted.collect()) == ids(0, 1)
+    assert sorted((r.pk, r.eid) for r in plan.dead.collect()) == [(dead, 0)]
+    assert sorted(r.obj for r in plan.trash.collect()) == sorted(
+        [
+            f"entries/{PK.split('|')[0]}/0",
+            f"entries/{PK.split('|')[0]}/1",
+            f"entries/{dead.split('|')[0]}/0",
+        ]
+    )
+    assert [r.key for r in plan.orphans.collect()] == ["entries/lost"]
+    assert [(r.sub, r.drop) for r in plan.cursors.collect()] == [("r", True)]
