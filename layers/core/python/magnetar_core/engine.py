@@ -109,6 +109,7 @@ class Engine:
         producer.non_persistent = non_persistent
         subscriptions.non_persistent = non_persistent
         subscriptions.producer = producer
+        subscriptions.namespaces = namespaces
         subscriptions.timers = DelayTimers(timer_options, starter, runtime.now_ms)
         return cls(
             runtime=runtime,

@@ -29,6 +29,7 @@ from .errors import (
     ConditionFailed,
     InvalidMessage,
     MessageTooBig,
+    NotAllowedError,
     ProducerFenced,
     ServiceUnitNotReady,
 )
@@ -142,6 +143,7 @@ class Producer:
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
         index = _index_entry(meta, "", len(entry))
+        _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(
             ref.key, index.producer, index.sequence_max
         ):
@@ -286,3 +288,13 @@ def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
         key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
         deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
     )
+
+
+def _check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:
+    """Refuse an entry delayed beyond the namespace's ``maxDeliveryDelayInMillis`` (0: no
+    limit), as Pulsar's broker does; raises NotAllowedError."""
+    if max_delay_ms > 0 and index.deliver_at_ms - now_ms > max_delay_ms:
+        raise NotAllowedError(
+            f"Message delay of {index.deliver_at_ms - now_ms} ms exceeds the namespace's "
+            f"maxDeliveryDelayInMillis of {max_delay_ms} ms"
+        )

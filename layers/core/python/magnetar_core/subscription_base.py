@@ -91,6 +91,7 @@ class SubscriptionBase:
         self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
         self.timers = DelayTimers(TimerOptions(), None, runtime.now_ms)  # set by the engine
         self.producer = None  # Producer, set by the engine (dead letters are published)
+        self.namespaces = None  # Namespaces, set by the engine (the delayed delivery switch)
         self._dead_letters_ready: set[str] = set()
         self._dead_letters_retry_at: dict[str, float] = {}
         self._inline_max = inline_entry_max_bytes
