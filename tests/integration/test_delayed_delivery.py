@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 
 import pytest
 from delivered import entry_ids, payloads
 
 from magnetar_core.engine import Engine
 from magnetar_core.errors import ConditionFailed
+from magnetar_core.names import TopicName
 from magnetar_core.timers import execution_name
 from magnetar_wire import EntryMessage, encode_entry
 
@@ -211,3 +213,35 @@ def test_a_release_racing_with_a_cursor_write_is_not_lost(engine, topic, make_en
     assert payloads(got) == [b"delayed"]
     _, after = cursor_of(engine, topic, "race")
     assert after.released == set() and after.delayed == {}
+
+
+def namespace_topic() -> TopicName:
+    """A topic in a namespace nobody configured (``public/<fresh>``)."""
+    return TopicName.parse(f"persistent://public/dd-{uuid.uuid4().hex[:8]}/t")
+
+
+def test_with_the_namespace_switch_off_a_delayed_message_on_shared_comes_at_once(engine):
+    topic = namespace_topic()
+    engine.namespaces.set_delayed_delivery(
+        topic.tenant, topic.namespace, {"active": False, "tickTime": 1000}
+    )
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    engine.producer.publish(topic, delayed_entry(b"now", now_ms() + 60_000))
+
+    assert payloads(subs.receive(topic, "sh", c.consumer_id, 10, 0)) == [b"now"]
+    assert cursor_of(engine, topic, "sh")[1].delayed == {}
+
+
+def test_a_namespace_tick_sets_the_due_buckets(engine):
+    topic = namespace_topic()
+    engine.namespaces.set_delayed_delivery(
+        topic.tenant, topic.namespace, {"active": True, "tickTime": 7000}
+    )
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    due = (now_ms() // 7000 + 5) * 7000 + 3500  # mid-tick: a 1 s tick would give another
+    engine.producer.publish(topic, delayed_entry(b"later", due))
+
+    assert subs.receive(topic, "sh", c.consumer_id, 10, 0) == []
+    assert list(cursor_of(engine, topic, "sh")[1].delayed) == [due - 3500]

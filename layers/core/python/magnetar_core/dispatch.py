@@ -145,12 +145,25 @@ class Dispatch(DeadLettering):
             return pairs, read_position, wake_at, moved
         raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
 
-    def _due(self, state: CursorState, entries, now_ms: int) -> dict[int, int]:
+    def _due(
+        self, ref: PartitionRef, state: CursorState, entries, now_ms: int
+    ) -> dict[int, int]:
         """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
-        Failover deliver them at once, as Pulsar does)."""
-        if state.sub_type not in (SHARED, KEY_SHARED):
+        Failover deliver them at once, as Pulsar does), unless the namespace switched
+        delayed delivery off; buckets by the namespace's tick. The policies (cached per
+        process) are looked up only when some entry is still to come."""
+        if state.sub_type not in (SHARED, KEY_SHARED) or not self.timers.active:
             return {}
-        return self.timers.due_of(entries, now_ms)
+        entries = [e for e in entries if e.deliver_at_ms > now_ms]
+        if not entries:
+            return {}
+        tick_ms = None
+        if self.namespaces is not None:
+            policies = self.namespaces.effective(ref.topic)
+            if not policies.delayed_delivery_active:
+                return {}
+            tick_ms = policies.delayed_delivery_tick_ms
+        return self.timers.due_of(entries, now_ms, tick_ms)
 
     def _entries_for(
         self,
@@ -191,7 +204,7 @@ class Dispatch(DeadLettering):
             candidates,
             max_messages,
             self._limits.max_unacked_entries,
-            self._due(state, known.values(), now_ms),
+            self._due(ref, state, known.values(), now_ms),
         )
         return deliveries, known
 
@@ -218,7 +231,7 @@ class Dispatch(DeadLettering):
             max_messages,
             limits.key_shared_max_unacked_messages,
             limits.key_shared_max_masked_entries,
-            self._due(state, known.values(), now_ms),
+            self._due(ref, state, known.values(), now_ms),
         )
         return deliveries, known
 

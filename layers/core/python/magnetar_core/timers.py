@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 SECOND_MS = 1000
@@ -143,14 +143,18 @@ class DelayTimers:
         """Whether delays are honoured (enabled and a state machine to run the timers)."""
         return self.options.enabled and self._starter is not None
 
-    def due_of(self, entries, now_ms: int) -> dict[int, int]:
+    def due_of(self, entries, now_ms: int, tick_ms: int | None = None) -> dict[int, int]:
         """``{entry_id: bucket}`` of the index entries whose ``deliver_at_ms`` is still to
-        come (delayed delivery: Shared and Key_Shared callers only)."""
+        come (delayed delivery: Shared and Key_Shared callers only), bucketed by ``tick_ms``
+        (a namespace's tick; None: the options')."""
         if not self.active:
             return {}
+        options = self.options
+        if tick_ms is not None and tick_ms != options.tick_ms:
+            options = replace(options, tick_ms=tick_ms)
         out = {}
         for entry in entries:
-            bucket = due_bucket(entry.deliver_at_ms, now_ms, self.options)
+            bucket = due_bucket(entry.deliver_at_ms, now_ms, options)
             if bucket is not None:
                 out[entry.entry_id] = bucket
         return out
