@@ -16,7 +16,8 @@ from delivered import entry_ids, payloads
 from magnetar_core.engine import Engine
 from magnetar_core.errors import ConditionFailed
 from magnetar_core.names import TopicName
-from magnetar_core.timers import execution_name
+from magnetar_core.policies import Runtime
+from magnetar_core.timers import DelayTimers, TimerOptions, execution_name
 from magnetar_wire import EntryMessage, encode_entry
 
 TICK = 1000
@@ -245,3 +246,36 @@ def test_a_namespace_tick_sets_the_due_buckets(engine):
 
     assert subs.receive(topic, "sh", c.consumer_id, 10, 0) == []
     assert list(cursor_of(engine, topic, "sh")[1].delayed) == [due - 3500]
+
+
+class LostTimers:
+    """A timer starter whose executions never fire (failed, or never started)."""
+
+    def __init__(self) -> None:
+        self.started: list[int] = []
+
+    def start(self, pk: str, subscription: str, timer_id: str, bucket_ms: int) -> bool:
+        self.started.append(bucket_ms)
+        return True
+
+
+def test_a_bucket_whose_timer_never_fires_is_released_after_the_grace(settings, topic):
+    clock = {"now": 1_800_000_000_000}
+    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    lost = LostTimers()
+    options = TimerOptions(TICK, release_grace_ms=30_000)
+    engine.subscriptions.timers = DelayTimers(options, lost, lambda: clock["now"])
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    due = clock["now"] + 2000
+    engine.producer.publish(topic, delayed_entry(b"stranded", due))
+
+    assert subs.receive(topic, "sh", c.consumer_id, 10, 0) == []
+    assert lost.started == [due]
+    clock["now"] = due + 30_000  # overdue, but not by more than the grace
+    assert subs.receive(topic, "sh", c.consumer_id, 10, 0) == []
+    clock["now"] += 1
+    got = subs.receive(topic, "sh", c.consumer_id, 10, 0)
+
+    assert payloads(got) == [b"stranded"] and [d.redelivery_count for d in got] == [0]
+    assert cursor_of(engine, topic, "sh")[1].delayed == {}

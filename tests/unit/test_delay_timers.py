@@ -158,6 +158,22 @@ def test_a_bucket_at_or_before_the_latest_consumed_release_is_not_waited_on_agai
     assert list(state.delayed) == [T0 + 6000]
 
 
+def test_a_bucket_whose_timer_never_fired_is_released_once_overdue_by_the_grace():
+    state = shared("c")
+    state.dispatch("c", [(0, 1), (1, 1)], 10, 100, due={0: T0 + 1000, 1: T0 + 5000})
+
+    assert state.consume_releases(T0 + 31_000, grace_ms=30_000) == 0  # not more than grace
+    assert state.consume_releases(T0 + 31_001, grace_ms=30_000) == 1
+    assert list(state.redeliver) == [0] and list(state.delayed) == [T0 + 5000]
+    assert state.released_max == T0 + 1000
+    assert state.consume_releases(T0 + 10**9) == 0  # without a grace, never
+
+
+def test_a_negative_release_grace_is_refused():
+    with pytest.raises(ValueError):
+        TimerOptions(release_grace_ms=-1)
+
+
 def test_exclusive_callers_pass_no_due_map_so_delayed_entries_go_out_at_once():
     state = CursorState.new("s", "Exclusive", last_entry_id=-1, earliest=True)
     state.add_consumer(ConsumerInfo("c", "c", 0, 0), "Exclusive")

@@ -8,7 +8,9 @@ Step Functions, never by us except to carry it over); the dispatcher then *consu
 release: the bucket's entries join the redelivery set and the bucket leaves both sets.
 ``released_max`` (the latest bucket consumed) makes every bucket at or before it count as
 released, so a bucket whose timer already ran is never waited on again (a later start of
-its timer would find the execution already existing and never fire).
+its timer would find the execution already existing and never fire). A bucket whose timer
+never fired (its execution failed or never started) is released anyway once it is overdue
+by the grace: no message waits forever on a lost timer.
 """
 
 from __future__ import annotations
@@ -52,16 +54,19 @@ class CursorDelays:
         """How many entries wait in the delayed set."""
         return sum(len(entries) for entries in self.delayed.values())
 
-    def consume_releases(self, now_ms: int) -> int:
+    def consume_releases(self, now_ms: int, grace_ms: int | None = None) -> int:
         """Make the entries of every released bucket whose time has come available again.
 
         A bucket released by its timer is consumed once ``now_ms`` reaches it (a timer that
         fires early — the emulator's Wait truncates to whole seconds — never makes a message
-        early); buckets at or before ``released_max`` are consumed too. Returns how many
-        entries joined the redelivery set. The released values consumed are dropped, so the
-        next cursor write removes them from the item; the others are carried over.
+        early); buckets at or before ``released_max`` are consumed too, and so is a bucket
+        overdue by more than ``grace_ms`` (None: never) though no release came. Returns how
+        many entries joined the redelivery set. The released values consumed are dropped,
+        so the next cursor write removes them from the item; the others are carried over.
         """
         due = {b for b in self.released if b <= now_ms}
+        if grace_ms is not None:
+            due |= {b for b in self.delayed if b + grace_ms < now_ms}
         self.released_max = max([self.released_max, *due])
         due |= {b for b in self.delayed if b <= self.released_max}
         moved = 0

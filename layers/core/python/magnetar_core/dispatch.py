@@ -120,7 +120,7 @@ class Dispatch(DeadLettering):
             known: dict[int, IndexEntry] = {}
             before = state.read_position
             delays_before = (set(state.delayed), state.delayed_count(), set(state.released))
-            state.consume_releases(now)
+            state.consume_releases(now, self.timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
                 plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
@@ -145,9 +145,7 @@ class Dispatch(DeadLettering):
             return pairs, read_position, wake_at, moved
         raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
 
-    def _due(
-        self, ref: PartitionRef, state: CursorState, entries, now_ms: int
-    ) -> dict[int, int]:
+    def _due(self, ref: PartitionRef, state: CursorState, entries, now_ms: int) -> dict[int, int]:
         """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
         Failover deliver them at once, as Pulsar does), unless the namespace switched
         delayed delivery off; buckets by the namespace's tick. The policies (cached per

@@ -58,6 +58,7 @@ class Engine:
             settings.delayed_delivery_tick_ms,
             settings.delayed_delivery_strict,
             settings.delayed_delivery_enabled,
+            settings.delayed_delivery_release_grace_ms,
         )
         log = LogStore(dynamodb, settings.log_table)
         cursors = CursorStore(dynamodb, settings.cursors_table)

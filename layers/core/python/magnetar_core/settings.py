@@ -35,6 +35,8 @@ class Settings:
     delayed_delivery_enabled: bool = True
     delayed_delivery_tick_ms: int = 1000
     delayed_delivery_strict: bool = False
+    delayed_delivery_release_grace_ms: int = 30_000
+    """A delay bucket overdue by more than this is released though its timer never fired."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -66,4 +68,5 @@ class Settings:
             delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),
             delayed_delivery_tick_ms=number("DELAYED_DELIVERY_TICK_MS", 1000),
             delayed_delivery_strict=flag("DELAYED_DELIVERY_STRICT", False),
+            delayed_delivery_release_grace_ms=number("DELAYED_DELIVERY_RELEASE_GRACE_MS", 30_000),
         )

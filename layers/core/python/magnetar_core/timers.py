@@ -27,15 +27,20 @@ class TimerOptions:
 
     ``enabled`` False (or no state machine) delivers delayed messages at once, as Pulsar's
     ``delayedDeliveryEnabled=false`` does; nack delays then become immediate redeliveries.
+    ``release_grace_ms``: a bucket overdue by more than this counts as released even if its
+    timer never fired (a failed or lost execution strands nothing).
     """
 
     tick_ms: int = 1000
     strict: bool = False
     enabled: bool = True
+    release_grace_ms: int = 30_000
 
     def __post_init__(self) -> None:
         if self.tick_ms < 1:
             raise ValueError(f"tick_ms must be >= 1, not {self.tick_ms}")
+        if self.release_grace_ms < 0:
+            raise ValueError(f"release_grace_ms must be >= 0, not {self.release_grace_ms}")
 
 
 def _ceil_to(value: int, step: int) -> int:
