@@ -279,3 +279,30 @@ def test_a_bucket_whose_timer_never_fires_is_released_after_the_grace(settings, 
 
     assert payloads(got) == [b"stranded"] and [d.redelivery_count for d in got] == [0]
     assert cursor_of(engine, topic, "sh")[1].delayed == {}
+
+
+def test_stats_count_the_entries_waiting_in_the_delayed_set_per_subscription(engine, make_entry):
+    base = TopicName.parse(f"persistent://public/default/dls-{uuid.uuid4().hex[:8]}")
+    engine.topics.create(base, 2)
+    subs = engine.subscriptions
+    due = now_ms() + 60_000
+    batch = [
+        EntryMessage(payload=b"b%d" % i, sequence_id=i, publish_time_ms=1, deliver_at_ms=due)
+        for i in range(2)
+    ]
+    for i in range(2):
+        part = base.partition(i)
+        c = subs.subscribe(part, "sh", "c", "Shared", earliest=True)
+        subs.subscribe(part, "ex", "x", "Exclusive", earliest=True)
+        engine.producer.publish(part, encode_entry(batch, producer_name="d"))
+        engine.producer.publish(part, make_entry(b"now"))
+        engine.producer.publish(part, delayed_entry(b"one", due))
+        assert payloads(subs.receive(part, "sh", c.consumer_id, 10, 0)) == [b"now"]
+
+    one = engine.admin.stats(base.partition(0), partitioned=False)["subscriptions"]
+    total = engine.admin.stats(base, partitioned=True)["subscriptions"]
+
+    # entries, as msgBacklog counts them (a batch counts once)
+    assert (one["sh"]["msgDelayed"], one["ex"]["msgDelayed"]) == (2, 0)
+    assert (total["sh"]["msgDelayed"], total["ex"]["msgDelayed"]) == (4, 0)
+    assert one["sh"]["msgBacklog"] == 3

@@ -68,10 +68,17 @@ class Stats:
             for name, sub in stats["subscriptions"].items():
                 into = total["subscriptions"].setdefault(
                     name,
-                    {"type": sub["type"], "msgBacklog": 0, "unackedMessages": 0, "consumers": []},
+                    {
+                        "type": sub["type"],
+                        "msgBacklog": 0,
+                        "unackedMessages": 0,
+                        "msgDelayed": 0,
+                        "consumers": [],
+                    },
                 )
                 into["msgBacklog"] += sub["msgBacklog"]
                 into["unackedMessages"] += sub["unackedMessages"]
+                into["msgDelayed"] += sub["msgDelayed"]
                 into["consumers"].extend(sub["consumers"])
         return total
 
@@ -118,6 +125,7 @@ def _subscription_stats(
         "markDeletePosition": f"{ledger}:{state.mark_delete}",
         "readPosition": f"{ledger}:{state.read_position}",
         "msgRedeliverPending": len(state.redeliver),
+        "msgDelayed": state.delayed_count(),  # entries, as msgBacklog counts them
         "consumers": consumers,
     }
     if ks is not None:
