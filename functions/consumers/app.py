@@ -41,6 +41,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         durable=http.field(body, "durable", bool, True),
         key_shared=key_shared,
         dead_letter=DeadLetterPolicy.parse(body.get("deadLetterPolicy")),
+        read_compacted=http.field(body, "readCompacted", bool, False),
     )
     return http.ok(views.consumer_handle(handle))
 

@@ -58,6 +58,20 @@ ENTRY_SCHEMA = StructType(
 _METADATA_PROBE_BYTES = 16 * 1024
 
 
+class EntryUnreadable(RuntimeError):
+    """An entry's bytes could not be read or decoded (names the entry and object)."""
+
+
+def error_text(exc: BaseException) -> str:
+    """A one-line reason for the pointer's ``lastError``: for an error raised in a Python
+    worker (Spark wraps it with the worker's traceback), the worker's exception line."""
+    text = str(exc).strip()
+    if "Traceback (most recent call last)" in text:
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln[0].isspace()]
+        return lines[-1] if lines else text
+    return f"{type(exc).__name__}: {text}"
+
+
 def slices(low: int, high: int, count: int) -> list[tuple[int, int]]:
     """``[low, high]`` cut into at most ``count`` contiguous inclusive ranges."""
     if high < low:
@@ -106,7 +120,11 @@ def _entry_row(s3, bucket: str, item: dict) -> tuple | None:
     if count == 0 or item.get("fence", {}).get("BOOL", False):
         return None  # markers and fences hold no messages
     obj, off, length = item["obj"]["S"], int(item["off"]["N"]), int(item["len"]["N"])
-    meta = entry_metadata(s3, bucket, obj, off, length)
+    eid = int(item["eid"]["N"])
+    try:
+        meta = entry_metadata(s3, bucket, obj, off, length)
+    except Exception as exc:
+        raise EntryUnreadable(f"entry {eid} ({obj}): {type(exc).__name__}: {exc}") from exc
     kept = kept_of(item)
     messages = []
     for i, m in enumerate(meta.messages):
@@ -125,7 +143,6 @@ def _entry_row(s3, bucket: str, item: dict) -> tuple | None:
                 m.publish_time_ms,
             )
         )
-    eid = int(item["eid"]["N"])
     return (eid, pickle.dumps(item), obj, off, length, messages)
 
 
@@ -188,8 +205,12 @@ def _batch_write(ddb, table: str, requests: list[dict]) -> None:
 
 
 def _copy(s3, bucket: str, row) -> bytes:
-    data = _get(s3, bucket, row["obj"], row["off"], row["len"])
-    read_metadata(data, verify_crc=True)  # never copy a damaged entry
+    try:
+        data = _get(s3, bucket, row["obj"], row["off"], row["len"])
+        read_metadata(data, verify_crc=True)  # never copy a damaged entry
+    except Exception as exc:
+        where = f"entry {row['entry_id']} ({row['obj']})"
+        raise EntryUnreadable(f"{where}: {type(exc).__name__}: {exc}") from exc
     return data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .compaction_reads import check_read_compacted
 from .cursor import KEY_SHARED, SUBSCRIPTION_TYPES, ConsumerInfo, CursorState, KeySharedOptions
 from .dead_letter import DeadLetterPolicy
 from .errors import (
@@ -34,6 +35,7 @@ class ConsumerLifecycle(Seeking):
         durable: bool = True,
         key_shared: KeySharedOptions | None = None,
         dead_letter: DeadLetterPolicy | None = None,
+        read_compacted: bool = False,
     ) -> ConsumerHandle:
         """Register a consumer, creating the subscription at the initial position if new.
 
@@ -44,7 +46,9 @@ class ConsumerLifecycle(Seeking):
         lease lapsed are disconnected first. ``key_shared`` are a Key_Shared consumer's
         options (``KeyShared`` is accepted as a spelling of ``Key_Shared``).
         ``dead_letter`` becomes the subscription's dead letter policy (None: none; the
-        latest subscriber's wins; Shared and Key_Shared dead-letter). Raises
+        latest subscriber's wins; Shared and Key_Shared dead-letter). ``read_compacted``
+        makes it read the compacted view up to the compaction horizon first (the latest
+        subscriber's wins; NotAllowedError unless Exclusive or Failover). Raises
         InvalidMessage (bad name/type), ConsumerBusy (Exclusive taken, type clash, Key_Shared
         options differing from the subscription's), ConsumerAssignError (400: bad STICKY
         ranges) and HashRangeConflict (409: STICKY ranges overlapping another consumer's).
@@ -62,6 +66,8 @@ class ConsumerLifecycle(Seeking):
             or priority_level < 0
         ):
             raise InvalidMessage("priorityLevel must be a non-negative integer (0 is the highest)")
+        if read_compacted:
+            check_read_compacted(topic, sub_type)
         ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
         now = self._rt.now_ms()
         name = consumer_name or self._rt.new_id()[:5]
@@ -76,6 +82,7 @@ class ConsumerLifecycle(Seeking):
             state.expire_consumers(now, self._limits.consumer_lease_ms)
             state.add_consumer(info, sub_type, key_shared, self._hashes_of(ref))
             state.dead_letter_policy = dead_letter
+            state.read_compacted = read_compacted
             try:
                 self._cursors.put(ref.key, state)
                 return ConsumerHandle(info.consumer_id, info.name, subscription, topic)

@@ -105,6 +105,8 @@ class CursorState(CursorAcks, CursorDelays, CursorDeadLetters, KeySharedCursor):
     released: set[int] = field(default_factory=set)
     released_max: int = 0
     timer_id: str = ""
+    read_compacted: bool = False
+    """Serve the compacted view up to the compaction horizon first (``compaction_reads``)."""
     dead_letter_policy: DeadLetterPolicy | None = None
     dead_letters: list[DeadLetter] = field(default_factory=list)
     dead_letter_next_sequence: int = 0

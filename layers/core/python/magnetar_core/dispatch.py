@@ -27,6 +27,8 @@ from .topics import PartitionRef
 class Dispatch(DeadLettering):
     """Receive: redeliveries first, then new entries, for consumers the policy admits."""
 
+    compacted = None  # CompactedReads, set by the engine: serves readCompacted cursors
+
     def receive(
         self,
         topic: TopicName,
@@ -124,6 +126,8 @@ class Dispatch(DeadLettering):
             dead = state.collect_dead_letters(ref.topic, timer_id)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
                 plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                if state.read_compacted and self.compacted is not None:
+                    plan = self.compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from .access import ProducerAccess
 from .admin import Admin
+from .compaction import Compaction
+from .compaction_reads import CompactedReads
 from .dedup import Deduplicator
 from .index_cache import IndexCache
 from .namespaces import Namespaces
@@ -16,6 +18,7 @@ from .settings import Settings
 from .stats import Stats
 from .storage.aws import make_clients, make_stepfunctions_client
 from .storage.buffers import BufferStore
+from .storage.compaction import CompactionStore
 from .storage.cursors import CursorStore
 from .storage.entries import EntryStore
 from .storage.log import LogStore
@@ -41,6 +44,7 @@ class Engine:
     namespaces: Namespaces
     access: ProducerAccess
     entries: EntryStore
+    compaction: Compaction | None = None
 
     @classmethod
     def build(
@@ -112,6 +116,10 @@ class Engine:
         subscriptions.producer = producer
         subscriptions.namespaces = namespaces
         subscriptions.timers = DelayTimers(timer_options, starter, runtime.now_ms)
+        compaction_store = CompactionStore(dynamodb, settings.cursors_table, settings.log_table)
+        subscriptions.compacted = CompactedReads(
+            compaction_store, log, IndexCache(), settings.max_unacked_entries_per_consumer
+        )
         return cls(
             runtime=runtime,
             topics=topics,
@@ -132,4 +140,5 @@ class Engine:
                 settings.commit_max_attempts,
             ),
             entries=entries,
+            compaction=Compaction(topics, compaction_store, None, runtime),
         )

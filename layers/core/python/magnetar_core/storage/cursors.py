@@ -37,6 +37,8 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
     body.update(state.dead_letters_to_dict())
     if state.timer_id:
         body["tid"] = state.timer_id
+    if state.read_compacted:
+        body["rc"] = True
     item = {
         "pk": {"S": pk},
         "sub": {"S": state.subscription},
@@ -75,6 +77,7 @@ def cursor_from_item(item: dict) -> CursorState:
         released={int(b) for b in item.get("rel", {}).get("NS", ())},
         released_max=int(body.get("drel", 0)),
         timer_id=body.get("tid", ""),
+        read_compacted=body.get("rc", False),
     )
     state.dead_letters_from_dict(body)
     return state

@@ -1,0 +1,208 @@
+"""Topic compaction on the emulator: the compact-topic job's main() against the local stack,
+then readCompacted cursors served by the engine."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+
+import pytest
+from delivered import entry_ids
+
+from magnetar_core.compaction_state import CompactionInProgress
+from magnetar_core.errors import NotAllowedError
+from magnetar_core.storage.compaction import CompactionStore, ledger_segment_prefix
+from magnetar_wire import EntryMessage, decode_entry, encode_entry
+
+pytestmark = pytest.mark.emulator
+
+
+def _entry(*messages: tuple[str | None, bytes | None]) -> bytes:
+    """An entry of ``(key, payload)`` messages; payload None is a null value."""
+    return encode_entry(
+        [
+            EntryMessage(
+                payload=p or b"", key=k, null_value=p is None, sequence_id=i, publish_time_ms=1
+            )
+            for i, (k, p) in enumerate(messages)
+        ],
+        producer_name="compaction-it",
+    )
+
+
+@pytest.fixture
+def run_job(local_stack, settings):
+    """Run compact_topic.main() on the local stack; returns its summary."""
+    import compact_topic
+
+    def run(*extra: str):
+        argv = [
+            "--bucket", settings.entries_bucket,
+            "--topics-table", settings.topics_table,
+            "--log-table", settings.log_table,
+            "--cursors-table", settings.cursors_table,
+            "--endpoint-url", local_stack.aws_endpoint_url,
+            "--region", settings.region,
+            *extra,
+        ]  # fmt: skip
+        with redirect_stdout(io.StringIO()):
+            return compact_topic.main(argv)
+
+    return run
+
+
+@pytest.fixture
+def keyed(engine, topic):
+    """e0 a=a1 | e1 [b=b1, c=c1, keyless x] | e2 a=a2 | e3 c=null | e4 [d=d1, b=b2]."""
+    for messages in (
+        [("a", b"a1")],
+        [("b", b"b1"), ("c", b"c1"), (None, b"x")],
+        [("a", b"a2")],
+        [("c", None)],
+        [("d", b"d1"), ("b", b"b2")],
+    ):
+        engine.producer.publish(topic, _entry(*messages))
+    return topic
+
+
+def _read(engine, topic, subscription, consumer_id, n=100):
+    """``[(entry_id, batch index or -1, key, payload)]`` of one receive, masks applied."""
+    out = []
+    for d in engine.subscriptions.receive(topic, subscription, consumer_id, n, 0):
+        decoded = decode_entry(d.data)
+        indexes = d.batch_indexes if d.batch_indexes is not None else range(len(decoded.messages))
+        for i in indexes:
+            m = decoded.messages[i]
+            out.append((d.entry_id, i if decoded.header.batched else -1, m.key, m.payload))
+    return out
+
+
+def _reader(engine, topic, name):
+    handle = engine.subscriptions.subscribe(
+        topic, name, None, "Exclusive", earliest=True, durable=False, read_compacted=True
+    )
+    return handle.consumer_id
+
+
+VIEW = [(2, -1, "a", b"a2"), (4, 0, "d", b"d1"), (4, 1, "b", b"b2")]
+
+
+def test_a_compacted_reader_sees_latest_per_key_up_to_the_horizon_then_the_live_log(
+    engine, keyed, run_job
+):
+    summary = run_job("--topic", str(keyed))
+    assert (summary.partitions, summary.entries_compacted) == (1, 2)
+    assert engine.compaction.status(keyed) == {"status": "SUCCESS", "lastError": ""}
+    engine.producer.publish(keyed, _entry(("a", b"a3")))
+    engine.producer.publish(keyed, _entry(("c", b"c2")))
+    reader = _reader(engine, keyed, "compacted-reader")
+    assert _read(engine, keyed, "compacted-reader", reader) == [
+        *VIEW,
+        (5, -1, "a", b"a3"),
+        (6, -1, "c", b"c2"),
+    ]
+
+
+def test_a_normal_consumer_still_sees_every_message(engine, keyed, run_job):
+    run_job("--topic", str(keyed))
+    c = engine.subscriptions.subscribe(keyed, "all", None, "Exclusive", earliest=True)
+    got = _read(engine, keyed, "all", c.consumer_id)
+    assert [(e, k, p) for e, _, k, p in got] == [
+        (0, "a", b"a1"),
+        (1, "b", b"b1"),
+        (1, "c", b"c1"),
+        (1, None, b"x"),
+        (2, "a", b"a2"),
+        (3, "c", b""),
+        (4, "d", b"d1"),
+        (4, "b", b"b2"),
+    ]
+
+
+def test_a_rerun_with_nothing_new_changes_nothing_and_a_later_run_folds_in_new_messages(
+    engine, keyed, run_job, aws_clients, settings
+):
+    run_job("--topic", str(keyed))
+    store = CompactionStore(aws_clients.dynamodb, settings.cursors_table, settings.log_table)
+    ref = engine.topics.resolve(keyed, create=False)
+    first = store.get(ref.key)
+    again = run_job("--topic", str(keyed))
+    assert again.details["partitions_unchanged"] == 1
+    second = store.get(ref.key)
+    assert (second.ledger, second.horizon, second.retired) == (first.ledger, 4, [])
+    assert _read(engine, keyed, "r1", _reader(engine, keyed, "r1")) == VIEW
+
+    engine.producer.publish(keyed, _entry(("a", b"a3"), ("b", None)))
+    run_job("--topic", str(keyed))
+    third = store.get(ref.key)
+    assert third.horizon == 5 and third.ledger != first.ledger
+    assert [(r.ledger, r.trashed) for r in third.retired] == [(first.ledger, True)]
+    trash = aws_clients.s3.list_objects_v2(Bucket=settings.entries_bucket, Prefix="trash/")
+    listed = [o["Key"] for o in trash.get("Contents", [])]
+    assert any("compact-topic" in key for key in listed)
+    assert ledger_segment_prefix(first.ledger).startswith("compacted/persistent/public/default/")
+    assert _read(engine, keyed, "r2", _reader(engine, keyed, "r2")) == [
+        (4, 0, "d", b"d1"),
+        (5, 0, "a", b"a3"),
+    ]
+
+
+def test_a_durable_compacted_subscription_acknowledges_what_the_view_dropped(
+    engine, keyed, run_job
+):
+    run_job("--topic", str(keyed))
+    subs = engine.subscriptions
+    c = subs.subscribe(keyed, "durable", None, "Failover", earliest=True, read_compacted=True)
+    delivered = subs.receive(keyed, "durable", c.consumer_id, 100, 0)
+    assert [(d.entry_id, d.batch_indexes) for d in delivered] == [(2, None), (4, None)]
+    subs.acknowledge(keyed, "durable", c.consumer_id, entry_ids(delivered), False)
+    stats = engine.admin.stats(keyed, partitioned=False)["subscriptions"]["durable"]
+    assert (stats["msgBacklog"], stats["markDeletePosition"]) == (0, "1:4")
+
+
+def test_a_kept_batch_entry_is_delivered_with_only_its_kept_messages(engine, topic, run_job):
+    engine.producer.publish(topic, _entry(("a", b"a1"), ("b", b"b1"), ("a", b"a2")))
+    run_job("--topic", str(topic))
+    reader = _reader(engine, topic, "masked")
+    delivered = engine.subscriptions.receive(topic, "masked", reader, 100, 0)
+    assert [(d.entry_id, d.batch_indexes) for d in delivered] == [(0, (1, 2))]
+
+
+def test_a_failed_run_reports_error_and_the_next_trigger_may_start(
+    engine, topic, run_job, aws_clients, settings
+):
+    engine.producer.publish(topic, _entry(("a", b"a1")))
+    ref = engine.topics.resolve(topic, create=False)
+    item = engine.subscriptions._log.get_many(ref.key, [0])[0]
+    aws_clients.s3.delete_object(Bucket=settings.entries_bucket, Key=item.object_key)
+    summary = run_job("--topic", str(topic))
+    assert summary.details["partitions_failed"] == 1
+    status = engine.compaction.status(topic)
+    assert status["status"] == "ERROR" and "NoSuchKey" in status["lastError"]
+
+
+def test_a_trigger_while_running_is_a_conflict_and_the_job_finishes_the_triggered_run(
+    engine, keyed, run_job
+):
+    started = []
+
+    class Launcher:
+        def start(self, job, args):
+            started.append((job, args))
+            return "run-1"
+
+    engine.compaction._launcher = Launcher()
+    run_id = engine.compaction.trigger(keyed)
+    assert started == [("compact-topic", {"topic": str(keyed), "run-id": run_id})]
+    assert engine.compaction.status(keyed) == {"status": "RUNNING", "lastError": ""}
+    with pytest.raises(CompactionInProgress, match="Compaction already in progress"):
+        engine.compaction.trigger(keyed)
+    run_job("--topic", str(keyed), "--run-id", run_id)
+    assert engine.compaction.status(keyed) == {"status": "SUCCESS", "lastError": ""}
+
+
+def test_compacted_reads_need_an_exclusive_or_failover_subscription(engine, topic):
+    with pytest.raises(NotAllowedError, match="Read compacted can only be used"):
+        engine.subscriptions.subscribe(
+            topic, "shared", None, "Shared", earliest=True, read_compacted=True
+        )
