@@ -132,3 +132,24 @@ def test_heartbeats_and_receives_keep_a_consumer_alive(settings, topic):
     clock["now"] += step
     with pytest.raises(ConsumerBusy):
         subs.subscribe(topic, "hb", "other", "Exclusive", earliest=True)
+
+
+def test_a_shared_consumer_killed_without_closing_has_its_messages_redelivered_to_the_others(
+    settings, topic, make_entry
+):
+    clock = {"now": 1_800_000_000_000}
+    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    subs = engine.subscriptions
+    killed = subs.subscribe(topic, "sh", "killed", "Shared", earliest=True)
+    alive = subs.subscribe(topic, "sh", "alive", "Shared", earliest=True)
+    engine.producer.publish(topic, make_entry(b"held"))
+    assert payloads(subs.receive(topic, "sh", killed.consumer_id, 10, 0)) == [b"held"]
+    clock["now"] += settings.consumer_lease_ms // 2
+    assert subs.receive(topic, "sh", alive.consumer_id, 10, 0) == []  # renews its lease
+
+    clock["now"] += settings.consumer_lease_ms // 2 + 1  # the killed one's lease lapsed
+    got = subs.receive(topic, "sh", alive.consumer_id, 10, 0)
+
+    assert payloads(got) == [b"held"] and [d.redelivery_count for d in got] == [1]
+    with pytest.raises(ConsumerNotFound):
+        subs.receive(topic, "sh", killed.consumer_id, 10, 0)
