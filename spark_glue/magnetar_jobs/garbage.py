@@ -6,6 +6,11 @@ into a manifest object ``trash/<due_ms>-<job>-<id>.json`` (``due_ms`` zero-padde
 digits, so listing order is due order), and ``purge_due`` — run at the start of every job —
 deletes the keys of manifests whose due time has passed, then the manifest. Deleting is
 idempotent, so a purge that crashed half-way is simply repeated by the next one.
+
+A manifest may name, per key, the log index item ``(pk, eid)`` that referenced it (``refs``).
+Such a key is deleted only if that item no longer references it (gone, or switched to
+another object): a job can then write the manifest *before* its index switch, and a crash
+between the two never deletes an object the index still needs.
 """
 
 from __future__ import annotations
@@ -36,12 +41,14 @@ def schedule_deletes(
     job: str,
     sizes: Mapping[str, int] | None = None,
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    refs: Mapping[str, tuple[str, int]] | None = None,
 ) -> str:
     """Write a manifest listing ``keys`` to delete at ``due_ms`` (epoch ms); one S3 PUT.
 
     ``sizes`` (bytes by key, optional) lets ``purge_due`` count the bytes it frees without
-    a HEAD per object. Returns the manifest key, or ``""`` (nothing written) when ``keys``
-    is empty.
+    a HEAD per object. ``refs`` (optional): the index item ``(pk, eid)`` per key that must no
+    longer reference it when the purge runs. Returns the manifest key, or ``""`` (nothing
+    written) when ``keys`` is empty.
     """
     listed = sorted(set(keys))
     if not listed:
@@ -49,6 +56,8 @@ def schedule_deletes(
     body = {"job": job, "due_ms": due_ms, "keys": listed}
     if sizes is not None:
         body["sizes"] = {k: int(sizes[k]) for k in listed if k in sizes}
+    if refs is not None:
+        body["refs"] = {k: [refs[k][0], int(refs[k][1])] for k in listed if k in refs}
     key = manifest_key(due_ms, job, new_id())
     s3.put_object(
         Bucket=bucket,
@@ -91,18 +100,54 @@ def trashed_keys(s3, bucket: str) -> set[str]:
     return out
 
 
-def purge_due(s3, bucket: str, now_ms: int) -> tuple[int, int]:
+def still_referenced(dynamodb, log_table: str, refs: Mapping[str, list]) -> set[str]:
+    """The keys whose index item ``refs[key] = [pk, eid]`` still names them (BatchGetItem,
+    100 keys a request, unprocessed keys retried)."""
+    wanted = {(pk, int(eid)): key for key, (pk, eid) in refs.items()}
+    pairs = sorted(wanted)
+    out: set[str] = set()
+    for i in range(0, len(pairs), 100):
+        keys = [{"pk": {"S": pk}, "eid": {"N": str(eid)}} for pk, eid in pairs[i : i + 100]]
+        request = {
+            log_table: {
+                "Keys": keys,
+                "ConsistentRead": True,
+                "ProjectionExpression": "pk, eid, obj",
+            }
+        }
+        while request:
+            page = dynamodb.batch_get_item(RequestItems=request)
+            for item in page["Responses"].get(log_table, []):
+                key = wanted[(item["pk"]["S"], int(item["eid"]["N"]))]
+                if item.get("obj", {}).get("S") == key:
+                    out.add(key)
+            request = page.get("UnprocessedKeys") or None
+    return out
+
+
+def purge_due(
+    s3, bucket: str, now_ms: int, dynamodb=None, log_table: str | None = None
+) -> tuple[int, int]:
     """Delete the objects of every manifest due at or before ``now_ms``, then the manifest.
 
-    Returns ``(objects, bytes)`` deleted (bytes as recorded in the manifests). Idempotent:
-    keys already gone are no error, and a manifest is removed only after its keys.
+    Keys with ``refs`` are checked against the log table first (``dynamodb``, ``log_table``)
+    and kept while their index item still references them; without a DynamoDB client such
+    a manifest is left for a later purge. Returns ``(objects, bytes)`` deleted (bytes as
+    recorded in the manifests). Idempotent: keys already gone are no error, and a manifest is
+    removed only after its keys.
     """
     objects = freed = 0
+    done: set[str] = set()  # a key listed by several manifests is counted once
     for key in manifests(s3, bucket):
         if due_of(key) > now_ms:
             break  # listing order is due order
         body = read_manifest(s3, bucket, key)
         listed = body["keys"]
+        if body.get("refs"):
+            if dynamodb is None or not log_table:
+                continue
+            kept = still_referenced(dynamodb, log_table, body["refs"])
+            listed = [k for k in listed if k not in kept]
         for i in range(0, len(listed), _DELETE_BATCH):
             chunk = listed[i : i + _DELETE_BATCH]
             result = s3.delete_objects(
@@ -117,7 +162,9 @@ def purge_due(s3, bucket: str, now_ms: int) -> tuple[int, int]:
                     f"{first.get('Key')}: {first.get('Code')} {first.get('Message')}"
                 )
         sizes = body.get("sizes", {})
-        objects += len(listed)
-        freed += sum(int(sizes.get(k, 0)) for k in listed)
+        fresh = [k for k in listed if k not in done]
+        done.update(fresh)
+        objects += len(fresh)
+        freed += sum(int(sizes.get(k, 0)) for k in fresh)
         s3.delete_object(Bucket=bucket, Key=key)
     return objects, freed

@@ -108,3 +108,32 @@ def test_objects_outside_the_manifests_are_never_touched(s3, bucket):
     assert purge_due(s3, bucket, now_ms=2) == (1, 0)
     assert _keys(s3, bucket) == ["trash/notes.txt"]
     assert trashed_keys(s3, bucket) == set()
+
+
+def test_a_key_whose_index_item_still_references_it_is_kept_and_the_others_deleted(
+    s3, bucket, aws_clients, local_stack
+):
+    ddb, table = aws_clients.dynamodb, local_stack.name("LogTable")
+    pk = f"persistent://public/garbage/t-{uuid.uuid4().hex[:6]}|1"
+    for eid, obj in [(0, "e/0"), (1, "segments/x/0-1")]:
+        ddb.put_item(
+            TableName=table, Item={"pk": {"S": pk}, "eid": {"N": str(eid)}, "obj": {"S": obj}}
+        )
+    for key in ("e/0", "e/1", "e/2"):
+        _put(s3, bucket, key, 4)
+    # e/0: the switch never happened (crash); e/1: switched; e/2: its item is gone
+    refs = {"e/0": (pk, 0), "e/1": (pk, 1), "e/2": (pk, 2)}
+    manifest = schedule_deletes(
+        s3, bucket, refs, 1, "compact-segments", dict.fromkeys(refs, 4), refs=refs
+    )
+    assert read_manifest(s3, bucket, manifest)["refs"] == {
+        "e/0": [pk, 0],
+        "e/1": [pk, 1],
+        "e/2": [pk, 2],
+    }
+
+    assert purge_due(s3, bucket, now_ms=1) == (0, 0)  # no DynamoDB client: left for later
+    assert _keys(s3, bucket) == sorted(["e/0", "e/1", "e/2", manifest])
+
+    assert purge_due(s3, bucket, now_ms=1, dynamodb=ddb, log_table=table) == (2, 8)
+    assert _keys(s3, bucket) == ["e/0"]
