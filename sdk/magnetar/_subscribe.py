@@ -73,8 +73,6 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
         raise ValueError("negative_ack_redelivery_delay_ms must be >= 0")
     if a["tick_duration_ms"] < MIN_TICK_DURATION_MS:
         raise ValueError(f"tick_duration_ms must be >= {MIN_TICK_DURATION_MS}")
-    if a["is_read_compacted"]:
-        raise exc.OperationNotSupported(f"is_read_compacted {_LATER}")
     if a["crypto_key_reader"] is not None:
         raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
     if isinstance(topic, str):
@@ -108,6 +106,8 @@ def subscribe_body(a: dict[str, Any], retry: RetryTopics | None) -> dict[str, An
         body["multiTopic"] = True  # Failover spreads non-partitioned topics by name hash
     if a["consumer_type"] == ConsumerType.KeyShared and a["key_shared_policy"] is not None:
         body.update(key_shared_body(a["key_shared_policy"]))
+    if a["is_read_compacted"]:
+        body["readCompacted"] = True  # the compacted view up to the horizon, then the log
     policy = a["dead_letter_policy"]
     if retry is not None:
         policy = policy or ConsumerDeadLetterPolicy(retry.max_reconsume_times)

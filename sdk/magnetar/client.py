@@ -280,7 +280,8 @@ class Client:
             InvalidTopicName: a malformed topic name or pattern.
             ConsumerBusy: a second consumer on an Exclusive subscription.
             NotAllowedError: a non-persistent topic (named; a regex skips them).
-            OperationNotSupported: compaction; ``enable_retry`` with a regex.
+            NotAllowedError: ``is_read_compacted`` on a Shared or Key_Shared subscription.
+            OperationNotSupported: ``enable_retry`` with a regex.
         """
         self._check_open()
         from ._subscribe import redelivery_of, subscribe_body, validate_subscribe
@@ -336,8 +337,9 @@ class Client:
         ``start_message_id_inclusive``; ``MessageId.earliest`` / ``MessageId.latest``).
 
         A reader uses a non-durable cursor: it holds no data back and disappears on close.
-        Raises ValueError (argument types), OperationNotSupported (compacted reads,
-        encryption), InvalidTopicName.
+        With ``is_read_compacted`` it reads the topic's compacted view (the latest message
+        per key) up to the compaction horizon, then the live log. Raises ValueError
+        (argument types), OperationNotSupported (encryption), InvalidTopicName.
         """
         self._check_open()
         check_type(str, topic, "topic")
@@ -347,13 +349,12 @@ class Client:
         check_type(bool, start_message_id_inclusive, "start_message_id_inclusive")
         if reader_listener is not None and not callable(reader_listener):
             raise ValueError("Argument reader_listener is expected to be a function")
-        if is_read_compacted:
-            raise exc.OperationNotSupported(f"is_read_compacted {_LATER}")
         if crypto_key_reader is not None:
             raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
         return Reader(self, parse_topic(topic), start_message_id, reader_name=reader_name,
                       receiver_queue_size=receiver_queue_size,
-                      inclusive=start_message_id_inclusive, reader_listener=reader_listener)  # fmt: skip
+                      inclusive=start_message_id_inclusive, reader_listener=reader_listener,
+                      read_compacted=is_read_compacted)  # fmt: skip
 
     def _bytes_schema(self) -> Schema:
         return BytesSchema()

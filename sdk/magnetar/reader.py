@@ -19,12 +19,14 @@ class Reader:
 
     def __init__(self, client: Any, name: TopicName, start_message_id: MessageId, *,
                  reader_name: str | None, receiver_queue_size: int, inclusive: bool,
-                 reader_listener: Any) -> None:  # fmt: skip
+                 reader_listener: Any, read_compacted: bool = False) -> None:  # fmt: skip
         body = {"subscriptionType": "Exclusive", "durable": False,
                 "startMessageId": _positions.id_text(start_message_id),
                 "startMessageIdInclusive": inclusive}  # fmt: skip
         if reader_name:
             body["consumerName"] = reader_name
+        if read_compacted:
+            body["readCompacted"] = True
         core = ConsumerCore(client._t, body, receiver_queue_size, client._bytes_schema(), client._log)
         try:
             subscribe_topic(client, core, name, f"reader-{uuid.uuid4().hex[:12]}")

@@ -86,8 +86,6 @@ def test_batching_with_chunking_and_short_ack_timeout_raise_value_error():
 
 def test_unsupported_features_raise_operation_not_supported(svc):
     client = pulsar.Client(svc.url)
-    with pytest.raises(pulsar.OperationNotSupported, match="later"):
-        client.create_reader("t", pulsar.MessageId.earliest, is_read_compacted=True)
     with pytest.raises(ValueError, match="start_message_id"):
         client.create_reader("t", "earliest")
     with pytest.raises(pulsar.OperationNotSupported, match="encryption"):

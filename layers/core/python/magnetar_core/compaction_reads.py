@@ -95,18 +95,39 @@ class CompactedReads:
         """Redeliveries, then the compacted view from the read position up to the horizon,
         then (once past it) whatever ``live`` plans from the live log."""
         pointer = self._store.get(ref.key)
-        horizon = pointer.horizon
-        if state.read_position > horizon:
-            return live(ref, state, consumer_id, max_messages, now_ms)
+        horizon, ledger = pointer.horizon, pointer.ledger
+        in_view = state.read_position <= horizon
+        waiting = list(islice(state.redeliver, max_messages))
         known: dict[int, IndexEntry] = {}
-        out = self._redeliver(ref, state, consumer_id, max_messages, pointer.ledger, horizon, known)
+        out: list[Delivery] = []
+        if in_view or (ledger and waiting and waiting[0] <= horizon):
+            out = self._redeliver(
+                ref, state, consumer_id, waiting, max_messages, ledger, horizon, known
+            )
         given = _messages(out, known)
+        if in_view and given < max_messages:
+            given = self._view(state, consumer_id, max_messages, given, ledger, horizon, out, known)
+        if state.read_position > horizon and given < max_messages:
+            more, live_known = live(ref, state, consumer_id, max_messages - given, now_ms)
+            out += more
+            known.update(live_known)
+        return out, known
+
+    def _view(
+        self,
+        state: CursorState,
+        consumer_id: str,
+        max_messages: int,
+        given: int,
+        ledger: str,
+        horizon: int,
+        out: list[Delivery],
+        known: dict[int, IndexEntry],
+    ) -> int:
+        """Lease the view's entries from the read position (appended to ``out``); past its
+        last one, step to the horizon + 1. Returns the messages handed out so far."""
         limit = min(max_messages, 1000)
-        items = (
-            self._store.read_from(pointer.ledger, state.read_position, limit)
-            if pointer.ledger
-            else []
-        )
+        items = self._store.read_from(ledger, state.read_position, limit) if ledger else []
         for item in items:
             if given >= max_messages:
                 break
@@ -116,11 +137,9 @@ class CompactedReads:
             skip_to(state, item.entry_id)
             mask_kept(state, item.entry_id, item.entry.count, item.kept)
             known[item.entry_id] = item.entry
+            budget = max_messages - given
             got = state.dispatch(
-                consumer_id,
-                [(item.entry_id, item.entry.count)],
-                max_messages - given,
-                self._max_unacked,
+                consumer_id, [(item.entry_id, item.entry.count)], budget, self._max_unacked
             )
             if state.read_position == item.entry_id:
                 break  # the consumer holds all it may: stop here
@@ -130,25 +149,21 @@ class CompactedReads:
             if len(items) < limit:
                 skip_to(state, horizon + 1)  # the view is exhausted: the live log follows
         state._advance_mark_delete()
-        if state.read_position > horizon and given < max_messages:
-            more, live_known = live(ref, state, consumer_id, max_messages - given, now_ms)
-            out += more
-            known.update(live_known)
-        return out, known
+        return given
 
     def _redeliver(
         self,
         ref: PartitionRef,
         state: CursorState,
         consumer_id: str,
+        wanted: list[int],
         max_messages: int,
         ledger: str,
         horizon: int,
         known: dict[int, IndexEntry],
     ) -> list[Delivery]:
-        """Redeliver what waits for it: compacted copies at or below the horizon, the live
-        log's items otherwise."""
-        wanted = list(islice(state.redeliver, max_messages))
+        """Redeliver ``wanted`` (the first entries waiting for it): compacted copies at or
+        below the horizon, the live log's items otherwise."""
         if not wanted:
             return []
         low = [e for e in wanted if e <= horizon]
