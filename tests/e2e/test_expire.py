@@ -1,0 +1,185 @@
+"""The expire job on the embedded stack: SDK produce/consume, then ``expire.main`` against the
+emulator. Each test works in its own namespace and runs the job on that namespace only, so
+other tests' topics are never touched."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+
+import expire
+import pytest
+import requests
+
+import magnetar as pulsar
+from magnetar_core.engine import Engine
+from magnetar_core.names import TopicName
+from magnetar_core.settings import Settings
+
+pytestmark = pytest.mark.emulator
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"public/exp{uuid.uuid4().hex[:8]}"
+
+
+def run_expire(local_stack, namespace: str, *extra: str):
+    """One expiry pass over ``namespace`` on the stack's tables and bucket."""
+    env = local_stack.environment
+    argv = ["--bucket", env["ENTRIES_BUCKET"], "--topics-table", env["TOPICS_TABLE"]]
+    argv += ["--log-table", env["LOG_TABLE"], "--cursors-table", env["CURSORS_TABLE"]]
+    argv += ["--endpoint-url", local_stack.aws_endpoint_url, "--namespace", namespace]
+    return expire.main([*argv, *extra])
+
+
+def index_ids(aws_clients, local_stack, log_key: str) -> list[int]:
+    items = aws_clients.dynamodb.query(
+        TableName=local_stack.environment["LOG_TABLE"],
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": log_key}},
+        ConsistentRead=True,
+    )["Items"]
+    return [int(i["eid"]["N"]) for i in items]
+
+
+def objects_under(aws_clients, local_stack, prefix: str) -> set[str]:
+    listing = aws_clients.s3.list_objects_v2(
+        Bucket=local_stack.environment["ENTRIES_BUCKET"], Prefix=prefix
+    )
+    return {o["Key"] for o in listing.get("Contents", [])}
+
+
+def cursor_item(aws_clients, local_stack, log_key: str, sub: str) -> dict | None:
+    return aws_clients.dynamodb.get_item(
+        TableName=local_stack.environment["CURSORS_TABLE"],
+        Key={"pk": {"S": log_key}, "sub": {"S": sub}},
+        ConsistentRead=True,
+    ).get("Item")
+
+
+def log_key_of(topic: str, msg_id) -> str:
+    return f"{topic}|{msg_id.ledger_id()}"
+
+
+def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
+    client, local_stack, aws_clients, namespace
+):
+    topic = f"persistent://{namespace}/orders"
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
+    producer = client.create_producer(topic, batching_enabled=False)
+    ids = [producer.send(f"m{i}".encode()) for i in range(6)]
+    ids.append(producer.send(b"later", deliver_after=timedelta(hours=1)))
+    ids += [producer.send(f"m{i}".encode()) for i in (7, 8)]
+    received = [consumer.receive(10_000) for _ in range(8)]
+    assert [m.data() for m in received] == [b"m0", b"m1", b"m2", b"m3", b"m4", b"m5", b"m7", b"m8"]
+    for m in received[:4] + received[6:]:
+        consumer.acknowledge(m)
+    key = log_key_of(topic, ids[0])
+    prefix = f"entries/persistent/{namespace}/orders/"
+    before = objects_under(aws_clients, local_stack, prefix)
+
+    summary = run_expire(local_stack, namespace, "--grace-ms", "0")
+
+    assert (summary.partitions, summary.entries_deleted) == (1, 4)
+    assert index_ids(aws_clients, local_stack, key) == [4, 5, 6, 7, 8]
+    assert summary.details["objects_trashed"] == 4
+    assert objects_under(aws_clients, local_stack, prefix) == before  # in trash until due
+
+    again = run_expire(local_stack, namespace)  # purges the due manifest; nothing new to do
+    assert (again.entries_deleted, again.details["objects_purged"]) == (0, 4)
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 5
+
+    for m in received[4:6]:
+        consumer.acknowledge(m)
+    next_id = producer.send(b"m9")
+    assert next_id.entry_id() == 9
+    after = consumer.receive(10_000)
+    assert (after.data(), after.message_id().entry_id()) == (b"m9", 9)
+    consumer.acknowledge(after)
+    with pytest.raises(pulsar.Timeout):
+        consumer.receive(1_000)  # the delayed message still waits
+    consumer.close()
+
+
+def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
+    client, local_stack, aws_clients, namespace
+):
+    topic = f"persistent://{namespace}/feed"
+    consumer = client.subscribe(topic, "s")
+    producer = client.create_producer(topic, batching_enabled=False)
+    ids = [producer.send(f"m{i}".encode()) for i in range(6)]
+    for _ in range(6):
+        consumer.acknowledge(consumer.receive(10_000))
+    # a reader on the engine, so exactly what it was handed out is known (the SDK prefetches)
+    subs = Engine.build(Settings.from_env(local_stack.environment)).subscriptions
+    name = TopicName.parse(topic)
+    handle = subs.subscribe(name, "reader", "r", "Exclusive", earliest=True, durable=False)
+    first = subs.receive(name, "reader", handle.consumer_id, 2, 0)
+    assert [e.entry_id for e in first] == [0, 1]
+    key = log_key_of(topic, ids[0])
+
+    assert run_expire(local_stack, namespace).entries_deleted == 2
+    assert index_ids(aws_clients, local_stack, key) == [2, 3, 4, 5]
+    rest = subs.receive(name, "reader", handle.consumer_id, 10, 0)
+    assert [(e.entry_id, e.data is not None) for e in rest] == [(e, True) for e in (2, 3, 4, 5)]
+    subs.close(name, "reader", handle.consumer_id)
+
+    assert run_expire(local_stack, namespace).entries_deleted == 3
+    assert index_ids(aws_clients, local_stack, key) == [5]  # the head stays
+    sent = producer.send(b"m6")
+    got = consumer.receive(10_000)
+    assert (sent.entry_id(), got.data(), got.message_id().entry_id()) == (6, b"m6", 6)
+    consumer.acknowledge(got)
+    consumer.close()
+
+
+def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
+    client, local_stack, aws_clients, namespace
+):
+    gone, live = f"persistent://{namespace}/gone", f"persistent://{namespace}/live"
+    producer = client.create_producer(gone, batching_enabled=False)
+    gone_ids = [producer.send(b"x") for _ in range(3)]
+    producer.close()
+    response = requests.delete(
+        f"{local_stack.url}/admin/v2/persistent/{namespace}/gone", params={"force": "true"}
+    )
+    assert response.status_code == 204
+    # consumers registered without an SDK behind them: nobody keeps their leases alive
+    engine = Engine.build(Settings.from_env(local_stack.environment))
+    subs = engine.subscriptions
+    subs.subscribe(TopicName.parse(live), "s", "c", "Shared", earliest=True)
+    subs.subscribe(TopicName.parse(live), "r", "rc", "Exclusive", earliest=True, durable=False)
+    live_key = log_key_of(live, client.create_producer(live).send(b"y"))
+    bucket = local_stack.environment["ENTRIES_BUCKET"]
+    orphan = f"entries/persistent/{namespace}/live/crashed-before-commit"
+    aws_clients.s3.put_object(Bucket=bucket, Key=orphan, Body=b"z" * 10)
+    gone_prefix = f"entries/persistent/{namespace}/gone/"
+    assert len(objects_under(aws_clients, local_stack, gone_prefix)) == 3
+    later = str(int(time.time() * 1000) + 5_000)
+
+    summary = run_expire(
+        local_stack,
+        namespace,
+        "--consumer-lease-ms", "1",
+        "--orphan-age-ms", "0",
+        "--grace-ms", "0",
+        "--now-ms", later,
+    )  # fmt: skip
+
+    gone_key = log_key_of(gone, gone_ids[0])
+    assert index_ids(aws_clients, local_stack, gone_key) == [3]  # the fence stays
+    assert summary.details["dead_ledgers"] == 1
+    assert summary.details["orphans_deleted"] == 1
+    assert orphan not in objects_under(aws_clients, local_stack, f"entries/persistent/{namespace}/")
+    assert (summary.details["consumers_expired"], summary.details["readers_deleted"]) == (2, 1)
+    assert cursor_item(aws_clients, local_stack, live_key, "r") is None
+    assert cursor_item(aws_clients, local_stack, live_key, "s")["nc"]["N"] == "0"
+    assert index_ids(aws_clients, local_stack, live_key) == [0]  # "s" holds it, and the head
+
+    run_expire(local_stack, namespace, "--now-ms", later)
+    assert objects_under(aws_clients, local_stack, gone_prefix) == set()
+    again = client.subscribe(live, "s", consumer_type=pulsar.ConsumerType.Shared)
+    assert again.receive(10_000).data() == b"y"
+    again.close()
