@@ -35,6 +35,14 @@ class Settings:
     delayed_delivery_enabled: bool = True
     delayed_delivery_tick_ms: int = 1000
     delayed_delivery_strict: bool = False
+    job_launcher: str = "local"
+    """How maintenance jobs start (``JOB_LAUNCHER``): ``local`` subprocess or ``glue``."""
+    glue_job_prefix: str = "magnetar"
+    """Glue job names are ``<prefix>-<job>`` (``GLUE_JOB_PREFIX``, the stack name)."""
+    job_scripts_dir: str | None = None
+    """Where spark_glue/ is for local runs (``JOB_SCRIPTS_DIR``; None: next to the code)."""
+    job_log_dir: str | None = None
+    """Where local job runs write their output (``JOB_LOG_DIR``; None: a temp folder)."""
     delayed_delivery_release_grace_ms: int = 30_000
     """A delay bucket overdue by more than this is released though its timer never fired."""
 
@@ -68,5 +76,9 @@ class Settings:
             delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),
             delayed_delivery_tick_ms=number("DELAYED_DELIVERY_TICK_MS", 1000),
             delayed_delivery_strict=flag("DELAYED_DELIVERY_STRICT", False),
+            job_launcher=env.get("JOB_LAUNCHER") or "local",
+            glue_job_prefix=env.get("GLUE_JOB_PREFIX") or "magnetar",
+            job_scripts_dir=env.get("JOB_SCRIPTS_DIR") or None,
+            job_log_dir=env.get("JOB_LOG_DIR") or None,
             delayed_delivery_release_grace_ms=number("DELAYED_DELIVERY_RELEASE_GRACE_MS", 30_000),
         )

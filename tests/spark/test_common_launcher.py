@@ -1,0 +1,104 @@
+"""magnetar_core.jobs: the JobLauncher port's local (subprocess) and Glue adapters."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from magnetar_core.jobs import (
+    GlueJobLauncher,
+    LocalJobLauncher,
+    UnknownJob,
+    job_argv,
+    launcher_from_settings,
+)
+from magnetar_core.settings import Settings
+
+SETTINGS = Settings(
+    topics_table="m-topics",
+    log_table="m-log",
+    cursors_table="m-cursors",
+    entries_bucket="m-bucket",
+    endpoint_url="http://127.0.0.1:4566",
+    region="eu-west-1",
+)
+
+
+def test_a_runs_arguments_name_the_settings_tables_bucket_endpoint_and_the_extra_args():
+    assert job_argv(SETTINGS, "compact-topic", {"topic": "persistent://a/b/c"}) == [
+        "--JOB_NAME", "compact-topic",
+        "--bucket", "m-bucket",
+        "--topics-table", "m-topics",
+        "--log-table", "m-log",
+        "--cursors-table", "m-cursors",
+        "--region", "eu-west-1",
+        "--endpoint-url", "http://127.0.0.1:4566",
+        "--topic", "persistent://a/b/c",
+    ]  # fmt: skip
+
+
+def test_an_unknown_job_is_refused_by_name():
+    with pytest.raises(UnknownJob, match="unknown job 'vacuum': one of compact-segments, "):
+        LocalJobLauncher(SETTINGS).command("vacuum", {})
+
+
+def test_the_local_launcher_runs_the_script_in_the_background_and_logs_its_output(tmp_path):
+    scripts = tmp_path / "spark_glue"
+    scripts.mkdir()
+    (scripts / "expire.py").write_text(
+        "import sys, magnetar_core\nprint('args', sys.argv[1:])\nsys.exit(3)\n"
+    )
+    launcher = LocalJobLauncher(
+        SETTINGS, scripts_dir=scripts, log_dir=tmp_path / "logs", new_id=lambda: "r1"
+    )
+    run_id = launcher.start("expire", {"orphan-age-ms": "5"})
+
+    assert run_id == "expire-r1"
+    assert launcher.wait(run_id, timeout_s=60) == 3
+    assert launcher.status(run_id) == "FAILED"
+    assert launcher.status("other") == "UNKNOWN"
+    assert launcher.log_path(run_id).read_text().splitlines() == [
+        "args " + repr(job_argv(SETTINGS, "expire", {"orphan-age-ms": "5"}))
+    ]
+    assert launcher.command("expire", {})[:2] == [sys.executable, str(scripts / "expire.py")]
+
+
+class FakeGlue:
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def start_job_run(self, **kwargs) -> dict:
+        self.calls.append(kwargs)
+        return {"JobRunId": "jr_42"}
+
+
+def test_the_glue_launcher_starts_the_stacks_glue_job_with_dashed_arguments():
+    glue = FakeGlue()
+    launcher = GlueJobLauncher(glue, "magnetar")
+    assert launcher.start("compact-topic", {"topic": "t", "--grace-ms": "0"}) == "jr_42"
+    assert glue.calls == [
+        {
+            "JobName": "magnetar-compact-topic",
+            "Arguments": {"--topic": "t", "--grace-ms": "0"},
+        }
+    ]
+
+
+def test_settings_choose_the_launcher():
+    env = {
+        "TOPICS_TABLE": "t",
+        "LOG_TABLE": "l",
+        "CURSORS_TABLE": "c",
+        "ENTRIES_BUCKET": "b",
+        "JOB_LAUNCHER": "glue",
+        "GLUE_JOB_PREFIX": "prod",
+    }
+    glue = FakeGlue()
+    launcher = launcher_from_settings(Settings.from_env(env), glue=glue)
+    assert isinstance(launcher, GlueJobLauncher)
+    assert launcher.job_name("expire") == "prod-expire"
+    local = launcher_from_settings(Settings.from_env({**env, "JOB_LAUNCHER": "local"}))
+    assert isinstance(local, LocalJobLauncher)
+    with pytest.raises(ValueError, match="JOB_LAUNCHER must be local or glue, not 'k8s'"):
+        launcher_from_settings(Settings.from_env({**env, "JOB_LAUNCHER": "k8s"}))
