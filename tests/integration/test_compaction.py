@@ -168,7 +168,7 @@ def test_a_kept_batch_entry_is_delivered_with_only_its_kept_messages(engine, top
     assert [(d.entry_id, d.batch_indexes) for d in delivered] == [(0, (1, 2))]
 
 
-def test_a_failed_run_reports_error_and_the_next_trigger_may_start(
+def test_a_run_that_cannot_read_an_entry_reports_error_with_the_reason(
     engine, topic, run_job, aws_clients, settings
 ):
     engine.producer.publish(topic, _entry(("a", b"a1")))
@@ -178,7 +178,9 @@ def test_a_failed_run_reports_error_and_the_next_trigger_may_start(
     summary = run_job("--topic", str(topic))
     assert summary.details["partitions_failed"] == 1
     status = engine.compaction.status(topic)
-    assert status["status"] == "ERROR" and "NoSuchKey" in status["lastError"]
+    assert status["status"] == "ERROR"
+    assert "EntryUnreadable: entry 0 (entries/" in status["lastError"]
+    assert "NoSuchKey" in status["lastError"]
 
 
 def test_a_trigger_while_running_is_a_conflict_and_the_job_finishes_the_triggered_run(
