@@ -3,7 +3,8 @@
     magnetar produce TOPIC -m TEXT [-m TEXT ...] [-n N] [-k KEY] [-p k=v,...]
     magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
                      [-p Earliest|Latest]
-    magnetar local [--port 8080] ...      (runs the embedded local stack)
+    magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
+    magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
 
 The service URL is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``, else
 ``http://127.0.0.1:8080``.
@@ -58,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     perf.add_argument(
         "rest", nargs=argparse.REMAINDER, help="produce|consume [-n N] [--batch K] ..."
     )
+
+    jobs = sub.add_parser("jobs", help="run a maintenance job now (compact-segments, expire, ...)")
+    jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
     return p
 
 
@@ -138,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar_local.perf import main as perf_main
 
         return perf_main(argv[1:])
+    if argv[:1] == ["jobs"]:  # maintenance jobs (spark_glue/) against the local stack
+        from magnetar_local.jobs import run as jobs_run
+
+        return jobs_run(argv[1:])
     args = _parser().parse_args(argv)
     handlers = {"produce": _produce, "consume": _consume, "local": _local}
     try:

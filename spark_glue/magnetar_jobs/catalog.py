@@ -106,10 +106,16 @@ INDEX_COLUMNS = (
 
 
 def index_schema():
-    """The Spark schema of ``index_frame`` rows."""
-    from pyspark.sql.types import StructType
+    """The Spark schema of ``index_frame`` rows (explicit types: Spark 3.5 and 4)."""
+    from pyspark.sql import types as T
 
-    return StructType.fromDDL(", ".join(f"`{n}` {t}" for n, t in INDEX_COLUMNS))
+    kinds = {
+        "string": T.StringType(),
+        "bigint": T.LongType(),
+        "int": T.IntegerType(),
+        "boolean": T.BooleanType(),
+    }
+    return T.StructType([T.StructField(n, kinds[t], True) for n, t in INDEX_COLUMNS])
 
 
 def index_row(item: dict) -> tuple:

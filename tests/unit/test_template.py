@@ -101,13 +101,13 @@ def test_the_receive_function_may_not_write_entries_or_the_log(transformed):
     assert log_writers == []
 
 
-def test_only_the_admin_function_may_delete_entries(transformed):
+def test_only_the_admin_function_and_the_maintenance_jobs_may_delete_entries(transformed):
     deleters = {
         lid
         for lid, r in transformed["Resources"].items()
         if r["Type"] == "AWS::IAM::Role" and "s3:DeleteObject" in _allowed_actions(transformed, lid)
     }
-    assert deleters == {"AdminFunctionRole"}
+    assert deleters == {"AdminFunctionRole", "GlueJobRole"}
 
 
 def test_every_http_route_points_at_an_existing_function_directory():

@@ -33,7 +33,37 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="log level of the gateway (DEBUG logs every request)",
     )
+    parser.add_argument(
+        "--schedule",
+        action="store_true",
+        help="run the maintenance jobs (expire, compact-segments) on template.yaml's schedules",
+    )
+    parser.add_argument(
+        "--schedule-every",
+        type=float,
+        metavar="SECONDS",
+        help="with --schedule: run every scheduled job this often instead (e.g. 60 to try it)",
+    )
     return parser
+
+
+def _start_ticker(stack: LocalStack, every_s: float | None):
+    """A Ticker running the template's job schedules through the local launcher."""
+    from dataclasses import replace
+
+    from magnetar_core.jobs import LocalJobLauncher
+    from magnetar_core.settings import Settings
+    from magnetar_local.jobs import state_dir
+    from magnetar_local.ticker import Ticker, schedules_from_template
+
+    schedules = schedules_from_template(stack.template)
+    if every_s:
+        schedules = [replace(s, every_s=every_s) for s in schedules]
+    settings = Settings.from_env(stack.environment)
+    launcher = LocalJobLauncher(settings, log_dir=state_dir() / "jobs")
+    for s in schedules:
+        print(f"Scheduled: {s.job} every {s.every_s:g} s (logs in {launcher.log_dir})", flush=True)
+    return Ticker(launcher, schedules).start()
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -68,7 +98,16 @@ def run(argv: Sequence[str] | None = None) -> int:
             "state is in memory; Ctrl-C to stop",
             flush=True,
         )
-        stop.wait()
+        from magnetar_local.jobs import remove_state, write_state
+
+        state_file = write_state(stack)
+        ticker = _start_ticker(stack, args.schedule_every) if args.schedule else None
+        try:
+            stop.wait()
+        finally:
+            if ticker is not None:
+                ticker.stop()
+            remove_state(state_file)
         print("Stopping...", flush=True)
         return 0
     finally:

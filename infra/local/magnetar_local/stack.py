@@ -161,6 +161,8 @@ class LocalStack:
             "AWS_ENDPOINT_URL": self.aws_endpoint_url,
             "AWS_REGION": self.region,
             "AWS_DEFAULT_REGION": self.region,
+            # maintenance jobs run as local subprocesses here, not as Glue jobs
+            "JOB_LAUNCHER": "local",
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
         self._saved_environ = {name: os.environ.get(name) for name in names | set(extra)}

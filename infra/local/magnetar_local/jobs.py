@@ -1,0 +1,140 @@
+"""``magnetar jobs run <job> [args]``: run a maintenance job now against the local stack.
+
+``magnetar local`` writes where it runs (emulator endpoint, tables, bucket, region) to
+``local.json`` in the state folder (``$MAGNETAR_HOME``, else ``.magnetar/`` in the current
+directory) and removes it on exit. ``magnetar jobs run`` reads it, or takes ``--bucket`` /
+``--table-prefix`` / ``--endpoint-url`` itself (any stack, AWS included), and runs the job in
+the foreground with the same launcher the local stack uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from magnetar_core.jobs import SCRIPTS, LocalJobLauncher, UnknownJob
+from magnetar_core.settings import Settings
+
+STATE_FILE = "local.json"
+USAGE = (
+    "usage: magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]\n"
+    "       magnetar jobs list\n"
+    "Runs the job against the running `magnetar local` (its state file), or against the stack\n"
+    "named by --bucket and --table-prefix (and --endpoint-url) when given."
+)
+
+
+def state_dir(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """``$MAGNETAR_HOME`` or ``<cwd>/.magnetar``."""
+    env = os.environ if env is None else env
+    if env.get("MAGNETAR_HOME"):
+        return Path(env["MAGNETAR_HOME"])
+    return (cwd or Path.cwd()) / ".magnetar"
+
+
+def write_state(stack, folder: Path | None = None) -> Path:
+    """Record a running LocalStack's endpoint and names; returns the file written."""
+    folder = folder or state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / STATE_FILE
+    state = {
+        "pid": os.getpid(),
+        "url": stack.url,
+        "aws_endpoint_url": stack.aws_endpoint_url,
+        "region": stack.region,
+        "bucket": stack.name("EntriesBucket"),
+        "topics_table": stack.name("TopicsTable"),
+        "log_table": stack.name("LogTable"),
+        "cursors_table": stack.name("CursorsTable"),
+    }
+    path.write_text(json.dumps(state, indent=2) + "\n")
+    return path
+
+
+def remove_state(path: Path) -> None:
+    """Remove a state file written by this process (another stack's is left alone)."""
+    try:
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def read_state(folder: Path | None = None) -> dict:
+    """The running local stack's state. Raises FileNotFoundError (no stack) or
+    ProcessLookupError (the stack that wrote it has exited)."""
+    path = (folder or state_dir()) / STATE_FILE
+    state = json.loads(path.read_text())
+    try:
+        os.kill(int(state["pid"]), 0)
+    except PermissionError:
+        pass  # alive, another user's process
+    except OSError as exc:
+        raise ProcessLookupError(f"the local stack of {path} (pid {state['pid']}) is gone") from exc
+    return state
+
+
+def settings_of_state(state: Mapping[str, str]) -> Settings:
+    """Engine settings pointing at the local stack described by ``state``."""
+    return Settings(
+        topics_table=state["topics_table"],
+        log_table=state["log_table"],
+        cursors_table=state["cursors_table"],
+        entries_bucket=state["bucket"],
+        endpoint_url=state["aws_endpoint_url"],
+        region=state["region"],
+        job_log_dir=str(state_dir() / "jobs"),
+    )
+
+
+def _emulator_env(env: dict[str, str]) -> dict[str, str]:
+    from magnetar_local.emulator import FAKE_CREDENTIALS
+
+    if not env.get("AWS_ACCESS_KEY_ID"):
+        env.update(FAKE_CREDENTIALS)
+    return env
+
+
+def command_for(job: str, rest: Sequence[str], folder: Path | None = None) -> tuple[list, dict]:
+    """(command, environment) of a foreground run. Raises UnknownJob, FileNotFoundError,
+    ProcessLookupError (see read_state)."""
+    if job not in SCRIPTS:
+        raise UnknownJob(f"unknown job {job!r}: one of {', '.join(sorted(SCRIPTS))}")
+    explicit = any(a == "--bucket" or a.startswith("--bucket=") for a in rest)
+    if explicit:
+        launcher = LocalJobLauncher(Settings("", "", "", ""))
+        script = launcher.scripts_dir / SCRIPTS[job]
+        return [sys.executable, str(script), "--JOB_NAME", job, *rest], launcher.environment()
+    launcher = LocalJobLauncher(settings_of_state(read_state(folder)))
+    return [*launcher.command(job, {}), *rest], _emulator_env(launcher.environment())
+
+
+def run(argv: Sequence[str]) -> int:
+    """Entry of ``magnetar jobs``; returns the job's exit code (2: usage, 1: no stack)."""
+    argv = list(argv)
+    if argv[:1] == ["list"]:
+        for job, script in sorted(SCRIPTS.items()):
+            print(f"{job:18} spark_glue/{script}")
+        return 0
+    if len(argv) < 2 or argv[0] != "run" or argv[1].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    job, rest = argv[1], argv[2:]
+    try:
+        command, env = command_for(job, rest)
+    except UnknownJob as exc:
+        print(f"magnetar jobs: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ProcessLookupError) as exc:
+        print(
+            f"magnetar jobs: no running local stack ({exc}); start `magnetar local` in this "
+            "directory (or set MAGNETAR_HOME), or pass --bucket, --table-prefix and "
+            "--endpoint-url",
+            file=sys.stderr,
+        )
+        return 1
+    return subprocess.call(command, env=env)
