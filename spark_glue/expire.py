@@ -25,7 +25,14 @@ import sys
 import time
 
 from magnetar_jobs import garbage
-from magnetar_jobs.common import Progress, Summary, parse_args, s3_client, spark_session
+from magnetar_jobs.common import (
+    Progress,
+    Summary,
+    dynamodb_client,
+    parse_args,
+    s3_client,
+    spark_session,
+)
 from magnetar_jobs.expire_extract import extract
 from magnetar_jobs.expire_load import JOB, LoadOptions, load
 from magnetar_jobs.expire_transform import ExpireParams, transform
@@ -57,7 +64,9 @@ def main(argv: list[str] | None = None) -> Summary:
     progress = Progress(JOB)
     summary = Summary(JOB)
 
-    purged, purged_bytes = garbage.purge_due(s3_client(args), args.bucket, now_ms)
+    purged, purged_bytes = garbage.purge_due(
+        s3_client(args), args.bucket, now_ms, dynamodb_client(args), args.log_table
+    )
     progress.note(f"purged {purged} objects of due trash manifests")
     data = extract(spark, args, topic, namespace, orphans)
     progress.note(

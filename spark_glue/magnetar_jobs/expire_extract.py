@@ -102,11 +102,7 @@ def policy_rows(args: JobArgs, live: Iterable[catalog.PartitionInfo]) -> list[tu
         base = TopicName.parse(part.topic).base
         if base not in by_topic:
             p = namespaces.effective(base, fresh=True)
-            by_topic[base] = (
-                int(getattr(p, "message_ttl_seconds", 0)),
-                int(getattr(p, "retention_time_minutes", 0)),
-                int(getattr(p, "retention_size_mb", 0)),
-            )
+            by_topic[base] = (p.message_ttl_seconds, p.retention_time_minutes, p.retention_size_mb)
         rows.append((part.partition_key, *by_topic[base]))
     return rows
 

@@ -183,3 +183,86 @@ def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
     again = client.subscribe(live, "s", consumer_type=pulsar.ConsumerType.Shared)
     assert again.receive(10_000).data() == b"y"
     again.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine: a cursor whose read position was expired must jump to the first kept "
+    "entry (CursorState.dispatch skips a fresh entry above the read position)",
+)
+def test_a_subscription_created_at_earliest_after_expiry_starts_at_the_first_kept_entry(
+    client, local_stack, aws_clients, namespace
+):
+    topic = f"persistent://{namespace}/late"
+    consumer = client.subscribe(topic, "s")
+    producer = client.create_producer(topic, batching_enabled=False)
+    for i in range(4):
+        producer.send(f"m{i}".encode())
+    for _ in range(4):
+        consumer.acknowledge(consumer.receive(10_000))
+    assert run_expire(local_stack, namespace).entries_deleted == 3
+
+    late = client.subscribe(topic, "late", initial_position=pulsar.InitialPosition.Earliest)
+    got = late.receive(10_000)
+    assert (got.data(), got.message_id().entry_id()) == (b"m3", 3)
+    late.close()
+    consumer.close()
+
+
+def test_a_namespace_ttl_moves_the_cursor_past_expired_unacknowledged_messages(
+    client, local_stack, aws_clients, namespace
+):
+    response = requests.post(
+        f"{local_stack.url}/admin/v2/namespaces/{namespace}/messageTTL", json=60
+    )
+    assert response.status_code == 204
+    topic = f"persistent://{namespace}/ttl"
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
+    producer = client.create_producer(topic, batching_enabled=False)
+    ids = [producer.send(f"m{i}".encode()) for i in range(3)]
+    assert [consumer.receive(10_000).data() for _ in range(3)] == [b"m0", b"m1", b"m2"]
+    two_minutes_later = str(int(time.time() * 1000) + 120_000)
+
+    summary = run_expire(
+        local_stack, namespace, "--now-ms", two_minutes_later, "--consumer-lease-ms", "600000"
+    )
+
+    assert (summary.details["cursors_moved"], summary.entries_deleted) == (1, 2)
+    assert index_ids(aws_clients, local_stack, log_key_of(topic, ids[0])) == [2]
+    stats = requests.get(f"{local_stack.url}/admin/v2/{topic.replace('://', '/')}/stats").json()
+    sub = stats["subscriptions"]["s"]
+    assert (sub["msgBacklog"], sub["unackedMessages"], sub["markDeletePosition"]) == (
+        0,
+        0,
+        f"{ids[0].ledger_id()}:2",
+    )
+    producer.send(b"m3")
+    assert consumer.receive(10_000).data() == b"m3"  # no redelivery of what expired
+    consumer.close()
+
+
+def test_namespace_retention_keeps_acknowledged_messages_until_they_are_older_than_it(
+    client, local_stack, aws_clients, namespace
+):
+    body = {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1}
+    response = requests.post(
+        f"{local_stack.url}/admin/v2/namespaces/{namespace}/retention", json=body
+    )
+    assert response.status_code == 204
+    topic = f"persistent://{namespace}/kept"
+    consumer = client.subscribe(topic, "s")
+    producer = client.create_producer(topic, batching_enabled=False)
+    ids = [producer.send(f"m{i}".encode()) for i in range(3)]
+    for _ in range(3):
+        consumer.acknowledge(consumer.receive(10_000))
+    key = log_key_of(topic, ids[0])
+
+    assert run_expire(local_stack, namespace).entries_deleted == 0
+    assert index_ids(aws_clients, local_stack, key) == [0, 1, 2]
+    two_hours_later = str(int(time.time() * 1000) + 7_200_000)
+    later = run_expire(
+        local_stack, namespace, "--now-ms", two_hours_later, "--consumer-lease-ms", "86400000"
+    )
+    assert later.entries_deleted == 2
+    assert index_ids(aws_clients, local_stack, key) == [2]
+    consumer.close()
