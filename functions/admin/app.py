@@ -219,6 +219,17 @@ def delete_subscription(domain: str, tenant: str, namespace: str, topic: str, su
     return http.no_content()
 
 
+@app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/compaction")
+def trigger_compaction(domain: str, tenant: str, namespace: str, topic: str):
+    engine.compaction.trigger(topic_of(domain, tenant, namespace, topic))
+    return http.no_content()
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/compaction")
+def compaction_status(domain: str, tenant: str, namespace: str, topic: str):
+    return http.ok(engine.compaction.status(topic_of(domain, tenant, namespace, topic)))
+
+
 @logger.inject_lambda_context
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return app.resolve(event, context)

@@ -193,7 +193,7 @@ def test_a_trigger_while_running_is_a_conflict_and_the_job_finishes_the_triggere
             started.append((job, args))
             return "run-1"
 
-    engine.compaction._launcher = Launcher()
+    engine.compaction.launcher = Launcher()
     run_id = engine.compaction.trigger(keyed)
     assert started == [("compact-topic", {"topic": str(keyed), "run-id": run_id})]
     assert engine.compaction.status(keyed) == {"status": "RUNNING", "lastError": ""}

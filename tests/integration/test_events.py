@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,6 +92,7 @@ TOPIC_POLICY_EVENTS = (
     "admin_get_topic_message_ttl",
     "admin_remove_topic_message_ttl",
 )
+COMPACTION_EVENTS = ("admin_compaction_status", "admin_trigger_compaction")
 SCENARIOS = (
     ADMIN_EVENTS,
     SHARED_EVENTS,
@@ -100,6 +102,7 @@ SCENARIOS = (
     DELAYED_DELIVERY_EVENTS,
     RETENTION_EVENTS,
     TOPIC_POLICY_EVENTS,
+    COMPACTION_EVENTS,
 )
 
 
@@ -585,4 +588,27 @@ def test_the_topic_policy_events_override_the_namespace_retention_and_message_tt
     assert run("admin_get_topic_message_ttl").json == engine.namespaces.message_ttl(
         "public", "default"
     )
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_compaction_events_start_a_run_report_it_running_then_done(local_stack):
+    run = Replay(local_stack, COMPACTION_EVENTS)
+    unknown = run("admin_compaction_status")
+    assert (unknown.status, unknown.error()) == (404, "TopicNotFound")
+    Engine.build(Settings.from_env(local_stack.environment)).admin.create_topic(
+        TopicName.parse(run.full_topic), None
+    )
+    fresh = run("admin_compaction_status")
+    assert (fresh.status, fresh.json) == (200, {"status": "NOT_RUN", "lastError": ""})
+    assert run("admin_trigger_compaction").status == 204
+    assert run("admin_compaction_status").json == {"status": "RUNNING", "lastError": ""}
+    again = run("admin_trigger_compaction")
+    assert (again.status, again.error()) == (409, "Conflict")
+    assert again.json["message"].startswith("Compaction already in progress")
+    deadline = time.monotonic() + 240
+    while run("admin_compaction_status").json["status"] == "RUNNING":
+        assert time.monotonic() < deadline, "the local compact-topic run did not finish"
+        time.sleep(0.5)  # the launcher's background run reports through the pointer item
+    assert run("admin_compaction_status").json == {"status": "SUCCESS", "lastError": ""}
     run.assert_ran_everything()

@@ -69,17 +69,29 @@ class Compaction:
         self,
         topics: Topics,
         store: CompactionStore,
-        launcher: JobLauncher | None,
+        launcher: Callable[[], JobLauncher] | None,
         runtime: Runtime,
         stale_after_ms: int = STALE_AFTER_MS,
         max_attempts: int = 16,
     ) -> None:
         self._topics = topics
         self._store = store
-        self._launcher = launcher
+        self._make_launcher = launcher
+        self._launcher: JobLauncher | None = None
         self._rt = runtime
         self._stale_ms = stale_after_ms
         self._attempts = max_attempts
+
+    @property
+    def launcher(self) -> JobLauncher | None:
+        """The job launcher, made on first use (``launcher`` is its factory)."""
+        if self._launcher is None and self._make_launcher is not None:
+            self._launcher = self._make_launcher()
+        return self._launcher
+
+    @launcher.setter
+    def launcher(self, launcher: JobLauncher | None) -> None:
+        self._launcher = launcher
 
     def refs(self, name: TopicName) -> list[PartitionRef]:
         """The partitions compaction works on: all of a partitioned topic's, or one.
@@ -109,11 +121,12 @@ class Compaction:
         started = [ref for ref in refs if self._start(ref, run_id)]
         if not started:
             raise CompactionInProgress("Compaction already in progress")
-        if self._launcher is None:
+        launcher = self.launcher
+        if launcher is None:
             error = "no job launcher is configured (JOB_LAUNCHER)"
         else:
             try:
-                self._launcher.start(JOB, {"topic": str(name), "run-id": run_id})
+                launcher.start(JOB, {"topic": str(name), "run-id": run_id})
                 return run_id
             except Exception as exc:  # noqa: BLE001 - any launch failure is reported as ERROR
                 error = f"could not start the {JOB} job: {exc}"

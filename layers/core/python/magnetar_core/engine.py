@@ -140,5 +140,17 @@ class Engine:
                 settings.commit_max_attempts,
             ),
             entries=entries,
-            compaction=Compaction(topics, compaction_store, None, runtime),
+            compaction=Compaction(topics, compaction_store, _launcher_of(settings), runtime),
         )
+
+
+def _launcher_of(settings: Settings):
+    """A factory of the job launcher ``settings`` name (made on first use: a Glue client is
+    not worth building in every Lambda container)."""
+
+    def make():
+        from .jobs import launcher_from_settings
+
+        return launcher_from_settings(settings)
+
+    return make
