@@ -1,0 +1,89 @@
+"""Running compact-segments on the embedded stack as a user does: `magnetar jobs run` in a
+terminal, and the local JobLauncher from inside the stack's process (as the admin handlers
+and the ticker do); consumers read the same messages afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import magnetar as pulsar
+from magnetar_core.jobs import LocalJobLauncher, launcher_from_settings
+from magnetar_core.settings import Settings
+from magnetar_local.jobs import write_state
+
+pytestmark = pytest.mark.emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = {"target-segment-bytes": "4096", "min-tail-bytes": "1"}
+
+
+def _produce(client, topic: str, count: int) -> list[str]:
+    producer = client.create_producer(topic, batching_enabled=False)
+    sent = [f"message-{i}" for i in range(count)]
+    for text in sent:
+        producer.send(text.encode())
+    producer.close()
+    return sent
+
+
+def _consume(client, topic: str, count: int) -> list[str]:
+    consumer = client.subscribe(
+        topic, f"s-{uuid.uuid4().hex[:6]}", initial_position=pulsar.InitialPosition.Earliest
+    )
+    got = []
+    for _ in range(count):
+        msg = consumer.receive(10_000)
+        got.append(msg.data().decode())
+        consumer.acknowledge(msg)
+    consumer.close()
+    return got
+
+
+def _summary(output: str) -> dict:
+    line = next(x for x in output.splitlines() if x.startswith("SUMMARY_JSON "))
+    return json.loads(line.removeprefix("SUMMARY_JSON "))
+
+
+def test_magnetar_jobs_run_compacts_a_topic_of_the_running_local_stack(
+    local_stack, client, tmp_path
+):
+    topic = f"persistent://public/default/segcli-{uuid.uuid4().hex[:8]}"
+    sent = _produce(client, topic, 20)
+    write_state(local_stack, tmp_path)
+    env = dict(
+        os.environ,
+        MAGNETAR_HOME=str(tmp_path),
+        PYTHONPATH=os.pathsep.join(
+            str(ROOT / p) for p in ("sdk", "layers/core/python", "infra/local", "spark_glue")
+        ),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "magnetar.cli", "jobs", "run", "compact-segments",
+         "--topic", topic, *(x for k, v in SMALL.items() for x in (f"--{k}", v))],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _summary(done.stdout)["entries_compacted"] == 20
+    assert "[compact-segments] 1/1 segments (100%)" in done.stdout
+    assert _consume(client, topic, 20) == sent
+
+
+def test_the_local_launcher_runs_a_job_from_the_stacks_own_process(local_stack, client, tmp_path):
+    topic = f"persistent://public/default/seglaunch-{uuid.uuid4().hex[:8]}"
+    sent = _produce(client, topic, 12)
+    settings = Settings.from_env({**os.environ, "JOB_LOG_DIR": str(tmp_path)})
+    launcher = launcher_from_settings(settings)
+    assert isinstance(launcher, LocalJobLauncher)  # JOB_LAUNCHER=local in the stack
+
+    run_id = launcher.start("compact-segments", {"topic": topic, **SMALL})
+    assert launcher.wait(run_id, timeout_s=600) == 0, launcher.log_path(run_id).read_text()[-3000:]
+    assert launcher.status(run_id) == "SUCCEEDED"
+    assert _summary(launcher.log_path(run_id).read_text())["entries_compacted"] == 12
+    assert _consume(client, topic, 12) == sent
