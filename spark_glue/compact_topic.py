@@ -1,10 +1,11 @@
 """compact-topic: Pulsar's topic compaction on Spark (Glue / EMR Serverless / spark-submit).
 
     compact_topic.py --bucket B --table-prefix P [--endpoint-url U] (--topic T | --all)
-        [--run-id R] [--segment-bytes 8388608] [--grace-ms 600000]
+        [--run-id R] [--segment-bytes 8388608] [--grace-ms 900000]
         [--chunk-wait-ms 60000] [--stale-after-ms 7200000] [--slice-entries 2000]
 
-Per partition (every partition of ``--topic``, or of every topic with ``--all``):
+First the due trash manifests are purged (``garbage.purge_due``). Then per partition
+(every partition of ``--topic``, or of every persistent topic with ``--all``):
 1. claim: the ``$compaction`` pointer goes RUNNING for this run (conditional write; a run
    started by the admin route passes its ``--run-id``; another live run → skipped);
 2. extract (executors): the previous compacted view plus the log after its horizon, up to
@@ -16,7 +17,8 @@ Per partition (every partition of ``--topic``, or of every topic with ``--all``)
    ledger's items written (original entry ids, kept batch indexes);
 5. switch: the pointer goes SUCCESS with the new ledger and horizon (conditional on this
    run still owning it); the previous ledger is retired: its objects to a trash manifest
-   (due after ``--grace-ms``), its items deleted by a later run once due.
+   (due after ``--grace-ms``, 15 min as presigned download URLs), its items deleted by a
+   later run once due.
 A failure records ERROR with the error in the pointer. Idempotent: a re-run with nothing new
 past the horizon only reports SUCCESS; a crashed run's ledger is retired by the next run.
 """
@@ -82,7 +84,7 @@ class PartitionCompaction:
         self.ddb, self.s3 = dynamodb_client(args), s3_client(args)
         self.store = CompactionStore(self.ddb, args.cursors_table, args.log_table)
         self.ledger = compacted_ledger_key(self.pk, run_id)
-        self.grace_ms = args.int_option("grace-ms", 600_000)
+        self.grace_ms = args.int_option("grace-ms", 900_000)
         self.rt = Runtime()
 
     def _update(self, change) -> CompactionState:
@@ -207,12 +209,15 @@ def main(argv: list[str] | None = None) -> Summary:
     run_id = args.option("run-id") or uuid.uuid4().hex[:16]
     spark = spark_session(JOB)
     started = time.monotonic()
-    garbage.purge_due(s3_client(args), args.bucket, _now_ms())
+    purged, freed = garbage.purge_due(
+        s3_client(args), args.bucket, _now_ms(), dynamodb_client(args), args.log_table
+    )
     parts = catalog.partitions(args, topic)
     if topic and not parts:
         raise ValueError(f"topic {topic} does not exist (or is not persistent)")
     progress = Progress(JOB, len(parts))
     summary = Summary(JOB)
+    summary.add(objects_deleted=purged, bytes_deleted=freed)
     for part in parts:
         try:
             counts = PartitionCompaction(spark, args, part, run_id).run()

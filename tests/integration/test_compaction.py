@@ -208,3 +208,48 @@ def test_compacted_reads_need_an_exclusive_or_failover_subscription(engine, topi
         engine.subscriptions.subscribe(
             topic, "shared", None, "Shared", earliest=True, read_compacted=True
         )
+
+
+def test_a_partitioned_topic_is_compacted_on_every_partition(engine, topic, run_job):
+    engine.admin.create_topic(topic, 2)
+    for i, key in ((0, "a"), (0, "a"), (1, "b"), (1, "c")):
+        engine.producer.publish(topic.partition(i), _entry((key, f"{key}{i}".encode())))
+    assert engine.compaction.status(topic) == {"status": "NOT_RUN", "lastError": ""}
+    summary = run_job("--topic", str(topic))
+    assert (summary.partitions, summary.entries_compacted) == (2, 3)
+    assert engine.compaction.status(topic) == {"status": "SUCCESS", "lastError": ""}
+    part = topic.partition(0)
+    assert _read(engine, part, "p0", _reader(engine, part, "p0")) == [(1, -1, "a", b"a0")]
+
+
+def test_a_run_after_a_crash_retires_the_crashed_runs_ledger_and_deletes_it_once_due(
+    engine, keyed, run_job, aws_clients, settings
+):
+    from magnetar_core.compaction_state import CompactionState
+    from magnetar_core.storage.compaction import compacted_item, compacted_ledger_key
+
+    ref = engine.topics.resolve(keyed, create=False)
+    store = CompactionStore(aws_clients.dynamodb, settings.cursors_table, settings.log_table)
+    crashed = compacted_ledger_key(ref.key, "crashed")
+    state = CompactionState()
+    state.start("crashed", crashed, now_ms=1, stale_after_ms=1)
+    store.put(ref.key, state)
+    source = aws_clients.dynamodb.get_item(
+        TableName=settings.log_table, Key={"pk": {"S": ref.key}, "eid": {"N": "0"}}
+    )["Item"]
+    half = compacted_item(source, crashed, ledger_segment_prefix(crashed) + "0-0", 0, 1, None)
+    aws_clients.dynamodb.put_item(TableName=settings.log_table, Item=half)
+    segment = ledger_segment_prefix(crashed) + "0-0"
+    aws_clients.s3.put_object(Bucket=settings.entries_bucket, Key=segment, Body=b"x")
+
+    run_job("--topic", str(keyed), "--stale-after-ms", "1000", "--grace-ms", "0")
+    after = store.get(ref.key)
+    assert (after.status, after.horizon, after.retired) == ("SUCCESS", 4, [])
+    assert store.read_from(crashed, 0, 10) == []
+    manifests = aws_clients.s3.list_objects_v2(Bucket=settings.entries_bucket, Prefix="trash/")
+    bodies = [
+        aws_clients.s3.get_object(Bucket=settings.entries_bucket, Key=m["Key"])["Body"].read()
+        for m in manifests.get("Contents", [])
+    ]
+    assert any(segment.encode() in body for body in bodies)
+    assert _read(engine, keyed, "after-crash", _reader(engine, keyed, "after-crash")) == VIEW
