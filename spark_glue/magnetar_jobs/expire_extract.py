@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from magnetar_core.cursor import CursorState
+from magnetar_core.errors import InvalidTopicName
 from magnetar_core.names import TopicName
 from magnetar_core.storage.compaction import compacted_owner
 from magnetar_core.storage.cursors import CursorStore
@@ -62,7 +63,7 @@ def _in_namespace(key: str, namespace: str | None) -> bool:
     topic = (compacted_owner(key) or key).rpartition("|")[0]
     try:
         name = TopicName.parse(topic)
-    except ValueError:
+    except InvalidTopicName:
         return False
     return f"{name.tenant}/{name.namespace}" == namespace
 

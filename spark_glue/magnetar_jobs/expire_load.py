@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from magnetar_core.errors import ConditionFailed
+from magnetar_core.errors import ConditionFailed, InvalidTopicName
 from magnetar_core.names import TopicName
 from magnetar_core.policies import Runtime
 from magnetar_core.storage.compaction import compacted_owner
@@ -93,7 +93,7 @@ def ledger_is_dead(topics: TopicStore, pk: str) -> bool:
     topic, _, ledger = owner.rpartition("|")
     try:
         name, ledger_id = TopicName.parse(topic), int(ledger)
-    except ValueError:
+    except (InvalidTopicName, ValueError):
         return False
     metas = [topics.get(name)]
     if name.partition_index >= 0:

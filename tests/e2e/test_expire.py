@@ -16,6 +16,11 @@ import magnetar as pulsar
 from magnetar_core.engine import Engine
 from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings
+from magnetar_jobs.common import parse_args, spark_session
+from magnetar_jobs.expire_extract import extract
+from magnetar_jobs.expire_load import LoadOptions, load_ledgers
+from magnetar_jobs.expire_transform import ExpireParams, transform
+from magnetar_wire import EntryMessage, encode_entry
 
 pytestmark = pytest.mark.emulator
 
@@ -265,4 +270,60 @@ def test_namespace_retention_keeps_acknowledged_messages_until_they_are_older_th
     )
     assert later.entries_deleted == 2
     assert index_ids(aws_clients, local_stack, key) == [2]
+    consumer.close()
+
+
+def test_deduplication_still_knows_producers_whose_entries_expired(
+    client, local_stack, aws_clients, namespace
+):
+    url = f"{local_stack.url}/admin/v2/namespaces/{namespace}/deduplication"
+    assert requests.post(url, json=True).status_code == 204
+    topic = f"persistent://{namespace}/dedup"
+    consumer = client.subscribe(topic, "s")
+    for name in ("p", "q"):
+        producer = client.create_producer(topic, producer_name=name, batching_enabled=False)
+        for seq in (0, 1):
+            producer.send(b"x", sequence_id=seq)
+        producer.close()
+    for _ in range(4):
+        consumer.acknowledge(consumer.receive(10_000))
+    consumer.close()
+    assert run_expire(local_stack, namespace).entries_deleted == 3  # p's entries are gone
+
+    cold = Engine.build(Settings.from_env(local_stack.environment))  # a new container
+    resent = encode_entry(
+        [EntryMessage(payload=b"x", sequence_id=1, publish_time_ms=int(time.time() * 1000))],
+        producer_name="p",
+    )
+    assert cold.producer.publish(TopicName.parse(topic), resent).duplicate
+
+
+def test_a_run_that_crashed_after_deleting_items_is_finished_by_the_next_one(
+    client, local_stack, aws_clients, namespace
+):
+    topic = f"persistent://{namespace}/crash"
+    consumer = client.subscribe(topic, "s")
+    producer = client.create_producer(topic, batching_enabled=False)
+    ids = [producer.send(b"x") for _ in range(4)]
+    for _ in range(4):
+        consumer.acknowledge(consumer.receive(10_000))
+    env = local_stack.environment
+    args = parse_args(
+        ["--bucket", env["ENTRIES_BUCKET"], "--topics-table", env["TOPICS_TABLE"],
+         "--log-table", env["LOG_TABLE"], "--cursors-table", env["CURSORS_TABLE"],
+         "--endpoint-url", local_stack.aws_endpoint_url]
+    )  # fmt: skip
+    spark = spark_session("expire")
+    now = int(time.time() * 1000)
+    data = extract(spark, args, None, namespace, orphans=False)
+    plan = transform(data.index, data.cursors, data.policies, ExpireParams(now))
+    load_ledgers(spark, args, plan, LoadOptions(now, 60_000, 0))  # then the crash: no trash
+    key = log_key_of(topic, ids[0])
+    prefix = f"entries/persistent/{namespace}/crash/"
+    assert index_ids(aws_clients, local_stack, key) == [3]
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 4
+
+    again = run_expire(local_stack, namespace, "--orphan-age-ms", "0", "--now-ms", str(now + 1))
+    assert (again.entries_deleted, again.details["orphans_deleted"]) == (0, 3)
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 1
     consumer.close()
