@@ -115,7 +115,10 @@ def entry_metadata(s3, bucket: str, key: str, offset: int, length: int):
     return read_metadata(data, verify_crc=False)
 
 
-def _entry_row(s3, bucket: str, item: dict) -> tuple | None:
+def entry_row(s3, bucket: str, item: dict) -> tuple | None:
+    """One ``ENTRY_SCHEMA`` row for a log (or compacted) item: its id, the pickled item, its
+    byte range and its messages (only the kept ones of a compacted item); None for markers.
+    Raises EntryUnreadable naming the entry when its bytes cannot be read or decoded."""
     count = int(item.get("n", {"N": "0"})["N"])
     if count == 0 or item.get("fence", {}).get("BOOL", False):
         return None  # markers and fences hold no messages
@@ -151,7 +154,7 @@ def _read_slices(args: JobArgs, tasks: Iterable[tuple[str, int, int]]) -> Iterat
     with ThreadPoolExecutor(max_workers=8) as pool:
         for pk, low, high in tasks:
             items = list(query_between(ddb, args.log_table, pk, low, high))
-            for row in pool.map(partial(_entry_row, s3, args.bucket), items):
+            for row in pool.map(partial(entry_row, s3, args.bucket), items):
                 if row is not None:
                     yield row
 
