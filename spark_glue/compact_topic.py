@@ -1,7 +1,7 @@
 """compact-topic: Pulsar's topic compaction on Spark (Glue / EMR Serverless / spark-submit).
 
     compact_topic.py --bucket B --table-prefix P [--endpoint-url U] (--topic T | --all)
-        [--run-id R] [--segment-bytes 8388608] [--grace-ms 900000]
+        [--run-id R] [--segment-bytes 8388608] [--max-entry-bytes 1048576] [--grace-ms 900000]
         [--chunk-wait-ms 60000] [--stale-after-ms 7200000] [--slice-entries 2000]
 
 First the due trash manifests are purged (``garbage.purge_due``). Then per partition
@@ -13,8 +13,9 @@ First the due trash manifests are purged (``garbage.purge_due``). Then per parti
    arriving);
 3. transform (``magnetar_jobs.compact_topic_transform``): latest value per key, tombstones
    remove keys, keyless messages left out;
-4. load (executors): kept entries copied into compacted segment objects, the compacted
-   ledger's items written (original entry ids, kept batch indexes);
+4. load (executors): kept entries copied into compacted segment objects (one above
+   ``--max-entry-bytes`` alone), the compacted ledger's items written (original entry ids,
+   kept batch indexes);
 5. switch: the pointer goes SUCCESS with the new ledger and horizon (conditional on this
    run still owning it); the previous ledger is retired: its objects to a trash manifest
    (due after ``--grace-ms``, 15 min as presigned download URLs), its items deleted by a
@@ -185,7 +186,10 @@ class PartitionCompaction:
             plan = kept.join(entries.select("entry_id", "item", "obj", "off", "len"), "entry_id")
             segment_bytes = self.args.int_option("segment-bytes", 8 * 1024 * 1024)
             prefix = segment_prefix(self.pk, self.run_id)
-            written = load(self.spark, self.args, plan, self.ledger, prefix, segment_bytes)
+            max_entry_bytes = self.args.int_option("max-entry-bytes", 1024 * 1024)
+            written = load(
+                self.spark, self.args, plan, self.ledger, prefix, segment_bytes, max_entry_bytes
+            )
             self.switch(self.ledger if written[0] else "", horizon)
             return {
                 "entries_compacted": written[0],

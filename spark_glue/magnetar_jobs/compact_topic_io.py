@@ -218,9 +218,16 @@ def _copy(s3, bucket: str, row) -> bytes:
 
 
 def _write_segments(
-    args: JobArgs, ledger: str, prefix: str, segment_bytes: int, rows: Iterable
+    args: JobArgs,
+    ledger: str,
+    prefix: str,
+    segment_bytes: int,
+    max_entry_bytes: int,
+    rows: Iterable,
 ) -> Iterator[tuple[int, int, int, int]]:
-    """Copy one Spark partition's kept entries (sorted by id) into segments; yields
+    """Copy one Spark partition's kept entries (sorted by id) into segments of about
+    ``segment_bytes``; an entry above ``max_entry_bytes`` gets an object of its own (the
+    receive path hands big entries out as a presigned URL of their whole object). Yields
     ``(entries, bytes, messages, segments)`` per segment written."""
     ddb, s3 = dynamodb_client(args), s3_client(args)
     group: list = []
@@ -243,6 +250,13 @@ def _write_segments(
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         for row in rows:
+            if row["len"] > max_entry_bytes:
+                if group:
+                    yield flush(pool)
+                group = [row]
+                yield flush(pool)
+                group, size = [], 0
+                continue
             group.append(row)
             size += row["len"]
             if size >= segment_bytes:
@@ -253,10 +267,17 @@ def _write_segments(
 
 
 def load(
-    spark, args: JobArgs, plan: DataFrame, ledger: str, prefix: str, segment_bytes: int
+    spark,
+    args: JobArgs,
+    plan: DataFrame,
+    ledger: str,
+    prefix: str,
+    segment_bytes: int,
+    max_entry_bytes: int = 1024 * 1024,
 ) -> tuple[int, int, int, int]:
     """Write the kept entries (``plan``: entry_id, kept, item, obj, off, len) as compacted
-    segments and ledger items; returns ``(entries, bytes, messages, segments)``."""
+    segments and ledger items (see ``_write_segments``); returns ``(entries, bytes,
+    messages, segments)``."""
     total = plan.agg(F.sum("len")).collect()[0][0] or 0
     if total == 0:
         return (0, 0, 0, 0)
@@ -264,7 +285,7 @@ def load(
     parts = max(1, min(math.ceil(total / segment_bytes), 4 * parallelism))
     ordered = plan.repartitionByRange(parts, "entry_id").sortWithinPartitions("entry_id")
     written = ordered.rdd.mapPartitions(
-        partial(_write_segments, args, ledger, prefix, segment_bytes)
+        partial(_write_segments, args, ledger, prefix, segment_bytes, max_entry_bytes)
     ).collect()
     return tuple(sum(w[i] for w in written) for i in range(4))
 

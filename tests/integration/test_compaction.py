@@ -160,12 +160,21 @@ def test_a_durable_compacted_subscription_acknowledges_what_the_view_dropped(
     assert (stats["msgBacklog"], stats["markDeletePosition"]) == (0, "1:4")
 
 
-def test_a_kept_batch_entry_is_delivered_with_only_its_kept_messages(engine, topic, run_job):
+def test_a_kept_batch_entry_comes_masked_and_a_big_entry_gets_an_object_of_its_own(
+    engine, topic, run_job, aws_clients, settings
+):
     engine.producer.publish(topic, _entry(("a", b"a1"), ("b", b"b1"), ("a", b"a2")))
-    run_job("--topic", str(topic))
+    engine.producer.publish(topic, _entry(("c", b"c" * 2000)))
+    engine.producer.publish(topic, _entry(("d", b"d1")))
+    summary = run_job("--topic", str(topic), "--max-entry-bytes", "1000")
+    assert summary.details["segments_written"] == 3
     reader = _reader(engine, topic, "masked")
     delivered = engine.subscriptions.receive(topic, "masked", reader, 100, 0)
-    assert [(d.entry_id, d.batch_indexes) for d in delivered] == [(0, (1, 2))]
+    assert [(d.entry_id, d.batch_indexes) for d in delivered] == [(0, (1, 2)), (1, None), (2, None)]
+    store = CompactionStore(aws_clients.dynamodb, settings.cursors_table, settings.log_table)
+    pointer = store.get(engine.topics.resolve(topic, create=False).key)
+    objects = [c.entry.object_key for c in store.read_from(pointer.ledger, 0, 9)]
+    assert [key.rsplit("/", 1)[1] for key in objects] == ["0-0", "1-1", "2-2"]
 
 
 def test_a_run_that_cannot_read_an_entry_reports_error_with_the_reason(
