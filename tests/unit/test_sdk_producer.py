@@ -154,11 +154,11 @@ def test_server_errors_fail_the_send_with_the_named_exception(svc):
     svc.fail_next("produce", 413, "MessageTooBig", "entry above 5 MB")
     with pytest.raises(pulsar.MessageTooBig, match="5 MB"):
         producer.send(b"x")
-    svc.fail_next("produce", 503, "ServiceUnitNotReady", "retry")
+    svc.fail_next("produce", 409, "TopicTerminated", "terminated")  # not resent (see retries)
     got = []
     done = threading.Event()
     producer.send_async(b"y", lambda r, m: (got.append((r, m)), done.set()))
-    assert done.wait(5) and got == [(pulsar.Result.ServiceUnitNotReady, None)]
+    assert done.wait(5) and got == [(pulsar.Result.TopicTerminated, None)]
     assert str(producer.send(b"z")) == "1:0:-1:-1"  # the injected errors stored nothing
     client.close()
 
