@@ -1,5 +1,6 @@
-"""Argument validation of ``Client.subscribe`` (pulsar-client's checks and messages), and
-the subscribe body and redelivery settings built from the arguments."""
+"""``Client.subscribe``'s work: argument validation (pulsar-client's checks and messages),
+the subscribe body and redelivery settings built from the arguments, and opening the
+consumer on its topics."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from . import exceptions as exc
 from ._acks import Redelivery
 from ._enums import ConsumerType, InitialPosition, RegexSubscriptionMode
-from ._multitopic import Pattern
+from ._multitopic import Pattern, PatternWatcher, list_topics_fake_name, subscribe_topic
 from ._policies import (
     ConsumerBatchReceivePolicy,
     ConsumerDeadLetterPolicy,
@@ -18,12 +19,14 @@ from ._policies import (
     dead_letter_body,
     key_shared_body,
 )
-from ._retry import RetryTopics
+from ._receiver import ConsumerCore
+from ._retry import RetryLetters, RetryTopics
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
-from .schema import Schema
+from .consumer import Consumer
+from .schema import BytesSchema, Schema
 
-__all__ = ["redelivery_of", "subscribe_body", "validate_subscribe"]
+__all__ = ["open_consumer", "redelivery_of", "subscribe_body", "validate_subscribe"]
 
 _LATER = "arrives in a later Magnetar release"
 _SUB_TYPE = {ConsumerType.Exclusive: "Exclusive", ConsumerType.Shared: "Shared",
@@ -129,3 +132,48 @@ def redelivery_of(a: dict[str, Any]) -> Redelivery:
         tick_ms=a["tick_duration_ms"],
         ack_timeout_backoff=a["ack_timeout_redelivery_backoff"],
     )
+
+
+def open_consumer(client: Any, a: dict[str, Any]) -> Consumer:
+    """``Client.subscribe`` with its arguments ``a``: check them, register on every topic /
+    partition (and the retry topic with ``enable_retry``), and start the consumer. Raises
+    what ``Client.subscribe`` documents."""
+    topics = validate_subscribe(a)
+    schema = a["schema"] if a["schema"] is not None else BytesSchema()
+    subscription, topic = a["subscription_name"], a["topic"]
+    retry = None
+    if a["enable_retry"]:
+        retry = RetryTopics.of(topics[0], subscription, a["dead_letter_policy"])
+    core = ConsumerCore(client._t, subscribe_body(a, retry), a["receiver_queue_size"], schema,
+                        client._log, max_pending_chunked=a["max_pending_chunked_message"],
+                        auto_ack_chunks=a["auto_ack_oldest_chunked_message_on_queue_full"])  # fmt: skip
+    try:
+        if isinstance(topics, Pattern):
+            watcher = PatternWatcher(client, core, topics, subscription,
+                                     a["pattern_auto_discovery_period"], set())  # fmt: skip
+            watcher.subscribe_new(topics.list(client._t, client._log), strict=True)
+            core.watcher = watcher
+            shown = topics.display
+        else:
+            extra = [retry.retry] if retry is not None and retry.retry not in topics else []
+            for name in [*topics, *extra]:
+                subscribe_topic(client, core, name, subscription)
+            multi = isinstance(topic, list)
+            shown = list_topics_fake_name(topics) if multi else str(topics[0])
+    except BaseException:
+        core.close(flush_acks=False)
+        raise
+    client._consumers.add(core)
+    letters = None
+    if retry is not None:
+        letters = RetryLetters(client, retry, subscription,
+                               lambda: core.body.get("consumerName") or "consumer")  # fmt: skip
+    consumer = Consumer(core, topic=shown, subscription=subscription,
+                        consumer_type=a["consumer_type"], redelivery=redelivery_of(a),
+                        retry=letters, batch_policy=a["batch_receive_policy"],
+                        listener=a["message_listener"],
+                        multi_topic=not isinstance(topic, str) or retry is not None,
+                        inclusive=a["start_message_id_inclusive"])  # fmt: skip
+    if core.watcher is not None:
+        core.watcher.start()
+    return consumer

@@ -23,7 +23,6 @@ from ._enums import (
     RegexSubscriptionMode,
 )
 from ._http import Transport
-from ._multitopic import Pattern, PatternWatcher, list_topics_fake_name, subscribe_topic
 from ._policies import (
     ConsumerBatchReceivePolicy,
     ConsumerDeadLetterPolicy,
@@ -32,7 +31,6 @@ from ._policies import (
 )
 from ._receiver import ConsumerCore
 from ._registration import register_all
-from ._retry import RetryLetters, RetryTopics
 from ._sender import SenderConfig, SenderCore
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
@@ -284,49 +282,9 @@ class Client:
             OperationNotSupported: ``enable_retry`` with a regex.
         """
         self._check_open()
-        from ._subscribe import redelivery_of, subscribe_body, validate_subscribe
+        from ._subscribe import open_consumer
 
-        topics = validate_subscribe(locals())
-        schema = schema if schema is not None else BytesSchema()
-        retry = None
-        if enable_retry:
-            retry = RetryTopics.of(topics[0], subscription_name, dead_letter_policy)
-        body = subscribe_body(locals(), retry)
-        core = ConsumerCore(
-            self._t, body, receiver_queue_size, schema, self._log,
-            max_pending_chunked=max_pending_chunked_message,
-            auto_ack_chunks=auto_ack_oldest_chunked_message_on_queue_full,
-        )  # fmt: skip
-        try:
-            if isinstance(topics, Pattern):
-                watcher = PatternWatcher(self, core, topics, subscription_name,
-                                         pattern_auto_discovery_period, set())  # fmt: skip
-                watcher.subscribe_new(topics.list(self._t, self._log), strict=True)
-                core.watcher = watcher
-                shown = topics.display
-            else:
-                extra = [retry.retry] if retry is not None and retry.retry not in topics else []
-                for name in [*topics, *extra]:
-                    subscribe_topic(self, core, name, subscription_name)
-                multi = isinstance(topic, list)
-                shown = list_topics_fake_name(topics) if multi else str(topics[0])
-        except BaseException:
-            core.close(flush_acks=False)
-            raise
-        self._consumers.add(core)
-        letters = None
-        if retry is not None:
-            letters = RetryLetters(self, retry, subscription_name,
-                                   lambda: core.body.get("consumerName") or "consumer")  # fmt: skip
-        consumer = Consumer(core, topic=shown, subscription=subscription_name,
-                            consumer_type=consumer_type, redelivery=redelivery_of(locals()),
-                            retry=letters, batch_policy=batch_receive_policy,
-                            listener=message_listener,
-                            multi_topic=not isinstance(topic, str) or retry is not None,
-                            inclusive=start_message_id_inclusive)  # fmt: skip
-        if core.watcher is not None:
-            core.watcher.start()
-        return consumer
+        return open_consumer(self, locals())
 
     def create_reader(self, topic: str, start_message_id: MessageId, reader_listener: Any = None,
                       receiver_queue_size: int = 1000, reader_name: str | None = None,
