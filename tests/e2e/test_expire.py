@@ -190,11 +190,6 @@ def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
     again.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: a cursor whose read position was expired must jump to the first kept "
-    "entry (CursorState.dispatch skips a fresh entry above the read position)",
-)
 def test_a_subscription_created_at_earliest_after_expiry_starts_at_the_first_kept_entry(
     client, local_stack, aws_clients, namespace
 ):

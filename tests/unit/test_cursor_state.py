@@ -95,6 +95,25 @@ def test_dispatch_only_advances_over_contiguous_new_entries_starting_at_the_read
     assert state.read_position == 2
 
 
+def test_skipping_ids_the_log_no_longer_holds_acknowledges_them_and_moves_the_read_position():
+    state = cursor()
+    assert state.skip_missing(3) == 3
+    assert (state.read_position, state.mark_delete) == (3, 2)
+    assert state.skip_missing(2) == 0
+    out = state.dispatch("c1", singles(3, 4), BIG, BIG)
+    assert [d.entry_id for d in out] == [3, 4]
+
+
+def test_skipping_keeps_individual_acks_above_the_gap():
+    state = cursor()
+    state.dispatch("c1", singles(0), BIG, BIG)
+    state.skip_missing(1)  # nothing to skip: 1 is the read position
+    state.read_position = 1
+    state.acked.add(7)
+    assert state.skip_missing(5) == 4
+    assert (state.mark_delete, state.acked.ranges()) == (-1, [(1, 4), (7, 7)])
+
+
 def test_max_messages_counts_messages_and_never_splits_an_entry():
     state = cursor()
     out = state.dispatch("c1", [(0, 3), (1, 3), (2, 3)], 4, BIG)

@@ -109,6 +109,19 @@ class CursorAcks:
             self._forget_delayed([entry_id])
         self._drop_empty_leases()
 
+    def skip_missing(self, first_present: int) -> int:
+        """Step the read position over ids the log no longer holds (deleted by the expiry
+        job: acknowledged by every durable cursor, or expired) up to ``first_present``, the
+        first id the log still has at or after it; they count as acknowledged. Returns how
+        many ids were skipped."""
+        gap = first_present - self.read_position
+        if gap <= 0:
+            return 0
+        self.acked.add_range(self.read_position, first_present - 1)
+        self.read_position = first_present
+        self._advance_mark_delete()
+        return gap
+
     def _advance_mark_delete(self) -> None:
         ranges = self.acked.ranges()
         if ranges and ranges[0][0] <= self.mark_delete + 1:

@@ -183,6 +183,8 @@ class Dispatch(DeadLettering):
             fresh = [
                 e for e in self._log.read_from(ref.key, state.read_position, limit) if not e.fence
             ]
+            if fresh:  # ids below the first one read were expired: step over them
+                state.skip_missing(fresh[0].entry_id)
             self._index.put_many(ref.key, fresh)
         known = {e.entry_id: e for e in fresh}
         known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
