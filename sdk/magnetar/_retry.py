@@ -187,7 +187,8 @@ class RetryLetters:
 
     def _create_initial_subscription(self) -> None:
         """Create the policy's initial subscription on the dead-letter topic (once): a
-        consumer registered at Earliest and closed again leaves the durable subscription."""
+        consumer registered at Earliest and closed again leaves the durable subscription
+        (one that exists already is left as it is)."""
         if self._initial_done:
             return
         t = self._client._t
@@ -196,8 +197,11 @@ class RetryLetters:
         for target in [name.partition(i) for i in range(n)] if n else [name]:
             sub = quote(self.topics.initial_subscription or "", safe="")
             base = f"/v1/{target.path()}/subscriptions/{sub}/consumers"
-            resp = t.call("POST", base, json_body={"subscriptionType": "Shared",
-                                                   "initialPosition": "Earliest"})  # fmt: skip
+            try:
+                resp = t.call("POST", base, json_body={"subscriptionType": "Shared",
+                                                       "initialPosition": "Earliest"})  # fmt: skip
+            except exc.ConsumerBusy:  # it exists, with consumers of another type
+                continue
             t.call("DELETE", f"{base}/{resp['consumerId']}")
         self._initial_done = True
 

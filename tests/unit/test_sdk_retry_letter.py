@@ -151,3 +151,16 @@ def test_reconsume_later_needs_enable_retry_and_checks_its_arguments(svc, client
         import re
 
         client.subscribe(re.compile("persistent://public/default/t.*"), "r", enable_retry=True)
+
+
+def test_an_initial_subscription_that_exists_with_another_type_is_left_alone(svc, client):
+    audit = client.subscribe(f"persistent://{DLQ[11:]}", "audit")  # Exclusive, connected
+    policy = pulsar.ConsumerDeadLetterPolicy(1, initial_subscription_name="audit")
+    consumer = client.subscribe("t", "s", consumer_type=pulsar.ConsumerType.Shared,
+                                enable_retry=True, dead_letter_policy=policy)  # fmt: skip
+    client.create_producer("t").send(b"x")
+    consumer.reconsume_later(consumer.receive(5000), 0)
+    consumer.reconsume_later(consumer.receive(5000), 0)
+    assert [m.payload for m in produced(svc, DLQ)] == [b"x"]
+    assert audit.receive(5000).data() == b"x"
+    consumer.close()
