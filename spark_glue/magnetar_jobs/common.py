@@ -209,7 +209,13 @@ def spark_session(app_name: str):
     if not submitted:
         # Python workers run this interpreter (read when the context starts).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
+        builder = (
+            builder.master("local[*]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            # a few shuffle partitions per core, not 200: local plans are small
+            .config("spark.sql.shuffle.partitions", str(4 * (os.cpu_count() or 1)))
+        )
     return builder.getOrCreate()
 
 

@@ -50,8 +50,15 @@ class Segment:
 
     @classmethod
     def of(cls, row) -> Segment:
+        """From a plan Row of the Spark transform."""
         members = tuple(Member(m.eid, m.obj, m.off, m.len, m.seg_off) for m in row.members)
         return cls(row.pk, row.seg_key, row.bytes, members)
+
+    @classmethod
+    def from_plan(cls, plan: dict) -> Segment:
+        """From a plan dict of ``plan_ledger`` (members as tuples)."""
+        members = tuple(Member(*m) for m in plan["members"])
+        return cls(plan["pk"], plan["seg_key"], plan["bytes"], members)
 
 
 @dataclass(frozen=True)

@@ -131,3 +131,47 @@ def transform(index_df, params: SegmentParams):
         F.col("bytes").cast("bigint").alias("bytes"),
         "members",
     )
+
+
+def plan_ledger(rows: list[tuple], params: SegmentParams) -> list[dict]:
+    """The same plan as ``transform`` for one ledger's index rows (``catalog.INDEX_COLUMNS``
+    tuples), in plain Python: the single-process baseline of the benchmark, and an oracle
+    for the Spark transform in tests. Returns plan rows as dicts (``PLAN_COLUMNS``; members
+    as ``(eid, obj, off, len, seg_off)`` tuples), by first entry id."""
+    rows = sorted(rows, key=lambda r: r[1])
+    head_from = len(rows) - params.head_entries
+    buckets: dict[tuple[int, int], list[tuple]] = {}
+    run = start = 0
+    for i, (pk, eid, obj, off, size, n, *_rest) in enumerate(rows):
+        if n <= 0:
+            continue
+        if obj.startswith(SEGMENT_PREFIX) or size > params.max_entry_bytes or size <= 0:
+            run, start = run + 1, 0
+            continue
+        if i >= head_from:
+            continue
+        buckets.setdefault((run, start // params.target_segment_bytes), []).append(
+            (pk, eid, obj, off, size, start)
+        )
+        start += size
+    out = []
+    for (run_id, bucket), members in buckets.items():
+        last_bucket = max(b for r, b in buckets if r == run_id)
+        closed = run_id < run or bucket < last_bucket
+        total = sum(m[4] for m in members)
+        if len(members) < params.min_entries or not (closed or total >= params.tail_bytes):
+            continue
+        base = members[0][5]
+        pk = members[0][0]
+        out.append(
+            {
+                "pk": pk,
+                "seg_key": segment_key(pk, members[0][1], members[-1][1]),
+                "first_eid": members[0][1],
+                "last_eid": members[-1][1],
+                "entries": len(members),
+                "bytes": total,
+                "members": [(m[1], m[2], m[3], m[4], m[5] - base) for m in members],
+            }
+        )
+    return sorted(out, key=lambda p: p["first_eid"])

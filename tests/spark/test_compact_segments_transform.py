@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from magnetar_jobs.catalog import index_schema
-from magnetar_jobs.compact_segments_transform import SegmentParams, segment_key, transform
+from magnetar_jobs.compact_segments_transform import (
+    SegmentParams,
+    plan_ledger,
+    segment_key,
+    transform,
+)
 
 PK = "persistent://public/default/t|1"
 PK2 = "persistent://public/default/u-partition-0|3"
@@ -148,3 +153,28 @@ def test_bad_parameters_are_refused():
         SegmentParams(min_entries=1)
     with pytest.raises(ValueError, match="target_segment_bytes and max_entry_bytes"):
         SegmentParams(target_segment_bytes=0)
+
+
+def test_the_spark_plan_equals_the_plain_python_plan_on_random_ledgers(spark):
+    import random
+
+    rng = random.Random(11)
+    rows = []
+    for pk in (PK, PK2):
+        for eid in range(300):
+            kind = rng.random()
+            if kind < 0.05:
+                rows.append(_marker(pk, eid))
+            elif kind < 0.10:
+                rows.append(_row(pk, eid, 100, obj=segment_key(pk, eid, eid + 1), off=0))
+            else:
+                rows.append(_row(pk, eid, rng.choice([10, 50, 200, 900, 2000])))
+    params = {"target_segment_bytes": 1500, "max_entry_bytes": 1000, "head_entries": 7}
+    expected = [
+        (p["pk"], p["seg_key"], p["first_eid"], p["last_eid"], p["entries"], p["bytes"],
+         p["members"])
+        for pk in (PK, PK2)
+        for p in plan_ledger([r for r in rows if r[0] == pk], SegmentParams(**params))
+    ]  # fmt: skip
+    assert len(expected) > 20
+    assert _plan(spark, rows, **params) == expected

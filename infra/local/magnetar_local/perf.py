@@ -224,6 +224,10 @@ def run_benchmark(options: PerfOptions) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: ``magnetar perf produce|consume [-n N] [--size B] [--batch K] [--consumers C]``."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["segments"]:  # the maintenance job benchmark (spark_glue/)
+        from .jobs_perf import main as segments_main
+
+        return segments_main(argv[1:])
     if argv[:1] == ["delayed"]:
         from .perf_delayed import main as delayed_main
 
