@@ -3,6 +3,7 @@
     expire.py --bucket B --table-prefix P [--endpoint-url U] [--topic T | --namespace TN/NS]
         [--consumer-lease-ms 60000] [--orphan-age-ms 3600000] [--grace-ms 900000]
         [--orphan-prefixes entries/,segments/,compacted/] [--orphans false] [--now-ms N]
+        [--io-threads 8] [--shuffle-partitions N]
 
 1. purge: objects of trash manifests now due are deleted (``garbage.purge_due``);
 2. extract (``magnetar_jobs.expire_extract``): live partitions with their effective TTL and
@@ -61,6 +62,8 @@ def main(argv: list[str] | None = None) -> Summary:
         raise ValueError("expire takes at most one of --topic and --namespace")
     orphans = (args.option("orphans", "true") or "true").lower() not in ("false", "0", "no")
     spark = spark_session(JOB)
+    if args.option("shuffle-partitions"):
+        spark.conf.set("spark.sql.shuffle.partitions", args.int_option("shuffle-partitions", 200))
     progress = Progress(JOB)
     summary = Summary(JOB)
 
@@ -82,7 +85,11 @@ def main(argv: list[str] | None = None) -> Summary:
         trashed=data.trashed,
     )
     counts = load(
-        spark, args, plan, LoadOptions(now_ms, params.consumer_lease_ms, grace_ms), progress
+        spark,
+        args,
+        plan,
+        LoadOptions(now_ms, params.consumer_lease_ms, grace_ms, args.int_option("io-threads", 8)),
+        progress,
     )
 
     summary.add(

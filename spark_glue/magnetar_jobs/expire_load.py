@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from magnetar_core.errors import ConditionFailed, InvalidTopicName
@@ -43,22 +44,27 @@ MANIFEST_KEYS = 10_000
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """``now_ms`` of the run, the consumer lease and the trash grace period (ms)."""
+    """``now_ms`` of the run, the consumer lease and the trash grace period (ms), and the
+    requests each Spark task keeps in flight."""
 
     now_ms: int
     consumer_lease_ms: int
     grace_ms: int
+    io_threads: int = 8
 
 
-def delete_items(ddb, table: str, pk: str, eids: Iterable[int], sleep=time.sleep) -> int:
+def delete_items(
+    ddb, table: str, pk: str, eids: Iterable[int], sleep=time.sleep, threads: int = 1
+) -> int:
     """Delete index items of one ledger (BatchWriteItem, 25 keys a request, unprocessed
-    keys retried with backoff). Deleting a missing item is no error. Returns how many."""
+    keys retried with backoff; ``threads`` requests in flight). Deleting a missing item is
+    no error. Returns how many."""
     wanted = sorted(set(eids))
-    for i in range(0, len(wanted), BATCH_WRITE):
+
+    def write(chunk: list[int]) -> None:
         request = {
             table: [
-                {"DeleteRequest": {"Key": {"pk": {"S": pk}, "eid": {"N": str(e)}}}}
-                for e in wanted[i : i + BATCH_WRITE]
+                {"DeleteRequest": {"Key": {"pk": {"S": pk}, "eid": {"N": str(e)}}}} for e in chunk
             ]
         }
         attempt = 0
@@ -67,6 +73,14 @@ def delete_items(ddb, table: str, pk: str, eids: Iterable[int], sleep=time.sleep
             if request:
                 sleep(min(1.0, 0.05 * 2**attempt))
                 attempt += 1
+
+    chunks = [wanted[i : i + BATCH_WRITE] for i in range(0, len(wanted), BATCH_WRITE)]
+    if threads <= 1 or len(chunks) <= 1:
+        for chunk in chunks:
+            write(chunk)
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(write, chunks))
     return len(wanted)
 
 
@@ -140,9 +154,13 @@ class _Ledgers:
         if not out["ok"] or not deleted:
             return out
         snapshot_dedup(self.log, self.producers, pk, max(r.eid for r in deleted))
-        out["entries_deleted"] = delete_items(self.ddb, self.table, pk, (r.eid for r in deleted))
+        out["entries_deleted"] = self._delete(pk, deleted)
         out["bytes_deleted"] = sum(r.len for r in deleted)
         return out
+
+    def _delete(self, pk: str, rows: list) -> int:
+        eids = (r.eid for r in rows)
+        return delete_items(self.ddb, self.table, pk, eids, threads=self.options.io_threads)
 
     def dead(self, pk: str, deleted: list) -> dict:
         out = _result(pk)
@@ -152,7 +170,7 @@ class _Ledgers:
         if compacted_owner(pk) is None:
             self.topics.fence(pk)
             self.cursors.delete_all(pk)
-        out["entries_deleted"] = delete_items(self.ddb, self.table, pk, (r.eid for r in deleted))
+        out["entries_deleted"] = self._delete(pk, deleted)
         out["bytes_deleted"] = sum(r.len for r in deleted)
         out["dead_ledgers"] = 1
         return out
@@ -219,7 +237,20 @@ def delete_orphans(s3, bucket: str, rows: list) -> tuple[int, int]:
 
 
 def load(spark, args: JobArgs, plan: ExpirePlan, options: LoadOptions, progress) -> dict:
-    """Everything the plan says, in a safe order; returns counters for the summary."""
+    """Everything the plan says, in a safe order; returns counters for the summary.
+
+    The deletions are computed once: persisted, the trash step's plan reuses them (Spark
+    matches the cached subplan) instead of planning them again.
+    """
+    cached = [plan.deleted.persist(), plan.dead.persist()]
+    try:
+        return _load(spark, args, plan, options, progress)
+    finally:
+        for frame in cached:
+            frame.unpersist()
+
+
+def _load(spark, args: JobArgs, plan: ExpirePlan, options: LoadOptions, progress) -> dict:
     results = load_ledgers(spark, args, plan, options)
     counts: dict[str, int] = {"ledgers_skipped": 0}
     for r in results:

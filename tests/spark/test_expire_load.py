@@ -49,6 +49,13 @@ def test_index_items_are_deleted_25_keys_a_request_and_unprocessed_keys_retried(
     assert waits == [0.05]
 
 
+def test_index_deletes_can_keep_several_requests_in_flight():
+    ddb = Dynamo()
+    assert delete_items(ddb, "log", PK, range(100), threads=4) == 100
+    assert sorted(len(r) for r in ddb.requests) == [25, 25, 25, 25]
+    assert sorted(e for r in ddb.requests for e in r) == list(range(100))
+
+
 class Log:
     def __init__(self, tail):
         self.tail, self.asked = tail, []
