@@ -20,11 +20,15 @@ def fetch_entry_bytes(core: Any, sub: Any, e: dict) -> bytes | None:
     if e.get("data") is not None:
         return base64.b64decode(e["data"])
     error: Any = "no data and no url"
+    headers = {}
+    if e.get("length") is not None:  # the entry is a byte range of a segment object
+        start = int(e.get("offset") or 0)
+        headers["Range"] = f"bytes={start}-{start + int(e['length']) - 1}"
     for _ in range(3 if e.get("url") else 0):
         try:
-            r = requests.get(e["url"], verify=core.t.verify,
+            r = requests.get(e["url"], verify=core.t.verify, headers=headers,
                              timeout=(core.t.connect_timeout, core.t.operation_timeout))  # fmt: skip
-            if r.status_code == 200:
+            if r.status_code in (200, 206):
                 return r.content
             error = f"HTTP {r.status_code}"
         except requests.exceptions.RequestException as err:

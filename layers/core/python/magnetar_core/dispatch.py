@@ -255,11 +255,12 @@ class Dispatch(DeadLettering):
 
         def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
             d, item = pair
-            data = url = None
+            data = url = url_range = None
             if d.entry_id in inline:
                 data = self._entries.get(item.object_key, item.offset, item.length)
             else:
                 url = self._entries.download_url(item.object_key)
+                url_range = (item.offset, item.length)
             return DeliveredEntry(
                 ref.topic,
                 ref.ledger_id,
@@ -269,6 +270,7 @@ class Dispatch(DeadLettering):
                 d.batch_indexes,
                 data,
                 url,
+                url_range,
             )
 
         if len(deliveries) == 1:

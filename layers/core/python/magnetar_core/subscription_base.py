@@ -53,6 +53,8 @@ class DeliveredEntry:
     batch_indexes: tuple[int, ...] | None
     data: bytes | None
     url: str | None = None
+    url_range: tuple[int, int] | None = None
+    """With ``url``: ``(offset, length)`` of the entry in the object (segments hold many)."""
 
 
 @dataclass(frozen=True)

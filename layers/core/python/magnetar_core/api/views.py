@@ -70,11 +70,20 @@ def entries(delivered: list[DeliveredEntry]) -> dict:
                 "batchIndexes": list(d.batch_indexes) if d.batch_indexes is not None else None,
                 "data": base64.b64encode(d.data).decode() if d.data is not None else None,
                 "url": d.url,
+                **_url_range(d),
                 "topic": str(d.topic),
             }
             for d in delivered
         ]
     }
+
+
+def _url_range(d: DeliveredEntry) -> dict:
+    """``offset`` / ``length`` of an entry fetched by URL: the bytes to ask for with a
+    ``Range`` header (a segment object holds many entries)."""
+    if d.url is None or d.url_range is None:
+        return {}
+    return {"offset": d.url_range[0], "length": d.url_range[1]}
 
 
 def messages(delivered: list[DeliveredEntry]) -> dict:
