@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8080"
 _TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
@@ -38,6 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     prod.add_argument("-k", "--key", help="partition key of every message")
     prod.add_argument("-p", "--properties", help="properties, comma-separated key=value")
     prod.add_argument("-s", "--separator", default=",", help="message separator (default ,)")
+    prod.add_argument("--deliver-after-ms", type=int, default=None,
+                      help="delayed delivery: deliver this many ms after sending "
+                           "(Shared / Key_Shared subscriptions)")  # fmt: skip
+    prod.add_argument("--deliver-at", type=int, default=None,
+                      help="delayed delivery: deliver at this epoch time in ms")  # fmt: skip
     prod.add_argument("--service-url", help=url_help)
 
     cons = sub.add_parser("consume", help="consume messages from a subscription")
@@ -81,9 +87,12 @@ def _produce(args: argparse.Namespace) -> int:
     try:
         producer = client.create_producer(args.topic)
         count = 0
+        delay = {"deliver_at": args.deliver_at}
+        if args.deliver_after_ms is not None:
+            delay = {"deliver_after": timedelta(milliseconds=args.deliver_after_ms)}
         for _ in range(args.num_produce):
             for text in texts:
-                producer.send(text.encode(), properties=props, partition_key=args.key)
+                producer.send(text.encode(), properties=props, partition_key=args.key, **delay)
                 count += 1
         print(f"{count} messages successfully produced")
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from magnetar import cli
 
 
@@ -12,6 +14,17 @@ def test_produce_sends_each_message_n_times_and_reports_the_count(svc, capsys):
     msgs = [r.body.messages[0] for r in svc.recorded("produce")]
     assert [m.payload for m in msgs] == [b"a", b"b", b"a", b"b"]
     assert {m.key for m in msgs} == {"key"} and dict(msgs[0].properties) == {"x": "1"}
+
+
+def test_produce_with_deliver_at_or_deliver_after_ms_sends_delayed_messages(svc, capsys):
+    assert cli.main(["produce", "t", "-m", "a", "--deliver-at", "1800000000000",
+                     "--service-url", svc.url]) == 0  # fmt: skip
+    before = int(time.time() * 1000)
+    assert cli.main(["produce", "t", "-m", "b", "--deliver-after-ms", "60000",
+                     "--service-url", svc.url]) == 0  # fmt: skip
+    at, after = [r.body.messages[0].deliver_at_ms for r in svc.recorded("produce")]
+    assert at == 1_800_000_000_000
+    assert before + 60_000 <= after <= int(time.time() * 1000) + 60_000
 
 
 def test_consume_prints_each_message_and_acknowledges_it(svc, capsys, monkeypatch):
