@@ -23,8 +23,9 @@ def advance_mark_delete(
     """Acknowledge everything up to and including ``entry_id``, as Pulsar's message expiry
     does (delayed messages too); never moves backwards. Returns how far it moved (entries).
 
-    Acks, redeliveries, leases, batch acks, redelivery counts, delayed entries and Key_Shared
-    masks at or below the new mark-delete are dropped; the read position moves past it.
+    Acks, redeliveries, leases, batch acks, redelivery counts, delayed entries, Key_Shared
+    masks and dead letter outbox items (expired, not dead-lettered: their entries may go)
+    at or below the new mark-delete are dropped; the read position moves past it.
     On Key_Shared, entries in flight are acknowledged first so draining hashes are released
     (``hashes_of`` loads their key hashes, needed only when some hash is draining).
     """
@@ -47,6 +48,7 @@ def advance_mark_delete(
             del table[key]
     state._ks_forget(lambda e: e <= up_to)
     state._forget_delayed(up_to=up_to)
+    state.dead_letters = [d for d in state.dead_letters if d.entry_id > up_to]
     state._drop_empty_leases()
     state._advance_mark_delete()
     return state.mark_delete - before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from magnetar_core.cursor import KEY_SHARED, SHARED, ConsumerInfo, CursorState, Delivery
+from magnetar_core.dead_letter import DeadLetter
 from magnetar_core.errors import ConditionFailed
 from magnetar_core.rangeset import RangeSet
 from magnetar_jobs.expire_cursors import CursorAction, CursorOutcome, advance_mark_delete, apply
@@ -33,6 +34,13 @@ def test_advancing_acknowledges_everything_up_to_the_entry_and_drops_its_traces(
     assert (state.batch_acks, state.batch_sizes, state.redelivery_counts) == ({}, {}, {})
     assert {b: r.to_list() for b, r in state.delayed.items()} == {2_000: [[7, 7]]}
     assert state.read_position == 8
+
+
+def test_advancing_expires_dead_letter_outbox_items_below_it():
+    state = shared_cursor()
+    state.dead_letters = [DeadLetter(0, 2, None, 1, "t-DLQ"), DeadLetter(1, 6, None, 1, "t-DLQ")]
+    advance_mark_delete(state, 4)
+    assert [d.entry_id for d in state.dead_letters] == [6]
 
 
 def test_advancing_past_the_read_position_moves_it_too():
