@@ -102,3 +102,21 @@ def test_settings_choose_the_launcher():
     assert isinstance(local, LocalJobLauncher)
     with pytest.raises(ValueError, match="JOB_LAUNCHER must be local or glue, not 'k8s'"):
         launcher_from_settings(Settings.from_env({**env, "JOB_LAUNCHER": "k8s"}))
+
+
+def test_stop_all_terminates_the_runs_still_running(tmp_path):
+    scripts = tmp_path / "spark_glue"
+    scripts.mkdir()
+    (scripts / "compact_segments.py").write_text("import time\ntime.sleep(60)\n")
+    (scripts / "expire.py").write_text("pass\n")
+    ids = iter(["slow", "quick"])
+    launcher = LocalJobLauncher(
+        SETTINGS, scripts_dir=scripts, log_dir=tmp_path, new_id=lambda: next(ids)
+    )
+    slow = launcher.start("compact-segments", {})
+    quick = launcher.start("expire", {})
+    assert launcher.wait(quick, timeout_s=60) == 0
+
+    assert launcher.stop_all(timeout_s=30) == [slow]
+    assert launcher.status(slow) == "FAILED"
+    assert launcher.running() == []

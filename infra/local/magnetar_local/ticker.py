@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-log = logging.getLogger("magnetar.ticker")
+log = logging.getLogger("magnetar_local.ticker")
 
 _RATE = re.compile(r"^rate\((\d+)\s+(minute|minutes|hour|hours|day|days)\)$")
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
@@ -116,6 +116,10 @@ class Ticker:
                 log.exception("starting a scheduled job failed")
 
     def stop(self) -> None:
+        """Stop ticking and terminate the runs still running (the stack is going away)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        stop_all = getattr(self._launcher, "stop_all", None)
+        if stop_all is not None:
+            stop_all()

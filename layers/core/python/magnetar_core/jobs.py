@@ -9,7 +9,10 @@ which runs the handlers in-process). ``GlueJobLauncher`` starts the AWS Glue job
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -114,8 +117,30 @@ class LocalJobLauncher:
                 start_new_session=True,
             )
         with self._lock:
+            if not self._runs:
+                atexit.register(self.stop_all)  # runs die with the process that started them
             self._runs[run_id] = process
         return run_id
+
+    def stop_all(self, timeout_s: float = 10.0) -> list[str]:
+        """Terminate every run still running (its whole process group: Spark's JVM too);
+        returns their run ids."""
+        stopped = []
+        with self._lock:
+            runs = list(self._runs.items())
+        for run_id, process in runs:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGTERM)
+                stopped.append(run_id)
+        for run_id in stopped:
+            process = self._runs[run_id]
+            try:
+                process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+        return stopped
 
     def log_path(self, run_id: str) -> Path:
         return self.log_dir / f"{run_id}.log"
