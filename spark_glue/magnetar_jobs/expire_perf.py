@@ -2,7 +2,7 @@
 boto3 loop in the same run. Not a test: its output goes to docs/benchmarks.md.
 
     python -m magnetar_jobs.expire_perf [--entries 10000] [--partitions 4] [--size 200]
-        [--acked 0.9] [--io-threads 8]
+        [--acked 0.9] [--io-threads 8] [--shuffle-partitions N] [--entries-per-object 1]
 
 Two identical data sets (N single-message entries spread over P partitions, written straight
 to S3 and the log table, one durable subscription per partition whose mark-delete covers the
@@ -38,9 +38,12 @@ from .expire_load import delete_items, snapshot_dedup
 NOW_MS = 1_763_700_000_000
 
 
-def load_dataset(stack, namespace: str, entries: int, partitions: int, size: int, acked: float):
-    """Commit ``entries`` entries (objects + index items) and one cursor per partition whose
-    mark-delete covers the ``acked`` fraction; returns the log keys."""
+def load_dataset(
+    stack, namespace: str, entries: int, partitions: int, size: int, acked: float, per_object=1
+):
+    """Commit ``entries`` entries (objects of ``per_object`` entries, as segments hold them,
+    + index items) and one cursor per partition whose mark-delete covers the ``acked``
+    fraction; returns the log keys."""
     s3, ddb = stack.client("s3"), stack.client("dynamodb")
     bucket, table = stack.name("EntriesBucket"), stack.name("LogTable")
     cursors = CursorStore(ddb, stack.name("CursorsTable"))
@@ -63,15 +66,18 @@ def load_dataset(stack, namespace: str, entries: int, partitions: int, size: int
         prefix = "entries/" + str(topic).replace("://", "/") + "/"
         items = []
         count = len(range(p, entries, partitions))
-        for eid in range(count):
-            message = EntryMessage(b"x" * size, sequence_id=eid, publish_time_ms=NOW_MS + eid)
-            data = encode_entry([message], producer_name=f"perf-{p}")
-            key = f"{prefix}{uuid.uuid4().hex}"
-            s3.put_object(Bucket=bucket, Key=key, Body=data)
-            entry = IndexEntry(
-                eid, key, 0, len(data), 1, False, NOW_MS + eid, NOW_MS + eid, f"perf-{p}", eid, eid
-            )
-            items.append({"PutRequest": {"Item": entry.to_item(pk)}})
+        for first in range(0, count, per_object):
+            key, body = f"{prefix}{uuid.uuid4().hex}", b""
+            for eid in range(first, min(first + per_object, count)):
+                message = EntryMessage(b"x" * size, sequence_id=eid, publish_time_ms=NOW_MS + eid)
+                data = encode_entry([message], producer_name=f"perf-{p}")
+                entry = IndexEntry(
+                    eid, key, len(body), len(data), 1, False, NOW_MS + eid, NOW_MS + eid,
+                    f"perf-{p}", eid, eid,
+                )  # fmt: skip
+                items.append({"PutRequest": {"Item": entry.to_item(pk)}})
+                body += data
+            s3.put_object(Bucket=bucket, Key=key, Body=body)
         for i in range(0, len(items), 25):
             request = {table: items[i : i + 25]}
             while request:
@@ -113,7 +119,7 @@ def loop_baseline(stack, namespace: str, keys: list[str], now_ms: int) -> dict:
         snapshot_dedup(LogStore(ddb, log_table), producers, pk, max(r[1] for r in gone))
         delete_items(ddb, log_table, pk, (r[1] for r in gone))
         kept = {r[2] for r in rows if r[1] > bound or r[1] == last}
-        freed = {r[2]: r[4] for r in gone if r[2] and r[2] not in kept}
+        freed = {r[2]: r[3] + r[4] for r in gone if r[2] and r[2] not in kept}
         garbage.schedule_deletes(s3, bucket, freed, now_ms, "expire-loop", freed)
         entries += len(gone)
         size += sum(r[4] for r in gone)
@@ -130,7 +136,13 @@ def loop_baseline(stack, namespace: str, keys: list[str], now_ms: int) -> dict:
 
 
 def run_benchmark(
-    entries: int, partitions: int, size: int, acked: float, io_threads: int, shuffle: list
+    entries: int,
+    partitions: int,
+    size: int,
+    acked: float,
+    io_threads: int,
+    shuffle: list,
+    per_object: int = 1,
 ) -> dict:
     """Start a stack, load two data sets, expire one with Spark and one with a loop."""
     from magnetar_core.jobs import DEFAULT_SCRIPTS_DIR
@@ -150,7 +162,7 @@ def run_benchmark(
     with LocalStack().start() as stack:
         spark_ns, loop_ns = f"perfx{uuid.uuid4().hex[:6]}", f"perfy{uuid.uuid4().hex[:6]}"
         t0 = time.perf_counter()
-        load_dataset(stack, spark_ns, entries, partitions, size, acked)
+        load_dataset(stack, spark_ns, entries, partitions, size, acked, per_object)
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         spark = spark_session("expire")
@@ -166,13 +178,14 @@ def run_benchmark(
         summary = expire.main(argv)
         spark_s = time.perf_counter() - t0
         cores = spark.sparkContext.defaultParallelism
-        loop_keys = load_dataset(stack, loop_ns, entries, partitions, size, acked)
+        loop_keys = load_dataset(stack, loop_ns, entries, partitions, size, acked, per_object)
         loop = loop_baseline(stack, loop_ns, loop_keys, int(time.time() * 1000))
     return {
         "entries": entries,
         "partitions": partitions,
         "payload_bytes": size,
         "acked": acked,
+        "entries_per_object": per_object,
         "spark_cores": cores,
         "load_seconds": round(load_s, 1),
         "spark_startup_seconds": round(startup_s, 1),
@@ -196,11 +209,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--acked", type=float, default=0.9, help="fraction acknowledged")
     parser.add_argument("--io-threads", type=int, default=8, help="requests in flight per task")
     parser.add_argument("--shuffle-partitions", help="the job's --shuffle-partitions")
+    parser.add_argument("--entries-per-object", type=int, default=1, help="1: one object each")
     args = parser.parse_args(argv)
     shuffle = ["--shuffle-partitions", args.shuffle_partitions] if args.shuffle_partitions else []
     with contextlib.redirect_stdout(sys.stderr):  # job progress must not mix with the report
         report = run_benchmark(
-            args.entries, args.partitions, args.size, args.acked, args.io_threads, shuffle
+            args.entries,
+            args.partitions,
+            args.size,
+            args.acked,
+            args.io_threads,
+            shuffle,
+            args.entries_per_object,
         )
     print(json.dumps(report, indent=2))
     return 0
