@@ -101,3 +101,24 @@ def test_the_last_message_id_names_the_last_batch_index(engine, topic, make_entr
     assert engine.subscriptions.last_message_id(topic) == "1:0:-1:-1"
     engine.producer.publish(topic, make_entry(b"y0", b"y1"))
     assert engine.subscriptions.last_message_id(topic) == "1:1:-1:1"
+
+
+def test_the_last_message_id_passes_over_markers_and_expired_ids_in_one_backward_query(
+    engine, new_engine, topic, make_entry, aws_clients, settings
+):
+    from magnetar_core.storage.log import IndexEntry
+
+    engine.topics.create(topic, 0)
+    for payload in (b"a", b"b", b"c"):
+        engine.producer.publish(topic, make_entry(payload))
+    key = engine.topics.resolve(topic, create=False).key
+    log = engine.subscriptions._log
+    for entry_id in range(3, 250):  # a long run of epoch markers at the head
+        log.append(key, IndexEntry.epoch_marker(entry_id, 1, False, "p"))
+    assert engine.subscriptions.last_message_id(topic) == "1:2:-1:-1"
+
+    for entry_id in (1, 2):  # the expiry job deleted them
+        aws_clients.dynamodb.delete_item(
+            TableName=settings.log_table, Key={"pk": {"S": key}, "eid": {"N": str(entry_id)}}
+        )
+    assert new_engine().subscriptions.last_message_id(topic) == "1:0:-1:-1"

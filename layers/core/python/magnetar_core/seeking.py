@@ -95,10 +95,10 @@ class Seeking(SubscriptionBase):
         """The id of the last message of a topic or partition (None when empty)."""
         ref = self._topics.resolve(topic, create=False)
         head = self._head(ref)
-        while head >= 0:
-            item = self._entry(ref, head)
-            if item is not None and item.count > 0:
-                batch = item.count - 1 if item.batched else -1
-                return format_message_id(ref.ledger_id, head, ref.partition, batch)
-            head -= 1  # step back over epoch markers
-        return None
+        item = self._entry(ref, head) if head >= 0 else None
+        if item is None or item.count == 0:  # a marker (or expired): page back to a message
+            item = self._log.last_with_messages(ref.key, head) if head >= 0 else None
+        if item is None:
+            return None
+        batch = item.count - 1 if item.batched else -1
+        return format_message_id(ref.ledger_id, item.entry_id, ref.partition, batch)

@@ -175,6 +175,32 @@ class LogStore:
         last = self.last(pk)
         return -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
 
+    def last_with_messages(self, pk: str, at_most: int) -> IndexEntry | None:
+        """The highest entry at or below ``at_most`` that holds messages (markers, fences
+        and ids the expiry job deleted are passed over): a backward, strongly consistent
+        query, paged 100 items at a time."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND eid <= :top",
+            "FilterExpression": "n > :zero",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": pk},
+                ":top": {"N": str(at_most)},
+                ":zero": {"N": "0"},
+            },
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+            "Limit": 100,
+        }
+        while True:
+            with translated(f"finding the last message of {pk}"):
+                page = self._ddb.query(**kwargs)
+            if page["Items"]:
+                return IndexEntry.from_item(page["Items"][0])
+            if "LastEvaluatedKey" not in page:
+                return None
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
         """Up to ``limit`` entries with ids at or after ``start``, ascending; one query."""
         with translated(f"reading entries of {pk} from {start}"):
