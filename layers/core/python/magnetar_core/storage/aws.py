@@ -97,3 +97,14 @@ def translated(action: str) -> Iterator[None]:
         raise StorageFault(f"{action} failed: {code or 'unknown AWS error'}") from exc
     except BotoCoreError as exc:
         raise StorageFault(f"{action} failed: {type(exc).__name__}") from exc
+
+
+def version_condition(version: int, absent_attribute: str = "pk") -> dict:
+    """The ``put_item`` condition of an optimistic write: the item still has ``version``
+    (attribute ``ver``), or, for version 0, has no ``absent_attribute`` yet."""
+    if version == 0:
+        return {"ConditionExpression": f"attribute_not_exists({absent_attribute})"}
+    return {
+        "ConditionExpression": "ver = :v",
+        "ExpressionAttributeValues": {":v": {"N": str(version)}},
+    }

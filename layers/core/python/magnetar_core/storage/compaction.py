@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..compaction_state import CompactionState, Retired
 from ..names import TopicName
-from .aws import translated
+from .aws import translated, version_condition
 from .log import IndexEntry
 
 POINTER = "$compaction"
@@ -162,13 +162,7 @@ class CompactionStore:
     def put(self, pk: str, state: CompactionState) -> None:
         """Write ``state`` if unchanged since read (version; 0: only if absent). On success
         ``state.version`` is the new version. Raises ConditionFailed."""
-        if state.version == 0:
-            condition = {"ConditionExpression": "attribute_not_exists(pk)"}
-        else:
-            condition = {
-                "ConditionExpression": "ver = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(state.version)}},
-            }
+        condition = version_condition(state.version)
         with translated(f"writing the compaction state of {pk}"):
             self._ddb.put_item(
                 TableName=self._cursors, Item=pointer_to_item(pk, state), **condition

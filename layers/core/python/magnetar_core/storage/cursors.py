@@ -17,7 +17,7 @@ import json
 
 from ..cursor import ConsumerInfo, CursorState, KeySharedState
 from ..rangeset import RangeSet
-from .aws import translated
+from .aws import translated, version_condition
 
 
 def cursor_to_item(pk: str, state: CursorState) -> dict:
@@ -106,13 +106,7 @@ class CursorStore:
         A new cursor (version 0) is written only if none exists. Raises ConditionFailed.
         On success ``state.version`` is the new version.
         """
-        if state.version == 0:
-            condition = {"ConditionExpression": "attribute_not_exists(pk)"}
-        else:
-            condition = {
-                "ConditionExpression": "ver = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(state.version)}},
-            }
+        condition = version_condition(state.version)
         with translated(f"writing cursor {state.subscription} of {pk}"):
             self._ddb.put_item(TableName=self._table, Item=cursor_to_item(pk, state), **condition)
         state.version += 1

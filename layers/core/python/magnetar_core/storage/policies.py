@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..policy_values import DelayedDeliveryPolicies, RetentionPolicies
-from .aws import translated
+from .aws import translated, version_condition
 
 POLICIES = "$policies"
 
@@ -105,13 +105,8 @@ class PolicyStore:
         item.update(retention_attributes(policies.retention))
         if policies.message_ttl_seconds is not None:
             item["msg_ttl_s"] = {"N": str(policies.message_ttl_seconds)}
-        if policies.version == 0:  # no item yet, or one written before versions existed
-            condition = {"ConditionExpression": "attribute_not_exists(ver)"}
-        else:
-            condition = {
-                "ConditionExpression": "ver = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(policies.version)}},
-            }
+        # version 0: no item yet, or one written before versions existed
+        condition = version_condition(policies.version, "ver")
         with translated(f"writing policies of {namespace}"):
             self._ddb.put_item(TableName=self._table, Item=item, **condition)
         return stored

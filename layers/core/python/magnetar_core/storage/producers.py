@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .aws import translated
+from .aws import translated, version_condition
 
 LEASE = "$producers"
 SNAPSHOT = "$dedup"
@@ -75,13 +75,7 @@ class ProducerStateStore:
         if lease.holder is not None:
             item["holder"] = {"S": lease.holder}
             item["mode"] = {"S": lease.mode or "Exclusive"}
-        if lease.version == 0:
-            condition = {"ConditionExpression": "attribute_not_exists(pk)"}
-        else:
-            condition = {
-                "ConditionExpression": "ver = :v",
-                "ExpressionAttributeValues": {":v": {"N": str(lease.version)}},
-            }
+        condition = version_condition(lease.version)
         with translated(f"writing the producer lease of {pk}"):
             self._ddb.put_item(TableName=self._table, Item=item, **condition)
         lease.version += 1
