@@ -52,7 +52,9 @@ def _produce(client, topic: str, due_ms: list[int], producers: int) -> None:
     failures: list = []
 
     def worker(k: int) -> None:
-        producer = client.create_producer(topic, batching_enabled=False, send_timeout_millis=0)
+        producer = client.create_producer(
+            topic, batching_enabled=False, send_timeout_millis=0, block_if_queue_full=True
+        )
         done = threading.Semaphore(0)
         mine = range(k, len(due_ms), producers)
 
