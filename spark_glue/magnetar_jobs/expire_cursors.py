@@ -39,15 +39,7 @@ def advance_mark_delete(
     state.mark_delete = max(state.mark_delete, entry_id)
     up_to = state.mark_delete
     state.read_position = max(state.read_position, up_to + 1)
-    state.acked.remove_up_to(up_to)
-    state.redeliver.remove_up_to(up_to)
-    for lease in state.leases.values():
-        lease.remove_up_to(up_to)
-    for table in (state.batch_acks, state.batch_sizes, state.redelivery_counts):
-        for key in [k for k in table if k <= up_to]:
-            del table[key]
-    state._ks_forget(lambda e: e <= up_to)
-    state._forget_delayed(up_to=up_to)
+    state.forget_up_to(up_to)
     state.dead_letters = [d for d in state.dead_letters if d.entry_id > up_to]
     state._drop_empty_leases()
     state._advance_mark_delete()

@@ -83,18 +83,24 @@ class CursorAcks:
         before = self.mark_delete
         if full > self.mark_delete:
             self.mark_delete = full
-            self.acked.remove_up_to(full)
-            self.redeliver.remove_up_to(full)
-            for lease in self.leases.values():
-                lease.remove_up_to(full)
-            for table in (self.batch_acks, self.batch_sizes, self.redelivery_counts):
-                for key in [k for k in table if k <= full]:
-                    del table[key]
-            self._ks_forget(lambda e: e <= full)
-            self._forget_delayed(up_to=full)
+            self.forget_up_to(full)
         self._drop_empty_leases()
         self._advance_mark_delete()
         return max(0, self.mark_delete - before)
+
+    def forget_up_to(self, up_to: int) -> None:
+        """Drop every record of entries at or below ``up_to`` (acknowledged now): acks,
+        redeliveries, leases, batch acks and sizes, redelivery counts, Key_Shared masks and
+        delayed entries."""
+        self.acked.remove_up_to(up_to)
+        self.redeliver.remove_up_to(up_to)
+        for lease in self.leases.values():
+            lease.remove_up_to(up_to)
+        for table in (self.batch_acks, self.batch_sizes, self.redelivery_counts):
+            for key in [k for k in table if k <= up_to]:
+                del table[key]
+        self._ks_forget(lambda e: e <= up_to)
+        self._forget_delayed(up_to=up_to)
 
     def _ack_entry(self, entry_id: int) -> None:
         self.acked.add(entry_id)
