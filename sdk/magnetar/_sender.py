@@ -251,9 +251,6 @@ class SenderCore:
             lease = self.reg.leases[max(batch.partition, 0)]
             ids: list[MessageId] = []
             for entry in entries:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise exc.Timeout("the message was not stored within send_timeout_millis")
                 resp = self._post(lease, entry, deadline)
                 ids += self._ids(resp, len(items), batch.batched)
             if len(entries) > 1:
