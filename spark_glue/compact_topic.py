@@ -30,16 +30,16 @@ import sys
 import time
 import uuid
 
-from magnetar_core.compaction import update_state
-from magnetar_core.compaction_state import RUNNING, CompactionInProgress, CompactionState
-from magnetar_core.policies import Runtime
-from magnetar_core.storage.compaction import (
+from magnetar_core.adapters.aws.compaction import (
     CompactionStore,
     compacted_ledger_key,
     ledger_segment_prefix,
     segment_prefix,
 )
-from magnetar_core.storage.log import LogStore
+from magnetar_core.adapters.aws.log import LogStore
+from magnetar_core.domain.compaction import RUNNING, CompactionInProgress, CompactionState
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.services.compaction import update_state
 from magnetar_jobs import catalog, garbage
 from magnetar_jobs.common import (
     JobArgs,

@@ -4,8 +4,8 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from magnetar_core.api import http, views
-from magnetar_core.cursor import KeySharedOptions
-from magnetar_core.dead_letter import DeadLetterPolicy
+from magnetar_core.domain.cursor.state import KeySharedOptions
+from magnetar_core.domain.dead_letter import DeadLetterPolicy
 
 logger = Logger(service="magnetar")
 app = http.make_app()

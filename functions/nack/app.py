@@ -4,8 +4,8 @@ or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from magnetar_core.acks import parse_backoff
 from magnetar_core.api import http
+from magnetar_core.services.subscriptions.acks import parse_backoff
 
 logger = Logger(service="magnetar")
 app = http.make_app()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from magnetar_core.names import TopicName
-from magnetar_core.storage.log import log_key
+from magnetar_core.adapters.aws.log import log_key
+from magnetar_core.domain.names import TopicName
 
 from .common import JobArgs, dynamodb_client
 
@@ -51,7 +51,7 @@ def _live(items: Iterable[dict]) -> dict[str, PartitionInfo]:
         names = [name.partition(i) for i in range(parts)] if parts else [name]
         for part in names:
             # A partitioned parent wins over a stray item of the same partition name, as
-            # magnetar_core.topics.Topics.resolve does.
+            # magnetar_core.services.topics.Topics.resolve does.
             if parts or str(part) not in out:
                 out[str(part)] = PartitionInfo(str(part), log_key(str(part), ledger), ledger)
     return out

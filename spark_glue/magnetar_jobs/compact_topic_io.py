@@ -33,7 +33,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from magnetar_core.storage.compaction import compacted_item, kept_of
+from magnetar_core.adapters.aws.compaction import compacted_item, kept_of
 from magnetar_wire import HEADER_SIZE, read_header, read_metadata
 
 from .common import JobArgs, dynamodb_client, s3_client

@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from magnetar_core.cursor import CursorState
-from magnetar_core.errors import ConditionFailed
-from magnetar_core.key_shared_state import HashesOf
-from magnetar_core.storage.cursors import CursorStore
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.domain.cursor.key_shared_state import HashesOf
+from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.errors import ConditionFailed
 
 
 def advance_mark_delete(

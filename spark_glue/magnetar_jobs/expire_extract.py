@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from magnetar_core.cursor import CursorState
-from magnetar_core.errors import InvalidTopicName
-from magnetar_core.names import TopicName
-from magnetar_core.storage.compaction import compacted_owner
-from magnetar_core.storage.cursors import CursorStore
+from magnetar_core.adapters.aws.compaction import compacted_owner
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.errors import InvalidTopicName
+from magnetar_core.domain.names import TopicName
 
 from . import catalog, garbage
 from .common import JobArgs, dynamodb_client, engine_of, s3_client

@@ -21,15 +21,15 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from magnetar_core.errors import ConditionFailed, InvalidTopicName
-from magnetar_core.names import TopicName
-from magnetar_core.policies import Runtime
-from magnetar_core.storage.compaction import compacted_owner
-from magnetar_core.storage.cursors import CursorStore
-from magnetar_core.storage.log import LogStore
-from magnetar_core.storage.producers import ProducerStateStore
-from magnetar_core.storage.topics import TopicStore
-from magnetar_core.topics import Topics
+from magnetar_core.adapters.aws.compaction import compacted_owner
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.adapters.aws.log import LogStore
+from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.domain.errors import ConditionFailed, InvalidTopicName
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.services.topics import Topics
 
 from . import garbage
 from .common import JobArgs, dynamodb_client, s3_client

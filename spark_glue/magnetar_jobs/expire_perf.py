@@ -23,11 +23,11 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from magnetar_core.cursor import SHARED, CursorState
-from magnetar_core.names import TopicName
-from magnetar_core.storage.cursors import CursorStore
-from magnetar_core.storage.log import IndexEntry, LogStore, log_key
-from magnetar_core.storage.producers import ProducerStateStore
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.adapters.aws.log import IndexEntry, LogStore, log_key
+from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.domain.cursor.state import SHARED, CursorState
+from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, encode_entry
 
 from . import garbage
@@ -94,7 +94,7 @@ def load_dataset(
 
 def loop_baseline(stack, namespace: str, keys: list[str], now_ms: int) -> dict:
     """The same expiry by one process, one request at a time (default retention, no TTL)."""
-    from magnetar_core.storage.aws import RequestCounter
+    from magnetar_core.adapters.aws.clients import RequestCounter
 
     counter = RequestCounter()
     s3, ddb = stack.client("s3"), stack.client("dynamodb")
@@ -145,7 +145,7 @@ def run_benchmark(
     per_object: int = 1,
 ) -> dict:
     """Start a stack, load two data sets, expire one with Spark and one with a loop."""
-    from magnetar_core.jobs import DEFAULT_SCRIPTS_DIR
+    from magnetar_core.adapters.jobs import DEFAULT_SCRIPTS_DIR
     from magnetar_local.stack import LocalStack
 
     from .common import spark_session

@@ -13,8 +13,8 @@ import pytest
 import requests
 
 import magnetar as pulsar
+from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
-from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings
 from magnetar_jobs.common import parse_args, spark_session
 from magnetar_jobs.expire_extract import extract

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 import magnetar as pulsar
-from magnetar_core.jobs import LocalJobLauncher
+from magnetar_core.adapters.jobs import LocalJobLauncher
 from magnetar_core.settings import Settings
 
 pytestmark = pytest.mark.emulator

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
+from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
-from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings
 
 

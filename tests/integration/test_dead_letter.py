@@ -11,9 +11,9 @@ import uuid
 import pytest
 from delivered import entry_ids, payloads
 
-from magnetar_core.dead_letter import DeadLetterPolicy
-from magnetar_core.names import TopicName
-from magnetar_core.storage.aws import REQUESTS
+from magnetar_core.adapters.aws.clients import REQUESTS
+from magnetar_core.domain.dead_letter import DeadLetterPolicy
+from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 from magnetar_wire.ids import format_message_id
 

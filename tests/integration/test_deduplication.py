@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from magnetar_core.errors import StorageFault
-from magnetar_core.names import TopicName
+from magnetar_core.domain.errors import StorageFault
+from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, encode_entry
 
 

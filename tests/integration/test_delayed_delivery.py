@@ -13,11 +13,11 @@ import uuid
 import pytest
 from delivered import entry_ids, payloads
 
+from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.timers import DelayTimers, TimerOptions, execution_name
 from magnetar_core.engine import Engine
-from magnetar_core.errors import ConditionFailed
-from magnetar_core.names import TopicName
-from magnetar_core.policies import Runtime
-from magnetar_core.timers import DelayTimers, TimerOptions, execution_name
 from magnetar_wire import EntryMessage, encode_entry
 
 TICK = 1000

@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
-from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings
 from magnetar_local.events import LambdaContext
 from magnetar_local.routes import RouteTable

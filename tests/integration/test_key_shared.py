@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from magnetar_core.cursor import KeySharedOptions
-from magnetar_core.errors import CumulativeAcknowledgementNotAllowedError
-from magnetar_core.keyshared import HashRangeConflict, sticky_key_hash
+from magnetar_core.domain.cursor.state import KeySharedOptions
+from magnetar_core.domain.errors import CumulativeAcknowledgementNotAllowedError
+from magnetar_core.domain.keyshared import HashRangeConflict, sticky_key_hash
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 from magnetar_wire.ids import format_message_id
 

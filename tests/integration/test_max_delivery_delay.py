@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from magnetar_core.errors import NotAllowedError
-from magnetar_core.names import TopicName
+from magnetar_core.domain.errors import NotAllowedError
+from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, encode_entry
 
 pytestmark = pytest.mark.emulator

@@ -7,10 +7,10 @@ import uuid
 import pytest
 from delivered import payloads
 
+from magnetar_core.domain.errors import MessageTooBig
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
-from magnetar_core.errors import MessageTooBig
-from magnetar_core.names import TopicName
-from magnetar_core.policies import Runtime
 
 
 @pytest.fixture

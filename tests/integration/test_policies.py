@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from magnetar_core.names import TopicName
+from magnetar_core.domain.names import TopicName
 
 pytestmark = pytest.mark.emulator
 

@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
+from magnetar_core.domain.errors import ProducerBusy, ProducerFenced
+from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
-from magnetar_core.errors import ProducerBusy, ProducerFenced
-from magnetar_core.policies import Runtime
 
 
 def _ids(engine, topic) -> list[int]:
@@ -111,7 +111,7 @@ def test_a_lapsed_exclusive_lease_lets_another_producer_in_and_fences_the_dead_h
 
 
 def test_registration_reports_the_namespace_max_message_size(engine):
-    from magnetar_core.names import TopicName
+    from magnetar_core.domain.names import TopicName
 
     topic = TopicName.parse(f"persistent://public/size-{uuid.uuid4().hex[:8]}/t")
     engine.namespaces.set_max_message_size(topic.tenant, topic.namespace, 2048)

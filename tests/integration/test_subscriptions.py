@@ -7,7 +7,7 @@ import threading
 import pytest
 from delivered import entry_ids, payloads
 
-from magnetar_core.errors import (
+from magnetar_core.domain.errors import (
     ConsumerBusy,
     ConsumerNotFound,
     CumulativeAcknowledgementNotAllowedError,

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from magnetar_core.names import TopicName
+from magnetar_core.domain.names import TopicName
 from magnetar_jobs.catalog import dead_ledgers, index_frame, partitions
 from magnetar_jobs.common import engine_of, parse_args, s3_client
 

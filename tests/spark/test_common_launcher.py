@@ -1,4 +1,4 @@
-"""magnetar_core.jobs: the JobLauncher port's local (subprocess) and Glue adapters."""
+"""magnetar_core.adapters.jobs: the JobLauncher port's local (subprocess) and Glue adapters."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from magnetar_core.jobs import (
+from magnetar_core.adapters.jobs import (
     GlueJobLauncher,
     LocalJobLauncher,
     UnknownJob,

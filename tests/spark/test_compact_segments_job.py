@@ -10,8 +10,8 @@ import uuid
 import compact_segments
 import pytest
 
+from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
-from magnetar_core.names import TopicName
 from magnetar_core.settings import Settings
 from magnetar_jobs.catalog import index_frame, query_index
 from magnetar_jobs.common import dynamodb_client, parse_args, s3_client

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import compact_segments
 
-from magnetar_core.index_cache import IndexCache
-from magnetar_core.storage.log import IndexEntry
+from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.services.index_cache import IndexCache
 
 
 def _item(eid: int, obj: str, off: int = 0) -> IndexEntry:

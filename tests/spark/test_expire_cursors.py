@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from magnetar_core.cursor import KEY_SHARED, SHARED, ConsumerInfo, CursorState, Delivery
-from magnetar_core.dead_letter import DeadLetter
-from magnetar_core.errors import ConditionFailed
-from magnetar_core.rangeset import RangeSet
+from magnetar_core.domain.cursor.state import (
+    KEY_SHARED,
+    SHARED,
+    ConsumerInfo,
+    CursorState,
+    Delivery,
+)
+from magnetar_core.domain.dead_letter import DeadLetter
+from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.rangeset import RangeSet
 from magnetar_jobs.expire_cursors import CursorAction, CursorOutcome, advance_mark_delete, apply
 
 LOW, HIGH = 100, 40_000  # with two AUTO_SPLIT consumers: c2 owns [0, 32767], c1 the rest

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from magnetar_core.policies import JitterBackoff, Runtime
+from magnetar_core.domain.runtime import JitterBackoff, Runtime
 
 
 @pytest.mark.parametrize("attempt", range(0, 25))

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar_core.compaction_reads import CompactedReads, check_read_compacted
-from magnetar_core.compaction_state import SUCCESS, CompactionState
-from magnetar_core.cursor import ConsumerInfo, CursorState
-from magnetar_core.errors import NotAllowedError
-from magnetar_core.index_cache import IndexCache
-from magnetar_core.names import TopicName
-from magnetar_core.storage.compaction import CompactedEntry
-from magnetar_core.storage.log import IndexEntry
-from magnetar_core.topics import PartitionRef
+from magnetar_core.adapters.aws.compaction import CompactedEntry
+from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.domain.compaction import SUCCESS, CompactionState
+from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState
+from magnetar_core.domain.errors import NotAllowedError
+from magnetar_core.domain.names import TopicName
+from magnetar_core.services.index_cache import IndexCache
+from magnetar_core.services.subscriptions.compacted_reads import (
+    CompactedReads,
+    check_read_compacted,
+)
+from magnetar_core.services.topics import PartitionRef
 
 TOPIC = TopicName.parse("persistent://public/default/t")
 REF = PartitionRef(TOPIC, -1, 1)

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar_core.compaction_state import (
-    ERROR,
-    NOT_RUN,
-    RUNNING,
-    SUCCESS,
-    CompactionInProgress,
-    CompactionState,
-    Retired,
-)
-from magnetar_core.storage.compaction import (
+from magnetar_core.adapters.aws.compaction import (
     compacted_item,
     compacted_ledger_key,
     compacted_owner,
@@ -21,6 +12,15 @@ from magnetar_core.storage.compaction import (
     ledger_segment_prefix,
     pointer_from_item,
     pointer_to_item,
+)
+from magnetar_core.domain.compaction import (
+    ERROR,
+    NOT_RUN,
+    RUNNING,
+    SUCCESS,
+    CompactionInProgress,
+    CompactionState,
+    Retired,
 )
 
 STALE_MS = 1000

@@ -2,10 +2,10 @@
 
 import json
 
-from magnetar_core.cursor import EXCLUSIVE, SHARED, ConsumerInfo, CursorState
-from magnetar_core.rangeset import RangeSet
-from magnetar_core.storage.cursors import cursor_from_item, cursor_to_item
-from magnetar_core.storage.log import IndexEntry, log_key
+from magnetar_core.adapters.aws.cursors import cursor_from_item, cursor_to_item
+from magnetar_core.adapters.aws.log import IndexEntry, log_key
+from magnetar_core.domain.cursor.state import EXCLUSIVE, SHARED, ConsumerInfo, CursorState
+from magnetar_core.domain.rangeset import RangeSet
 
 
 def busy_cursor():

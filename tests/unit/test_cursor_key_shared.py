@@ -4,16 +4,16 @@ import json
 
 import pytest
 
-from magnetar_core.cursor import (
+from magnetar_core.adapters.aws.cursors import cursor_from_item, cursor_to_item
+from magnetar_core.domain.cursor.state import (
     KEY_SHARED,
     ConsumerInfo,
     CursorState,
     Delivery,
     KeySharedOptions,
 )
-from magnetar_core.errors import ConsumerBusy
-from magnetar_core.keyshared import ConsumerAssignError, HashRangeConflict
-from magnetar_core.storage.cursors import cursor_from_item, cursor_to_item
+from magnetar_core.domain.errors import ConsumerBusy
+from magnetar_core.domain.keyshared import ConsumerAssignError, HashRangeConflict
 
 BIG = 10_000
 LOW, HIGH = 100, 40_000  # with two AUTO_SPLIT consumers: c2 owns [0, 32767], c1 the rest
@@ -112,7 +112,7 @@ def test_a_leaving_consumers_messages_go_to_the_consumer_that_inherits_its_hashe
 
 
 def test_keyless_messages_share_one_hash_and_go_to_one_consumer():
-    from magnetar_core.keyshared import sticky_key_hash
+    from magnetar_core.domain.keyshared import sticky_key_hash
 
     none = sticky_key_hash(None)
     log = Log((none, none), (none,))
@@ -253,7 +253,7 @@ def test_other_types_carry_no_key_shared_state():
 
 
 def test_index_items_store_two_bytes_per_message_hash_or_one_shared_hash():
-    from magnetar_core.storage.log import NONE_KEY_HASH, IndexEntry
+    from magnetar_core.adapters.aws.log import NONE_KEY_HASH, IndexEntry
 
     def entry(count, hashes):
         return IndexEntry(0, "o", 0, 1, count, count > 1, 1, 1, "p", 0, 0, key_hashes=hashes)

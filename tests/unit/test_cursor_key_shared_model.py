@@ -9,7 +9,12 @@ agree with what the model saw delivered. At the end every message gets delivered
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar_core.cursor import KEY_SHARED, ConsumerInfo, CursorState, KeySharedOptions
+from magnetar_core.domain.cursor.state import (
+    KEY_SHARED,
+    ConsumerInfo,
+    CursorState,
+    KeySharedOptions,
+)
 
 KEY_HASHES = [100, 16_000, 20_000, 33_000, 40_000, 50_000, 65_000]
 CONSUMERS = [f"c{i}" for i in range(4)]

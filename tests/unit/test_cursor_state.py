@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar_core.cursor import EXCLUSIVE, SHARED, ConsumerInfo, CursorState, Delivery
-from magnetar_core.errors import ConsumerBusy
-from magnetar_core.rangeset import RangeSet
+from magnetar_core.domain.cursor.state import EXCLUSIVE, SHARED, ConsumerInfo, CursorState, Delivery
+from magnetar_core.domain.errors import ConsumerBusy
+from magnetar_core.domain.rangeset import RangeSet
 
 BIG = 10_000
 

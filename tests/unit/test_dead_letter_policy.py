@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar_core.cursor import EXCLUSIVE, SHARED, CursorState
-from magnetar_core.dead_letter import (
+from magnetar_core.adapters.aws.cursors import cursor_from_item, cursor_to_item
+from magnetar_core.domain.cursor.state import EXCLUSIVE, SHARED, CursorState
+from magnetar_core.domain.dead_letter import (
     DeadLetter,
     DeadLetterPolicy,
     Origin,
     dead_letter_entry,
     producer_name,
 )
-from magnetar_core.errors import InvalidMessage, InvalidTopicName
-from magnetar_core.names import TopicName
-from magnetar_core.rangeset import RangeSet
-from magnetar_core.storage.cursors import cursor_from_item, cursor_to_item
+from magnetar_core.domain.errors import InvalidMessage, InvalidTopicName
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.rangeset import RangeSet
 from magnetar_wire import Codec, EntryMessage, decode_entry, encode_entry
 
 TOPIC = TopicName.parse("persistent://acme/orders/in-partition-3")

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from magnetar_core.cursor import ConsumerInfo, CursorState, KeySharedOptions
-from magnetar_core.rangeset import RangeSet
-from magnetar_core.storage.cursors import cursor_from_item, cursor_to_item
-from magnetar_core.timers import (
+from magnetar_core.adapters.aws.cursors import cursor_from_item, cursor_to_item
+from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedOptions
+from magnetar_core.domain.rangeset import RangeSet
+from magnetar_core.domain.timers import (
     NackBackoff,
     TimerOptions,
     due_bucket,

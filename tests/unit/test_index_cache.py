@@ -1,7 +1,7 @@
 """IndexCache: an LRU of index items; resolve loads only what is missing, in one call."""
 
-from magnetar_core.index_cache import IndexCache
-from magnetar_core.storage.log import IndexEntry
+from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.services.index_cache import IndexCache
 
 
 def entry(entry_id):

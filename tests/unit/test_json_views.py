@@ -5,9 +5,9 @@ import base64
 import pytest
 
 from magnetar_core.api.views import entries, entry_from_json, messages
-from magnetar_core.errors import InvalidMessage
-from magnetar_core.names import TopicName
-from magnetar_core.subscriptions import DeliveredEntry
+from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.names import TopicName
+from magnetar_core.services.subscriptions import DeliveredEntry
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 
 NOW = 1_763_700_000_000

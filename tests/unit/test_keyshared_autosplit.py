@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar_core.keyshared import AutoSplitSelector, ConsumerAssignError, moved_ranges
+from magnetar_core.domain.keyshared import AutoSplitSelector, ConsumerAssignError, moved_ranges
 
 
 def owners(sel):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar_core.keyshared import (
+from magnetar_core.domain.keyshared import (
     ConsistentHashingSelector,
     ConsumerAssignError,
     moved_ranges,

@@ -14,7 +14,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from magnetar_core.keyshared import (
+from magnetar_core.domain.keyshared import (
     AutoSplitSelector,
     ConsistentHashingSelector,
     DrainingHashes,

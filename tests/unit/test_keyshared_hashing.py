@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from magnetar_core.keyshared import (
+from magnetar_core.domain.keyshared import (
     NONE_KEY,
     ConsumerAssignError,
     hash_of,
@@ -15,7 +15,7 @@ from magnetar_core.keyshared import (
     sticky_key,
     sticky_key_hash,
 )
-from magnetar_core.keyshared.hashing import merge_adjacent
+from magnetar_core.domain.keyshared.hashing import merge_adjacent
 
 
 def test_the_seed_example_key_hashes_to_6067():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar_core.errors import InvalidMessage
-from magnetar_core.policy_values import (
+from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.policies import (
     DelayedDeliveryPolicies,
     RetentionPolicies,
     message_ttl_seconds,

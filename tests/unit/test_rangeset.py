@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from magnetar_core.rangeset import RangeSet
+from magnetar_core.domain.rangeset import RangeSet
 
 
 def test_an_empty_range_set_is_falsy_has_no_members_and_no_first():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from magnetar_core.errors import InvalidTopicName
-from magnetar_core.names import TopicName
+from magnetar_core.domain.errors import InvalidTopicName
+from magnetar_core.domain.names import TopicName
 
 
 def test_a_full_persistent_name_parses_into_its_parts_and_prints_back():

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from magnetar_core.jobs import SCRIPTS, LocalJobLauncher, UnknownJob
+from magnetar_core.adapters.jobs import SCRIPTS, LocalJobLauncher, UnknownJob
 from magnetar_core.settings import Settings
 
 STATE_FILE = "local.json"

@@ -19,7 +19,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from magnetar_core.storage.log import IndexEntry, log_key
+from magnetar_core.adapters.aws.log import IndexEntry, log_key
 
 
 def _entry_bytes(size: int, i: int) -> bytes:
@@ -32,7 +32,7 @@ def _entry_bytes(size: int, i: int) -> bytes:
 
 def _load_dataset(stack, namespace: str, entries: int, partitions: int, size: int) -> list[str]:
     """Write ``entries`` committed entries (objects + index items); returns the topics."""
-    from magnetar_core.names import TopicName
+    from magnetar_core.domain.names import TopicName
 
     s3, ddb = stack.client("s3"), stack.client("dynamodb")
     bucket, table = stack.name("EntriesBucket"), stack.name("LogTable")
@@ -89,7 +89,7 @@ def _job_argv(stack, options: dict[str, str]) -> list[str]:
 
 def _loop_baseline(stack, topics: list[str], options: dict[str, str]) -> dict:
     """The same compaction by one process, one request at a time (no Spark, no threads)."""
-    from magnetar_core.storage.aws import RequestCounter
+    from magnetar_core.adapters.aws.clients import RequestCounter
     from magnetar_jobs.catalog import query_index
     from magnetar_jobs.compact_segments_load import Segment, SegmentWriter
     from magnetar_jobs.compact_segments_transform import SegmentParams, plan_ledger
@@ -126,7 +126,7 @@ def _loop_baseline(stack, topics: list[str], options: dict[str, str]) -> dict:
 
 def run_benchmark(entries: int, partitions: int, size: int, options: dict[str, str]) -> dict:
     """Start a stack, load two data sets, compact one with Spark and one with a loop."""
-    from magnetar_core.jobs import DEFAULT_SCRIPTS_DIR
+    from magnetar_core.adapters.jobs import DEFAULT_SCRIPTS_DIR
     from magnetar_jobs.common import spark_session
 
     from .stack import LocalStack

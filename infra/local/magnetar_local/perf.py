@@ -1,7 +1,7 @@
 """``magnetar perf produce|consume``: throughput and AWS requests per message on the embedded stack.
 
 The stack runs in this process, so every AWS request the handlers make is counted (botocore
-``before-call`` events, ``magnetar_core.storage.aws.REQUESTS``). Costs use the list prices in
+``before-call`` events, ``magnetar_core.adapters.aws.clients.REQUESTS``). Costs use the list prices in
 ``shared/PRICES.md`` (us-east-1). Not a test: a measurement tool whose output goes to
 docs/benchmarks.md.
 """
@@ -167,7 +167,7 @@ def _idle(client, pulsar, topic: str, seconds: float) -> None:
 def run_benchmark(options: PerfOptions) -> dict:
     """Start a stack, run one path, return the report (see Measurement.report)."""
     import magnetar as pulsar
-    from magnetar_core.storage.aws import REQUESTS
+    from magnetar_core.adapters.aws.clients import REQUESTS
 
     from .stack import LocalStack
 

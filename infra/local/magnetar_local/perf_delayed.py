@@ -101,7 +101,7 @@ def _timer_usage(sfn, arn: str, since: float) -> tuple[int, int]:
 def run_delayed(options: DelayedOptions) -> dict:
     """Start a stack, run the delayed-delivery path, return the report."""
     import magnetar as pulsar
-    from magnetar_core.storage.aws import REQUESTS
+    from magnetar_core.adapters.aws.clients import REQUESTS
 
     from .perf import _CallMeter
     from .stack import LocalStack

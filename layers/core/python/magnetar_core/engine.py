@@ -4,31 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .access import ProducerAccess
-from .admin import Admin
-from .compaction import Compaction
-from .compaction_reads import CompactedReads
-from .dedup import Deduplicator
-from .index_cache import IndexCache
-from .namespaces import Namespaces
-from .nonpersistent import NonPersistent
-from .policies import Runtime
-from .produce import Producer
-from .settings import Settings
-from .stats import Stats
-from .storage.aws import make_clients, make_stepfunctions_client
-from .storage.buffers import BufferStore
-from .storage.compaction import CompactionStore
-from .storage.cursors import CursorStore
-from .storage.entries import EntryStore
-from .storage.log import LogStore
-from .storage.policies import PolicyStore
-from .storage.producers import ProducerStateStore
-from .storage.timers import TimerStarter
-from .storage.topics import TopicStore
-from .subscriptions import DispatchLimits, Subscriptions
-from .timers import DelayTimers, TimerOptions
-from .topics import Topics
+from magnetar_core.adapters.aws.buffers import BufferStore
+from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
+from magnetar_core.adapters.aws.compaction import CompactionStore
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.adapters.aws.entries import EntryStore
+from magnetar_core.adapters.aws.log import LogStore
+from magnetar_core.adapters.aws.policies import PolicyStore
+from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.adapters.aws.timers import TimerStarter
+from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.timers import DelayTimers, TimerOptions
+from magnetar_core.services.access import ProducerAccess
+from magnetar_core.services.admin import Admin
+from magnetar_core.services.compaction import Compaction
+from magnetar_core.services.dedup import Deduplicator
+from magnetar_core.services.index_cache import IndexCache
+from magnetar_core.services.namespaces import Namespaces
+from magnetar_core.services.nonpersistent import NonPersistent
+from magnetar_core.services.produce import Producer
+from magnetar_core.services.stats import Stats
+from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
+from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.topics import Topics
+from magnetar_core.settings import Settings
 
 
 @dataclass
@@ -149,7 +149,7 @@ def _launcher_of(settings: Settings):
     not worth building in every Lambda container)."""
 
     def make():
-        from .jobs import launcher_from_settings
+        from magnetar_core.adapters.jobs import launcher_from_settings
 
         return launcher_from_settings(settings)
 

@@ -11,10 +11,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 
-from ..engine import Engine
-from ..errors import InvalidMessage, MagnetarError
-from ..names import TopicName
-from ..settings import Settings
+from magnetar_core.domain.errors import InvalidMessage, MagnetarError
+from magnetar_core.domain.names import TopicName
+from magnetar_core.engine import Engine
+from magnetar_core.settings import Settings
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
 UPLOAD_EXPIRY_SECONDS = 900

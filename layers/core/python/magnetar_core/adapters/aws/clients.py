@@ -1,0 +1,110 @@
+"""boto3 clients for the engine, AWS error translation and a count of AWS requests."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from magnetar_core.domain.errors import ConditionFailed, StorageFault, TooManyRequests
+from magnetar_core.settings import Settings
+
+_THROTTLED = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "SlowDown",
+    "TooManyRequestsException",
+}
+_CONDITION = {"ConditionalCheckFailedException"}
+
+
+class RequestCounter:
+    """Counts AWS requests by ``service.Operation``: the unit of cost on AWS."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def record(self, operation: str) -> None:
+        with self._lock:
+            self._counts[operation] += 1
+
+    def snapshot(self) -> Counter[str]:
+        """A copy of the counts so far."""
+        with self._lock:
+            return Counter(self._counts)
+
+    def hook(self, model, **_kwargs) -> None:
+        """botocore ``before-call`` handler: one call per AWS request attempt made."""
+        self.record(f"{model.service_model.service_name}.{model.name}")
+
+
+REQUESTS = RequestCounter()
+
+
+def make_clients(settings: Settings) -> tuple:
+    """(dynamodb, s3) boto3 clients for the settings' endpoint and region."""
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 4},
+        max_pool_connections=64,
+        connect_timeout=5,
+        read_timeout=30,
+    )
+    session = boto3.session.Session(region_name=settings.region)
+    clients = []
+    for service in ("dynamodb", "s3"):
+        client = session.client(service, endpoint_url=settings.endpoint_url, config=config)
+        client.meta.events.register("before-call.*.*", REQUESTS.hook)
+        clients.append(client)
+    return tuple(clients)
+
+
+def make_stepfunctions_client(settings: Settings):
+    """A boto3 Step Functions client for the settings' endpoint and region (requests
+    counted like the others)."""
+    config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5)
+    session = boto3.session.Session(region_name=settings.region)
+    client = session.client("stepfunctions", endpoint_url=settings.endpoint_url, config=config)
+    client.meta.events.register("before-call.*.*", REQUESTS.hook)
+    return client
+
+
+def error_code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+@contextmanager
+def translated(action: str) -> Iterator[None]:
+    """Turn AWS errors raised inside the block into domain errors.
+
+    Raises ConditionFailed for a lost conditional write, TooManyRequests for throttling that
+    outlasted botocore's retries, StorageFault for anything else.
+    """
+    try:
+        yield
+    except ClientError as exc:
+        code = error_code(exc)
+        if code in _CONDITION:
+            raise ConditionFailed(action) from exc
+        if code in _THROTTLED:
+            raise TooManyRequests(f"AWS throttled {action}; retry with backoff") from exc
+        raise StorageFault(f"{action} failed: {code or 'unknown AWS error'}") from exc
+    except BotoCoreError as exc:
+        raise StorageFault(f"{action} failed: {type(exc).__name__}") from exc
+
+
+def version_condition(version: int, absent_attribute: str = "pk") -> dict:
+    """The ``put_item`` condition of an optimistic write: the item still has ``version``
+    (attribute ``ver``), or, for version 0, has no ``absent_attribute`` yet."""
+    if version == 0:
+        return {"ConditionExpression": f"attribute_not_exists({absent_attribute})"}
+    return {
+        "ConditionExpression": "ver = :v",
+        "ExpressionAttributeValues": {":v": {"N": str(version)}},
+    }

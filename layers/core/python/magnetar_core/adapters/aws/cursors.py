@@ -1,0 +1,167 @@
+"""DynamoDB adapter for cursors: one item per (partition|ledger, subscription), versioned.
+
+Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
+range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
+(with ``ks``: a Key_Shared subscription's selector, draining hashes and lease masks; ``dl``:
+delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
+``dlp``: the dead letter policy, ``dlq``: the dead letter outbox).
+``rel`` is a top-level number set of buckets released by timer workflows: Step Functions
+adds to it (bumping ``ver``), a write carries over the values its state did not consume.
+Every write is conditional on the version read, so concurrent dispatchers never lose an
+update: a lost race is a ConditionFailed that the caller retries.
+"""
+
+from __future__ import annotations
+
+import json
+
+from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
+from magnetar_core.domain.rangeset import RangeSet
+
+
+def cursor_to_item(pk: str, state: CursorState) -> dict:
+    """The DynamoDB item for ``state`` at its next version."""
+    body = {
+        "acked": state.acked.to_list(),
+        "backs": {str(k): sorted(v) for k, v in state.batch_acks.items()},
+        "bsize": {str(k): v for k, v in state.batch_sizes.items()},
+        "redeliver": state.redeliver.to_list(),
+        "leases": {cid: lease.to_list() for cid, lease in state.leases.items()},
+        "counts": {str(k): v for k, v in state.redelivery_counts.items()},
+        "consumers": {cid: info.to_dict() for cid, info in state.consumers.items()},
+    }
+    if state.key_shared is not None:
+        body["ks"] = state.key_shared.to_dict()
+    body.update(state.delayed_to_dict())
+    body.update(state.dead_letters_to_dict())
+    if state.timer_id:
+        body["tid"] = state.timer_id
+    if state.read_compacted:
+        body["rc"] = True
+    item = {
+        "pk": {"S": pk},
+        "sub": {"S": state.subscription},
+        "ver": {"N": str(state.version + 1)},
+        "type": {"S": state.sub_type},
+        "md": {"N": str(state.mark_delete)},
+        "rp": {"N": str(state.read_position)},
+        "nc": {"N": str(len(state.consumers))},
+        "dur": {"BOOL": state.durable},
+        "st": {"S": json.dumps(body, separators=(",", ":"))},
+    }
+    if state.released:
+        item["rel"] = {"NS": [str(b) for b in sorted(state.released)]}
+    return item
+
+
+def cursor_from_item(item: dict) -> CursorState:
+    """Rebuild a cursor from its DynamoDB item."""
+    body = json.loads(item["st"]["S"])
+    state = CursorState(
+        subscription=item["sub"]["S"],
+        sub_type=item["type"]["S"],
+        mark_delete=int(item["md"]["N"]),
+        read_position=int(item["rp"]["N"]),
+        acked=RangeSet.from_list(body["acked"]),
+        batch_acks={int(k): set(v) for k, v in body["backs"].items()},
+        batch_sizes={int(k): int(v) for k, v in body["bsize"].items()},
+        redeliver=RangeSet.from_list(body["redeliver"]),
+        leases={cid: RangeSet.from_list(r) for cid, r in body["leases"].items()},
+        redelivery_counts={int(k): int(v) for k, v in body["counts"].items()},
+        consumers={cid: ConsumerInfo.from_dict(cid, d) for cid, d in body["consumers"].items()},
+        version=int(item["ver"]["N"]),
+        durable=item.get("dur", {"BOOL": True})["BOOL"],
+        key_shared=KeySharedState.from_dict(body["ks"]) if "ks" in body else None,
+        delayed={int(b): RangeSet.from_list(r) for b, r in body.get("dl", {}).items()},
+        released={int(b) for b in item.get("rel", {}).get("NS", ())},
+        released_max=int(body.get("drel", 0)),
+        timer_id=body.get("tid", ""),
+        read_compacted=body.get("rc", False),
+    )
+    state.dead_letters_from_dict(body)
+    return state
+
+
+class CursorStore:
+    """Reads and conditionally writes cursor items."""
+
+    def __init__(self, dynamodb, table: str) -> None:
+        self._ddb = dynamodb
+        self._table = table
+
+    def get(self, pk: str, subscription: str) -> CursorState | None:
+        """The cursor, strongly consistent, or None."""
+        with translated(f"reading cursor {subscription} of {pk}"):
+            item = self._ddb.get_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "sub": {"S": subscription}},
+                ConsistentRead=True,
+            ).get("Item")
+        return cursor_from_item(item) if item else None
+
+    def put(self, pk: str, state: CursorState) -> None:
+        """Write ``state`` if nobody wrote since it was read (version ``state.version``).
+
+        A new cursor (version 0) is written only if none exists. Raises ConditionFailed.
+        On success ``state.version`` is the new version.
+        """
+        condition = version_condition(state.version)
+        with translated(f"writing cursor {state.subscription} of {pk}"):
+            self._ddb.put_item(TableName=self._table, Item=cursor_to_item(pk, state), **condition)
+        state.version += 1
+
+    def delete(self, pk: str, state: CursorState) -> None:
+        """Delete the cursor if unchanged since read; raises ConditionFailed."""
+        with translated(f"deleting cursor {state.subscription} of {pk}"):
+            self._ddb.delete_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "sub": {"S": state.subscription}},
+                ConditionExpression="ver = :v",
+                ExpressionAttributeValues={":v": {"N": str(state.version)}},
+            )
+
+    def list(self, pk: str) -> list[CursorState]:
+        """Every cursor of one partition ledger (paginated query)."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ConsistentRead": True,
+        }
+        out: list[CursorState] = []
+        while True:
+            with translated(f"listing cursors of {pk}"):
+                page = self._ddb.query(**kwargs)
+            out.extend(
+                cursor_from_item(item)
+                for item in page["Items"]
+                if not item["sub"]["S"].startswith("$")
+            )
+            if "LastEvaluatedKey" not in page:
+                return out
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def delete_all(self, pk: str) -> int:
+        """Delete every item of one partition ledger (cursors, producer lease, dedup
+        snapshot); returns how many."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ProjectionExpression": "pk, #s",
+            "ExpressionAttributeNames": {"#s": "sub"},
+        }
+        deleted = 0
+        while True:
+            with translated(f"listing items of {pk}"):
+                page = self._ddb.query(**kwargs)
+            for item in page["Items"]:
+                with translated(f"deleting {item['sub']['S']} of {pk}"):
+                    self._ddb.delete_item(
+                        TableName=self._table, Key={"pk": item["pk"], "sub": item["sub"]}
+                    )
+                deleted += 1
+            if "LastEvaluatedKey" not in page:
+                return deleted
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

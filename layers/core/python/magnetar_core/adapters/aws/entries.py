@@ -1,0 +1,41 @@
+"""S3 adapter for entry objects: immutable, under unique keys, never overwritten."""
+
+from __future__ import annotations
+
+from magnetar_core.adapters.aws.clients import translated
+
+
+class EntryStore:
+    """Puts and gets entry objects (whole, or a byte range of a segment)."""
+
+    def __init__(self, s3, bucket: str) -> None:
+        self._s3 = s3
+        self._bucket = bucket
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store an entry object; one S3 PUT."""
+        with translated(f"storing entry object {key}"):
+            self._s3.put_object(Bucket=self._bucket, Key=key, Body=data)
+
+    def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
+        """Read an entry object, or ``length`` bytes at ``offset``; one S3 GET."""
+        kwargs = {"Bucket": self._bucket, "Key": key}
+        if offset or length is not None:
+            end = "" if length is None else str(offset + length - 1)
+            kwargs["Range"] = f"bytes={offset}-{end}"
+        with translated(f"reading entry object {key}"):
+            return self._s3.get_object(**kwargs)["Body"].read()
+
+    def upload_url(self, key: str, expires_s: int = 900) -> str:
+        """A presigned PUT URL for ``key`` (no AWS request: signed locally)."""
+        with translated(f"presigning an upload of {key}"):
+            return self._s3.generate_presigned_url(
+                "put_object", Params={"Bucket": self._bucket, "Key": key}, ExpiresIn=expires_s
+            )
+
+    def download_url(self, key: str, expires_s: int = 900) -> str:
+        """A presigned GET URL for ``key`` (no AWS request: signed locally)."""
+        with translated(f"presigning a download of {key}"):
+            return self._s3.generate_presigned_url(
+                "get_object", Params={"Bucket": self._bucket, "Key": key}, ExpiresIn=expires_s
+            )

@@ -1,0 +1,299 @@
+"""DynamoDB adapter for the log index: ``(partition|ledger, entry_id) -> entry object``.
+
+The conditional put of the next dense entry id is the commit point of a produce. A *fence*
+item closes a ledger (written when a topic is deleted): a producer that finds it reloads the
+topic instead of committing into a dead ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.domain.keyshared import sticky_key_hash
+
+NONE_KEY_HASH = sticky_key_hash(None, None)
+"""The sticky key hash of a keyless message."""
+
+
+def log_key(partition_topic: str, ledger_id: int) -> str:
+    """The partition key of one ledger of one partition (``|`` never occurs in topic names)."""
+    return f"{partition_topic}|{ledger_id}"
+
+
+def encode_key_hashes(hashes: tuple[int, ...]) -> bytes:
+    """The ``kh`` attribute: 2 bytes big-endian per message, or one hash when every message
+    of the entry shares it (keyless entries, key-based batches)."""
+    if len(set(hashes)) == 1:
+        hashes = hashes[:1]
+    return b"".join(h.to_bytes(2, "big") for h in hashes)
+
+
+def decode_key_hashes(data: bytes, count: int) -> tuple[int, ...]:
+    """Inverse of ``encode_key_hashes`` for an entry of ``count`` messages."""
+    hashes = tuple(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    if len(hashes) == 1 and count > 1:
+        return hashes * count
+    return hashes
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One committed entry: where its bytes are and what they hold. Times in epoch ms."""
+
+    entry_id: int
+    object_key: str
+    offset: int
+    length: int
+    count: int
+    batched: bool
+    publish_min_ms: int
+    publish_max_ms: int
+    producer: str
+    sequence_min: int
+    sequence_max: int
+    fence: bool = False
+    epoch: int = 0
+    exclusive: bool = False
+    partial_chunk: bool = False
+    key_hashes: tuple[int, ...] = ()
+    deliver_at_ms: int = 0
+    """The latest ``deliverAt`` of the entry's messages (0: none is delayed)."""
+
+    @property
+    def marker(self) -> bool:
+        """True for items that hold no messages: fences and access-epoch markers."""
+        return self.count == 0
+
+    def message_hashes(self) -> tuple[int, ...]:
+        """One sticky key hash per message. Items committed before hashes were recorded
+        count as keyless: every message has the hash of ``NONE_KEY``."""
+        if len(self.key_hashes) == self.count:
+            return self.key_hashes
+        return (NONE_KEY_HASH,) * self.count
+
+    def to_item(self, pk: str) -> dict:
+        item = {
+            "pk": {"S": pk},
+            "eid": {"N": str(self.entry_id)},
+            "obj": {"S": self.object_key},
+            "off": {"N": str(self.offset)},
+            "len": {"N": str(self.length)},
+            "n": {"N": str(self.count)},
+            "b": {"BOOL": self.batched},
+            "pt0": {"N": str(self.publish_min_ms)},
+            "pt1": {"N": str(self.publish_max_ms)},
+            "pn": {"S": self.producer},
+            "sq0": {"N": str(self.sequence_min)},
+            "sq1": {"N": str(self.sequence_max)},
+        }
+        if self.fence:
+            item["fence"] = {"BOOL": True}
+        if self.epoch:
+            item["ep"] = {"N": str(self.epoch)}
+        if self.exclusive:
+            item["ex"] = {"BOOL": True}
+        if self.partial_chunk:
+            item["pc"] = {"BOOL": True}
+        if self.key_hashes:
+            item["kh"] = {"B": encode_key_hashes(self.key_hashes)}
+        if self.deliver_at_ms:
+            item["da"] = {"N": str(self.deliver_at_ms)}
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict) -> IndexEntry:
+        def num(name: str) -> int:
+            return int(item[name]["N"]) if name in item else 0
+
+        return cls(
+            entry_id=num("eid"),
+            object_key=item.get("obj", {}).get("S", ""),
+            offset=num("off"),
+            length=num("len"),
+            count=num("n"),
+            batched=item.get("b", {}).get("BOOL", False),
+            publish_min_ms=num("pt0"),
+            publish_max_ms=num("pt1"),
+            producer=item.get("pn", {}).get("S", ""),
+            sequence_min=num("sq0"),
+            sequence_max=num("sq1"),
+            fence=item.get("fence", {}).get("BOOL", False),
+            epoch=num("ep"),
+            exclusive=item.get("ex", {}).get("BOOL", False),
+            partial_chunk=item.get("pc", {}).get("BOOL", False),
+            key_hashes=decode_key_hashes(item["kh"]["B"], num("n")) if "kh" in item else (),
+            deliver_at_ms=num("da"),
+        )
+
+    @classmethod
+    def fence_at(cls, entry_id: int) -> IndexEntry:
+        """A fence item: it holds no messages and closes the ledger at ``entry_id``."""
+        return cls(entry_id, "", 0, 0, 0, False, 0, 0, "", 0, 0, fence=True)
+
+    @classmethod
+    def epoch_marker(cls, entry_id: int, epoch: int, exclusive: bool, producer: str) -> IndexEntry:
+        """A marker holding no messages: from here on, commits need ``epoch`` (and, while
+        ``exclusive``, a registered producer)."""
+        return cls(
+            entry_id, "", 0, 0, 0, False, 0, 0, producer, 0, 0, epoch=epoch, exclusive=exclusive
+        )
+
+
+class LogStore:
+    """Reads and appends index items of the log table."""
+
+    def __init__(self, dynamodb, table: str) -> None:
+        self._ddb = dynamodb
+        self._table = table
+
+    def append(self, pk: str, entry: IndexEntry) -> None:
+        """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken."""
+        with translated(f"committing entry {entry.entry_id} of {pk}"):
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=entry.to_item(pk),
+                ConditionExpression="attribute_not_exists(eid)",
+            )
+
+    def last(self, pk: str) -> IndexEntry | None:
+        """The highest committed entry (or fence) of a ledger; one strongly consistent query."""
+        with translated(f"reading the head of {pk}"):
+            items = self._ddb.query(
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": pk}},
+                ScanIndexForward=False,
+                Limit=1,
+                ConsistentRead=True,
+            )["Items"]
+        return IndexEntry.from_item(items[0]) if items else None
+
+    def head(self, pk: str) -> int:
+        """The highest committed entry id of a ledger, a fence not counted (-1: empty)."""
+        last = self.last(pk)
+        return -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
+
+    def last_with_messages(self, pk: str, at_most: int) -> IndexEntry | None:
+        """The highest entry at or below ``at_most`` that holds messages (markers, fences
+        and ids the expiry job deleted are passed over): a backward, strongly consistent
+        query, paged 100 items at a time."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND eid <= :top",
+            "FilterExpression": "n > :zero",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": pk},
+                ":top": {"N": str(at_most)},
+                ":zero": {"N": "0"},
+            },
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+            "Limit": 100,
+        }
+        while True:
+            with translated(f"finding the last message of {pk}"):
+                page = self._ddb.query(**kwargs)
+            if page["Items"]:
+                return IndexEntry.from_item(page["Items"][0])
+            if "LastEvaluatedKey" not in page:
+                return None
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
+        """Up to ``limit`` entries with ids at or after ``start``, ascending; one query."""
+        with translated(f"reading entries of {pk} from {start}"):
+            items = self._ddb.query(
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk AND eid >= :start",
+                ExpressionAttributeValues={":pk": {"S": pk}, ":start": {"N": str(start)}},
+                Limit=limit,
+                ConsistentRead=True,
+            )["Items"]
+        return [IndexEntry.from_item(item) for item in items]
+
+    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
+        """``(entry_id, message_count, bytes)`` of entries in ``[start, end]`` (paginated query)."""
+        out: list[tuple[int, int, int]] = []
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND eid BETWEEN :a AND :b",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": pk},
+                ":a": {"N": str(start)},
+                ":b": {"N": str(end)},
+            },
+            "ProjectionExpression": "eid, n, #len",
+            "ExpressionAttributeNames": {"#len": "len"},
+        }
+        while start <= end:
+            with translated(f"counting messages of {pk}"):
+                page = self._ddb.query(**kwargs)
+            out.extend(
+                (
+                    int(i["eid"]["N"]),
+                    int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
+                    int(i.get("len", {"N": "0"})["N"]),
+                )
+                for i in page["Items"]
+            )
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return out
+
+    def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:
+        """``(entry_id, producer, highest sequence id, completes)`` of every entry from
+        ``start`` to the head, ascending (paginated, strongly consistent query). ``completes``
+        is False for markers and for chunks other than a message's last."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND eid >= :start",
+            "ExpressionAttributeValues": {":pk": {"S": pk}, ":start": {"N": str(start)}},
+            "ProjectionExpression": "eid, pn, sq1, n, pc",
+            "ConsistentRead": True,
+        }
+        out: list[tuple[int, str, int, bool]] = []
+        while True:
+            with translated(f"replaying the tail of {pk}"):
+                page = self._ddb.query(**kwargs)
+            out.extend(
+                (
+                    int(i["eid"]["N"]),
+                    i.get("pn", {"S": ""})["S"],
+                    int(i.get("sq1", {"N": "0"})["N"]),
+                    int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
+                )
+                for i in page["Items"]
+            )
+            if "LastEvaluatedKey" not in page:
+                return out
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def exists(self, pk: str, entry_id: int) -> bool:
+        """Whether an entry id is committed; one small strongly consistent read."""
+        with translated(f"checking entry {entry_id} of {pk}"):
+            item = self._ddb.get_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "eid": {"N": str(entry_id)}},
+                ProjectionExpression="eid",
+                ConsistentRead=True,
+            ).get("Item")
+        return item is not None
+
+    def get_many(self, pk: str, entry_ids: Iterable[int]) -> dict[int, IndexEntry]:
+        """Index items by entry id (BatchGetItem, 100 keys a request, unprocessed retried)."""
+        wanted = sorted(set(entry_ids))
+        found: dict[int, IndexEntry] = {}
+        for i in range(0, len(wanted), 100):
+            keys = [{"pk": {"S": pk}, "eid": {"N": str(e)}} for e in wanted[i : i + 100]]
+            request = {self._table: {"Keys": keys, "ConsistentRead": True}}
+            while request:
+                with translated(f"reading entries of {pk}"):
+                    page = self._ddb.batch_get_item(RequestItems=request)
+                for item in page["Responses"].get(self._table, []):
+                    entry = IndexEntry.from_item(item)
+                    found[entry.entry_id] = entry
+                request = page.get("UnprocessedKeys") or None
+        return found

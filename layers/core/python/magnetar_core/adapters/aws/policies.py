@@ -1,0 +1,112 @@
+"""DynamoDB adapter for namespace policies: one item per namespace in the topics table,
+under the reserved name ``$policies`` (``$`` never occurs in topic names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.domain.policies import DelayedDeliveryPolicies, RetentionPolicies
+
+POLICIES = "$policies"
+
+
+@dataclass(frozen=True)
+class NamespacePolicies:
+    """A namespace's policies; None means "not set, use the service default".
+
+    ``version`` counts writes (0: never written by a versioned writer); ``put`` only
+    replaces the version it was read at.
+    """
+
+    deduplication: bool | None = None
+    max_message_size_bytes: int | None = None
+    delayed_delivery: DelayedDeliveryPolicies | None = None
+    retention: RetentionPolicies | None = None
+    message_ttl_seconds: int | None = None
+    version: int = 0
+
+    def with_changes(self, **changes) -> NamespacePolicies:
+        return replace(self, **changes)
+
+
+def _number(item: dict, name: str) -> int | None:
+    return int(item[name]["N"]) if name in item else None
+
+
+def retention_of(item: dict) -> RetentionPolicies | None:
+    """The retention attributes of a namespace or topic item (``ret_min``, ``ret_mb``)."""
+    if "ret_min" not in item:
+        return None
+    return RetentionPolicies(int(item["ret_min"]["N"]), int(item["ret_mb"]["N"]))
+
+
+def retention_attributes(retention: RetentionPolicies | None) -> dict:
+    """The item attributes holding ``retention`` (none when unset)."""
+    if retention is None:
+        return {}
+    return {
+        "ret_min": {"N": str(retention.retention_time_minutes)},
+        "ret_mb": {"N": str(retention.retention_size_mb)},
+    }
+
+
+def _to_policies(item: dict) -> NamespacePolicies:
+    delayed = None
+    if "dd_on" in item:
+        delayed = DelayedDeliveryPolicies(
+            active=item["dd_on"]["BOOL"],
+            tick_time_ms=int(item["dd_tick_ms"]["N"]),
+            max_delivery_delay_ms=int(item["dd_max_ms"]["N"]),
+        )
+    return NamespacePolicies(
+        deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
+        max_message_size_bytes=_number(item, "maxsize"),
+        delayed_delivery=delayed,
+        retention=retention_of(item),
+        message_ttl_seconds=_number(item, "msg_ttl_s"),
+        version=_number(item, "ver") or 0,
+    )
+
+
+class PolicyStore:
+    """Reads and conditionally writes namespace policies (``tenant/namespace``)."""
+
+    def __init__(self, dynamodb, table: str) -> None:
+        self._ddb = dynamodb
+        self._table = table
+
+    @staticmethod
+    def _key(namespace: str) -> dict:
+        return {"pk": {"S": f"persistent://{namespace}"}, "name": {"S": POLICIES}}
+
+    def get(self, namespace: str) -> NamespacePolicies:
+        """The namespace's policies (all unset, version 0, when none were written)."""
+        with translated(f"reading policies of {namespace}"):
+            item = self._ddb.get_item(
+                TableName=self._table, Key=self._key(namespace), ConsistentRead=True
+            ).get("Item")
+        return _to_policies(item) if item else NamespacePolicies()
+
+    def put(self, namespace: str, policies: NamespacePolicies) -> NamespacePolicies:
+        """Replace the namespace's policies if they are still at ``policies.version``; returns
+        what was stored (version + 1). Raises ConditionFailed when someone wrote first."""
+        stored = policies.with_changes(version=policies.version + 1)
+        item = dict(self._key(namespace))
+        item["ver"] = {"N": str(stored.version)}
+        if policies.deduplication is not None:
+            item["dedup"] = {"BOOL": policies.deduplication}
+        if policies.max_message_size_bytes is not None:
+            item["maxsize"] = {"N": str(policies.max_message_size_bytes)}
+        if policies.delayed_delivery is not None:
+            item["dd_on"] = {"BOOL": policies.delayed_delivery.active}
+            item["dd_tick_ms"] = {"N": str(policies.delayed_delivery.tick_time_ms)}
+            item["dd_max_ms"] = {"N": str(policies.delayed_delivery.max_delivery_delay_ms)}
+        item.update(retention_attributes(policies.retention))
+        if policies.message_ttl_seconds is not None:
+            item["msg_ttl_s"] = {"N": str(policies.message_ttl_seconds)}
+        # version 0: no item yet, or one written before versions existed
+        condition = version_condition(policies.version, "ver")
+        with translated(f"writing policies of {namespace}"):
+            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+        return stored

@@ -1,0 +1,102 @@
+"""DynamoDB adapter for per-partition producer state in the cursors table, under reserved
+subscription names: ``$producers`` (the exclusive lease and access epoch) and ``$dedup``
+(a snapshot of the deduplication state). ``$`` never occurs in subscription names."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from magnetar_core.adapters.aws.clients import translated, version_condition
+
+LEASE = "$producers"
+SNAPSHOT = "$dedup"
+
+
+@dataclass
+class ProducerLease:
+    """Who holds a partition exclusively, and its access epoch. Times in epoch ms."""
+
+    epoch: int = 0
+    holder: str | None = None
+    mode: str | None = None
+    seen_ms: int = 0
+    version: int = 0
+
+    def held(self, now_ms: int, lease_ms: int) -> bool:
+        """True while an exclusive holder renewed its lease within ``lease_ms``."""
+        return self.holder is not None and now_ms - self.seen_ms < lease_ms
+
+
+@dataclass
+class DedupSnapshot:
+    """Highest committed sequence id per producer name, as of entry ``upto``."""
+
+    upto: int = -1
+    last: dict[str, int] = field(default_factory=dict)
+
+
+class ProducerStateStore:
+    """Reads and conditionally writes the lease and the dedup snapshot."""
+
+    def __init__(self, dynamodb, table: str) -> None:
+        self._ddb = dynamodb
+        self._table = table
+
+    def _get(self, pk: str, name: str) -> dict | None:
+        with translated(f"reading {name} of {pk}"):
+            return self._ddb.get_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "sub": {"S": name}},
+                ConsistentRead=True,
+            ).get("Item")
+
+    def lease(self, pk: str) -> ProducerLease:
+        item = self._get(pk, LEASE)
+        if not item:
+            return ProducerLease()
+        return ProducerLease(
+            epoch=int(item["ep"]["N"]),
+            holder=item["holder"]["S"] if "holder" in item else None,
+            mode=item["mode"]["S"] if "mode" in item else None,
+            seen_ms=int(item["seen"]["N"]),
+            version=int(item["ver"]["N"]),
+        )
+
+    def put_lease(self, pk: str, lease: ProducerLease) -> None:
+        """Write ``lease`` if unchanged since read (version); raises ConditionFailed."""
+        item = {
+            "pk": {"S": pk},
+            "sub": {"S": LEASE},
+            "ep": {"N": str(lease.epoch)},
+            "seen": {"N": str(lease.seen_ms)},
+            "ver": {"N": str(lease.version + 1)},
+        }
+        if lease.holder is not None:
+            item["holder"] = {"S": lease.holder}
+            item["mode"] = {"S": lease.mode or "Exclusive"}
+        condition = version_condition(lease.version)
+        with translated(f"writing the producer lease of {pk}"):
+            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+        lease.version += 1
+
+    def snapshot(self, pk: str) -> DedupSnapshot:
+        item = self._get(pk, SNAPSHOT)
+        if not item:
+            return DedupSnapshot()
+        return DedupSnapshot(int(item["upto"]["N"]), json.loads(item["st"]["S"]))
+
+    def put_snapshot(self, pk: str, snapshot: DedupSnapshot) -> None:
+        """Write a snapshot unless a newer one is stored; raises ConditionFailed."""
+        with translated(f"writing the dedup snapshot of {pk}"):
+            self._ddb.put_item(
+                TableName=self._table,
+                Item={
+                    "pk": {"S": pk},
+                    "sub": {"S": SNAPSHOT},
+                    "upto": {"N": str(snapshot.upto)},
+                    "st": {"S": json.dumps(snapshot.last, separators=(",", ":"))},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR upto < :u",
+                ExpressionAttributeValues={":u": {"N": str(snapshot.upto)}},
+            )

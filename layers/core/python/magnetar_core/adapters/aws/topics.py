@@ -1,0 +1,127 @@
+"""DynamoDB adapter for topic metadata: one item per topic, keyed by namespace and name.
+
+A deleted topic keeps a tombstone (``state = deleted``) holding its last ledger id, so a
+re-created topic gets a new ledger and never sees the old one's entries or cursors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.policies import RetentionPolicies
+
+ACTIVE = "active"
+DELETED = "deleted"
+
+
+@dataclass(frozen=True)
+class TopicMeta:
+    """A topic's metadata. ``partitions`` is 0 for a non-partitioned topic; times in ms.
+
+    ``deduplication``, ``retention`` and ``message_ttl_seconds`` are the topic-level policy
+    overrides (None: the namespace's applies); a tombstone drops them.
+    """
+
+    name: TopicName
+    ledger_id: int
+    partitions: int
+    state: str
+    version: int
+    created_ms: int
+    deduplication: bool | None = None
+    retention: RetentionPolicies | None = None
+    message_ttl_seconds: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state == ACTIVE
+
+
+def _to_meta(item: dict) -> TopicMeta:
+    ns = item["pk"]["S"]
+    return TopicMeta(
+        name=TopicName.parse(f"{ns}/{item['name']['S']}"),
+        ledger_id=int(item["ledger"]["N"]),
+        partitions=int(item["parts"]["N"]),
+        state=item["state"]["S"],
+        version=int(item["ver"]["N"]),
+        created_ms=int(item["created"]["N"]),
+        deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
+        retention=retention_of(item),
+        message_ttl_seconds=int(item["msg_ttl_s"]["N"]) if "msg_ttl_s" in item else None,
+    )
+
+
+class TopicStore:
+    """Reads and conditionally writes topic metadata."""
+
+    def __init__(self, dynamodb, table: str) -> None:
+        self._ddb = dynamodb
+        self._table = table
+
+    def get(self, name: TopicName) -> TopicMeta | None:
+        """The topic's metadata (a tombstone too), strongly consistent, or None."""
+        with translated(f"reading topic {name}"):
+            item = self._ddb.get_item(
+                TableName=self._table,
+                Key={"pk": {"S": name.namespace_name}, "name": {"S": name.local}},
+                ConsistentRead=True,
+            ).get("Item")
+        return _to_meta(item) if item else None
+
+    def put(self, meta: TopicMeta, previous: TopicMeta | None) -> None:
+        """Write ``meta`` if the stored item is still ``previous`` (None: no item).
+
+        Raises ConditionFailed when someone else created or changed the topic first.
+        """
+        item = {
+            "pk": {"S": meta.name.namespace_name},
+            "name": {"S": meta.name.local},
+            "ledger": {"N": str(meta.ledger_id)},
+            "parts": {"N": str(meta.partitions)},
+            "state": {"S": meta.state},
+            "ver": {"N": str(meta.version)},
+            "created": {"N": str(meta.created_ms)},
+        }
+        if meta.deduplication is not None:
+            item["dedup"] = {"BOOL": meta.deduplication}
+        item.update(retention_attributes(meta.retention))
+        if meta.message_ttl_seconds is not None:
+            item["msg_ttl_s"] = {"N": str(meta.message_ttl_seconds)}
+        if previous is None:
+            condition = {
+                "ConditionExpression": "attribute_not_exists(#n)",
+                "ExpressionAttributeNames": {"#n": "name"},
+            }
+        else:
+            condition = {
+                "ConditionExpression": "ver = :v",
+                "ExpressionAttributeValues": {":v": {"N": str(previous.version)}},
+            }
+        with translated(f"writing topic {meta.name}"):
+            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+
+    def list(self, namespace_name: str) -> list[TopicMeta]:
+        """Active topics of a namespace (``domain://tenant/namespace``), by name."""
+        kwargs = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": namespace_name}},
+        }
+        out: list[TopicMeta] = []
+        while True:
+            with translated(f"listing topics of {namespace_name}"):
+                page = self._ddb.query(**kwargs)
+            out.extend(
+                m
+                for m in map(
+                    _to_meta, (i for i in page["Items"] if not i["name"]["S"].startswith("$"))
+                )
+                if m.active
+            )
+            if "LastEvaluatedKey" not in page:
+                return sorted(out, key=lambda m: m.name.local)
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

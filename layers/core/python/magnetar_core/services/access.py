@@ -1,0 +1,188 @@
+"""Producer registration and access modes (Shared, Exclusive, ExclusiveWithFencing,
+WaitForExclusive), as small policy objects over one lease item per partition.
+
+Taking a partition exclusively bumps its access epoch in the lease, then commits an epoch
+marker to the log; from then on only producers holding the new epoch can commit (see
+produce.py). Exclusive holders renew their lease with heartbeats; a lease not renewed for
+``lease_ms`` lapses, and the next registration fences the dead holder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from magnetar_core.adapters.aws.producers import ProducerLease, ProducerStateStore
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    InvalidMessage,
+    ProducerBusy,
+    ProducerFenced,
+    ServiceUnitNotReady,
+)
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.services.dedup import Deduplicator
+from magnetar_core.services.namespaces import Namespaces
+from magnetar_core.services.produce import Producer
+from magnetar_core.services.topics import PartitionRef, Topics
+
+ACCESS_MODES = ("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive")
+WAIT_POLL_MS = 200
+
+
+@dataclass(frozen=True)
+class Registration:
+    """What a producer learns when it registers."""
+
+    topic: TopicName
+    producer_name: str
+    epoch: int
+    last_sequence_id: int
+    max_message_size_bytes: int
+    deduplication: bool
+    lease_ms: int
+
+
+class ProducerAccess:
+    """Registers producers, renews and releases exclusive leases."""
+
+    def __init__(
+        self,
+        topics: Topics,
+        producer: Producer,
+        store: ProducerStateStore,
+        namespaces: Namespaces,
+        dedup: Deduplicator,
+        runtime: Runtime,
+        lease_ms: int,
+        max_wait_ms: int,
+        max_attempts: int = 16,
+    ) -> None:
+        self._topics = topics
+        self._producer = producer
+        self._store = store
+        self._namespaces = namespaces
+        self._dedup = dedup
+        self._rt = runtime
+        self._lease_ms = lease_ms
+        self._max_wait_ms = max_wait_ms
+        self._max_attempts = max_attempts
+
+    def register(
+        self, topic: TopicName, name: str | None, mode: str, wait_ms: int = 0
+    ) -> Registration:
+        """Register a producer in ``mode``.
+
+        Raises InvalidMessage (mode, wait), ProducerFenced (held exclusively by another),
+        ProducerBusy (WaitForExclusive timed out), TopicNotFound, NotAllowedError.
+        """
+        if mode not in ACCESS_MODES:
+            raise InvalidMessage(
+                f"accessMode must be one of {', '.join(ACCESS_MODES)}, not {mode!r}"
+            )
+        if not 0 <= wait_ms <= self._max_wait_ms:
+            raise InvalidMessage(f"waitMs must be between 0 and {self._max_wait_ms}")
+        ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
+        name = name or f"magnetar-{self._rt.new_id()[:10]}"
+        if mode == "Shared":
+            epoch = self._join_shared(ref)
+        elif mode == "WaitForExclusive":
+            epoch = self._wait_and_take(ref, name, wait_ms)
+        else:
+            epoch = self._take(ref, name, mode, fence_holder=mode == "ExclusiveWithFencing")
+        policies = self._namespaces.effective(topic, fresh=True)
+        last = self._dedup.last_sequence_id(ref.key, name) if policies.deduplication else -1
+        return Registration(
+            topic,
+            name,
+            epoch,
+            last,
+            policies.max_message_size_bytes,
+            policies.deduplication,
+            self._lease_ms,
+        )
+
+    def _join_shared(self, ref: PartitionRef) -> int:
+        for attempt in range(self._max_attempts):
+            lease = self._store.lease(ref.key)
+            if lease.held(self._rt.now_ms(), self._lease_ms):
+                raise ProducerFenced(
+                    f"Topic {ref.topic} is held by exclusive producer {lease.holder}"
+                )
+            if lease.holder is None:
+                return lease.epoch
+            # a lapsed exclusive holder: fence it and reopen the partition to everyone
+            try:
+                return self._open_epoch(ref, lease, None, None)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+        raise ServiceUnitNotReady(f"Producer lease of {ref.topic} is contended; retry")
+
+    def _take(self, ref: PartitionRef, name: str, mode: str, fence_holder: bool) -> int:
+        for attempt in range(self._max_attempts):
+            lease = self._store.lease(ref.key)
+            held = lease.held(self._rt.now_ms(), self._lease_ms)
+            if held and lease.holder != name and not fence_holder:
+                raise ProducerFenced(
+                    f"Topic {ref.topic} is held by exclusive producer {lease.holder}; "
+                    "use ExclusiveWithFencing to take over or WaitForExclusive to wait"
+                )
+            try:
+                return self._open_epoch(ref, lease, name, mode)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+        raise ServiceUnitNotReady(f"Producer lease of {ref.topic} is contended; retry")
+
+    def _wait_and_take(self, ref: PartitionRef, name: str, wait_ms: int) -> int:
+        deadline = self._rt.monotonic_ms() + wait_ms
+        while True:
+            try:
+                return self._take(ref, name, "WaitForExclusive", fence_holder=False)
+            except ProducerFenced:
+                left = deadline - self._rt.monotonic_ms()
+                if left <= 0:
+                    raise ProducerBusy(
+                        f"Topic {ref.topic} is still held by an exclusive producer; keep waiting"
+                    ) from None
+                self._rt.sleep_ms(min(WAIT_POLL_MS, left))
+
+    def _open_epoch(
+        self, ref: PartitionRef, lease: ProducerLease, holder: str | None, mode: str | None
+    ) -> int:
+        """Bump the epoch in the lease (conditional), then fence older epochs in the log."""
+        epoch = lease.epoch + 1
+        updated = ProducerLease(epoch, holder, mode, self._rt.now_ms(), lease.version)
+        self._store.put_lease(ref.key, updated)
+        self._producer.append_marker(
+            ref, epoch, exclusive=holder is not None, producer=holder or ""
+        )
+        return epoch
+
+    def heartbeat(self, topic: TopicName, name: str, epoch: int) -> int:
+        """Renew an exclusive lease; raises ProducerFenced when it was lost."""
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        for attempt in range(self._max_attempts):
+            lease = self._store.lease(ref.key)
+            if lease.holder != name or lease.epoch != epoch:
+                raise ProducerFenced(
+                    f"Producer {name} no longer holds {topic} (epoch {lease.epoch})"
+                )
+            lease.seen_ms = self._rt.now_ms()
+            try:
+                self._store.put_lease(ref.key, lease)
+                return epoch
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+        raise ServiceUnitNotReady(f"Producer lease of {topic} is contended; retry")
+
+    def release(self, topic: TopicName, name: str, epoch: int | None) -> bool:
+        """Give up an exclusive lease (idempotent); True when one was released."""
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        lease = self._store.lease(ref.key)
+        if lease.holder != name or (epoch is not None and lease.epoch != epoch):
+            return False
+        try:
+            self._open_epoch(ref, lease, None, None)
+        except (ConditionFailed, ProducerFenced):
+            return False
+        return True

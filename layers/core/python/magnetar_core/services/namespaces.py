@@ -1,0 +1,269 @@
+"""Namespace and topic policies: their administration, and the policies that apply to a topic
+as the data paths and the maintenance jobs see them (cached per process briefly)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from magnetar_core.adapters.aws.policies import NamespacePolicies, PolicyStore
+from magnetar_core.adapters.aws.topics import TopicMeta, TopicStore
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    InvalidMessage,
+    ServiceUnitNotReady,
+    TopicNotFound,
+)
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.policies import (
+    DelayedDeliveryPolicies,
+    RetentionPolicies,
+    message_ttl_seconds,
+)
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.services.topics import Topics
+
+MIN_MESSAGE_SIZE = 1024
+MAX_MESSAGE_SIZE = 100 * 1024 * 1024
+UPDATE_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class EffectivePolicies:
+    """What applies to one topic: its own setting, else its namespace's, else the default.
+
+    Retention (acknowledged messages kept): ``retention_time_minutes`` and
+    ``retention_size_mb``, -1 for no limit, both 0 to keep nothing. ``message_ttl_seconds``:
+    unacknowledged messages older than this expire (0: never). Delayed delivery: whether it is
+    on, its tick (ms) and the longest delay a producer may ask for (ms, 0: no limit).
+    """
+
+    deduplication: bool
+    max_message_size_bytes: int
+    delayed_delivery_active: bool = True
+    delayed_delivery_tick_ms: int = 1000
+    delayed_delivery_max_delay_ms: int = 0
+    retention_time_minutes: int = 0
+    retention_size_mb: int = 0
+    message_ttl_seconds: int = 0
+
+
+class Namespaces:
+    """Policy administration and lookup. Lookups are cached for ``cache_ms`` per process, so
+    a change reaches warm Lambda containers within that time."""
+
+    def __init__(
+        self,
+        store: PolicyStore,
+        topic_store: TopicStore,
+        topics: Topics,
+        runtime: Runtime,
+        default_max_message_size: int,
+        cache_ms: int,
+        *,
+        delayed_delivery_enabled: bool = True,
+        delayed_delivery_tick_ms: int = 1000,
+    ) -> None:
+        self._store = store
+        self._topic_store = topic_store
+        self._topics = topics
+        self._rt = runtime
+        self._default_max = default_max_message_size
+        self._cache_ms = cache_ms
+        self._default_delayed = DelayedDeliveryPolicies(
+            delayed_delivery_enabled, delayed_delivery_tick_ms
+        )
+        self._cache: dict[str, tuple[float, NamespacePolicies]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, tenant: str, namespace: str) -> NamespacePolicies:
+        """The namespace's stored policies (fresh read)."""
+        return self._store.get(f"{tenant}/{namespace}")
+
+    def _cached(self, namespace: str, fresh: bool) -> NamespacePolicies:
+        now = self._rt.monotonic_ms()
+        with self._lock:
+            hit = self._cache.get(namespace)
+        if hit is not None and not fresh and now - hit[0] < self._cache_ms:
+            return hit[1]
+        policies = self._store.get(namespace)
+        with self._lock:
+            self._cache[namespace] = (now, policies)
+        return policies
+
+    def _overrides(self, name: TopicName, fresh: bool) -> TopicMeta | None:
+        """The active topic holding ``name``'s topic-level policies: a partition's partitioned
+        topic, else the topic itself; None when there is none."""
+        read = self._topic_store.get if fresh else self._topics.cached_meta
+        if name.partition_index >= 0:
+            parent = read(name.base)
+            if parent is not None and parent.active and parent.partitions > 0:
+                return parent
+        meta = read(name)
+        return meta if meta is not None and meta.active else None
+
+    def effective(self, name: TopicName, *, fresh: bool = False) -> EffectivePolicies:
+        """The policies that apply to ``name`` (a topic or a partition): its topic-level
+        overrides, else its namespace's, else the service defaults. ``fresh`` skips the
+        caches (admin reads, maintenance jobs)."""
+        ns = self._cached(f"{name.tenant}/{name.namespace}", fresh)
+        topic = self._overrides(name, fresh)
+        own_dedup, own_retention, own_ttl = (
+            (topic.deduplication, topic.retention, topic.message_ttl_seconds)
+            if topic is not None
+            else (None, None, None)
+        )
+        delayed = ns.delayed_delivery or self._default_delayed
+        retention = _first(own_retention, ns.retention, RetentionPolicies())
+        return EffectivePolicies(
+            deduplication=_first(own_dedup, ns.deduplication, False),
+            max_message_size_bytes=ns.max_message_size_bytes or self._default_max,
+            delayed_delivery_active=delayed.active,
+            delayed_delivery_tick_ms=delayed.tick_time_ms,
+            delayed_delivery_max_delay_ms=delayed.max_delivery_delay_ms,
+            retention_time_minutes=retention.retention_time_minutes,
+            retention_size_mb=retention.retention_size_mb,
+            message_ttl_seconds=_first(own_ttl, ns.message_ttl_seconds, 0),
+        )
+
+    def _retry(self, what: str, write: Callable[[], None]) -> None:
+        """Run a read-modify-write until its conditional write wins; raises
+        ServiceUnitNotReady when other writers keep winning."""
+        for attempt in range(UPDATE_ATTEMPTS):
+            try:
+                write()
+                return
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+        raise ServiceUnitNotReady(f"{what} kept changing meanwhile; retry")
+
+    # ------------------------------------------------------------ namespace level
+    def _update(self, tenant: str, namespace: str, **changes) -> None:
+        """Change some of a namespace's policies with a versioned write (retried)."""
+        ns = f"{tenant}/{namespace}"
+        self._retry(
+            f"The policies of {ns}",
+            lambda: self._store.put(ns, self._store.get(ns).with_changes(**changes)),
+        )
+        with self._lock:
+            self._cache.pop(ns, None)
+
+    def max_message_size(self, tenant: str, namespace: str) -> int:
+        """The namespace's maximum message size in bytes (the default when unset)."""
+        return self.get(tenant, namespace).max_message_size_bytes or self._default_max
+
+    def set_deduplication(self, tenant: str, namespace: str, enabled: object) -> None:
+        """Turn deduplication on or off for a namespace; raises InvalidMessage."""
+        if not isinstance(enabled, bool):
+            raise InvalidMessage("The body must be true or false")
+        self._update(tenant, namespace, deduplication=enabled)
+
+    def set_max_message_size(self, tenant: str, namespace: str, size: object) -> None:
+        """Set a namespace's maximum message size in bytes; raises InvalidMessage."""
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, int)
+            or not MIN_MESSAGE_SIZE <= size <= MAX_MESSAGE_SIZE
+        ):
+            raise InvalidMessage(
+                f"The maximum message size must be an integer from {MIN_MESSAGE_SIZE} to {MAX_MESSAGE_SIZE} bytes"
+            )
+        self._update(tenant, namespace, max_message_size_bytes=size)
+
+    def delayed_delivery(self, tenant: str, namespace: str) -> DelayedDeliveryPolicies:
+        """The namespace's delayed delivery policies (the service defaults when unset)."""
+        return self.get(tenant, namespace).delayed_delivery or self._default_delayed
+
+    def set_delayed_delivery(self, tenant: str, namespace: str, body: object) -> None:
+        """Set a namespace's DelayedDeliveryPolicies from Pulsar's JSON body; raises
+        InvalidMessage (nothing changes)."""
+        policies = DelayedDeliveryPolicies.from_body(body, self._default_delayed.tick_time_ms)
+        self._update(tenant, namespace, delayed_delivery=policies)
+
+    def remove_delayed_delivery(self, tenant: str, namespace: str) -> None:
+        """Back to the service defaults (DELAYED_DELIVERY_ENABLED, DELAYED_DELIVERY_TICK_MS)."""
+        self._update(tenant, namespace, delayed_delivery=None)
+
+    def retention(self, tenant: str, namespace: str) -> RetentionPolicies:
+        """The namespace's retention (none kept, 0 and 0, when unset)."""
+        return self.get(tenant, namespace).retention or RetentionPolicies()
+
+    def set_retention(self, tenant: str, namespace: str, body: object) -> None:
+        """Set a namespace's RetentionPolicies from Pulsar's JSON body; raises InvalidMessage."""
+        self._update(tenant, namespace, retention=RetentionPolicies.from_body(body))
+
+    def remove_retention(self, tenant: str, namespace: str) -> None:
+        self._update(tenant, namespace, retention=None)
+
+    def message_ttl(self, tenant: str, namespace: str) -> int:
+        """The namespace's message TTL in seconds (0, no expiry, when unset)."""
+        return _first(self.get(tenant, namespace).message_ttl_seconds, 0)
+
+    def set_message_ttl(self, tenant: str, namespace: str, seconds: object) -> None:
+        """Set a namespace's message TTL (an integer >= 0, seconds); raises InvalidMessage."""
+        self._update(tenant, namespace, message_ttl_seconds=message_ttl_seconds(seconds))
+
+    def remove_message_ttl(self, tenant: str, namespace: str) -> None:
+        self._update(tenant, namespace, message_ttl_seconds=None)
+
+    # ------------------------------------------------------------ topic level
+    def _topic(self, name: TopicName) -> TopicMeta:
+        """The topic holding ``name``'s overrides (fresh read); raises TopicNotFound."""
+        meta = self._overrides(name, fresh=True)
+        if meta is None:
+            raise TopicNotFound(f"Topic {name} does not exist")
+        return meta
+
+    def _update_topic(self, name: TopicName, **changes) -> None:
+        """Change some of a topic's overrides with a versioned write (retried); raises
+        TopicNotFound, also when the topic is deleted meanwhile."""
+
+        def write() -> None:
+            meta = self._topic(name)
+            self._topic_store.put(replace(meta, version=meta.version + 1, **changes), meta)
+            self._topics.invalidate(meta.name)
+
+        self._retry(f"Topic {name}", write)
+
+    def set_topic_deduplication(self, name: TopicName, enabled: object) -> None:
+        """Topic-level deduplication override; raises InvalidMessage, TopicNotFound."""
+        if not isinstance(enabled, bool):
+            raise InvalidMessage("The body must be true or false")
+        self._update_topic(name, deduplication=enabled)
+
+    def topic_retention(self, name: TopicName, applied: bool) -> RetentionPolicies | None:
+        """The topic's own retention (None when unset), or with ``applied`` the one that
+        applies (its namespace's when unset). Raises TopicNotFound."""
+        own = self._topic(name).retention
+        if own is None and applied:
+            return self.retention(name.tenant, name.namespace)
+        return own
+
+    def set_topic_retention(self, name: TopicName, body: object) -> None:
+        """Topic-level RetentionPolicies; raises InvalidMessage, TopicNotFound."""
+        self._update_topic(name, retention=RetentionPolicies.from_body(body))
+
+    def remove_topic_retention(self, name: TopicName) -> None:
+        self._update_topic(name, retention=None)
+
+    def topic_message_ttl(self, name: TopicName, applied: bool) -> int | None:
+        """The topic's own message TTL in seconds (None when unset), or with ``applied`` the
+        one that applies (its namespace's when unset). Raises TopicNotFound."""
+        own = self._topic(name).message_ttl_seconds
+        if own is None and applied:
+            return self.message_ttl(name.tenant, name.namespace)
+        return own
+
+    def set_topic_message_ttl(self, name: TopicName, seconds: object) -> None:
+        """Topic-level message TTL (an integer >= 0, seconds); raises InvalidMessage,
+        TopicNotFound."""
+        self._update_topic(name, message_ttl_seconds=message_ttl_seconds(seconds))
+
+    def remove_topic_message_ttl(self, name: TopicName) -> None:
+        self._update_topic(name, message_ttl_seconds=None)
+
+
+def _first(*values):
+    """The first of ``values`` that is set (not None)."""
+    return next(v for v in values if v is not None)

@@ -1,0 +1,299 @@
+"""Produce: store the entry object, then commit it at the next dense entry id.
+
+Commit protocol (DESIGN.md §3): (1) PUT the entry to a unique S3 key; (2) conditionally put
+the index item at the next entry id. Step 2 is the commit point. A lost race re-reads the
+head and retries with jitter; a crash before step 2 leaves an unreferenced object for the
+expiry job. In the steady state of one producer per partition this is 2 AWS requests per
+entry: the head (next id, access epoch) is cached per process and re-read only after a lost
+race.
+
+Access epochs: every index item carries the partition's access epoch and whether an
+exclusive producer holds it. A producer may commit only with an epoch at least the head's
+(and, while exclusive, only as a registered producer). Because a commit lands only at
+exactly head + 1, a producer whose epoch was superseded always meets the newer head and is
+fenced: no extra request is needed to enforce exclusivity.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from magnetar_core.adapters.aws.entries import EntryStore
+from magnetar_core.adapters.aws.log import IndexEntry, LogStore
+from magnetar_core.domain.errors import (
+    ChecksumError,
+    ConditionFailed,
+    InvalidMessage,
+    MessageTooBig,
+    NotAllowedError,
+    ProducerFenced,
+    ServiceUnitNotReady,
+)
+from magnetar_core.domain.keyshared import sticky_key_hash
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.services.dedup import Deduplicator
+from magnetar_core.services.namespaces import Namespaces
+from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
+from magnetar_wire.ids import format_message_id
+from magnetar_wire.routing import JAVA_STRING_HASH
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """Where an entry was committed and the ids of its messages (duplicates: -1:-1)."""
+
+    topic: TopicName
+    ledger_id: int
+    entry_id: int
+    partition: int
+    message_ids: tuple[str, ...]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a committer knows of a log's head: the next id and the access rules there."""
+
+    next_id: int
+    epoch: int = 0
+    exclusive: bool = False
+
+
+class _LedgerFenced(Exception):
+    """The ledger was closed (its topic deleted): reload the topic and commit again."""
+
+
+class _Duplicate(Exception):
+    """A replay of the log showed this entry was committed already."""
+
+
+def object_prefix(topic: TopicName) -> str:
+    """Where a topic's entry objects live in the bucket."""
+    return f"entries/{topic.domain}/{topic.tenant}/{topic.namespace}/{topic.local}/"
+
+
+class Producer:
+    """Commits entries to topics (the server side of a producer)."""
+
+    def __init__(
+        self,
+        topics: Topics,
+        log: LogStore,
+        entries: EntryStore,
+        runtime: Runtime,
+        namespaces: Namespaces,
+        dedup: Deduplicator,
+        max_attempts: int = 16,
+    ) -> None:
+        self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
+        self._topics = topics
+        self._log = log
+        self._entries = entries
+        self._rt = runtime
+        self._namespaces = namespaces
+        self._dedup = dedup
+        self._max_attempts = max_attempts
+        self._heads: dict[str, Head] = {}
+        self._lock = threading.Lock()
+
+    def new_object_key(self, topic: TopicName) -> str:
+        return object_prefix(topic) + self._rt.new_id()
+
+    def publish(
+        self,
+        topic: TopicName,
+        entry: bytes | None = None,
+        *,
+        entry_ref: str | None = None,
+        epoch: int | None = None,
+        hashing_scheme: str = JAVA_STRING_HASH,
+        deduplicate: bool = False,
+    ) -> PublishResult:
+        """Commit one entry to ``topic`` (auto-created when missing).
+
+        ``entry`` holds the bytes, or ``entry_ref`` names an object uploaded to this topic's
+        prefix. ``epoch`` is the registered producer's access epoch (None: unregistered). On
+        a partitioned topic's base name, a keyed entry goes to the partition its first key
+        hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
+        ``deduplicate`` forces the dedup check on whatever the policies say (the dead
+        letter producer relies on it for exactly-once).
+        Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
+        ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
+        """
+        if not topic.persistent:
+            if entry_ref is not None:
+                raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
+            return self.non_persistent.publish(topic, entry)
+        policies = self._namespaces.effective(topic)
+        dedup = policies.deduplication or deduplicate
+        if entry_ref is not None:
+            if not entry_ref.startswith(object_prefix(topic)):
+                raise InvalidMessage(f"entryRef {entry_ref!r} was not uploaded for topic {topic}")
+            entry = self._entries.get(entry_ref)
+        if len(entry) > policies.max_message_size_bytes:
+            raise MessageTooBig(
+                f"Entry of {len(entry)} bytes exceeds the maximum message size of "
+                f"{policies.max_message_size_bytes} bytes; enable chunking or send less"
+            )
+        meta = validated_metadata(entry)
+        topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
+        ref = self._topics.resolve(topic, create=True)
+        index = _index_entry(meta, "", len(entry))
+        _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
+        if dedup and self._dedup.is_duplicate(
+            ref.key, index.producer, index.sequence_max
+        ):
+            return self._duplicate(ref, topic)
+        object_key = entry_ref or self.new_object_key(topic)
+        if entry_ref is None:
+            self._entries.put(object_key, entry)
+        index = IndexEntry(**{**index.__dict__, "object_key": object_key})
+        for _ in range(3):
+            try:
+                entry_id = self._commit(ref, index, epoch, dedup)
+                break
+            except _Duplicate:
+                return self._duplicate(ref, topic)
+            except _LedgerFenced:
+                self._topics.invalidate(topic.base)
+                self._topics.invalidate(topic)
+                ref = self._topics.resolve(topic, create=True)
+        else:
+            raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
+        if dedup:
+            self._dedup.committed(
+                ref.key, entry_id, index.producer, index.sequence_max, not index.partial_chunk
+            )
+        batch = range(meta.header.count) if meta.header.batched else (-1,)
+        ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
+        return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
+
+    def append_marker(self, ref: PartitionRef, epoch: int, exclusive: bool, producer: str) -> int:
+        """Open an access epoch: commit a marker that fences every older epoch.
+
+        Raises ProducerFenced when an even newer epoch is already in the log.
+        """
+        marker = IndexEntry.epoch_marker(-1, epoch, exclusive, producer)
+        return self._commit(ref, marker, epoch, dedup=False)
+
+    @staticmethod
+    def _duplicate(ref: PartitionRef, topic: TopicName) -> PublishResult:
+        ids = (format_message_id(-1, -1, ref.partition, -1),)
+        return PublishResult(topic, -1, -1, ref.partition, ids, duplicate=True)
+
+    def _commit(self, ref: PartitionRef, index: IndexEntry, epoch: int | None, dedup: bool) -> int:
+        key = ref.key
+        with self._lock:
+            head = self._heads.get(key)
+        if head is None:
+            head = self._read_head(key)
+        marker = index.count == 0
+        for attempt in range(self._max_attempts):
+            if dedup:
+                self._check_duplicate(key, head, index)
+            _check_access(head, epoch, marker, ref)
+            item = IndexEntry(
+                **{
+                    **index.__dict__,
+                    "entry_id": head.next_id,
+                    "epoch": index.epoch if marker else head.epoch,
+                    "exclusive": index.exclusive if marker else head.exclusive,
+                }
+            )
+            try:
+                self._log.append(key, item)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+                head = self._read_head(key)
+                continue
+            with self._lock:
+                self._heads[key] = Head(head.next_id + 1, item.epoch, item.exclusive)
+            return head.next_id
+        raise ServiceUnitNotReady(
+            f"Could not commit to {ref.topic} after {self._max_attempts} attempts (contention); retry"
+        )
+
+    def _check_duplicate(self, key: str, head: Head, index: IndexEntry) -> None:
+        """Raise _Duplicate if the log before ``head`` holds this producer's sequence id.
+
+        The dedup state is caught up first when it knows less than the log up to the head,
+        so a commit at exactly ``head.next_id`` can never slip a duplicate in.
+        """
+        if self._dedup.known_upto(key) < head.next_id - 1:
+            self._dedup.catch_up(key)
+        if self._dedup.is_duplicate(key, index.producer, index.sequence_max):
+            raise _Duplicate()
+
+    def _read_head(self, key: str) -> Head:
+        last = self._log.last(key)
+        if last is not None and last.fence:
+            with self._lock:
+                self._heads.pop(key, None)
+            raise _LedgerFenced(key)
+        if last is None:
+            return Head(0)
+        return Head(last.entry_id + 1, last.epoch, last.exclusive)
+
+
+def _check_access(head: Head, epoch: int | None, marker: bool, ref: PartitionRef) -> None:
+    if marker:
+        if epoch is not None and epoch < head.epoch:
+            raise ProducerFenced(f"A newer producer (epoch {head.epoch}) took over {ref.topic}")
+        return
+    if epoch is None:
+        if head.exclusive:
+            raise ProducerFenced(
+                f"An exclusive producer holds {ref.topic}; register as a producer to send after it leaves"
+            )
+        return
+    if epoch < head.epoch:
+        raise ProducerFenced(
+            f"Producer fenced on {ref.topic}: epoch {epoch} was superseded by epoch {head.epoch}"
+        )
+
+
+def validated_metadata(entry: bytes) -> EntryMetadata:
+    """The entry's header and metadata, CRC checked; raises ChecksumError, InvalidMessage."""
+    try:
+        return read_metadata(entry)
+    except ChecksumMismatch as exc:
+        raise ChecksumError(f"Entry checksum mismatch: {exc}") from exc
+    except EntryFormatError as exc:
+        raise InvalidMessage(f"Not a valid entry: {exc}") from exc
+
+
+def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
+    times = [m.publish_time_ms for m in meta.messages]
+    seqs = [m.sequence_id for m in meta.messages]
+    return IndexEntry(
+        entry_id=-1,
+        object_key=object_key,
+        offset=0,
+        length=size,
+        count=meta.header.count,
+        batched=meta.header.batched,
+        publish_min_ms=min(times),
+        publish_max_ms=max(times),
+        producer=meta.producer_name,
+        sequence_min=min(seqs),
+        sequence_max=max(seqs),
+        partial_chunk=any(
+            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1
+            for m in meta.messages
+        ),
+        key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
+        deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
+    )
+
+
+def _check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:
+    """Refuse an entry delayed beyond the namespace's ``maxDeliveryDelayInMillis`` (0: no
+    limit), as Pulsar's broker does; raises NotAllowedError."""
+    if max_delay_ms > 0 and index.deliver_at_ms - now_ms > max_delay_ms:
+        raise NotAllowedError(
+            f"Message delay of {index.deliver_at_ms - now_ms} ms exceeds the namespace's "
+            f"maxDeliveryDelayInMillis of {max_delay_ms} ms"
+        )

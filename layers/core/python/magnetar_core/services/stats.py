@@ -1,0 +1,133 @@
+"""Topic statistics in the shape of Pulsar's TopicStats (a subset), from the index and cursors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.adapters.aws.log import LogStore
+from magnetar_core.adapters.aws.topics import TopicMeta
+from magnetar_core.domain.cursor.state import FAILOVER, CursorState
+from magnetar_core.domain.dispatchers import failover_active
+from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_wire.ids import format_message_id
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Stats:
+    """Computes stats; costs one paginated index query and one cursor query per partition."""
+
+    def __init__(self, topics: Topics, log: LogStore, cursors: CursorStore) -> None:
+        self._topics = topics
+        self._log = log
+        self._cursors = cursors
+
+    def partition_stats(self, ref: PartitionRef) -> dict:
+        """Stats of one log (a non-partitioned topic or one partition)."""
+        head = self._log.head(ref.key)
+        rows = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
+        counts = {entry_id: count for entry_id, count, _ in rows if count > 0}
+        head = max(counts, default=-1)
+        return {
+            "msgInCounter": sum(counts.values()),
+            "bytesInCounter": sum(size for _, _, size in rows),
+            "entriesCount": len(counts),
+            "lastMessageId": format_message_id(ref.ledger_id, head, ref.partition, -1)
+            if head >= 0
+            else None,
+            "subscriptions": {
+                c.subscription: _subscription_stats(
+                    c, counts, head, ref.ledger_id, ref.partition, str(ref.topic)
+                )
+                for c in self._cursors.list(ref.key)
+            },
+        }
+
+    def topic_stats(self, meta: TopicMeta) -> dict:
+        """Stats of a topic; for a partitioned one, summed with ``partitions`` per partition."""
+        refs = self._topics.partitions_of(meta)
+        per = {str(ref.topic): self.partition_stats(ref) for ref in refs}
+        if meta.partitions == 0:
+            return per[str(meta.name)]
+        total = {
+            "msgInCounter": 0,
+            "bytesInCounter": 0,
+            "entriesCount": 0,
+            "subscriptions": {},
+            "partitions": per,
+            "metadata": {"partitions": meta.partitions},
+        }
+        for stats in per.values():
+            total["msgInCounter"] += stats["msgInCounter"]
+            total["entriesCount"] += stats["entriesCount"]
+            total["bytesInCounter"] += stats["bytesInCounter"]
+            for name, sub in stats["subscriptions"].items():
+                into = total["subscriptions"].setdefault(
+                    name,
+                    {
+                        "type": sub["type"],
+                        "msgBacklog": 0,
+                        "unackedMessages": 0,
+                        "msgDelayed": 0,
+                        "consumers": [],
+                    },
+                )
+                into["msgBacklog"] += sub["msgBacklog"]
+                into["unackedMessages"] += sub["unackedMessages"]
+                into["msgDelayed"] += sub["msgDelayed"]
+                into["consumers"].extend(sub["consumers"])
+        return total
+
+
+def _unacked_in(state: CursorState, entry_id: int, counts: dict[int, int]) -> int:
+    return counts.get(entry_id, 0) - len(state.batch_acks.get(entry_id, ()))
+
+
+def _subscription_stats(
+    state: CursorState, counts: dict[int, int], head: int, ledger: int, partition: int, topic: str
+) -> dict:
+    backlog = sum(
+        _unacked_in(state, e, counts)
+        for e in range(state.mark_delete + 1, head + 1)
+        if e not in state.acked
+    )
+    consumers = []
+    ks = state.key_shared
+    for cid, info in sorted(state.consumers.items(), key=lambda kv: kv[1].name):
+        lease = state.leases.get(cid)
+        if ks is not None:
+            unacked = state.unacked_messages(cid)
+        else:
+            unacked = sum(_unacked_in(state, e, counts) for e in lease) if lease else 0
+        consumer = {
+            "consumerName": info.name,
+            "consumerId": cid,
+            "unackedMessages": unacked,
+            "connectedSince": _iso(info.connected_ms),
+        }
+        if ks is not None:
+            ranges = ks.selector.ranges().get(cid, [])
+            consumer["keyHashRangeArrays"] = [list(r) for r in ranges]
+            consumer.update(ks.draining.stats(cid))
+        consumers.append(consumer)
+    active = (
+        failover_active(state.consumers, partition, topic) if state.sub_type == FAILOVER else None
+    )
+    out = {
+        "type": state.sub_type,
+        "activeConsumerName": state.consumers[active].name if active else None,
+        "msgBacklog": backlog,
+        "unackedMessages": sum(c["unackedMessages"] for c in consumers),
+        "markDeletePosition": f"{ledger}:{state.mark_delete}",
+        "readPosition": f"{ledger}:{state.read_position}",
+        "msgRedeliverPending": len(state.redeliver),
+        "msgDelayed": state.delayed_count(),  # entries, as msgBacklog counts them
+        "consumers": consumers,
+    }
+    if ks is not None:
+        out["keySharedMode"] = ks.mode
+        out["allowOutOfOrderDelivery"] = ks.draining.allow_out_of_order_delivery
+    return out

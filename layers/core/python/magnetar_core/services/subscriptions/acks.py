@@ -1,0 +1,133 @@
+"""Acknowledgements: individual, batch-index and cumulative acks; nacks; redelivery."""
+
+from __future__ import annotations
+
+from magnetar_core.domain.cursor.state import EXCLUSIVE, FAILOVER, CursorState
+from magnetar_core.domain.errors import (
+    ConsumerNotFound,
+    CumulativeAcknowledgementNotAllowedError,
+    InvalidMessage,
+)
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.timers import NackBackoff
+from magnetar_core.services.subscriptions.base import SubscriptionBase
+from magnetar_core.services.topics import PartitionRef
+from magnetar_wire.ids import parse_message_id
+
+
+class Acknowledgements(SubscriptionBase):
+    """Changes of a cursor on behalf of one consumer's acks and nacks."""
+
+    def acknowledge(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        message_ids: list[str],
+        cumulative: bool,
+    ) -> int:
+        """Acknowledge messages; returns how many positions changed the cursor.
+
+        Raises InvalidMessage (bad ids), ConsumerNotFound,
+        CumulativeAcknowledgementNotAllowedError (cumulative on Shared or Key_Shared).
+        """
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        positions = _positions(message_ids, ref)
+
+        def change(state: CursorState) -> tuple[int, bool]:
+            if consumer_id not in state.consumers:
+                raise ConsumerNotFound(f"Consumer {consumer_id} is not connected to {subscription}")
+            if cumulative:
+                if state.sub_type not in (EXCLUSIVE, FAILOVER):
+                    raise CumulativeAcknowledgementNotAllowedError(
+                        f"Cumulative acknowledgement is not allowed on {state.sub_type} subscriptions"
+                    )
+                if not positions:
+                    return 0, False
+                done = state.acknowledge_cumulative(*max(positions))
+            else:
+                done = state.acknowledge(positions, self._hashes_of(ref))
+            return done, done > 0
+
+        return self._update(ref, subscription, change)
+
+    def negative_acknowledge(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        message_ids: list[str],
+        delay_ms: int = 0,
+        backoff: NackBackoff | None = None,
+    ) -> int:
+        """Send the entries of these messages back for redelivery; returns how many.
+
+        ``delay_ms`` > 0 (or a ``backoff`` by redelivery count, which wins) holds them in
+        the delayed set until a timer releases their due bucket (strict: never early);
+        without timers configured they come back at once. Raises InvalidMessage,
+        ConsumerNotFound, TooManyRequests / StorageFault (starting a timer).
+        """
+        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
+            raise InvalidMessage(f"delayMs must be a non-negative integer, not {delay_ms!r}")
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
+        timer_id = self._rt.new_id()[:12]
+
+        def change(state: CursorState) -> tuple[int, bool]:
+            self._require_consumer(state, consumer_id)
+            before = set(state.delayed)
+            bucket_of = self.timers.nack_buckets(delay_ms, backoff)
+            hashes_of = self._hashes_of(ref)
+            moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of)
+            if moved:
+                self.timers.start_new(ref.key, state, before, timer_id)
+            return moved, moved > 0
+
+        return self._update(ref, subscription, change)
+
+    def redeliver_unacknowledged(
+        self, topic: TopicName, subscription: str, consumer_id: str
+    ) -> int:
+        """Send everything in flight to this consumer back for redelivery; returns how many."""
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+
+        def change(state: CursorState) -> tuple[int, bool]:
+            self._require_consumer(state, consumer_id)
+            moved = state.redeliver_all(consumer_id, self._hashes_of(ref))
+            return moved, moved > 0
+
+        return self._update(ref, subscription, change)
+
+
+def parse_backoff(data: object) -> NackBackoff | None:
+    """A nack body's ``backoff`` object ``{"minDelayMs", "maxDelayMs", "multiplier"}``
+    (defaults 1000, 60000, 2) or None; raises InvalidMessage."""
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) - {"minDelayMs", "maxDelayMs", "multiplier"}:
+        raise InvalidMessage("backoff must be an object of minDelayMs, maxDelayMs, multiplier")
+    values = [data.get("minDelayMs", 1000), data.get("maxDelayMs", 60_000)]
+    multiplier = data.get("multiplier", 2)
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in values) or (
+        isinstance(multiplier, bool) or not isinstance(multiplier, int | float)
+    ):
+        raise InvalidMessage("backoff delays must be integers (ms) and multiplier a number")
+    try:
+        return NackBackoff(values[0], values[1], float(multiplier))
+    except ValueError as exc:
+        raise InvalidMessage(str(exc)) from exc
+
+
+def _positions(message_ids: list[str], ref: PartitionRef) -> list[tuple[int, int]]:
+    """``(entry_id, batch_index)`` of the ids that belong to this partition's ledger."""
+    if not isinstance(message_ids, list) or not all(isinstance(m, str) for m in message_ids):
+        raise InvalidMessage("messageIds must be a list of message id strings like '1:0:-1:-1'")
+    out = []
+    for text in message_ids:
+        try:
+            ledger, entry, partition, batch = parse_message_id(text)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc)) from exc
+        if ledger == ref.ledger_id and partition == ref.partition and entry >= 0:
+            out.append((entry, batch))
+    return out

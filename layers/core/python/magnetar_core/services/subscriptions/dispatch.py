@@ -1,0 +1,283 @@
+"""The dispatcher: long-poll receive, leasing entries per subscription type, fetching them.
+
+Delays: every dispatch first consumes the timer releases of the cursor (``cursor_delays``);
+on Shared and Key_Shared subscriptions an entry whose ``deliverAt`` is still to come goes to
+the delayed set under its due bucket instead of being leased, and the first time a bucket
+appears its timer workflow is started (before the cursor write). A long-poll wakes up when
+the earliest bucket is due, to pick up its release.
+
+Dead letters: the same cursor write moves entries past the subscription's dead letter
+policy to its outbox; the outbox is then published and settled (``dead_lettering``).
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
+from magnetar_core.domain.dispatchers import POLICIES
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    InvalidMessage,
+    ServiceUnitNotReady,
+    SubscriptionNotFound,
+)
+from magnetar_core.domain.names import TopicName
+from magnetar_core.services.subscriptions.base import DeliveredEntry
+from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
+from magnetar_core.services.topics import PartitionRef
+
+
+class Dispatch(DeadLettering):
+    """Receive: redeliveries first, then new entries, for consumers the policy admits."""
+
+    compacted = None  # CompactedReads, set by the engine: serves readCompacted cursors
+
+    def receive(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        max_messages: int,
+        wait_ms: int,
+        by_reference: bool = False,
+    ) -> list[DeliveredEntry]:
+        """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``.
+
+        Redeliveries come first, then new entries in order. Returns [] when nothing came.
+        With ``by_reference``, entries above the inline limits come as presigned URLs (the
+        response must fit Lambda's 6 MB). Raises ConsumerNotFound, InvalidMessage.
+        """
+        if not 1 <= max_messages <= 10_000:
+            raise InvalidMessage(f"maxMessages must be between 1 and 10000, not {max_messages}")
+        if not 0 <= wait_ms <= self._limits.max_wait_ms:
+            raise InvalidMessage(
+                f"waitMs must be between 0 and {self._limits.max_wait_ms}, not {wait_ms}"
+            )
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        if not topic.persistent:
+            self._keep_alive(ref, subscription, consumer_id)
+            return self.non_persistent.receive(ref, subscription, max_messages, wait_ms)
+        deadline = self._rt.monotonic_ms() + wait_ms
+        while True:
+            deliveries, read_position, wake_at, progressed = self._dispatch(
+                ref, subscription, consumer_id, max_messages
+            )
+            if deliveries:
+                return self._fetch(ref, deliveries, by_reference)
+            if progressed and self._rt.monotonic_ms() < deadline:
+                continue  # entries went to the delayed set or came out of it: look again
+            if not self._await_more(ref.key, read_position, deadline, wake_at):
+                return []
+
+    def _keep_alive(self, ref: PartitionRef, subscription: str, consumer_id: str) -> None:
+        """Check the consumer and renew its lease (non-persistent receives skip the cursor's
+        dispatch, not its liveness). Raises ConsumerNotFound, SubscriptionNotFound."""
+        lease_ms = self._limits.consumer_lease_ms
+
+        def change(state: CursorState) -> tuple[None, bool]:
+            now = self._rt.now_ms()
+            expired = state.expire_consumers(now, lease_ms)
+            self._require_consumer(state, consumer_id)
+            return None, bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+
+        self._update(ref, subscription, change)
+
+    def _await_more(
+        self, key: str, read_position: int, deadline: float, wake_at: int | None = None
+    ) -> bool:
+        """Wait until the entry at ``read_position`` exists, a cursor re-check is due (every
+        ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
+        delayed bucket — has come), or the deadline passes (then False). One small read per
+        check."""
+        for _ in range(self._limits.cursor_recheck_every):
+            left = deadline - self._rt.monotonic_ms()
+            if left <= 0:
+                return False
+            pause = min(self._limits.check_interval_ms, left)
+            now = self._rt.now_ms()
+            if wake_at is not None and wake_at > now:  # overdue: poll at the check interval
+                pause = min(pause, wake_at - now)
+            self._rt.sleep_ms(pause)
+            if wake_at is not None and self._rt.now_ms() >= wake_at:
+                return True
+            if self._log.exists(key, read_position):
+                return True
+        return True
+
+    def _dispatch(
+        self, ref: PartitionRef, subscription: str, consumer_id: str, max_messages: int
+    ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
+        """One optimistic dispatch: ``(deliveries with their index items, read position,
+        earliest pending bucket or None, whether delays moved anything)``."""
+        lease_ms = self._limits.consumer_lease_ms
+        timer_id = self._rt.new_id()[:12]
+        for attempt in range(self._limits.max_attempts):
+            state = self._cursors.get(ref.key, subscription)
+            if state is None:
+                raise SubscriptionNotFound(
+                    f"Subscription {subscription} does not exist on {ref.topic}"
+                )
+            now = self._rt.now_ms()
+            expired = state.expire_consumers(now, lease_ms)
+            self._require_consumer(state, consumer_id)
+            dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+            deliveries: list[Delivery] = []
+            known: dict[int, IndexEntry] = {}
+            before = state.read_position
+            delays_before = (set(state.delayed), state.delayed_count(), set(state.released))
+            state.consume_releases(now, self.timers.options.release_grace_ms)
+            dead = state.collect_dead_letters(ref.topic, timer_id)
+            if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
+                plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                if state.read_compacted and self.compacted is not None:
+                    plan = self.compacted.planner(plan)  # the compacted view first
+                deliveries, known = plan(ref, state, consumer_id, max_messages, now)
+            delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
+            moved = delays_after != delays_before or dead > 0
+            dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
+            pending = set(state.delayed) | state.released
+            wake_at = min(pending) if pending else None
+            if not deliveries and not dirty:
+                settled = self._drain_dead_letters(ref, state)  # left by a crash, if any
+                return [], state.read_position, wake_at, settled > 0
+            self.timers.start_new(ref.key, state, delays_before[0], timer_id)
+            try:
+                self._cursors.put(ref.key, state)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+                continue
+            pairs = [(d, known[d.entry_id]) for d in deliveries]
+            read_position = state.read_position
+            self._drain_dead_letters(ref, state)
+            return pairs, read_position, wake_at, moved
+        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
+
+    def _due(self, ref: PartitionRef, state: CursorState, entries, now_ms: int) -> dict[int, int]:
+        """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
+        Failover deliver them at once, as Pulsar does), unless the namespace switched
+        delayed delivery off; buckets by the namespace's tick. The policies (cached per
+        process) are looked up only when some entry is still to come."""
+        if state.sub_type not in (SHARED, KEY_SHARED) or not self.timers.active:
+            return {}
+        entries = [e for e in entries if e.deliver_at_ms > now_ms]
+        if not entries:
+            return {}
+        tick_ms = None
+        if self.namespaces is not None:
+            policies = self.namespaces.effective(ref.topic)
+            if not policies.delayed_delivery_active:
+                return {}
+            tick_ms = policies.delayed_delivery_tick_ms
+        return self.timers.due_of(entries, now_ms, tick_ms)
+
+    def _entries_for(
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        redeliveries: list[int],
+        max_messages: int,
+        read_fresh: bool,
+    ) -> tuple[list[IndexEntry], dict[int, IndexEntry]]:
+        """The new entries at the read position (one index query, when ``read_fresh``) and
+        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem)."""
+        fresh: list[IndexEntry] = []
+        if read_fresh:
+            limit = min(max_messages, 1000)
+            fresh = [
+                e for e in self._log.read_from(ref.key, state.read_position, limit) if not e.fence
+            ]
+            if fresh:  # ids below the first one read were expired: step over them
+                state.skip_missing(fresh[0].entry_id)
+            self._index.put_many(ref.key, fresh)
+        known = {e.entry_id: e for e in fresh}
+        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        return fresh, known
+
+    def _plan(
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        consumer_id: str,
+        max_messages: int,
+        now_ms: int,
+    ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
+        """Lease what to send (mutating ``state``): redeliveries first, then new entries."""
+        redeliveries = list(islice(state.redeliver, max_messages))
+        fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
+        candidates = [(e, known[e].count) for e in redeliveries if e in known]
+        candidates += [(e.entry_id, e.count) for e in fresh]
+        deliveries = state.dispatch(
+            consumer_id,
+            candidates,
+            max_messages,
+            self._limits.max_unacked_entries,
+            self._due(ref, state, known.values(), now_ms),
+        )
+        return deliveries, known
+
+    def _plan_key_shared(
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        consumer_id: str,
+        max_messages: int,
+        now_ms: int,
+    ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
+        """Key_Shared: the redelivery window first, then (unless the window is truncated)
+        new entries; each consumer takes the messages its selector assigns it."""
+        limits = self._limits
+        redeliveries, truncated = state.key_shared_window(limits.key_shared_window_entries)
+        fresh, known = self._entries_for(
+            ref, state, redeliveries, max_messages, read_fresh=not truncated
+        )
+        candidates = [(e, known[e].message_hashes()) for e in redeliveries if e in known]
+        candidates += [(e.entry_id, e.message_hashes()) for e in fresh]
+        deliveries = state.dispatch_key_shared(
+            consumer_id,
+            candidates,
+            max_messages,
+            limits.key_shared_max_unacked_messages,
+            limits.key_shared_max_masked_entries,
+            self._due(ref, state, known.values(), now_ms),
+        )
+        return deliveries, known
+
+    def _fetch(
+        self,
+        ref: PartitionRef,
+        deliveries: list[tuple[Delivery, IndexEntry]],
+        by_reference: bool,
+    ) -> list[DeliveredEntry]:
+        """Read the entries: inline while they fit the response budget, else as URLs."""
+        inline: set[int] = set()
+        budget = self._inline_budget
+        for d, item in deliveries:
+            if not by_reference or (item.length <= self._inline_max and item.length <= budget):
+                inline.add(d.entry_id)
+                budget -= item.length
+
+        def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
+            d, item = pair
+            data = url = url_range = None
+            if d.entry_id in inline:
+                data = self._entries.get(item.object_key, item.offset, item.length)
+            else:
+                url = self._entries.download_url(item.object_key)
+                url_range = (item.offset, item.length)
+            return DeliveredEntry(
+                ref.topic,
+                ref.ledger_id,
+                d.entry_id,
+                ref.partition,
+                d.redelivery_count,
+                d.batch_indexes,
+                data,
+                url,
+                url_range,
+            )
+
+        if len(deliveries) == 1:
+            return [get(deliveries[0])]
+        return list(self._pool.map(get, deliveries))

@@ -1,0 +1,173 @@
+"""Consumer lifecycle: subscribe (with Failover priority), heartbeat, close, unsubscribe."""
+
+from __future__ import annotations
+
+from magnetar_core.domain.cursor.state import (
+    KEY_SHARED,
+    SUBSCRIPTION_TYPES,
+    ConsumerInfo,
+    CursorState,
+    KeySharedOptions,
+)
+from magnetar_core.domain.dead_letter import DeadLetterPolicy
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    ConsumerBusy,
+    InvalidMessage,
+    ServiceUnitNotReady,
+    SubscriptionNotFound,
+)
+from magnetar_core.domain.names import TopicName
+from magnetar_core.services.subscriptions.base import ConsumerHandle, _check_subscription
+from magnetar_core.services.subscriptions.compacted_reads import check_read_compacted
+from magnetar_core.services.subscriptions.seeking import Seeking
+from magnetar_core.services.topics import PartitionRef
+
+
+class ConsumerLifecycle(Seeking):
+    """Registering and unregistering consumers."""
+
+    def subscribe(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_name: str | None,
+        sub_type: str,
+        earliest: bool,
+        priority_level: int = 0,
+        spread: bool = False,
+        start_message_id: str | None = None,
+        inclusive: bool = False,
+        durable: bool = True,
+        key_shared: KeySharedOptions | None = None,
+        dead_letter: DeadLetterPolicy | None = None,
+        read_compacted: bool = False,
+    ) -> ConsumerHandle:
+        """Register a consumer, creating the subscription at the initial position if new.
+
+        ``priority_level`` (0 is highest) and ``spread`` (part of a multi-topic consumer)
+        steer Failover. A new subscription starts after ``start_message_id`` (at it when
+        ``inclusive``) when given, else at Earliest/Latest. A non-durable subscription (a
+        reader's) holds nothing back and vanishes with its last consumer. Consumers whose
+        lease lapsed are disconnected first. ``key_shared`` are a Key_Shared consumer's
+        options (``KeyShared`` is accepted as a spelling of ``Key_Shared``).
+        ``dead_letter`` becomes the subscription's dead letter policy (None: none; the
+        latest subscriber's wins; Shared and Key_Shared dead-letter). ``read_compacted``
+        makes it read the compacted view up to the compaction horizon first (the latest
+        subscriber's wins; NotAllowedError unless Exclusive or Failover). Raises
+        InvalidMessage (bad name/type), ConsumerBusy (Exclusive taken, type clash, Key_Shared
+        options differing from the subscription's), ConsumerAssignError (400: bad STICKY
+        ranges) and HashRangeConflict (409: STICKY ranges overlapping another consumer's).
+        """
+        _check_subscription(subscription)
+        if sub_type == "KeyShared":
+            sub_type = KEY_SHARED
+        if sub_type not in SUBSCRIPTION_TYPES:
+            raise InvalidMessage(
+                f"Unknown subscription type {sub_type!r}: use Exclusive, Shared, Failover or Key_Shared"
+            )
+        if (
+            isinstance(priority_level, bool)
+            or not isinstance(priority_level, int)
+            or priority_level < 0
+        ):
+            raise InvalidMessage("priorityLevel must be a non-negative integer (0 is the highest)")
+        if read_compacted:
+            check_read_compacted(topic, sub_type)
+        ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
+        now = self._rt.now_ms()
+        name = consumer_name or self._rt.new_id()[:5]
+        info = ConsumerInfo(self._rt.new_id()[:16], name, now, now, priority_level, spread)
+        for attempt in range(self._limits.max_attempts):
+            state = self._cursors.get(ref.key, subscription)
+            if state is None:
+                state = self._new_cursor(
+                    ref, subscription, sub_type, earliest, start_message_id, inclusive
+                )
+                state.durable = durable
+            state.expire_consumers(now, self._limits.consumer_lease_ms)
+            state.add_consumer(info, sub_type, key_shared, self._hashes_of(ref))
+            state.dead_letter_policy = dead_letter
+            state.read_compacted = read_compacted
+            try:
+                self._cursors.put(ref.key, state)
+                return ConsumerHandle(info.consumer_id, info.name, subscription, topic)
+            except ConditionFailed:
+                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
+        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to join; retry")
+
+    def _new_cursor(
+        self,
+        ref: PartitionRef,
+        subscription: str,
+        sub_type: str,
+        earliest: bool,
+        start_message_id: str | None,
+        inclusive: bool,
+    ) -> CursorState:
+        if start_message_id is None:
+            last = self._log.last(ref.key)
+            return CursorState.new(subscription, sub_type, last.entry_id if last else -1, earliest)
+        state = CursorState.new(subscription, sub_type, -1, True)
+        state.seek(*self.position_of(ref, start_message_id, inclusive))
+        return state
+
+    def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+        """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+
+        def change(state: CursorState) -> tuple[None, bool]:
+            self._require_consumer(state, consumer_id)
+            return None, state.touch(consumer_id, self._rt.now_ms(), 0)
+
+        self._update(ref, subscription, change)
+
+    def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
+        """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+
+        state = self._cursors.get(ref.key, subscription)
+        if state is not None and not state.durable and set(state.consumers) <= {consumer_id}:
+            try:  # a reader's cursor goes with its last consumer
+                self._cursors.delete(ref.key, state)
+                return 0
+            except ConditionFailed:
+                pass  # changed meanwhile: fall back to an ordinary close
+
+        def change(state: CursorState) -> tuple[int, bool]:
+            if consumer_id not in state.consumers:
+                return 0, False
+            return state.remove_consumer(consumer_id), True
+
+        return self._update(ref, subscription, change, missing_ok=True, default=0)
+
+    def unsubscribe(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+        """Delete the subscription on behalf of one of its consumers.
+
+        Raises ConsumerNotFound, or ConsumerBusy when other consumers are connected.
+        """
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        state = self._cursor(ref, subscription, consumer_id)
+        if set(state.consumers) - {consumer_id}:
+            raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
+        self._delete(ref, state)
+
+    def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
+        """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
+        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        state = self._cursors.get(ref.key, subscription)
+        if state is None:
+            raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")
+        if state.consumers and not force:
+            raise ConsumerBusy(
+                f"Subscription {subscription} has {len(state.consumers)} connected consumers; use force=true"
+            )
+        self._delete(ref, state)
+
+    def _delete(self, ref: PartitionRef, state: CursorState) -> None:
+        try:
+            self._cursors.delete(ref.key, state)
+        except ConditionFailed:
+            raise ServiceUnitNotReady(
+                f"Subscription {state.subscription} changed meanwhile; retry"
+            ) from None

@@ -1,0 +1,103 @@
+"""Positions: start a cursor at a message id, seek by message id or publish time, and the
+last message id of a topic. Entry ids are dense, so a publish-time seek is a binary search
+over index items (one small read per probe)."""
+
+from __future__ import annotations
+
+from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.names import TopicName
+from magnetar_core.services.subscriptions.base import SubscriptionBase
+from magnetar_core.services.topics import PartitionRef
+from magnetar_wire.ids import format_message_id, parse_message_id
+
+EARLIEST = "earliest"
+LATEST = "latest"
+
+
+class Seeking(SubscriptionBase):
+    """Where cursors start and how they move back and forth."""
+
+    def _head(self, ref: PartitionRef) -> int:
+        return self._log.head(ref.key)
+
+    def _entry(self, ref: PartitionRef, entry_id: int) -> IndexEntry | None:
+        return self._index.resolve(ref.key, [entry_id], self._log.get_many).get(entry_id)
+
+    def position_of(
+        self, ref: PartitionRef, message_id: str, inclusive: bool
+    ) -> tuple[int, int, int]:
+        """``(entry_id, skip, batch_size)`` a cursor starts at for ``message_id``.
+
+        ``message_id`` is ``earliest``, ``latest`` or a text id ``l:e:p:b``; the start is
+        after it unless ``inclusive``. Raises InvalidMessage for a malformed id.
+        """
+        if message_id == EARLIEST:
+            return 0, 0, 1
+        if message_id == LATEST:
+            return self._head(ref) + 1, 0, 1
+        try:
+            ledger, entry_id, _partition, batch = parse_message_id(message_id)
+        except ValueError as exc:
+            raise InvalidMessage(str(exc)) from exc
+        if ledger < ref.ledger_id or entry_id < 0:
+            return 0, 0, 1
+        if ledger > ref.ledger_id:
+            return self._head(ref) + 1, 0, 1
+        item = self._entry(ref, entry_id)
+        size = item.count if item is not None and item.count > 0 else 1
+        if batch < 0:
+            return (entry_id, 0, size) if inclusive else (entry_id + 1, 0, 1)
+        return entry_id, batch if inclusive else batch + 1, size
+
+    def entry_at_time(self, ref: PartitionRef, timestamp_ms: int) -> int:
+        """The first entry whose messages were published at or after ``timestamp_ms``."""
+        low, high = 0, self._head(ref) + 1
+        while low < high:
+            middle = (low + high) // 2
+            item = self._entry(ref, middle)
+            if item is not None and item.count > 0 and item.publish_max_ms < timestamp_ms:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+    def seek(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        *,
+        message_id: str | None = None,
+        timestamp_ms: int | None = None,
+        inclusive: bool = False,
+    ) -> None:
+        """Reset the subscription to a message id or a publish time (first message at or
+        after it). Raises InvalidMessage (neither or both given), ConsumerNotFound."""
+        if (message_id is None) == (timestamp_ms is None):
+            raise InvalidMessage("Seek needs exactly one of messageId or timestamp")
+        ref = self._topics.resolve(topic, create=False)
+        if message_id is not None:
+            entry_id, skip, size = self.position_of(ref, message_id, inclusive)
+        else:
+            entry_id, skip, size = self.entry_at_time(ref, timestamp_ms), 0, 1
+
+        def change(state: CursorState) -> tuple[None, bool]:
+            self._require_consumer(state, consumer_id)
+            state.seek(entry_id, skip, size)
+            return None, True
+
+        self._update(ref, subscription, change)
+
+    def last_message_id(self, topic: TopicName) -> str | None:
+        """The id of the last message of a topic or partition (None when empty)."""
+        ref = self._topics.resolve(topic, create=False)
+        head = self._head(ref)
+        item = self._entry(ref, head) if head >= 0 else None
+        if item is None or item.count == 0:  # a marker (or expired): page back to a message
+            item = self._log.last_with_messages(ref.key, head) if head >= 0 else None
+        if item is None:
+            return None
+        batch = item.count - 1 if item.batched else -1
+        return format_message_id(ref.ledger_id, item.entry_id, ref.partition, batch)

@@ -1,0 +1,214 @@
+"""Topic lifecycle: lookup with auto-creation, partitioned topics, deletion with fencing."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.adapters.aws.log import IndexEntry, LogStore, log_key
+from magnetar_core.adapters.aws.topics import ACTIVE, DELETED, TopicMeta, TopicStore
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    InvalidMessage,
+    NotAllowedError,
+    TopicAlreadyExists,
+    TopicBusy,
+    TopicNotFound,
+)
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_wire.routing import partition_of_key
+
+
+@dataclass(frozen=True)
+class PartitionRef:
+    """A concrete log: a non-partitioned topic or one partition, in its current ledger."""
+
+    topic: TopicName
+    partition: int
+    ledger_id: int
+
+    @property
+    def key(self) -> str:
+        return log_key(str(self.topic), self.ledger_id)
+
+
+class Topics:
+    """Finds, creates and deletes topics. Metadata is cached per process: ledgers are fenced
+    on deletion, so a stale cache entry is detected at the next commit, never trusted blindly.
+    """
+
+    def __init__(
+        self, store: TopicStore, log: LogStore, cursors: CursorStore, runtime: Runtime
+    ) -> None:
+        self._store = store
+        self._log = log
+        self._cursors = cursors
+        self._rt = runtime
+        self._cache: dict[TopicName, TopicMeta] = {}
+        self._lock = threading.Lock()
+        self._round_robin = itertools.count()
+
+    def cached_meta(self, name: TopicName) -> TopicMeta | None:
+        """The topic's metadata from this process's cache (read once when missing)."""
+        meta = self._meta(name)
+        return meta if meta is not None and meta.active else None
+
+    def invalidate(self, name: TopicName) -> None:
+        with self._lock:
+            self._cache.pop(name, None)
+
+    def _meta(self, name: TopicName, fresh: bool = False) -> TopicMeta | None:
+        if not fresh:
+            with self._lock:
+                cached = self._cache.get(name)
+            if cached is not None:
+                return cached
+        meta = self._store.get(name)
+        if meta is not None and meta.active:
+            with self._lock:
+                self._cache[name] = meta
+        return meta
+
+    def resolve(
+        self, name: TopicName, *, create: bool, allow_non_persistent: bool = False
+    ) -> PartitionRef:
+        """The log a data operation on ``name`` uses.
+
+        Auto-creates a missing non-partitioned topic when ``create``. Raises TopicNotFound
+        (unknown topic, partition out of range) or NotAllowedError (a partitioned topic's
+        base name: data operations address its partitions).
+        """
+        if not name.persistent and not allow_non_persistent:
+            raise NotAllowedError(
+                f"Topic {name} is non-persistent; non-persistent topics are not served yet"
+            )
+        index = name.partition_index
+        if index >= 0:
+            parent = self._meta(name.base)
+            if parent is not None and parent.active and parent.partitions > 0:
+                if index >= parent.partitions:
+                    raise TopicNotFound(
+                        f"Topic {name} does not exist: {name.base} has {parent.partitions} partitions"
+                    )
+                return PartitionRef(name, index, parent.ledger_id)
+        meta = self._meta(name)
+        if meta is None or not meta.active:
+            if not create:
+                raise TopicNotFound(f"Topic {name} does not exist")
+            meta = self._create(name, 0, previous=meta, exists_ok=True)
+        if meta.partitions > 0:
+            raise NotAllowedError(
+                f"Topic {name} is partitioned ({meta.partitions} partitions): "
+                f"address a partition such as {name.partition(0)}"
+            )
+        return PartitionRef(name, -1, meta.ledger_id)
+
+    def route(self, name: TopicName, key: str | None, scheme: str) -> TopicName:
+        """The partition an entry for ``name`` goes to when ``name`` is a partitioned topic's
+        base name (by key hash, else round robin per process); otherwise ``name`` itself.
+
+        Raises InvalidMessage for an unknown hashing scheme.
+        """
+        if name.partition_index >= 0:
+            return name
+        meta = self._meta(name)
+        if meta is None or not meta.active or meta.partitions == 0:
+            return name
+        if key is None:
+            return name.partition(next(self._round_robin) % meta.partitions)
+        try:
+            return name.partition(partition_of_key(key, meta.partitions, scheme))
+        except ValueError as exc:
+            raise InvalidMessage(str(exc)) from exc
+
+    def create(self, name: TopicName, partitions: int) -> TopicMeta:
+        """Create a topic (``partitions`` 0: non-partitioned). Raises TopicAlreadyExists."""
+        if name.partition_index >= 0 and partitions > 0:
+            raise NotAllowedError(f"A partition name cannot be a partitioned topic: {name}")
+        previous = self._meta(name, fresh=True)
+        if previous is not None and previous.active:
+            raise TopicAlreadyExists(f"Topic {name} already exists")
+        return self._create(name, partitions, previous=previous, exists_ok=False)
+
+    def _create(
+        self, name: TopicName, partitions: int, previous: TopicMeta | None, exists_ok: bool
+    ) -> TopicMeta:
+        meta = TopicMeta(
+            name=name,
+            ledger_id=(previous.ledger_id + 1) if previous else 1,
+            partitions=partitions,
+            state=ACTIVE,
+            version=(previous.version + 1) if previous else 1,
+            created_ms=self._rt.now_ms(),
+        )
+        try:
+            self._store.put(meta, previous)
+        except ConditionFailed:
+            winner = self._meta(name, fresh=True)
+            if exists_ok and winner is not None and winner.active:
+                return winner
+            raise TopicAlreadyExists(f"Topic {name} already exists") from None
+        with self._lock:
+            self._cache[name] = meta
+        return meta
+
+    def get(self, name: TopicName) -> TopicMeta:
+        """Active metadata of a topic (fresh read); raises TopicNotFound."""
+        meta = self._meta(name, fresh=True)
+        if meta is None or not meta.active:
+            raise TopicNotFound(f"Topic {name} does not exist")
+        return meta
+
+    def partitions_of(self, meta: TopicMeta) -> list[PartitionRef]:
+        """The logs of a topic: one per partition, or the topic itself."""
+        if meta.partitions == 0:
+            return [PartitionRef(meta.name, -1, meta.ledger_id)]
+        return [
+            PartitionRef(meta.name.partition(i), i, meta.ledger_id) for i in range(meta.partitions)
+        ]
+
+    def list(self, namespace_name: str) -> list[TopicMeta]:
+        return self._store.list(namespace_name)
+
+    def delete(self, name: TopicName, *, partitioned: bool, force: bool) -> None:
+        """Delete a topic: tombstone it, fence its ledgers, drop its cursors.
+
+        Raises TopicNotFound, NotAllowedError (wrong path for the topic's kind) or TopicBusy
+        (consumers connected and not ``force``). Entry objects of the dead ledger are left
+        for the expiry job to collect.
+        """
+        meta = self.get(name)
+        if partitioned != (meta.partitions > 0):
+            kind = "partitioned" if meta.partitions else "non-partitioned"
+            raise NotAllowedError(f"Topic {name} is {kind}; use the {kind} delete path")
+        refs = self.partitions_of(meta)
+        if not force:
+            for ref in refs:
+                if any(c.consumers for c in self._cursors.list(ref.key)):
+                    raise TopicBusy(f"Topic {name} has connected consumers; use force=true")
+        tomb = TopicMeta(
+            name, meta.ledger_id, meta.partitions, DELETED, meta.version + 1, meta.created_ms
+        )
+        try:
+            self._store.put(tomb, meta)
+        except ConditionFailed:
+            raise TopicBusy(f"Topic {name} changed while being deleted; retry") from None
+        self.invalidate(name)
+        for ref in refs:
+            self.fence(ref.key)
+            self._cursors.delete_all(ref.key)
+
+    def fence(self, key: str) -> None:
+        """Close a ledger: put a fence item right after its last entry."""
+        while True:
+            last = self._log.last(key)
+            if last is not None and last.fence:
+                return
+            try:
+                self._log.append(key, IndexEntry.fence_at(last.entry_id + 1 if last else 0))
+                return
+            except ConditionFailed:
+                continue
