@@ -30,14 +30,16 @@ import sys
 import time
 import uuid
 
-from magnetar_core.adapters.aws.compaction import (
-    CompactionStore,
+from magnetar_core.adapters.aws.compaction import CompactionStore
+from magnetar_core.adapters.aws.log import LogStore
+from magnetar_core.domain.compaction import (
+    RUNNING,
+    CompactionInProgress,
+    CompactionState,
     compacted_ledger_key,
     ledger_segment_prefix,
     segment_prefix,
 )
-from magnetar_core.adapters.aws.log import LogStore
-from magnetar_core.domain.compaction import RUNNING, CompactionInProgress, CompactionState
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.services.compaction import update_state
 from magnetar_jobs import catalog, garbage

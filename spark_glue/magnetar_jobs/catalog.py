@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from magnetar_core.adapters.aws.log import log_key
+from magnetar_core.domain.log import log_key
 from magnetar_core.domain.names import TopicName
 
 from .common import JobArgs, dynamodb_client

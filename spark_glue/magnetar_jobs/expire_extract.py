@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from magnetar_core.adapters.aws.compaction import compacted_owner
 from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidTopicName
 from magnetar_core.domain.names import TopicName

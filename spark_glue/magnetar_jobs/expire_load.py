@@ -21,11 +21,11 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from magnetar_core.adapters.aws.compaction import compacted_owner
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.errors import ConditionFailed, InvalidTopicName
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime

@@ -24,9 +24,10 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from magnetar_core.adapters.aws.cursors import CursorStore
-from magnetar_core.adapters.aws.log import IndexEntry, LogStore, log_key
+from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.cursor.state import SHARED, CursorState
+from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, encode_entry
 

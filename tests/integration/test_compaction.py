@@ -9,8 +9,8 @@ from contextlib import redirect_stdout
 import pytest
 from delivered import entry_ids
 
-from magnetar_core.adapters.aws.compaction import CompactionStore, ledger_segment_prefix
-from magnetar_core.domain.compaction import CompactionInProgress
+from magnetar_core.adapters.aws.compaction import CompactionStore
+from magnetar_core.domain.compaction import CompactionInProgress, ledger_segment_prefix
 from magnetar_core.domain.errors import NotAllowedError
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 
@@ -234,8 +234,8 @@ def test_a_partitioned_topic_is_compacted_on_every_partition(engine, topic, run_
 def test_a_run_after_a_crash_retires_the_crashed_runs_ledger_and_deletes_it_once_due(
     engine, keyed, run_job, aws_clients, settings
 ):
-    from magnetar_core.adapters.aws.compaction import compacted_item, compacted_ledger_key
-    from magnetar_core.domain.compaction import CompactionState
+    from magnetar_core.adapters.aws.compaction import compacted_item
+    from magnetar_core.domain.compaction import CompactionState, compacted_ledger_key
 
     ref = engine.topics.resolve(keyed, create=False)
     store = CompactionStore(aws_clients.dynamodb, settings.cursors_table, settings.log_table)

@@ -106,7 +106,7 @@ def test_the_last_message_id_names_the_last_batch_index(engine, topic, make_entr
 def test_the_last_message_id_passes_over_markers_and_expired_ids_in_one_backward_query(
     engine, new_engine, topic, make_entry, aws_clients, settings
 ):
-    from magnetar_core.adapters.aws.log import IndexEntry
+    from magnetar_core.domain.log import IndexEntry
 
     engine.topics.create(topic, 0)
     for payload in (b"a", b"b", b"c"):

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from magnetar_core.adapters.aws.log import log_key
 from magnetar_core.domain.errors import ChecksumError, InvalidMessage, MessageTooBig, StorageFault
+from magnetar_core.domain.log import log_key
 from magnetar_wire import decode_entry
 
 

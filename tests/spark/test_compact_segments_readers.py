@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import compact_segments
 
-from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.services.index_cache import IndexCache
 
 

@@ -8,10 +8,10 @@ from collections import namedtuple
 
 import pytest
 
-from magnetar_core.adapters.aws.producers import DedupSnapshot
-from magnetar_core.adapters.aws.topics import TopicMeta
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.producers import DedupSnapshot
+from magnetar_core.domain.topic import TopicMeta
 from magnetar_jobs.common import JobArgs
 from magnetar_jobs.expire_load import (
     delete_items,

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar_core.adapters.aws.compaction import CompactedEntry
-from magnetar_core.adapters.aws.log import IndexEntry
-from magnetar_core.domain.compaction import SUCCESS, CompactionState
+from magnetar_core.domain.compaction import SUCCESS, CompactedEntry, CompactionState
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState
 from magnetar_core.domain.errors import NotAllowedError
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.subscriptions.compacted_reads import (

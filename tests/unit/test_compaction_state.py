@@ -6,10 +6,7 @@ import pytest
 
 from magnetar_core.adapters.aws.compaction import (
     compacted_item,
-    compacted_ledger_key,
-    compacted_owner,
     kept_of,
-    ledger_segment_prefix,
     pointer_from_item,
     pointer_to_item,
 )
@@ -21,6 +18,9 @@ from magnetar_core.domain.compaction import (
     CompactionInProgress,
     CompactionState,
     Retired,
+    compacted_ledger_key,
+    compacted_owner,
+    ledger_segment_prefix,
 )
 
 STALE_MS = 1000

@@ -3,8 +3,8 @@
 import json
 
 from magnetar_core.adapters.aws.cursors import cursor_from_item, cursor_to_item
-from magnetar_core.adapters.aws.log import IndexEntry, log_key
 from magnetar_core.domain.cursor.state import EXCLUSIVE, SHARED, ConsumerInfo, CursorState
+from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.rangeset import RangeSet
 
 

@@ -253,7 +253,7 @@ def test_other_types_carry_no_key_shared_state():
 
 
 def test_index_items_store_two_bytes_per_message_hash_or_one_shared_hash():
-    from magnetar_core.adapters.aws.log import NONE_KEY_HASH, IndexEntry
+    from magnetar_core.domain.log import NONE_KEY_HASH, IndexEntry
 
     def entry(count, hashes):
         return IndexEntry(0, "o", 0, 1, count, count > 1, 1, 1, "p", 0, 0, key_hashes=hashes)

@@ -1,6 +1,6 @@
 """IndexCache: an LRU of index items; resolve loads only what is missing, in one call."""
 
-from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.services.index_cache import IndexCache
 
 

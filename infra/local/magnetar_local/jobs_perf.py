@@ -19,7 +19,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from magnetar_core.adapters.aws.log import IndexEntry, log_key
+from magnetar_core.domain.log import IndexEntry, log_key
 
 
 def _entry_bytes(size: int, i: int) -> bytes:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from magnetar_core.domain.errors import MagnetarError
+from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.names import TopicName
 
 NOT_RUN = "NOT_RUN"
 RUNNING = "RUNNING"
@@ -117,3 +119,46 @@ class CompactionState:
     def view(self) -> dict:
         """Pulsar's ``LongRunningProcessStatus``: ``{"status", "lastError"}``."""
         return {"status": self.status, "lastError": self.last_error}
+
+
+_LEDGER_MARK = "|compacted|"
+
+
+def compacted_ledger_key(log_key: str, run_id: str) -> str:
+    """The log-table partition key of the compacted ledger run ``run_id`` builds."""
+    return f"{log_key}{_LEDGER_MARK}{run_id}"
+
+
+def compacted_owner(pk: str) -> str | None:
+    """The log key of the partition owning compacted ledger ``pk`` (None: not one).
+
+    Jobs that look for dead ledgers treat a compacted ledger as alive exactly when its
+    owner is.
+    """
+    owner, mark, _run = pk.rpartition(_LEDGER_MARK)
+    return owner if mark else None
+
+
+def ledger_segment_prefix(ledger: str) -> str:
+    """The S3 prefix of the segment objects of compacted ledger ``ledger``."""
+    owner, _, run_id = ledger.rpartition(_LEDGER_MARK)
+    return segment_prefix(owner, run_id)
+
+
+def segment_prefix(log_key: str, run_id: str) -> str:
+    """The S3 prefix of the compacted segment objects of one run."""
+    topic, _, ledger = log_key.rpartition("|")
+    name = TopicName.parse(topic)
+    return f"compacted/{name.domain}/{name.tenant}/{name.namespace}/{name.local}/{ledger}/{run_id}/"
+
+
+@dataclass(frozen=True)
+class CompactedEntry:
+    """One entry of a compacted ledger: where the copy is, and which messages it keeps."""
+
+    entry: IndexEntry
+    kept: tuple[int, ...] | None
+
+    @property
+    def entry_id(self) -> int:
+        return self.entry.entry_id

@@ -6,7 +6,7 @@ naming the field and the rule) and gives back Pulsar's JSON shape (``to_body``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from magnetar_core.domain.errors import InvalidMessage
 
@@ -114,3 +114,22 @@ class DelayedDeliveryPolicies:
             "tickTime": self.tick_time_ms,
             "maxDeliveryDelayInMillis": self.max_delivery_delay_ms,
         }
+
+
+@dataclass(frozen=True)
+class NamespacePolicies:
+    """A namespace's policies; None means "not set, use the service default".
+
+    ``version`` counts writes (0: never written by a versioned writer); ``put`` only
+    replaces the version it was read at.
+    """
+
+    deduplication: bool | None = None
+    max_message_size_bytes: int | None = None
+    delayed_delivery: DelayedDeliveryPolicies | None = None
+    retention: RetentionPolicies | None = None
+    message_ttl_seconds: int | None = None
+    version: int = 0
+
+    def with_changes(self, **changes) -> NamespacePolicies:
+        return replace(self, **changes)

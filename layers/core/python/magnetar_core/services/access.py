@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from magnetar_core.adapters.aws.producers import ProducerLease, ProducerStateStore
+from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.errors import (
     ConditionFailed,
     InvalidMessage,
@@ -20,6 +20,7 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
 )
 from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.producers import ProducerLease
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.namespaces import Namespaces

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from magnetar_core.adapters.aws.compaction import CompactionStore, compacted_ledger_key
+from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.domain.compaction import (
     ERROR,
     NOT_RUN,
@@ -21,6 +21,7 @@ from magnetar_core.domain.compaction import (
     SUCCESS,
     CompactionInProgress,
     CompactionState,
+    compacted_ledger_key,
 )
 from magnetar_core.domain.errors import (
     ConditionFailed,

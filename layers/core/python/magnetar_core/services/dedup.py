@@ -13,8 +13,9 @@ import contextlib
 import threading
 
 from magnetar_core.adapters.aws.log import LogStore
-from magnetar_core.adapters.aws.producers import DedupSnapshot, ProducerStateStore
+from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.producers import DedupSnapshot
 
 
 class Deduplicator:

@@ -10,7 +10,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from magnetar_core.adapters.aws.log import IndexEntry
+from magnetar_core.domain.log import IndexEntry
 
 
 class IndexCache:

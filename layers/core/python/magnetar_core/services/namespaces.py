@@ -7,8 +7,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from magnetar_core.adapters.aws.policies import NamespacePolicies, PolicyStore
-from magnetar_core.adapters.aws.topics import TopicMeta, TopicStore
+from magnetar_core.adapters.aws.policies import PolicyStore
+from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.errors import (
     ConditionFailed,
     InvalidMessage,
@@ -18,10 +18,12 @@ from magnetar_core.domain.errors import (
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.policies import (
     DelayedDeliveryPolicies,
+    NamespacePolicies,
     RetentionPolicies,
     message_ttl_seconds,
 )
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.services.topics import Topics
 
 MIN_MESSAGE_SIZE = 1024

@@ -13,8 +13,9 @@ from __future__ import annotations
 import itertools
 import threading
 
-from magnetar_core.adapters.aws.buffers import BufferStore, buffer_key
+from magnetar_core.adapters.aws.buffers import BufferStore
 from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.domain.buffers import buffer_key
 from magnetar_core.domain.errors import MessageTooBig
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime

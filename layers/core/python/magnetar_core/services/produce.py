@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 
 from magnetar_core.adapters.aws.entries import EntryStore
-from magnetar_core.adapters.aws.log import IndexEntry, LogStore
+from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.domain.errors import (
     ChecksumError,
     ConditionFailed,
@@ -31,6 +31,7 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
 )
 from magnetar_core.domain.keyshared import sticky_key_hash
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.services.dedup import Deduplicator
@@ -143,9 +144,7 @@ class Producer:
         ref = self._topics.resolve(topic, create=True)
         index = _index_entry(meta, "", len(entry))
         _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
-        if dedup and self._dedup.is_duplicate(
-            ref.key, index.producer, index.sequence_max
-        ):
+        if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
         object_key = entry_ref or self.new_object_key(topic)
         if entry_ref is None:

@@ -4,21 +4,9 @@ time-ordered unique key). Items expire by TTL; nothing is ever written to S3."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.domain.buffers import BufferedEntry
 from magnetar_core.domain.errors import ConditionFailed
-
-
-@dataclass(frozen=True)
-class BufferedEntry:
-    key: str
-    entry_id: int
-    data: bytes
-
-
-def buffer_key(partition_topic: str, subscription: str) -> str:
-    return f"{partition_topic}|np|{subscription}"
 
 
 class BufferStore:

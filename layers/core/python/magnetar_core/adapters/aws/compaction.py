@@ -16,43 +16,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from magnetar_core.adapters.aws.clients import translated, version_condition
-from magnetar_core.adapters.aws.log import IndexEntry
-from magnetar_core.domain.compaction import CompactionState, Retired
-from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.compaction import (
+    CompactedEntry,
+    CompactionState,
+    Retired,
+)
+from magnetar_core.domain.log import IndexEntry
 
 POINTER = "$compaction"
-_LEDGER_MARK = "|compacted|"
-
-
-def compacted_ledger_key(log_key: str, run_id: str) -> str:
-    """The log-table partition key of the compacted ledger run ``run_id`` builds."""
-    return f"{log_key}{_LEDGER_MARK}{run_id}"
-
-
-def compacted_owner(pk: str) -> str | None:
-    """The log key of the partition owning compacted ledger ``pk`` (None: not one).
-
-    Jobs that look for dead ledgers treat a compacted ledger as alive exactly when its
-    owner is.
-    """
-    owner, mark, _run = pk.rpartition(_LEDGER_MARK)
-    return owner if mark else None
-
-
-def ledger_segment_prefix(ledger: str) -> str:
-    """The S3 prefix of the segment objects of compacted ledger ``ledger``."""
-    owner, _, run_id = ledger.rpartition(_LEDGER_MARK)
-    return segment_prefix(owner, run_id)
-
-
-def segment_prefix(log_key: str, run_id: str) -> str:
-    """The S3 prefix of the compacted segment objects of one run."""
-    topic, _, ledger = log_key.rpartition("|")
-    name = TopicName.parse(topic)
-    return f"compacted/{name.domain}/{name.tenant}/{name.namespace}/{name.local}/{ledger}/{run_id}/"
 
 
 def compacted_item(
@@ -77,18 +50,6 @@ def kept_of(item: dict) -> tuple[int, ...] | None:
     if "kb" not in item:
         return None
     return tuple(sorted(int(v) for v in item["kb"]["NS"]))
-
-
-@dataclass(frozen=True)
-class CompactedEntry:
-    """One entry of a compacted ledger: where the copy is, and which messages it keeps."""
-
-    entry: IndexEntry
-    kept: tuple[int, ...] | None
-
-    @property
-    def entry_id(self) -> int:
-        return self.entry.entry_id
 
 
 def _entry(item: dict) -> CompactedEntry:

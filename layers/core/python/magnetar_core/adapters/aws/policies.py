@@ -3,31 +3,14 @@ under the reserved name ``$policies`` (``$`` never occurs in topic names)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 from magnetar_core.adapters.aws.clients import translated, version_condition
-from magnetar_core.domain.policies import DelayedDeliveryPolicies, RetentionPolicies
+from magnetar_core.domain.policies import (
+    DelayedDeliveryPolicies,
+    NamespacePolicies,
+    RetentionPolicies,
+)
 
 POLICIES = "$policies"
-
-
-@dataclass(frozen=True)
-class NamespacePolicies:
-    """A namespace's policies; None means "not set, use the service default".
-
-    ``version`` counts writes (0: never written by a versioned writer); ``put`` only
-    replaces the version it was read at.
-    """
-
-    deduplication: bool | None = None
-    max_message_size_bytes: int | None = None
-    delayed_delivery: DelayedDeliveryPolicies | None = None
-    retention: RetentionPolicies | None = None
-    message_ttl_seconds: int | None = None
-    version: int = 0
-
-    def with_changes(self, **changes) -> NamespacePolicies:
-        return replace(self, **changes)
 
 
 def _number(item: dict, name: str) -> int | None:

@@ -6,38 +6,10 @@ re-created topic gets a new ledger and never sees the old one's entries or curso
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from magnetar_core.adapters.aws.clients import translated
 from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
 from magnetar_core.domain.names import TopicName
-from magnetar_core.domain.policies import RetentionPolicies
-
-ACTIVE = "active"
-DELETED = "deleted"
-
-
-@dataclass(frozen=True)
-class TopicMeta:
-    """A topic's metadata. ``partitions`` is 0 for a non-partitioned topic; times in ms.
-
-    ``deduplication``, ``retention`` and ``message_ttl_seconds`` are the topic-level policy
-    overrides (None: the namespace's applies); a tombstone drops them.
-    """
-
-    name: TopicName
-    ledger_id: int
-    partitions: int
-    state: str
-    version: int
-    created_ms: int
-    deduplication: bool | None = None
-    retention: RetentionPolicies | None = None
-    message_ttl_seconds: int | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.state == ACTIVE
+from magnetar_core.domain.topic import TopicMeta
 
 
 def _to_meta(item: dict) -> TopicMeta:

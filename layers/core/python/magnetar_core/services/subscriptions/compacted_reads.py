@@ -16,9 +16,10 @@ from collections.abc import Callable, Iterable
 from itertools import islice
 
 from magnetar_core.adapters.aws.compaction import CompactionStore
-from magnetar_core.adapters.aws.log import IndexEntry, LogStore
+from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.domain.cursor.state import EXCLUSIVE, FAILOVER, CursorState, Delivery
 from magnetar_core.domain.errors import NotAllowedError
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.topics import PartitionRef

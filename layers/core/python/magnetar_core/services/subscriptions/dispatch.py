@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from itertools import islice
 
-from magnetar_core.adapters.aws.log import IndexEntry
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -23,6 +22,7 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
     SubscriptionNotFound,
 )
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
 from magnetar_core.services.subscriptions.base import DeliveredEntry
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering

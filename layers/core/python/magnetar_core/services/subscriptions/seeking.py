@@ -4,9 +4,9 @@ over index items (one small read per probe)."""
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.log import IndexEntry
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
 from magnetar_core.services.subscriptions.base import SubscriptionBase
 from magnetar_core.services.topics import PartitionRef

@@ -1,0 +1,134 @@
+"""The log index's records: one committed entry (IndexEntry), ledger keys, per-message key hashes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from magnetar_core.domain.keyshared import sticky_key_hash
+
+NONE_KEY_HASH = sticky_key_hash(None, None)
+"""The sticky key hash of a keyless message."""
+
+
+def log_key(partition_topic: str, ledger_id: int) -> str:
+    """The partition key of one ledger of one partition (``|`` never occurs in topic names)."""
+    return f"{partition_topic}|{ledger_id}"
+
+
+def encode_key_hashes(hashes: tuple[int, ...]) -> bytes:
+    """The ``kh`` attribute: 2 bytes big-endian per message, or one hash when every message
+    of the entry shares it (keyless entries, key-based batches)."""
+    if len(set(hashes)) == 1:
+        hashes = hashes[:1]
+    return b"".join(h.to_bytes(2, "big") for h in hashes)
+
+
+def decode_key_hashes(data: bytes, count: int) -> tuple[int, ...]:
+    """Inverse of ``encode_key_hashes`` for an entry of ``count`` messages."""
+    hashes = tuple(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    if len(hashes) == 1 and count > 1:
+        return hashes * count
+    return hashes
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One committed entry: where its bytes are and what they hold. Times in epoch ms."""
+
+    entry_id: int
+    object_key: str
+    offset: int
+    length: int
+    count: int
+    batched: bool
+    publish_min_ms: int
+    publish_max_ms: int
+    producer: str
+    sequence_min: int
+    sequence_max: int
+    fence: bool = False
+    epoch: int = 0
+    exclusive: bool = False
+    partial_chunk: bool = False
+    key_hashes: tuple[int, ...] = ()
+    deliver_at_ms: int = 0
+    """The latest ``deliverAt`` of the entry's messages (0: none is delayed)."""
+
+    @property
+    def marker(self) -> bool:
+        """True for items that hold no messages: fences and access-epoch markers."""
+        return self.count == 0
+
+    def message_hashes(self) -> tuple[int, ...]:
+        """One sticky key hash per message. Items committed before hashes were recorded
+        count as keyless: every message has the hash of ``NONE_KEY``."""
+        if len(self.key_hashes) == self.count:
+            return self.key_hashes
+        return (NONE_KEY_HASH,) * self.count
+
+    def to_item(self, pk: str) -> dict:
+        item = {
+            "pk": {"S": pk},
+            "eid": {"N": str(self.entry_id)},
+            "obj": {"S": self.object_key},
+            "off": {"N": str(self.offset)},
+            "len": {"N": str(self.length)},
+            "n": {"N": str(self.count)},
+            "b": {"BOOL": self.batched},
+            "pt0": {"N": str(self.publish_min_ms)},
+            "pt1": {"N": str(self.publish_max_ms)},
+            "pn": {"S": self.producer},
+            "sq0": {"N": str(self.sequence_min)},
+            "sq1": {"N": str(self.sequence_max)},
+        }
+        if self.fence:
+            item["fence"] = {"BOOL": True}
+        if self.epoch:
+            item["ep"] = {"N": str(self.epoch)}
+        if self.exclusive:
+            item["ex"] = {"BOOL": True}
+        if self.partial_chunk:
+            item["pc"] = {"BOOL": True}
+        if self.key_hashes:
+            item["kh"] = {"B": encode_key_hashes(self.key_hashes)}
+        if self.deliver_at_ms:
+            item["da"] = {"N": str(self.deliver_at_ms)}
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict) -> IndexEntry:
+        def num(name: str) -> int:
+            return int(item[name]["N"]) if name in item else 0
+
+        return cls(
+            entry_id=num("eid"),
+            object_key=item.get("obj", {}).get("S", ""),
+            offset=num("off"),
+            length=num("len"),
+            count=num("n"),
+            batched=item.get("b", {}).get("BOOL", False),
+            publish_min_ms=num("pt0"),
+            publish_max_ms=num("pt1"),
+            producer=item.get("pn", {}).get("S", ""),
+            sequence_min=num("sq0"),
+            sequence_max=num("sq1"),
+            fence=item.get("fence", {}).get("BOOL", False),
+            epoch=num("ep"),
+            exclusive=item.get("ex", {}).get("BOOL", False),
+            partial_chunk=item.get("pc", {}).get("BOOL", False),
+            key_hashes=decode_key_hashes(item["kh"]["B"], num("n")) if "kh" in item else (),
+            deliver_at_ms=num("da"),
+        )
+
+    @classmethod
+    def fence_at(cls, entry_id: int) -> IndexEntry:
+        """A fence item: it holds no messages and closes the ledger at ``entry_id``."""
+        return cls(entry_id, "", 0, 0, 0, False, 0, 0, "", 0, 0, fence=True)
+
+    @classmethod
+    def epoch_marker(cls, entry_id: int, epoch: int, exclusive: bool, producer: str) -> IndexEntry:
+        """A marker holding no messages: from here on, commits need ``epoch`` (and, while
+        ``exclusive``, a registered producer)."""
+        return cls(
+            entry_id, "", 0, 0, 0, False, 0, 0, producer, 0, 0, epoch=epoch, exclusive=exclusive
+        )
