@@ -50,24 +50,34 @@ class Engine:
     def build(
         cls, settings: Settings, runtime: Runtime | None = None, clients: tuple | None = None
     ) -> Engine:
-        """Wire the engine; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
+        """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing)."""
-        runtime = runtime or Runtime()
         dynamodb, s3, *rest = clients or make_clients(settings)
         starter = None
         if settings.timer_state_machine_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
             starter = TimerStarter(sfn, settings.timer_state_machine_arn)
+        return cls.assemble(settings, aws_stores(settings, dynamodb, s3), runtime, starter)
+
+    @classmethod
+    def assemble(
+        cls,
+        settings: Settings,
+        stores: Stores,
+        runtime: Runtime | None = None,
+        starter: TimerStarter | None = None,
+    ) -> Engine:
+        """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
+        starts delay timers (None: delays off)."""
+        runtime = runtime or Runtime()
         timer_options = TimerOptions(
             settings.delayed_delivery_tick_ms,
             settings.delayed_delivery_strict,
             settings.delayed_delivery_enabled,
             settings.delayed_delivery_release_grace_ms,
         )
-        log = LogStore(dynamodb, settings.log_table)
-        cursors = CursorStore(dynamodb, settings.cursors_table)
-        entries = EntryStore(s3, settings.entries_bucket)
-        topics = Topics(TopicStore(dynamodb, settings.topics_table), log, cursors, runtime)
+        log, cursors, entries = stores.log, stores.cursors, stores.entries
+        topics = Topics(stores.topics, log, cursors, runtime)
         limits = DispatchLimits(
             max_wait_ms=settings.receive_max_wait_ms,
             check_interval_ms=settings.receive_check_interval_ms,
@@ -87,10 +97,9 @@ class Engine:
             response_inline_budget_bytes=settings.response_inline_budget_bytes,
         )
         stats = Stats(topics, log, cursors)
-        topic_store = TopicStore(dynamodb, settings.topics_table)
         namespaces = Namespaces(
-            PolicyStore(dynamodb, settings.topics_table),
-            topic_store,
+            stores.policies,
+            stores.topics,
             topics,
             runtime,
             settings.max_message_size_bytes,
@@ -98,7 +107,7 @@ class Engine:
             delayed_delivery_enabled=settings.delayed_delivery_enabled,
             delayed_delivery_tick_ms=settings.delayed_delivery_tick_ms,
         )
-        producer_state = ProducerStateStore(dynamodb, settings.cursors_table)
+        producer_state = stores.producer_state
         dedup = Deduplicator(log, producer_state, settings.dedup_snapshot_every)
         producer = Producer(
             topics, log, entries, runtime, namespaces, dedup, settings.commit_max_attempts
@@ -106,7 +115,7 @@ class Engine:
         non_persistent = NonPersistent(
             topics,
             cursors,
-            BufferStore(dynamodb, settings.cursors_table),
+            stores.buffers,
             runtime,
             settings.consumer_lease_ms,
             settings.receive_check_interval_ms,
@@ -116,7 +125,7 @@ class Engine:
         subscriptions.producer = producer
         subscriptions.namespaces = namespaces
         subscriptions.timers = DelayTimers(timer_options, starter, runtime.now_ms)
-        compaction_store = CompactionStore(dynamodb, settings.cursors_table, settings.log_table)
+        compaction_store = stores.compaction
         subscriptions.compacted = CompactedReads(
             compaction_store, log, IndexCache(), settings.max_unacked_entries_per_consumer
         )
@@ -142,6 +151,34 @@ class Engine:
             entries=entries,
             compaction=Compaction(topics, compaction_store, _launcher_of(settings), runtime),
         )
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The engine's storage adapters, one per store port."""
+
+    topics: TopicStore
+    log: LogStore
+    cursors: CursorStore
+    entries: EntryStore
+    policies: PolicyStore
+    producer_state: ProducerStateStore
+    buffers: BufferStore
+    compaction: CompactionStore
+
+
+def aws_stores(settings: Settings, dynamodb, s3) -> Stores:
+    """The DynamoDB and S3 adapters on the settings' tables and bucket."""
+    return Stores(
+        topics=TopicStore(dynamodb, settings.topics_table),
+        log=LogStore(dynamodb, settings.log_table),
+        cursors=CursorStore(dynamodb, settings.cursors_table),
+        entries=EntryStore(s3, settings.entries_bucket),
+        policies=PolicyStore(dynamodb, settings.topics_table),
+        producer_state=ProducerStateStore(dynamodb, settings.cursors_table),
+        buffers=BufferStore(dynamodb, settings.cursors_table),
+        compaction=CompactionStore(dynamodb, settings.cursors_table, settings.log_table),
+    )
 
 
 def _launcher_of(settings: Settings):
