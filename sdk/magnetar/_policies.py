@@ -180,7 +180,7 @@ class ConsumerKeySharedPolicy:
             raise ValueError(
                 "When using key_shared_mode = Sticky you must also provide sticky_ranges"
             )
-        ranges = sorted(tuple(r) for r in (sticky_ranges or []))
+        ranges = sorted((start, end) for start, end in (sticky_ranges or []))
         for start, end in ranges:
             if not (0 <= start <= end <= 65535):
                 raise ValueError(

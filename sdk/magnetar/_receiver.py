@@ -43,7 +43,8 @@ class Sub:
     thread: threading.Thread | None = None
     connected: bool = True
     extra: dict = field(default_factory=dict)
-    chunks: ChunkAssembler | None = None
+    # set by ConsumerCore.register right after construction (its on_drop closes over the Sub)
+    chunks: ChunkAssembler = field(init=False, repr=False)
     stopped: bool = False  # removed from a regex subscription
 
 
@@ -141,8 +142,8 @@ class ConsumerCore:
             self._listener_thread.start()
 
     def _start_poll(self, sub: Sub) -> None:
-        sub.poll = LongPoll(self.t)
-        sub.thread = threading.Thread(target=self._poll_loop, args=(sub,), daemon=True,
+        sub.poll = poll = LongPoll(self.t)
+        sub.thread = threading.Thread(target=self._poll_loop, args=(sub, poll), daemon=True,
                                       name=f"magnetar-receive-{sub.topic}")  # fmt: skip
         sub.thread.start()
 
@@ -151,7 +152,7 @@ class ConsumerCore:
     def _share(self) -> int:
         return max(1, self.queue_size // max(len(self.subs), 1))
 
-    def _poll_loop(self, sub: Sub) -> None:
+    def _poll_loop(self, sub: Sub, poll: LongPoll) -> None:
         backoff = 0.1
         while True:
             with self.cond:
@@ -170,8 +171,8 @@ class ConsumerCore:
             body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
             messages: list[Message] = []
             try:
-                resp = sub.poll.post(f"{sub.base}/{sub.consumer_id}/receive", body,
-                                     RECEIVE_WAIT_MS / 1000 + self.t.operation_timeout)  # fmt: skip
+                resp = poll.post(f"{sub.base}/{sub.consumer_id}/receive", body,
+                                 RECEIVE_WAIT_MS / 1000 + self.t.operation_timeout)  # fmt: skip
                 messages = self._decode(sub, resp)
                 sub.connected, backoff = True, 0.1
             except exc.AlreadyClosed:

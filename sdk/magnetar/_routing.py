@@ -32,6 +32,7 @@ from ._enums import HashingScheme, PartitionsRoutingMode
 
 __all__ = ["Router", "java_string_hash", "murmur3_32", "partition_of_key"]
 
+
 def partition_of_key(key: str, partitions: int, scheme: HashingScheme) -> int:
     """The partition a keyed message goes to: ``(hash(key) & Integer.MAX_VALUE) % n``
     (the same function the service uses for HTTP producers, from ``magnetar_wire``)."""
@@ -49,6 +50,8 @@ class Router:
         self.partitions = partitions
         self.mode = mode
         self.scheme = scheme
+        if mode == PartitionsRoutingMode.CustomPartition and message_router is None:
+            raise exc.InvalidConfiguration("CustomPartition routing needs a message_router")
         self._router = message_router
         self._batch_partition = batch_partition
         self._next = random.randrange(partitions)  # round robin, per message
@@ -61,8 +64,9 @@ class Router:
             UnknownError: the custom router returned something other than a partition index.
         """
         n = self.partitions
-        if self.mode == PartitionsRoutingMode.CustomPartition:
-            index = self._router(make_message(), n)
+        router = self._router
+        if self.mode == PartitionsRoutingMode.CustomPartition and router is not None:
+            index = router(make_message(), n)
             if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < n:
                 raise exc.UnknownError(
                     f"message_router returned {index!r}, which is not a partition index of a "

@@ -31,6 +31,8 @@ __all__ = ["Completion", "SenderConfig", "SenderCore"]
 
 # callback(result, message_id or None, exception or None)
 Completion = Callable[[Result, "MessageId | None", "exc.PulsarException | None"], None]
+# what one message's send came to: the arguments of its Completion
+Outcome = tuple[Result, "MessageId | None", "exc.PulsarException | None"]
 
 
 @dataclass
@@ -255,7 +257,7 @@ class SenderCore:
                 ids += self._ids(resp, len(items), batch.batched)
             if len(entries) > 1:
                 ids = [ChunkMessageId(ids)]
-            results = [(Result.Ok, i, None) for i in ids]
+            results: list[Outcome] = [(Result.Ok, i, None) for i in ids]
             seq = max(m.sequence_id for m in msgs)
         except (exc.PulsarException, EntryFormatError) as e:
             if isinstance(e, exc.ProducerFenced):
@@ -286,7 +288,7 @@ class SenderCore:
                 time.sleep(random.uniform(pause / 2, pause))
                 pause = min(pause * 2, 1.0)
 
-    def _complete(self, items: list[Pending], results: list) -> None:
+    def _complete(self, items: list[Pending], results: list[Outcome]) -> None:
         with self._cond:
             self._pending -= len(items)
             self._completed += len(items)

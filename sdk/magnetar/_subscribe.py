@@ -142,7 +142,7 @@ def open_consumer(client: Any, a: dict[str, Any]) -> Consumer:
     schema = a["schema"] if a["schema"] is not None else BytesSchema()
     subscription, topic = a["subscription_name"], a["topic"]
     retry = None
-    if a["enable_retry"]:
+    if a["enable_retry"] and not isinstance(topics, Pattern):  # a regex was refused above
         retry = RetryTopics.of(topics[0], subscription, a["dead_letter_policy"])
     core = ConsumerCore(client._t, subscribe_body(a, retry), a["receiver_queue_size"], schema,
                         client._log, max_pending_chunked=a["max_pending_chunked_message"],

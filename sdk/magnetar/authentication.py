@@ -21,7 +21,7 @@ class Authentication:
     """Base class. Generic plugin authentication (a C++ library) is not supported."""
 
     def __init__(self, dynamicLibPath: str = "", authParamsString: str = "") -> None:  # noqa: N803
-        self._unsupported = (
+        self._unsupported: str | None = (
             "Authentication plugins (dynamic libraries) do not exist in Magnetar; use "
             "AuthenticationToken or AuthenticationBasic"
         )

@@ -79,16 +79,16 @@ class Client:
                             ("concurrent_lookup_requests", concurrent_lookup_requests),
                             ("connection_timeout_ms", connection_timeout_ms)):  # fmt: skip
             check_type(int, value, name)
-        for name, value in (("log_conf_file_path", log_conf_file_path),
-                            ("tls_trust_certs_file_path", tls_trust_certs_file_path),
-                            ("listener_name", listener_name),
-                            ("tls_private_key_file_path", tls_private_key_file_path),
-                            ("tls_certificate_file_path", tls_certificate_file_path)):  # fmt: skip
-            check_type_or_none(str, value, name)
-        for name, value in (("use_tls", use_tls),
-                            ("tls_allow_insecure_connection", tls_allow_insecure_connection),
-                            ("tls_validate_hostname", tls_validate_hostname)):  # fmt: skip
-            check_type(bool, value, name)
+        for name, path in (("log_conf_file_path", log_conf_file_path),
+                           ("tls_trust_certs_file_path", tls_trust_certs_file_path),
+                           ("listener_name", listener_name),
+                           ("tls_private_key_file_path", tls_private_key_file_path),
+                           ("tls_certificate_file_path", tls_certificate_file_path)):  # fmt: skip
+            check_type_or_none(str, path, name)
+        for name, flag in (("use_tls", use_tls),
+                           ("tls_allow_insecure_connection", tls_allow_insecure_connection),
+                           ("tls_validate_hostname", tls_validate_hostname)):  # fmt: skip
+            check_type(bool, flag, name)
         url = _service_url(service_url)
         if authentication is not None:
             authentication._check_supported()
@@ -202,9 +202,9 @@ class Client:
             raise ValueError("Batching and chunking of messages can't be enabled together.")
         if encryption_key or crypto_key_reader is not None:
             raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
-        name = parse_topic(topic)
-        n = self._partitions(name)
-        targets = [name.partition(i) for i in range(n)] if n else [name]
+        topic_name = parse_topic(topic)
+        n = self._partitions(topic_name)
+        targets = [topic_name.partition(i) for i in range(n)] if n else [topic_name]
         if message_router is not None:
             message_routing_mode = PartitionsRoutingMode.CustomPartition
         elif message_routing_mode == PartitionsRoutingMode.CustomPartition and n:
@@ -226,7 +226,7 @@ class Client:
         )  # fmt: skip
         core = SenderCore(self._t, cfg, self._log)
         self._producers.add(core)
-        return Producer(core, str(name), n, schema=schema, routing_mode=message_routing_mode,
+        return Producer(core, str(topic_name), n, schema=schema, routing_mode=message_routing_mode,
                         message_router=message_router, log=self._log,
                         hashing_scheme=hashing_scheme)  # fmt: skip
 

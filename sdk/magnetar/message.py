@@ -74,7 +74,7 @@ class MessageId:
         return str(self).encode("ascii")
 
     @staticmethod
-    def deserialize(data: bytes, topic: str | None = None) -> MessageId:
+    def deserialize(data: bytes | bytearray | str, topic: str | None = None) -> MessageId:
         """Rebuild an id from ``serialize()`` output (bytes or text)."""
         check_type((bytes, bytearray, str), data, "data")
         check_type_or_none(str, topic, "topic")
