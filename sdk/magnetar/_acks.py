@@ -27,10 +27,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._policies import MultiplierRedeliveryBackoff, backoff_body
-from .message import id_texts
+from .message import MessageId, id_texts
+
+if TYPE_CHECKING:
+    from ._receiver import Sub
 
 __all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker", "Redelivery"]
 
@@ -38,7 +41,7 @@ ACK_GROUP_TIME = 0.1  # seconds: Pulsar's acknowledgementGroupTime (100 ms)
 ACK_GROUP_MAX = 1000  # Pulsar's maxAcknowledgmentGroupSize; also the most ids per request
 
 # post(sub, action, body) sends one request for one sub-consumer
-Post = Callable[[Any, str, dict], Any]
+Post = Callable[["Sub", str, dict], Any]
 monotonic = time.monotonic  # the default clock
 
 
@@ -79,20 +82,20 @@ class AckTracker:
         self._tick = min(redelivery.tick_ms / 1000, self._timeout) if self._timeout else 0.0
         self._epoch = self._clock()  # tick instants are epoch + k * tick
         self._cond = threading.Condition()
-        self._acks: dict[Any, list[str]] = {}
-        self._cumulative: dict[Any, Any] = {}  # sub -> highest MessageId
-        self._nacks: dict[Any, list[str]] = {}
+        self._acks: dict[Sub, list[str]] = {}
+        self._cumulative: dict[Sub, MessageId] = {}  # the highest per sub-consumer
+        self._nacks: dict[Sub, list[str]] = {}
         self._count = 0
         self._deadline: float | None = None
-        self._ready: list[tuple[Any, str, dict]] = []  # full groups waiting to be sent
-        self._unacked: dict[tuple[Any, str], tuple[float, Any]] = {}  # -> (handed out, id)
+        self._ready: list[tuple[Sub, str, dict]] = []  # full groups waiting to be sent
+        self._unacked: dict[tuple[Sub, str], tuple[float, MessageId]] = {}  # -> (handed out, id)
         self._stopping = False
         self._thread: threading.Thread | None = None
         if start:
             self._thread = threading.Thread(target=self._run, name="magnetar-acks", daemon=True)
             self._thread.start()
 
-    def delivered(self, sub: Any, msg_id: Any) -> None:
+    def delivered(self, sub: Sub, msg_id: MessageId) -> None:
         """A message was handed to the application (starts its ack timeout)."""
         if self._timeout:
             with self._cond:
@@ -101,7 +104,7 @@ class AckTracker:
                     self._unacked[(sub, text)] = (now, msg_id)
                 self._cond.notify_all()
 
-    def ack(self, sub: Any, msg_id: Any) -> None:
+    def ack(self, sub: Sub, msg_id: MessageId) -> None:
         """Queue an individual ack (of every chunk, for a chunked message's id)."""
         with self._cond:
             for text in id_texts(msg_id):
@@ -109,7 +112,7 @@ class AckTracker:
                 self._unacked.pop((sub, text), None)
                 self._queued_one()
 
-    def ack_cumulative(self, sub: Any, msg_id: Any) -> None:
+    def ack_cumulative(self, sub: Sub, msg_id: MessageId) -> None:
         """Queue a cumulative ack (only the highest per sub-consumer is sent)."""
         with self._cond:
             current = self._cumulative.get(sub)
@@ -119,7 +122,7 @@ class AckTracker:
                 del self._unacked[key]
             self._queued_one()
 
-    def nack(self, sub: Any, msg_id: Any) -> None:
+    def nack(self, sub: Sub, msg_id: MessageId) -> None:
         """Queue a negative ack: sent with the next group, carrying the redelivery delay or
         backoff for the service to apply."""
         with self._cond:
@@ -149,7 +152,7 @@ class AckTracker:
             self._ready.extend(self._take_group())
         self._cond.notify_all()
 
-    def _take_group(self) -> list[tuple[Any, str, dict]]:
+    def _take_group(self) -> list[tuple[Sub, str, dict]]:
         """Turn the open group into requests (acks before nacks) and start a new group (lock
         held)."""
         out = [(sub, "ack", {"messageIds": ids, "cumulative": False})
@@ -169,12 +172,12 @@ class AckTracker:
     def _next_tick(self, t: float) -> float:
         return self._epoch + math.ceil((t - self._epoch) / self._tick - 1e-9) * self._tick
 
-    def _expired(self, now: float) -> list[tuple[Any, str, dict]]:
+    def _expired(self, now: float) -> list[tuple[Sub, str, dict]]:
         """Requests sending back the deliveries whose timeout passed by the last tick."""
         if not self._timeout or not self._unacked:
             return []
         tick = self._last_tick(now)
-        due: dict[Any, list[str]] = {}
+        due: dict[Sub, list[str]] = {}
         for key, (since, _) in list(self._unacked.items()):
             if since + self._timeout <= tick + 1e-9:
                 del self._unacked[key]
@@ -207,7 +210,7 @@ class AckTracker:
         self._send_all(groups)
         return len(groups)
 
-    def _take_due(self, now: float) -> list[tuple[Any, str, dict]]:
+    def _take_due(self, now: float) -> list[tuple[Sub, str, dict]]:
         """Full groups, the open group once its time is up, and expired deliveries (lock
         held)."""
         groups = self._ready
@@ -216,7 +219,7 @@ class AckTracker:
             groups += self._take_group()
         return groups + self._expired(now)
 
-    def _send_all(self, groups: list[tuple[Any, str, dict]]) -> None:
+    def _send_all(self, groups: list[tuple[Sub, str, dict]]) -> None:
         for sub, action, body in groups:
             try:
                 self._post(sub, action, body)

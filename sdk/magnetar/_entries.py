@@ -4,7 +4,7 @@ decoded with the shared codec, delivery masks applied, chunked messages reassemb
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
@@ -13,8 +13,11 @@ from magnetar_wire import EntryFormatError, decode_entry
 from . import exceptions as exc
 from .message import Message, MessageId
 
+if TYPE_CHECKING:
+    from ._receiver import ConsumerCore, Sub
 
-def fetch_entry_bytes(core: Any, sub: Any, e: dict) -> bytes | None:
+
+def fetch_entry_bytes(core: ConsumerCore, sub: Sub, e: dict) -> bytes | None:
     """The entry's bytes: inline, or fetched from its presigned ``url`` (None: failed; the
     entry is nacked so it comes back)."""
     if e.get("data") is not None:
@@ -43,7 +46,7 @@ def fetch_entry_bytes(core: Any, sub: Any, e: dict) -> bytes | None:
     return None
 
 
-def decode_response(core: Any, sub: Any, resp: Any) -> list[Message]:
+def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
     """The messages of one receive response (``format: entry``): entries decoded, delivery
     masks applied, chunks reassembled. Raises UnknownError for a malformed response."""
     entries = resp.get("entries") if isinstance(resp, dict) else None

@@ -21,11 +21,16 @@ import random
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import exceptions as exc
 from ._enums import RegexSubscriptionMode
 from ._topics import TopicName, parse_topic
+
+if TYPE_CHECKING:
+    from ._http import Transport
+    from ._receiver import ConsumerCore
+    from .client import Client
 
 __all__ = ["Pattern", "PatternWatcher", "list_topics_fake_name", "subscribe_topic"]
 
@@ -78,7 +83,7 @@ class Pattern:
         domain, _, rest = topic.partition("://")
         return domain in _DOMAINS[self.mode] and self.regex.fullmatch(rest) is not None
 
-    def list(self, transport: Any, log: logging.Logger) -> set[str]:
+    def list(self, transport: Transport, log: logging.Logger) -> set[str]:
         """The matching topics of the namespace now (partitioned topics by base name).
 
         Raises:
@@ -100,7 +105,7 @@ class Pattern:
         return found
 
 
-def subscribe_topic(client: Any, core: Any, name: TopicName, subscription: str) -> None:
+def subscribe_topic(client: Client, core: ConsumerCore, name: TopicName, subscription: str) -> None:
     """Register ``core`` on ``name`` (on every partition of a partitioned topic)."""
     n = client._partitions(name)
     for i, t in enumerate([name.partition(i) for i in range(n)] if n else [name]):
@@ -111,7 +116,7 @@ class PatternWatcher:
     """The discovery thread of one regex consumer. Holds the consumer's core, never the public
     ``Consumer``, so dropping the consumer still closes it."""
 
-    def __init__(self, client: Any, core: Any, pattern: Pattern, subscription: str,
+    def __init__(self, client: Client, core: ConsumerCore, pattern: Pattern, subscription: str,
                  period: float, topics: set[str]) -> None:  # fmt: skip
         self._client = client
         self._core = core

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._topics import parse_topic
 from .message import MessageId
+
+if TYPE_CHECKING:
+    from ._receiver import ConsumerCore
 
 
 def id_text(message_id: MessageId) -> str:
@@ -18,7 +21,7 @@ def id_text(message_id: MessageId) -> str:
     return str(message_id)
 
 
-def seek(core: Any, target: Any, inclusive: bool) -> None:
+def seek(core: ConsumerCore, target: Any, inclusive: bool) -> None:
     """Reset every sub-consumer of ``core`` to ``target``: a MessageId, or a publish time in
     epoch ms (int). A message id of one partition moves only that partition.
 
@@ -37,11 +40,11 @@ def seek(core: Any, target: Any, inclusive: bool) -> None:
         )
     for sub in subs:
         core.post(sub, "seek", body)
-    core.acks.clear_unacked()
+    core.ack_tracker.clear_unacked()
     core.clear_queue()
 
 
-def last_message_id(core: Any) -> MessageId:
+def last_message_id(core: ConsumerCore) -> MessageId:
     """The last message id of the consumer's single topic or partition (earliest when empty).
 
     Raises OperationNotSupported on multi-topic and partitioned consumers.

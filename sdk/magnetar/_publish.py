@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
 from magnetar_wire import ChunkInfo, Codec, EntryMessage, encode_entry
 
 from . import exceptions as exc
+
+if TYPE_CHECKING:
+    from ._http import Transport
 
 __all__ = ["ENTRY_CONTENT_TYPE", "INLINE_MAX_BYTES", "build_entries", "post_entry"]
 
@@ -84,7 +87,9 @@ def _chunks(msg: EntryMessage, producer: str, codec: Codec, max_size: int) -> li
     return out
 
 
-def post_entry(t: Any, base: str, entry: bytes, epoch: int | None, timeout: float | None) -> Any:
+def post_entry(
+    t: Transport, base: str, entry: bytes, epoch: int | None, timeout: float | None
+) -> Any:
     """Commit one entry to the topic or partition at ``base`` (``/v1/{domain}/...``).
 
     Raises:

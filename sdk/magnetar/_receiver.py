@@ -11,14 +11,21 @@ import collections
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
 from ._entries import decode_response
 from ._http import LongPoll, Transport
 from .message import Message, MessageId
+
+if TYPE_CHECKING:
+    from ._acks import AckTracker
+    from ._multitopic import PatternWatcher
+    from ._retry import RetryLetters
+    from .consumer import Consumer
 
 __all__ = ["MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
 
@@ -67,13 +74,21 @@ class ConsumerCore:
         self.stopping = False
         self.paused = False
         self.unsubscribing = False  # no re-subscribe while an unsubscribe is under way
-        self.acks: Any = None  # AckTracker, set by the Consumer
-        self.retry: Any = None  # RetryLetters of a consumer with enable_retry, set by it
-        self.listener: Any = None  # (public consumer, callable)
-        self.watcher: Any = None  # PatternWatcher of a regex subscription
+        self.acks: AckTracker | None = None  # set by the Consumer
+        self.retry: RetryLetters | None = None  # of a consumer with enable_retry, set by it
+        self.listener: tuple[Consumer, Callable[[Consumer, Message], None]] | None = None
+        self.watcher: PatternWatcher | None = None  # of a regex subscription
         self.started = False
         self._listener_thread: threading.Thread | None = None
         self._closed_event = threading.Event()
+
+    @property
+    def ack_tracker(self) -> AckTracker:
+        """The consumer's ``AckTracker``. The Consumer sets it before it starts this core, so
+        it is there wherever messages are delivered, acknowledged or sought."""
+        if self.acks is None:
+            raise RuntimeError("the consumer core has no AckTracker yet")
+        return self.acks
 
     # ------------------------------------------------------------------ registration
 
@@ -137,7 +152,7 @@ class ConsumerCore:
                 self._start_poll(sub)
         if self.listener is not None:
             self._listener_thread = threading.Thread(
-                target=self._listen_loop, name="magnetar-listener", daemon=True
+                target=self._listen_loop, args=self.listener, name="magnetar-listener", daemon=True
             )
             self._listener_thread.start()
 
@@ -219,9 +234,9 @@ class ConsumerCore:
                          sub.topic, len(ids), "acknowledged" if ack else "left unacknowledged")  # fmt: skip
         for msg_id in ids:
             if ack:
-                self.acks.ack(sub, msg_id)
+                self.ack_tracker.ack(sub, msg_id)
             else:
-                self.acks.delivered(sub, msg_id)  # the ack timeout, when set, brings it back
+                self.ack_tracker.delivered(sub, msg_id)  # the ack timeout, when set, brings it back
 
     def _decode(self, sub: Sub, resp: Any) -> list[Message]:
         return decode_response(self, sub, resp)
@@ -249,7 +264,7 @@ class ConsumerCore:
             sub, msg = self.queue.popleft()
             sub.queued -= 1
             self.cond.notify_all()
-        self.acks.delivered(sub, msg.message_id())
+        self.ack_tracker.delivered(sub, msg.message_id())
         return sub, msg
 
     def clear_queue(self) -> None:
@@ -266,8 +281,7 @@ class ConsumerCore:
             self.paused = paused
             self.cond.notify_all()
 
-    def _listen_loop(self) -> None:
-        consumer, fn = self.listener
+    def _listen_loop(self, consumer: Consumer, fn: Callable[[Consumer, Message], None]) -> None:
         while True:
             with self.cond:
                 while not self.stopping and (self.paused or not self.queue):

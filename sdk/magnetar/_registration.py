@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from . import exceptions as exc
+
+if TYPE_CHECKING:
+    from ._http import Transport
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "WAIT_MS", "Heartbeat", "Lease", "Registration",
            "register_all", "release_all"]  # fmt: skip
@@ -42,7 +46,7 @@ class Registration:
     lease_ms: int
 
 
-def _register(t: Any, base: str, body: dict, stop: threading.Event) -> dict:
+def _register(t: Transport, base: str, body: dict, stop: threading.Event) -> dict:
     wait = body["accessMode"] == "WaitForExclusive"
     while True:
         try:
@@ -62,7 +66,7 @@ def _int(resp: dict, key: str, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def register_all(t: Any, bases: list[str], name: str | None, access_mode: str,
+def register_all(t: Transport, bases: list[str], name: str | None, access_mode: str,
                  stop: threading.Event, log: logging.Logger) -> Registration:  # fmt: skip
     """Register on every topic / partition in ``bases``; on failure release what was taken.
 
@@ -95,7 +99,7 @@ def register_all(t: Any, bases: list[str], name: str | None, access_mode: str,
     return Registration(name, leases, last, max_size, lease_ms)
 
 
-def release_all(t: Any, name: str, leases: list[Lease], log: logging.Logger) -> None:
+def release_all(t: Transport, name: str, leases: list[Lease], log: logging.Logger) -> None:
     """``DELETE .../producers/{name}?epoch=N`` on every lease (best effort, idempotent)."""
     for lease in leases:
         query = f"?epoch={lease.epoch}" if lease.epoch is not None else ""
@@ -109,8 +113,9 @@ class Heartbeat:
     """Renews exclusive leases every ``lease_ms / 3`` on a daemon thread; ``on_fenced`` runs
     (once) when the service answers ``ProducerFenced``. ``stop()`` joins the thread."""
 
-    def __init__(self, t: Any, name: str, leases: list[Lease], lease_ms: int,
-                 on_fenced: Any, log: logging.Logger) -> None:  # fmt: skip
+    def __init__(self, t: Transport, name: str, leases: list[Lease], lease_ms: int,
+                 on_fenced: Callable[[exc.ProducerFenced], None],
+                 log: logging.Logger) -> None:  # fmt: skip
         self._t, self._name, self._leases = t, name, leases
         self._interval = max(lease_ms, 30) / 3000
         self._on_fenced = on_fenced

@@ -35,15 +35,20 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from . import exceptions as exc
 from ._policies import ConsumerDeadLetterPolicy
 from ._topics import TopicName, parse_topic
 from .message import Message
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .producer import Producer
 
 __all__ = ["RetryLetters", "RetryTopics", "delay_ms_of"]
 
@@ -116,7 +121,7 @@ class _Target:
     def __init__(self, topic: TopicName, suffix: str) -> None:
         self.topic = topic
         self.suffix = suffix
-        self.producer: Any = None
+        self.producer: Producer | None = None
         self.next_seq = 1
         self.lock = threading.Lock()
 
@@ -126,8 +131,8 @@ class RetryLetters:
     ``client`` creates the producers; ``consumer_name`` is called when the first one is
     made (the service may assign the name at subscribe)."""
 
-    def __init__(self, client: Any, topics: RetryTopics, subscription: str,
-                 consumer_name: Any) -> None:  # fmt: skip
+    def __init__(self, client: Client, topics: RetryTopics, subscription: str,
+                 consumer_name: Callable[[], str]) -> None:  # fmt: skip
         self.topics = topics
         self._client = client
         self._subscription = subscription

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnetar_wire import Codec, EntryFormatError, EntryMessage
 
@@ -24,8 +24,11 @@ from . import exceptions as exc
 from ._batches import Batch, BatchContainer, BatchLimits, Pending
 from ._enums import Result
 from ._publish import build_entries, post_entry
-from ._registration import Heartbeat, Registration, release_all
+from ._registration import Heartbeat, Lease, Registration, release_all
 from .message import ChunkMessageId, MessageId
+
+if TYPE_CHECKING:
+    from ._http import Transport
 
 __all__ = ["Completion", "SenderConfig", "SenderCore"]
 
@@ -57,7 +60,7 @@ class SenderCore:
     """Holds every piece of producer state the sender thread touches (never the public
     ``Producer``, so dropping that object can stop the thread)."""
 
-    def __init__(self, transport: Any, config: SenderConfig, log: logging.Logger) -> None:
+    def __init__(self, transport: Transport, config: SenderConfig, log: logging.Logger) -> None:
         self._t = transport
         self.cfg = config
         self.log = log
@@ -270,7 +273,7 @@ class SenderCore:
                 self.last_sequence_id = max(self.last_sequence_id, seq)
         self._complete(items, results)
 
-    def _post(self, lease: Any, entry: bytes, deadline: float | None) -> Any:
+    def _post(self, lease: Lease, entry: bytes, deadline: float | None) -> Any:
         """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
         nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
         ``TooManyRequests`` — as pulsar-client resends until ``send_timeout_millis``.

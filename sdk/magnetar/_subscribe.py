@@ -5,7 +5,7 @@ consumer on its topics."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._acks import Redelivery
@@ -25,6 +25,9 @@ from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
 from .consumer import Consumer
 from .schema import BytesSchema, Schema
+
+if TYPE_CHECKING:
+    from .client import Client
 
 __all__ = ["open_consumer", "redelivery_of", "subscribe_body", "validate_subscribe"]
 
@@ -134,7 +137,7 @@ def redelivery_of(a: dict[str, Any]) -> Redelivery:
     )
 
 
-def open_consumer(client: Any, a: dict[str, Any]) -> Consumer:
+def open_consumer(client: Client, a: dict[str, Any]) -> Consumer:
     """``Client.subscribe`` with its arguments ``a``: check them, register on every topic /
     partition (and the retry topic with ``enable_retry``), and start the consumer. Raises
     what ``Client.subscribe`` documents."""

@@ -96,7 +96,7 @@ class Consumer:
     def acknowledge(self, message: Message | MessageId) -> None:
         """Acknowledge one message (sent grouped: within 100 ms or 1000 acks)."""
         sub, msg_id = self._resolve(message)
-        self._core.acks.ack(sub, msg_id)
+        self._core.ack_tracker.ack(sub, msg_id)
 
     def acknowledge_cumulative(self, message: Message | MessageId) -> None:
         """Acknowledge every message up to and including this one.
@@ -109,7 +109,7 @@ class Consumer:
                 "Cumulative acknowledgement is not allowed on Shared and KeyShared subscriptions"
             )
         sub, msg_id = self._resolve(message)
-        self._core.acks.ack_cumulative(sub, msg_id)
+        self._core.ack_tracker.ack_cumulative(sub, msg_id)
 
     def negative_acknowledge(self, message: Message | MessageId) -> None:
         """Ask for redelivery after ``negative_ack_redelivery_delay_ms`` (or the
@@ -117,7 +117,7 @@ class Consumer:
         nack is sent with the next ack group (within 100 ms) and the service holds the
         message for the delay; it comes back with ``redelivery_count()`` + 1."""
         sub, msg_id = self._resolve(message)
-        self._core.acks.nack(sub, msg_id)
+        self._core.ack_tracker.nack(sub, msg_id)
 
     def reconsume_later(self, message: Message, delay: Any,
                         properties: dict | None = None) -> None:  # fmt: skip
@@ -143,13 +143,13 @@ class Consumer:
         delay_ms = delay_ms_of(delay)
         sub, msg_id = self._resolve(message)
         self._core.retry.publish(message, delay_ms, properties)
-        self._core.acks.ack(sub, msg_id)
+        self._core.ack_tracker.ack(sub, msg_id)
 
     def redeliver_unacknowledged_messages(self) -> None:
         """Drop locally queued messages and have the service redeliver everything unacked."""
         self._check_open()
         self._core.clear_queue()
-        self._core.acks.clear_unacked()
+        self._core.ack_tracker.clear_unacked()
         for sub in self._core.subs:
             self._core.post(sub, "redeliver", {})
 
@@ -183,7 +183,7 @@ class Consumer:
             ConsumerBusy: other consumers are connected to the subscription.
         """
         self._check_open()
-        self._core.acks.flush()
+        self._core.ack_tracker.flush()
         self._core.stop_watcher()  # no new topics while unsubscribing
         self._core.unsubscribing = True
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _positions
 from ._enums import ConsumerType
@@ -13,11 +13,14 @@ from ._topics import TopicName
 from .consumer import Consumer
 from .message import Message, MessageId
 
+if TYPE_CHECKING:
+    from .client import Client
+
 
 class Reader:
     """pulsar-client's Reader: ``read_next``, ``has_message_available``, ``seek``, ``close``."""
 
-    def __init__(self, client: Any, name: TopicName, start_message_id: MessageId, *,
+    def __init__(self, client: Client, name: TopicName, start_message_id: MessageId, *,
                  reader_name: str | None, receiver_queue_size: int, inclusive: bool,
                  reader_listener: Any, read_compacted: bool = False) -> None:  # fmt: skip
         body = {"subscriptionType": "Exclusive", "durable": False,
@@ -27,7 +30,9 @@ class Reader:
             body["consumerName"] = reader_name
         if read_compacted:
             body["readCompacted"] = True
-        core = ConsumerCore(client._t, body, receiver_queue_size, client._bytes_schema(), client._log)
+        core = ConsumerCore(
+            client._t, body, receiver_queue_size, client._bytes_schema(), client._log
+        )
         try:
             subscribe_topic(client, core, name, f"reader-{uuid.uuid4().hex[:12]}")
         except BaseException:
@@ -36,8 +41,10 @@ class Reader:
         client._consumers.add(core)
         listener = None
         if reader_listener is not None:
+
             def listener(_consumer: Any, msg: Message) -> None:
                 reader_listener(self, msg)
+
         self._consumer = Consumer(core, topic=str(name), subscription=core.subs[0].base,
                                   consumer_type=ConsumerType.Exclusive, batch_policy=None,
                                   listener=listener)  # fmt: skip
