@@ -3,6 +3,7 @@ conditional deletes, listing, deleting a ledger's items, and the timer workflow'
 
 from __future__ import annotations
 
+import threading
 from dataclasses import fields
 
 import pytest
@@ -164,3 +165,27 @@ def test_a_write_carries_over_exactly_the_released_buckets_of_its_state(stores, 
 def test_a_release_of_a_missing_cursor_does_nothing(backend, stores, pk):
     assert backend.release(pk, "gone", 1000) is False
     assert stores.cursors.get(pk, "gone") is None
+
+
+def test_concurrent_optimistic_writers_never_lose_an_update(stores, pk):
+    stores.cursors.put(pk, CursorState.new("s", "Shared", -1, earliest=True))
+    lost = []
+
+    def advance(times: int) -> None:
+        for _ in range(times):
+            while True:
+                state = stores.cursors.get(pk, "s")
+                state.mark_delete += 1
+                try:
+                    stores.cursors.put(pk, state)
+                    break
+                except ConditionFailed:
+                    lost.append(1)
+
+    threads = [threading.Thread(target=advance, args=(10,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    got = stores.cursors.get(pk, "s")
+    assert (got.mark_delete, got.version) == (39, 41)
