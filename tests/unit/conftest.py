@@ -1,17 +1,18 @@
-"""Fixtures of the SDK unit tests: an in-process fake of the HTTP API and a client on it."""
+"""Fixtures of the SDK unit tests: the real engine on in-memory adapters behind the real
+HTTP handlers (``MemoryService``), and a client on it."""
 
 from __future__ import annotations
 
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import FakeService
+from magnetar_local.memory_service import MemoryService
 
 
 @pytest.fixture
 def svc():
-    """A FakeService on a free port, stopped after the test."""
-    with FakeService() as service:
+    """A MemoryService on a free port, stopped after the test."""
+    with MemoryService() as service:
         yield service
 
 

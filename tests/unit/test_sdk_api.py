@@ -113,7 +113,7 @@ def test_malformed_topic_names_raise_invalid_topic_name_before_any_request(topic
 
 
 def test_get_topic_partitions_lists_partition_names_or_the_topic(svc):
-    svc.partitioned["persistent/public/default/p"] = 3
+    svc.create_partitioned_topic("persistent/public/default/p", 3)
     client = pulsar.Client(svc.url)
     assert client.get_topic_partitions("p") == [
         f"persistent://public/default/p-partition-{i}" for i in range(3)]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Chunking, reassembly and large entries (uploads, receive by URL) against the fake."""
+"""Chunking, reassembly and large entries (uploads, receive by URL) against the engine on in-memory adapters."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def acked_ids(svc) -> list[str]:
 
 
 def test_without_chunking_a_message_above_the_max_size_raises_and_nothing_is_sent(svc, client):
-    svc.max_message_size = 1000
+    svc.configure(max_message_size_bytes=1000)
     producer = client.create_producer("t")
     with pytest.raises(pulsar.MessageTooBig):
         producer.send(os.urandom(2000))
@@ -40,7 +40,7 @@ def test_without_chunking_a_message_above_the_max_size_raises_and_nothing_is_sen
 
 
 def test_chunks_fit_the_limit_share_the_sequence_id_and_come_back_whole(svc, client):
-    svc.max_message_size = 1000
+    svc.configure(max_message_size_bytes=1000)
     consumer = client.subscribe("t", "s")
     producer = client.create_producer("t", chunking_enabled=True, producer_name="p",
                                       compression_type=pulsar.CompressionType.LZ4)  # fmt: skip
@@ -63,7 +63,7 @@ def test_chunks_fit_the_limit_share_the_sequence_id_and_come_back_whole(svc, cli
 
 
 def test_a_payload_that_compresses_below_the_limit_is_not_chunked(svc, client):
-    svc.max_message_size = 1000
+    svc.configure(max_message_size_bytes=1000)
     producer = client.create_producer("t", chunking_enabled=True,
                                       compression_type=pulsar.CompressionType.ZSTD)  # fmt: skip
     producer.send(b"\0" * 50_000)
@@ -127,7 +127,7 @@ def test_entries_above_one_mib_are_uploaded_with_a_plain_put_and_produced_by_ref
 
 
 def test_entries_received_without_data_are_fetched_from_their_url(svc, client):
-    svc.inline_receive_bytes = 0
+    svc.configure(response_inline_budget_bytes=0)
     consumer = client.subscribe("t", "s")
     producer = client.create_producer("t")
     producer.send(b"by url")

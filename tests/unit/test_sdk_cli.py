@@ -1,4 +1,4 @@
-"""The ``magnetar`` CLI against the in-memory fake service."""
+"""The ``magnetar`` CLI against the engine on in-memory adapters."""
 
 from __future__ import annotations
 

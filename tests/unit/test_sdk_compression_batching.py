@@ -1,5 +1,5 @@
 """Producer compression, batching limits, key-based batches, delayed and null messages, and
-async sends (queue limit, send timeout, callback order) against the fake service."""
+async sends (queue limit, send timeout, callback order) against the engine on in-memory adapters."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_a_batch_reaching_the_byte_limit_goes_at_once_and_a_bigger_message_goes_
 
 
 def test_without_a_byte_limit_batches_stop_at_the_max_message_size(svc, client):
-    svc.max_message_size = 10_000
+    svc.configure(max_message_size_bytes=10_000)
     producer = client.create_producer("t", batching_enabled=True,
                                       batching_max_allowed_size_in_bytes=0,
                                       batching_max_publish_delay_ms=60000)  # fmt: skip
@@ -84,7 +84,7 @@ def test_without_a_byte_limit_batches_stop_at_the_max_message_size(svc, client):
 
 
 def test_a_batch_whose_metadata_pushes_it_over_the_max_message_size_goes_as_two(svc, client):
-    svc.max_message_size = 1000
+    svc.configure(max_message_size_bytes=1000)
     producer = client.create_producer("t", batching_enabled=True,
                                       batching_max_allowed_size_in_bytes=0,
                                       batching_max_publish_delay_ms=60000)  # fmt: skip
@@ -97,7 +97,7 @@ def test_a_batch_whose_metadata_pushes_it_over_the_max_message_size_goes_as_two(
 
 
 def test_a_batched_message_above_the_max_message_size_is_refused_before_sending(svc, client):
-    svc.max_message_size = 1000
+    svc.configure(max_message_size_bytes=1000)
     producer = client.create_producer("t", batching_enabled=True)
     with pytest.raises(pulsar.MessageTooBig):
         producer.send(b"x" * 1001)

@@ -1,4 +1,4 @@
-"""Consumer behaviour against the in-memory fake service."""
+"""Consumer behaviour against the engine on in-memory adapters."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import magnetar as pulsar
 from magnetar import _acks, _receiver
-from magnetar.testing import sdk_threads
+from magnetar_local.memory_service import sdk_threads, topic_name
 
 
 def produce(client, topic, payloads, **kw):
@@ -70,7 +70,7 @@ def test_batched_entries_yield_only_the_indexes_in_the_delivery_mask(svc, client
     msgs = [consumer.receive(5000) for _ in range(3)]
     assert [str(m.message_id()) for m in msgs] == ["1:0:-1:0", "1:0:-1:1", "1:0:-1:2"]
     consumer.acknowledge(msgs[1])
-    consumer.close()  # a and c go back for redelivery; the fake masks b out
+    consumer.close()  # a and c go back for redelivery; b is masked out
     again = client.subscribe("t", "s", consumer_type=pulsar.ConsumerType.Shared)
     got = [again.receive(5000) for _ in range(2)]
     assert [m.data() for m in got] == [b"a", b"c"]
@@ -118,7 +118,7 @@ def test_negative_acks_go_to_the_service_at_once_in_one_request_that_carries_the
     nacks = svc.recorded("nack")
     assert [n.body for n in nacks] == [{"messageIds": ["1:0:-1:-1", "1:1:-1:-1"], "delayMs": 1500}]
     assert nacks[0].at - nacked_at < 1.0  # sent with the ack group, not after the delay
-    assert came - nacked_at >= 1.5  # the (fake) service held them for the delay
+    assert came - nacked_at >= 1.5  # the service held them for the delay
     assert [(m.data(), m.redelivery_count()) for m in again] == [(b"x", 1), (b"y", 1)]
 
 
@@ -233,12 +233,13 @@ def test_unsubscribe_deletes_the_subscription_and_surfaces_consumer_busy(svc, cl
         a.unsubscribe()
     b.close()
     a.unsubscribe()
-    assert len(svc.recorded("unsubscribe")) == 2 and not svc.subs
+    assert len(svc.recorded("unsubscribe")) == 2
+    assert svc.engine.admin.subscriptions(topic_name("persistent/public/default/t")) == []
     assert not a.is_connected()
 
 
 def test_a_partitioned_topic_is_consumed_from_every_partition_and_acked_per_partition(svc, client):
-    svc.partitioned["persistent/public/default/p"] = 2
+    svc.create_partitioned_topic("persistent/public/default/p", 2)
     consumer = client.subscribe("p", "s")
     produce(client, "p", [b"%d" % i for i in range(4)])
     msgs = [consumer.receive(5000) for _ in range(4)]
@@ -259,14 +260,17 @@ def test_a_partitioned_topic_is_consumed_from_every_partition_and_acked_per_part
 def test_an_unknown_consumer_id_makes_the_sdk_subscribe_again(svc, client):
     consumer = client.subscribe("t", "s", initial_position=pulsar.InitialPosition.Earliest)
     assert svc.wait_for(lambda s: s.recorded("receive"))
-    with svc.lock:
-        svc.subs.clear()  # the service forgot the consumer (and its subscription)
-    produce(client, "t", [b"later"])  # wakes the long poll, which answers ConsumerNotFound
+    first = svc.recorded("receive")[0].path
+    key = svc.key_of("persistent/public/default/t")
+    cursor = svc.stores.cursors.get(key, "s")
+    cursor.consumers.clear()  # the service forgot the consumer (its lease expired)
+    svc.stores.cursors.put(key, cursor)
+    produce(client, "t", [b"later"])  # the long poll answers ConsumerNotFound
     assert svc.wait_for(lambda s: len(s.recorded("subscribe")) == 2)
     assert consumer.receive(5000).data() == b"later"
     new_id = svc.recorded("subscribe")[-1]  # later requests use the new consumer id
     assert new_id.path.endswith("/consumers")
-    assert svc.wait_for(lambda s: "/c2/receive" in s.recorded("receive")[-1].path)
+    assert svc.wait_for(lambda s: s.recorded("receive")[-1].path != first)  # another id
 
 
 def test_batch_receive_follows_the_policy(client):

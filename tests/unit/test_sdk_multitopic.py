@@ -1,5 +1,5 @@
-"""Multi-topic consumers (a list of topics, a regex with auto-discovery) against the in-memory
-fake service."""
+"""Multi-topic consumers (a list of topics, a regex with auto-discovery) against the engine on
+in-memory adapters."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import sdk_threads
+from magnetar_local.memory_service import sdk_threads, topic_name
 
 EARLIEST = pulsar.InitialPosition.Earliest
 NS = "persistent://public/default"
@@ -27,7 +27,7 @@ def receive_all(consumer, count):
 
 
 def test_multi_topic_consumer_receives_from_all_listed_topics_and_acks_route_to_each(client, svc):
-    svc.partitioned["persistent/public/default/b"] = 2
+    svc.create_partitioned_topic("persistent/public/default/b", 2)
     consumer = client.subscribe(["a", "b", "persistent://public/default/c"], "s",
                                 initial_position=EARLIEST)  # fmt: skip
     send(client, "a", b"a1", b"a2")
@@ -89,7 +89,7 @@ def test_topic_of_a_multi_topic_consumer_is_what_pulsar_client_returns(client):
 
 
 def test_regex_subscribes_to_the_matching_topics_of_the_namespace_only(client, svc):
-    svc.partitioned["persistent/public/default/finance-p"] = 2
+    svc.create_partitioned_topic("persistent/public/default/finance-p", 2)
     send(client, "finance-eu", b"eu")
     send(client, "marketing", b"no")
     send(client, "persistent://other/default/finance-x", b"other namespace")
@@ -107,7 +107,9 @@ def test_regex_discovery_picks_up_a_topic_created_later(client, svc):
                                 pattern_auto_discovery_period=1)  # fmt: skip
     with pytest.raises(pulsar.Timeout):
         consumer.receive(100)
-    svc.partitioned["persistent/public/default/finance-new"] = 2  # created after subscribing
+    svc.create_partitioned_topic(
+        "persistent/public/default/finance-new", 2
+    )  # created after subscribing
     assert svc.wait_for(lambda s: len([r for r in s.recorded("subscribe")
                                        if "finance-new" in r.path]) == 2, timeout=10)  # fmt: skip
     send(client, "finance-new", b"n1", b"n2", b"n3")
@@ -125,8 +127,8 @@ def test_regex_discovery_closes_the_sub_consumers_of_a_deleted_topic(client, svc
     consumer = client.subscribe(re.compile(f"{NS}/finance-.*"), "s", initial_position=EARLIEST,
                                 pattern_auto_discovery_period=1)  # fmt: skip
     assert consumer.receive(5000).data() == b"x"
-    with svc.lock:
-        del svc.entries["persistent/public/default/finance-old"]
+    old = topic_name("persistent/public/default/finance-old")
+    svc.engine.admin.delete_topic(old, partitioned=False, force=True)
     assert svc.wait_for(lambda s: s.recorded("close"), timeout=10)
     # the sub-consumer's receive thread is joined before its DELETE is sent
     assert not [t for t in sdk_threads() if "finance-old" in t.name]
@@ -134,7 +136,8 @@ def test_regex_discovery_closes_the_sub_consumers_of_a_deleted_topic(client, svc
 
 
 def test_the_regex_subscription_mode_picks_the_domains_listed(client, svc):
-    svc.entries["non-persistent/public/default/finance-np"] = []
+    np = topic_name("non-persistent/public/default/finance-np")
+    svc.engine.topics.resolve(np, create=True, allow_non_persistent=True)
     send(client, "finance-p", b"p")
     every = client.subscribe(re.compile(f"{NS}/finance-.*"), "s", initial_position=EARLIEST,
                              regex_subscription_mode=pulsar.RegexSubscriptionMode.AllTopics)  # fmt: skip

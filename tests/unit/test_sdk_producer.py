@@ -1,4 +1,4 @@
-"""Producer behaviour against the in-memory fake service."""
+"""Producer behaviour against the engine on in-memory adapters."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import sdk_threads
+from magnetar_local.memory_service import sdk_threads
 from magnetar_wire import Codec
 
 
@@ -183,7 +183,7 @@ def test_full_queue_raises_producer_queue_is_full_or_blocks(svc):
 
 
 def test_partitioned_topics_get_round_robin_and_keys_hash_like_java(svc):
-    svc.partitioned["persistent/public/default/p"] = 3
+    svc.create_partitioned_topic("persistent/public/default/p", 3)
     client = pulsar.Client(svc.url)
     producer = client.create_producer("p")
     ids = [producer.send(b"x") for _ in range(6)]

@@ -1,4 +1,4 @@
-"""Producer registration against the fake service: names, epochs, lastSequenceId and
+"""Producer registration against the engine on in-memory adapters: names, epochs, lastSequenceId and
 deduplication, the four access modes, heartbeats, fencing, partitions."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import magnetar as pulsar
-from magnetar.testing import sdk_threads
+from magnetar_local.memory_service import sdk_threads, topic_name
 
 AM = pulsar.ProducerAccessMode
 TOPIC = "persistent/public/default/t"
@@ -18,10 +18,11 @@ def test_create_producer_registers_and_uses_the_assigned_name_and_epoch(svc, cli
     producer = client.create_producer("t")
     [reg] = svc.recorded("register")
     assert reg.path == f"/v1/{TOPIC}/producers" and reg.body == {"accessMode": "Shared"}
-    assert producer.producer_name() == "fake-producer-0"
+    name = producer.producer_name()
+    assert name.startswith("magnetar-")  # assigned by the service
     producer.send(b"x")
     [post] = svc.recorded("produce")
-    assert post.query == {"epoch": "0"} and post.body.producer_name == "fake-producer-0"
+    assert post.query == {"epoch": "0"} and post.body.producer_name == name
 
 
 def test_a_given_name_is_registered_and_kept(svc, client):
@@ -31,7 +32,7 @@ def test_a_given_name_is_registered_and_kept(svc, client):
 
 
 def test_last_sequence_id_survives_re_creating_a_producer_when_dedup_is_on(svc, client):
-    svc.dedup = True
+    svc.engine.namespaces.set_deduplication("public", "default", True)
     first = client.create_producer("t", producer_name="p")
     assert first.last_sequence_id() == -1
     for _ in range(3):
@@ -49,7 +50,7 @@ def test_last_sequence_id_survives_re_creating_a_producer_when_dedup_is_on(svc, 
 
 
 def test_a_resend_of_an_old_sequence_id_succeeds_and_is_dropped(svc, client):
-    svc.dedup = True
+    svc.engine.namespaces.set_deduplication("public", "default", True)
     consumer = client.subscribe("t", "s")
     producer = client.create_producer("t", producer_name="p")
     first = producer.send(b"once", sequence_id=5)
@@ -121,17 +122,18 @@ def test_shared_producers_both_send(svc, client):
 
 
 def test_exclusive_producers_heartbeat_every_third_of_the_lease_and_release_on_close(svc):
-    svc.lease_ms = 150
+    svc.configure(producer_lease_ms=150)
     client = pulsar.Client(svc.url)
     producer = client.create_producer("t", access_mode=AM.Exclusive)
     assert svc.wait_for(lambda s: len(s.recorded("heartbeat")) >= 3)
     beat = svc.recorded("heartbeat")[0]
-    assert beat.path == f"/v1/{TOPIC}/producers/fake-producer-0/heartbeat"
+    name = producer.producer_name()
+    assert beat.path == f"/v1/{TOPIC}/producers/{name}/heartbeat"
     assert beat.query == {"epoch": "1"}
     producer.close()
     [release] = svc.recorded("release")
     assert release.method == "DELETE" and release.query == {"epoch": "1"}
-    assert release.path == f"/v1/{TOPIC}/producers/fake-producer-0"
+    assert release.path == f"/v1/{TOPIC}/producers/{name}"
     beats = len(svc.recorded("heartbeat"))
     assert sdk_threads() == []
     assert len(svc.recorded("heartbeat")) == beats
@@ -139,7 +141,7 @@ def test_exclusive_producers_heartbeat_every_third_of_the_lease_and_release_on_c
 
 
 def test_shared_producers_send_no_heartbeats_and_release_on_close(svc, client):
-    svc.lease_ms = 30
+    svc.configure(producer_lease_ms=30)
     producer = client.create_producer("t")
     producer.send(b"x")
     producer.close()
@@ -147,10 +149,12 @@ def test_shared_producers_send_no_heartbeats_and_release_on_close(svc, client):
 
 
 def test_a_lost_lease_fences_the_producer(svc, client):
-    svc.lease_ms = 150
+    svc.configure(producer_lease_ms=150)
     producer = client.create_producer("t", access_mode=AM.Exclusive)
-    with svc.lock:
-        del svc.holders[TOPIC]  # the lease lapsed on the service
+    key = svc.key_of(TOPIC)
+    lease = svc.stores.producer_state.lease(key)
+    lease.holder, lease.epoch = None, lease.epoch + 1  # the lease lapsed; the topic reopened
+    svc.stores.producer_state.put_lease(key, lease)
     assert svc.wait_for(lambda s: len(s.recorded("heartbeat")) >= 1)
     with pytest.raises(pulsar.ProducerFenced):
         for _ in range(100):  # fails fast once the failed heartbeat is processed
@@ -158,12 +162,12 @@ def test_a_lost_lease_fences_the_producer(svc, client):
 
 
 def test_a_partitioned_topic_registers_every_partition_under_one_name(svc, client):
-    svc.partitioned[TOPIC] = 3
+    svc.create_partitioned_topic(TOPIC, 3)
     producer = client.create_producer("t", access_mode=AM.Exclusive)
     regs = svc.recorded("register")
     assert [r.path for r in regs] == [f"/v1/{TOPIC}-partition-{i}/producers" for i in range(3)]
     assert "producerName" not in regs[0].body
-    assert [r.body.get("producerName") for r in regs[1:]] == ["fake-producer-0"] * 2
+    assert [r.body.get("producerName") for r in regs[1:]] == [producer.producer_name()] * 2
     for i in range(3):
         producer.send(b"x", partition_key=f"k{i}")
     assert all(p.query == {"epoch": "1"} for p in svc.recorded("produce"))
@@ -172,12 +176,14 @@ def test_a_partitioned_topic_registers_every_partition_under_one_name(svc, clien
 
 
 def test_a_failed_registration_releases_the_partitions_already_taken(svc, client):
-    svc.partitioned[TOPIC] = 2
-    with svc.lock:
-        svc.holders[f"{TOPIC}-partition-1"] = ("other", 1)
-        svc.epochs[f"{TOPIC}-partition-1"] = 1
+    svc.create_partitioned_topic(TOPIC, 2)
+    other = topic_name(f"{TOPIC}-partition-1")
+    svc.engine.access.register(other, "other", "Exclusive")  # holds partition 1
     with pytest.raises(pulsar.ProducerFenced):
         client.create_producer("t", access_mode=AM.Exclusive)
     [release] = svc.recorded("release")
-    assert release.path == f"/v1/{TOPIC}-partition-0/producers/fake-producer-0"
-    assert TOPIC + "-partition-0" not in svc.holders
+    name = svc.recorded("register")[0]  # the name partition 0 was registered under
+    assert release.path.startswith(f"/v1/{TOPIC}-partition-0/producers/magnetar-")
+    assert name.path == f"/v1/{TOPIC}-partition-0/producers"
+    assert svc.stores.producer_state.lease(svc.key_of(f"{TOPIC}-partition-0")).holder is None
+    assert svc.stores.producer_state.lease(svc.key_of(str(other))).holder == "other"

@@ -1,5 +1,5 @@
 """Negative acks sent to the service with their delay or backoff, and the ack timeout tracked
-per tick as Pulsar's client does (fake clock, fake service)."""
+per tick as Pulsar's client does (fake clock, the engine on in-memory adapters)."""
 
 from __future__ import annotations
 

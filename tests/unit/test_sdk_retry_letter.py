@@ -1,5 +1,5 @@
 """Dead letter policy in the subscribe body, and the client-side retry letter topic
-(``enable_retry`` / ``reconsume_later``) against the fake service."""
+(``enable_retry`` / ``reconsume_later``) against the engine on in-memory adapters."""
 
 from __future__ import annotations
 
@@ -73,7 +73,9 @@ def test_reconsume_later_publishes_a_copy_with_the_retry_properties_then_acks(sv
     assert [r.body["messageIds"] for r in svc.recorded("ack")] == [["1:0:-1:-1"]]
     assert f"/{'persistent/public/default/t'}/subscriptions" in svc.recorded("ack")[0].path
 
-    again = consumer.receive(5000)  # the fake ignores deliverAt
+    again = consumer.receive(5000)
+    # held by the service's delay timer until its tick (default mode: up to a tick early)
+    assert int(time.time() * 1000) >= copy[0].deliver_at_ms - 1000
     assert (again.topic_name(), again.data()) == (f"persistent://{RETRY[11:]}", b"x")
     consumer.reconsume_later(again, 500)
     second = produced(svc, RETRY)[1]

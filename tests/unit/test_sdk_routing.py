@@ -1,5 +1,5 @@
 """Producer routing on partitioned topics (round robin, single partition, custom router, key
-hashing), against the in-memory fake service."""
+hashing), against the engine on in-memory adapters."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ import pytest
 
 import magnetar as pulsar
 from magnetar._routing import Router, java_string_hash, murmur3_32, partition_of_key
-from magnetar.testing import FakeService
+from magnetar_local.memory_service import MemoryService
 
 N = 4
 
 
 @pytest.fixture
 def svc():
-    with FakeService() as service:
-        service.partitioned["persistent/public/default/p"] = N
+    with MemoryService() as service:
+        service.create_partitioned_topic("persistent/public/default/p", N)
         yield service
 
 

@@ -148,8 +148,11 @@ class HandlerLoader:
 class Gateway:
     """A ThreadingHTTPServer that routes requests to handlers by the template's routes.
 
-    ``port=0`` picks a free port. ``start`` serves in a daemon thread; ``stop`` shuts down.
+    ``port=0`` picks a free port. ``start`` serves in a daemon thread; ``stop`` shuts down
+    (within ``poll_interval_s``, how often the serving loop looks for a shutdown).
     """
+
+    poll_interval_s = 0.2
 
     def __init__(
         self,
@@ -221,7 +224,7 @@ class Gateway:
         self.server.daemon_threads = True
         self._thread = threading.Thread(
             target=self.server.serve_forever,
-            kwargs={"poll_interval": 0.2},
+            kwargs={"poll_interval": self.poll_interval_s},
             name="local-gateway",
             daemon=True,
         )

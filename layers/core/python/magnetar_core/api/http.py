@@ -5,6 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -19,6 +22,7 @@ from magnetar_core.settings import Settings
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
 UPLOAD_EXPIRY_SECONDS = 900
 logger = Logger(service="magnetar")
+_injected: ContextVar[Engine | None] = ContextVar("magnetar_injected_engine", default=None)
 
 
 def error_response(code: str, message: str, status: int) -> Response:
@@ -46,8 +50,24 @@ def make_app() -> APIGatewayHttpResolver:
 
 
 def engine_from_env() -> Engine:
-    """The engine for this Lambda container, from settings read once here at the edge."""
+    """The engine for this Lambda container, from settings read once here at the edge (or
+    the engine ``injected_engine`` hands to handler modules loaded inside it)."""
+    injected = _injected.get()
+    if injected is not None:
+        return injected
     return Engine.build(Settings.from_env(os.environ))
+
+
+@contextmanager
+def injected_engine(engine: Engine) -> Iterator[Engine]:
+    """Within the block (this thread / context only), ``engine_from_env`` returns ``engine``:
+    load a handler module inside it to run the handler on an engine built elsewhere (e.g. on
+    in-memory adapters) instead of one built from the environment."""
+    token = _injected.set(engine)
+    try:
+        yield engine
+    finally:
+        _injected.reset(token)
 
 
 def topic_of(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:

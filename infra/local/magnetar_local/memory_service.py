@@ -1,0 +1,336 @@
+"""``MemoryService``: the real engine on in-memory adapters behind the real HTTP handlers.
+
+The service the SDK's tests talk to, in-process and without the emulator: the handlers of
+``functions/*/app.py`` (the template's routes, payload 2.0 events, one container per
+concurrent request, as the local gateway runs them) on engines assembled from
+``memory_stores()`` and an in-memory ``TimerStarter``, shared by every container as DynamoDB
+and S3 are. Presigned entry URLs are served here too (``/_objects/<key>``). For tests it
+records every request (``recorded``, ``wait_for``) and can answer one with an injected
+error (``fail_next``) or stall it (``delay``)::
+
+    with MemoryService() as svc:
+        client = magnetar.Client(svc.url)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from magnetar_core.adapters.memory import MemoryTables, TimerStarter, memory_stores
+from magnetar_core.api.http import ENTRY_CONTENT_TYPE, injected_engine
+from magnetar_core.domain.errors import StorageFault
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.engine import Engine
+from magnetar_core.settings import Settings
+from magnetar_local.events import HttpRequest, HttpResponse, json_response
+from magnetar_local.gateway import Gateway, Handler, HandlerLoader
+from magnetar_local.template import DEFAULT_TEMPLATE, FunctionSpec, LocalTemplate
+from magnetar_wire import decode_entry
+
+__all__ = ["MemoryService", "Recorded", "memory_settings", "sdk_threads"]
+
+OBJECTS_PATH = "/_objects"
+
+_TOPIC = r"/(?:persistent|non-persistent)/[^/]+/[^/]+/[^/]+"
+_CONSUMERS = r"^/v1" + _TOPIC + r"/subscriptions/[^/]+/consumers"
+_KINDS: list[tuple[str, str, re.Pattern[str]]] = [
+    (m, kind, re.compile(rx))
+    for m, kind, rx in (
+        ("GET", "list_topics", r"^/admin/v2/(?:persistent|non-persistent)/[^/]+/[^/]+$"),
+        ("GET", "partitions", r"^/admin/v2" + _TOPIC + r"/partitions$"),
+        ("PUT", "create_partitioned", r"^/admin/v2" + _TOPIC + r"/partitions$"),
+        ("POST", "produce", r"^/v1" + _TOPIC + r"/messages$"),
+        ("POST", "upload", r"^/v1" + _TOPIC + r"/uploads$"),
+        ("POST", "register", r"^/v1" + _TOPIC + r"/producers$"),
+        ("POST", "heartbeat", r"^/v1" + _TOPIC + r"/producers/[^/]+/heartbeat$"),
+        ("DELETE", "release", r"^/v1" + _TOPIC + r"/producers/[^/]+$"),
+        ("POST", "subscribe", _CONSUMERS + r"$"),
+        ("DELETE", "close", _CONSUMERS + r"/[^/]+$"),
+        ("POST", "action", _CONSUMERS + r"/[^/]+/(?P<action>\w+)$"),
+        ("PUT", "s3_put", "^" + OBJECTS_PATH + "/"),
+        ("GET", "s3_get", "^" + OBJECTS_PATH + "/"),
+    )
+]
+
+
+def memory_settings(**changes: Any) -> Settings:
+    """Settings of an in-memory service: no tables or bucket to name, policies never cached,
+    long polls that look at the stores every 10 ms; ``changes`` override any field."""
+    base = Settings(
+        topics_table="memory-topics",
+        log_table="memory-log",
+        cursors_table="memory-cursors",
+        entries_bucket="memory-entries",
+        receive_check_interval_ms=10,
+        policy_cache_ms=0,
+    )
+    return replace(base, **changes)
+
+
+def sdk_threads() -> list[threading.Thread]:
+    """Live threads the SDK started (every SDK thread is named ``magnetar-...``): after
+    ``close()`` / ``shutdown()`` this must be empty, whatever else runs in the process."""
+    return [t for t in threading.enumerate() if t.name.startswith("magnetar-")]
+
+
+@dataclass
+class Recorded:
+    """One request the service received. ``body``: the decoded entry of a produce (also of
+    one by ``entryRef``), parsed JSON, or None for object uploads."""
+
+    method: str
+    kind: str  # produce, register, subscribe, receive, ack, nack, redeliver, close, ...
+    path: str
+    body: Any
+    headers: dict
+    at: float = field(default_factory=time.monotonic)
+    query: dict = field(default_factory=dict)
+
+
+class _Clock:
+    """The runtime's clock and sleep, with a stop: once stopped, sleeps return at once and
+    the monotonic clock jumps far ahead, so server-side long polls end with the service."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def sleep_ms(self, ms: float) -> None:
+        self.stopped.wait(max(ms, 0) / 1000)
+
+    def monotonic_ms(self) -> float:
+        return time.monotonic() * 1000 + (1e12 if self.stopped.is_set() else 0)
+
+
+class _EngineLoader(HandlerLoader):
+    """Loads each handler container with an engine of ``new_engine`` injected."""
+
+    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Callable[[], Engine]):
+        super().__init__(functions)
+        self._new_engine = new_engine
+
+    def _load(self, spec: FunctionSpec, serial: int = 0) -> Handler:  # type: ignore[override]
+        with injected_engine(self._new_engine()):
+            # a name of its own: the emulator stack's gateway may load the same functions
+            return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
+
+    def forget(self) -> None:
+        """Drop idle containers: the next requests load new ones (new settings)."""
+        with self._lock:
+            self._idle.clear()
+
+
+class _Gateway(Gateway):
+    poll_interval_s = 0.01  # a test service stops at the end of every test
+
+    def __init__(self, service: MemoryService, template: LocalTemplate) -> None:
+        super().__init__(template.routes, template.functions)
+        self.service = service
+        self.loader = _EngineLoader(template.functions, service.new_engine)
+
+    def invoke(self, request: HttpRequest) -> HttpResponse:
+        return self.service.handle(request, super().invoke)
+
+
+class MemoryService:
+    """The service on ``127.0.0.1`` (a free port); ``url`` after ``start``.
+
+    ``settings`` default to ``memory_settings()``; ``runtime`` is the engines' runtime (its
+    sleeps and monotonic clock are made stoppable). ``engine`` is one more engine on the
+    same stores, for tests that arrange state directly (like another Lambda container).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        runtime: Runtime | None = None,
+        template: Path | str = DEFAULT_TEMPLATE,
+    ) -> None:
+        self.settings = settings or memory_settings()
+        self._clock = _Clock()
+        self.runtime = replace(
+            runtime or Runtime(),
+            sleep_ms=self._clock.sleep_ms,
+            monotonic_ms=self._clock.monotonic_ms,
+        )
+        self.tables = MemoryTables()
+        self.stores = memory_stores(self.tables)
+        self.timers = TimerStarter(self.stores.cursors, self.runtime.now_ms)
+        self.gateway = _Gateway(self, _template(template))
+        self.requests: list[Recorded] = []
+        self.errors: list[tuple[str, int, dict]] = []  # (kind, status, body), used once each
+        self.delay: dict[str, float] = {}  # kind -> seconds to stall before handling
+        self._cond = threading.Condition()
+        self._engine: Engine | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> MemoryService:
+        """Bind, serve in a daemon thread and run the timers. Returns self."""
+        self.gateway.start()
+        self.stores.entries.base_url = self.url + OBJECTS_PATH
+        self.timers.run(poll_ms=20)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; server-side waits (long polls) end at once (idempotent)."""
+        self._clock.stopped.set()
+        with self._cond:
+            self._cond.notify_all()
+        self.timers.stop()
+        self.gateway.stop()
+
+    def __enter__(self) -> MemoryService:
+        return self.start() if self.gateway.server is None else self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. ``http://127.0.0.1:41234``."""
+        return self.gateway.url
+
+    # ------------------------------------------------------------------ the engine
+
+    def new_engine(self) -> Engine:
+        """An engine on the service's stores and timers (one per handler container)."""
+        return Engine.assemble(self.settings, self.stores, self.runtime, self.timers)
+
+    @property
+    def engine(self) -> Engine:
+        """The tests' own engine on the service's stores (made on first use)."""
+        if self._engine is None:
+            self._engine = self.new_engine()
+        return self._engine
+
+    def configure(self, **changes: Any) -> None:
+        """Change settings (``Settings`` field names); containers loaded from now on use
+        them (call it before the requests it should affect)."""
+        self.settings = replace(self.settings, **changes)
+        self._engine = None
+        self.gateway.loader.forget()  # type: ignore[attr-defined]
+
+    def create_partitioned_topic(self, topic: str, partitions: int) -> None:
+        """Create ``topic`` (a full name or ``domain/tenant/namespace/name``) partitioned."""
+        self.engine.admin.create_topic(topic_name(topic), partitions)
+
+    def key_of(self, topic: str) -> str:
+        """The store key (partition ledger) of an existing topic or partition, for tests
+        that arrange or inspect stored state (cursors, the producer lease)."""
+        ref = self.engine.topics.resolve(topic_name(topic), create=False, allow_non_persistent=True)
+        return ref.key
+
+    # ------------------------------------------------------------------ test helpers
+
+    def fail_next(self, kind: str, status: int, error: str, message: str = "injected") -> None:
+        """Answer the next request of ``kind`` with ``{"error": error, "message": message}``
+        (the handler does not run)."""
+        with self._cond:
+            self.errors.append((kind, status, {"error": error, "message": message}))
+
+    def recorded(self, kind: str) -> list[Recorded]:
+        """The requests of ``kind`` received so far."""
+        with self._cond:
+            return [r for r in self.requests if r.kind == kind]
+
+    def wait_for(self, predicate: Callable[[MemoryService], Any], timeout: float = 5.0) -> bool:
+        """Wait until ``predicate(self)`` is true (re-checked on every request)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate(self):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(min(remaining, 0.1))
+            return True
+
+    # ------------------------------------------------------------------ requests
+
+    def handle(
+        self, request: HttpRequest, invoke: Callable[[HttpRequest], HttpResponse]
+    ) -> HttpResponse:
+        """Record ``request``, answer an injected error or stall it, then serve it: entry
+        objects here, everything else by ``invoke`` (the gateway's handlers)."""
+        kind = _kind_of(request.method, request.raw_path)
+        headers = dict(request.headers)
+        recorded = Recorded(
+            request.method, kind, request.raw_path, self._body_of(kind, request, headers),
+            headers, query=dict(parse_qsl(request.raw_query)),
+        )  # fmt: skip
+        with self._cond:
+            self.requests.append(recorded)
+            self._cond.notify_all()
+            injected = next((e for e in self.errors if e[0] == kind), None)
+            if injected is not None:
+                self.errors.remove(injected)
+        if injected is not None:
+            return json_response(injected[1], injected[2])
+        if self.delay.get(kind):
+            time.sleep(self.delay[kind])
+        if kind in ("s3_put", "s3_get"):
+            return self._object(request)
+        return invoke(request)
+
+    def _object(self, request: HttpRequest) -> HttpResponse:
+        entries = self.stores.entries
+        key = entries.key_of(request.raw_path)
+        if key is None:
+            return json_response(404, {"error": "NoSuchKey", "message": request.raw_path})
+        if request.method == "PUT":
+            entries.put(key, request.body)
+            return HttpResponse(200)
+        try:
+            data = entries.get(key)
+        except StorageFault as exc:
+            return json_response(404, {"error": "NoSuchKey", "message": str(exc)})
+        return HttpResponse(200, [("Content-Type", "application/octet-stream")], data)
+
+    def _body_of(self, kind: str, request: HttpRequest, headers: dict) -> Any:
+        raw = request.body
+        content_type = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
+        try:
+            if kind == "produce" and content_type.startswith(ENTRY_CONTENT_TYPE):
+                return decode_entry(raw)
+            if kind in ("s3_put", "s3_get"):
+                return None
+            body = json.loads(raw) if raw else {}
+            if kind == "produce" and isinstance(body, dict) and "entryRef" in body:
+                return decode_entry(self.stores.entries.get(body["entryRef"]))
+            return body
+        except Exception:  # recording never fails a request: the handler answers it
+            return raw
+
+
+_TEMPLATES: dict[Path, LocalTemplate] = {}
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def _template(path: Path | str) -> LocalTemplate:
+    """The resolved template (parsed once per process: services only read it)."""
+    key = Path(path).resolve()
+    with _TEMPLATES_LOCK:
+        if key not in _TEMPLATES:
+            _TEMPLATES[key] = LocalTemplate(key)
+        return _TEMPLATES[key]
+
+
+def _kind_of(method: str, path: str) -> str:
+    for m, kind, pattern in _KINDS:
+        match = pattern.match(path)
+        if m == method and match:
+            return match.group("action") if kind == "action" else kind
+    return "other"
+
+
+def topic_name(topic: str) -> TopicName:
+    """``persistent/public/default/t`` (a path) or a full topic name, as a TopicName."""
+    return TopicName.parse(topic if "://" in topic else topic.replace("/", "://", 1))

@@ -1,0 +1,59 @@
+"""In-memory adapters: every store of ``adapters.aws`` with the same methods and semantics
+(conditional writes raise ConditionFailed exactly when DynamoDB's condition would fail,
+queries in key order, "not found" answers, no TTL sweep), thread-safe, pure Python.
+
+``memory_stores()`` bundles them for ``Engine.assemble``; ``TimerStarter`` releases delay
+buckets through the memory cursor store as the runtime's clock passes them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from magnetar_core.adapters.memory.buffers import BufferStore
+from magnetar_core.adapters.memory.compaction import CompactionStore
+from magnetar_core.adapters.memory.cursors import CursorStore
+from magnetar_core.adapters.memory.entries import DEFAULT_BASE_URL, EntryStore
+from magnetar_core.adapters.memory.log import LogStore
+from magnetar_core.adapters.memory.policies import PolicyStore
+from magnetar_core.adapters.memory.producers import ProducerStateStore
+from magnetar_core.adapters.memory.tables import MemoryTables
+from magnetar_core.adapters.memory.timers import TimerStarter
+from magnetar_core.adapters.memory.topics import TopicStore
+
+if TYPE_CHECKING:
+    from magnetar_core.engine import Stores
+
+__all__ = [
+    "BufferStore",
+    "CompactionStore",
+    "CursorStore",
+    "EntryStore",
+    "LogStore",
+    "MemoryTables",
+    "PolicyStore",
+    "ProducerStateStore",
+    "TimerStarter",
+    "TopicStore",
+    "memory_stores",
+]
+
+
+def memory_stores(
+    tables: MemoryTables | None = None, entries_base_url: str = DEFAULT_BASE_URL
+) -> Stores:
+    """Every store on one set of in-memory tables (fresh ones when None); presigned entry
+    URLs point under ``entries_base_url``."""
+    from magnetar_core.engine import Stores  # the bundle type of the composition root
+
+    tables = tables or MemoryTables()
+    return Stores(
+        topics=TopicStore(tables),
+        log=LogStore(tables),
+        cursors=CursorStore(tables),
+        entries=EntryStore(entries_base_url),
+        policies=PolicyStore(tables),
+        producer_state=ProducerStateStore(tables),
+        buffers=BufferStore(tables),
+        compaction=CompactionStore(tables),
+    )

@@ -1,0 +1,85 @@
+"""In-memory cursors: one item per (partition|ledger, subscription), versioned (as
+``adapters.aws.cursors``).
+
+Items are deep copies of ``CursorState`` at their stored version. Every write is conditional
+on the version read, so concurrent dispatchers never lose an update: a lost race is a
+ConditionFailed that the caller retries. ``release`` is what the timer workflow's UpdateItem
+does: add a bucket to the released set and bump the version, if the cursor still exists.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from magnetar_core.adapters.memory.tables import MemoryTables
+from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.errors import ConditionFailed
+
+
+class CursorStore:
+    """Reads and conditionally writes cursor items (the cursors table)."""
+
+    def __init__(self, tables: MemoryTables) -> None:
+        self._tables = tables
+        self._table = tables.cursors
+
+    def get(self, pk: str, subscription: str) -> CursorState | None:
+        """The cursor (a copy), or None."""
+        with self._tables.lock:
+            stored = self._table.get(pk, subscription)
+            return copy.deepcopy(stored) if isinstance(stored, CursorState) else None
+
+    def put(self, pk: str, state: CursorState) -> None:
+        """Write ``state`` if nobody wrote since it was read (version ``state.version``).
+
+        A new cursor (version 0) is written only if none exists. Raises ConditionFailed.
+        On success ``state.version`` is the new version.
+        """
+        with self._tables.lock:
+            stored = self._table.get(pk, state.subscription)
+            if state.version == 0 and stored is not None:
+                raise ConditionFailed(f"writing cursor {state.subscription} of {pk}")
+            if state.version != 0 and (stored is None or stored.version != state.version):
+                raise ConditionFailed(f"writing cursor {state.subscription} of {pk}")
+            item = copy.deepcopy(state)
+            item.version = state.version + 1
+            self._table.put(pk, state.subscription, item)
+            state.version += 1
+
+    def delete(self, pk: str, state: CursorState) -> None:
+        """Delete the cursor if unchanged since read; raises ConditionFailed."""
+        with self._tables.lock:
+            stored = self._table.get(pk, state.subscription)
+            if stored is None or stored.version != state.version:
+                raise ConditionFailed(f"deleting cursor {state.subscription} of {pk}")
+            self._table.delete(pk, state.subscription)
+
+    def list(self, pk: str) -> list[CursorState]:
+        """Every cursor of one partition ledger, by subscription name (copies)."""
+        with self._tables.lock:
+            return [
+                copy.deepcopy(item)
+                for sub, item in self._table.query(pk)
+                if not sub.startswith("$")
+            ]
+
+    def delete_all(self, pk: str) -> int:
+        """Delete every item of one partition ledger (cursors, producer lease, dedup
+        snapshot, compaction pointer); returns how many."""
+        with self._tables.lock:
+            keys = [sub for sub, _ in self._table.query(pk)]
+            for sub in keys:
+                self._table.delete(pk, sub)
+        return len(keys)
+
+    def release(self, pk: str, subscription: str, bucket_ms: int) -> bool:
+        """Add ``bucket_ms`` to the cursor's released buckets and bump its version (the
+        timer workflow's ``ADD rel :bucket SET ver = ver + 1``); False when the cursor is
+        gone (nothing to release)."""
+        with self._tables.lock:
+            stored = self._table.get(pk, subscription)
+            if not isinstance(stored, CursorState):
+                return False
+            stored.released.add(bucket_ms)
+            stored.version += 1
+            return True

@@ -1,0 +1,60 @@
+"""In-memory producer state in the cursors table, under reserved subscription names:
+``$producers`` (the exclusive lease and access epoch) and ``$dedup`` (a snapshot of the
+deduplication state), as ``adapters.aws.producers``."""
+
+from __future__ import annotations
+
+import copy
+
+from magnetar_core.adapters.memory.tables import MemoryTables
+from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
+
+LEASE = "$producers"
+SNAPSHOT = "$dedup"
+
+
+class ProducerStateStore:
+    """Reads and conditionally writes the lease and the dedup snapshot."""
+
+    def __init__(self, tables: MemoryTables) -> None:
+        self._tables = tables
+        self._table = tables.cursors
+
+    def lease(self, pk: str) -> ProducerLease:
+        """The partition's lease (epoch 0, no holder, version 0 when never written)."""
+        with self._tables.lock:
+            stored = self._table.get(pk, LEASE)
+        return copy.copy(stored) if stored is not None else ProducerLease()
+
+    def put_lease(self, pk: str, lease: ProducerLease) -> None:
+        """Write ``lease`` if unchanged since read (version); raises ConditionFailed.
+        On success ``lease.version`` is the new version."""
+        item = ProducerLease(
+            epoch=lease.epoch,
+            holder=lease.holder,
+            mode=(lease.mode or "Exclusive") if lease.holder is not None else None,
+            seen_ms=lease.seen_ms,
+            version=lease.version + 1,
+        )
+        with self._tables.lock:
+            stored = self._table.get(pk, LEASE)
+            if (stored.version if stored is not None else 0) != lease.version:
+                raise ConditionFailed(f"writing the producer lease of {pk}")
+            self._table.put(pk, LEASE, item)
+            lease.version += 1
+
+    def snapshot(self, pk: str) -> DedupSnapshot:
+        """The dedup snapshot (``upto`` -1, empty, when none was written)."""
+        with self._tables.lock:
+            stored = self._table.get(pk, SNAPSHOT)
+        return DedupSnapshot(stored.upto, dict(stored.last)) if stored else DedupSnapshot()
+
+    def put_snapshot(self, pk: str, snapshot: DedupSnapshot) -> None:
+        """Write a snapshot unless one at or beyond its ``upto`` is stored; raises
+        ConditionFailed."""
+        with self._tables.lock:
+            stored = self._table.get(pk, SNAPSHOT)
+            if stored is not None and stored.upto >= snapshot.upto:
+                raise ConditionFailed(f"writing the dedup snapshot of {pk}")
+            self._table.put(pk, SNAPSHOT, DedupSnapshot(snapshot.upto, dict(snapshot.last)))
