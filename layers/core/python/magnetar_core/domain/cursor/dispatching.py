@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from magnetar_core.domain.cursor.acknowledgements import Acknowledgements
 from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
 from magnetar_core.domain.cursor.delays import DelayedSet
@@ -18,8 +19,8 @@ from magnetar_core.domain.rangeset import RangeSet
 
 
 class SharedDispatch:
-    """Leases whole entries to consumers. ``durable`` False (a reader's cursor) leases
-    nothing: the caller acknowledges what was handed out."""
+    """Leases whole entries to consumers. With ``reader`` (the acknowledgement rules of a
+    reader's, non-durable, cursor) it leases nothing: what is handed out is acknowledged."""
 
     def __init__(
         self,
@@ -27,10 +28,10 @@ class SharedDispatch:
         reads: ReadState,
         roster: ConsumerRoster,
         delays: DelayedSet,
-        durable: bool,
+        reader: Acknowledgements | None = None,
     ) -> None:
         self.acks, self.reads, self.roster, self.delays = acks, reads, roster, delays
-        self.durable = durable
+        self.reader = reader
 
     def dispatch(
         self,
@@ -48,7 +49,8 @@ class SharedDispatch:
         out (an entry is never split) or the consumer holds ``max_unacked_entries``.
         ``due`` maps entries that must wait to their due bucket: those go to the delayed set
         instead (unless the bucket counts as released already). A marker (0 messages) at
-        the read position is stepped over and counts as acknowledged.
+        the read position is stepped over and counts as acknowledged. The mark-delete then
+        moves over what is acknowledged.
         """
         acks, reads = self.acks, self.reads
         waiting = self.delays.union() if self.delays.delayed else RangeSet()
@@ -73,10 +75,13 @@ class SharedDispatch:
             mask = acks.delivery_mask(entry_id, count)
             given += count if mask is None else len(mask)
             out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
-            if self.durable:
-                acks.record_size(entry_id, count)
-                lease.add(entry_id)
-                held += 1
+            if self.reader is not None:  # a reader's cursor holds nothing back
+                self.reader.ack_entry(entry_id)
+                continue
+            acks.record_size(entry_id, count)
+            lease.add(entry_id)
+            held += 1
         if not lease:
             self.roster.leases.pop(consumer_id, None)
+        acks.advance()
         return out

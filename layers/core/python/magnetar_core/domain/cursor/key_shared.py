@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from magnetar_core.domain.cursor.acknowledgements import Acknowledgements
 from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
 from magnetar_core.domain.cursor.delays import DelayedSet
@@ -36,7 +37,9 @@ from magnetar_core.domain.rangeset import RangeSet
 
 
 class KeySharedCursor:
-    """Joins and dispatch of a Key_Shared subscription whose state is ``ks``."""
+    """Joins and dispatch of a Key_Shared subscription whose state is ``ks``. With
+    ``reader`` (the acknowledgement rules of a reader's, non-durable, cursor) what is
+    handed out is acknowledged at once."""
 
     def __init__(
         self,
@@ -45,9 +48,11 @@ class KeySharedCursor:
         reads: ReadState,
         roster: ConsumerRoster,
         delays: DelayedSet,
+        reader: Acknowledgements | None = None,
     ) -> None:
         self.ks, self.acks, self.reads, self.roster, self.delays = ks, acks, reads, roster, delays
         self.holdings = KeySharedAcks(ks, acks, reads, roster)
+        self.reader = reader
 
     # -- joins -----------------------------------------------------------------------------
 
@@ -103,8 +108,20 @@ class KeySharedCursor:
         max_masked_entries: int,
         due: Mapping[int, int] | None,
     ) -> list[Delivery]:
-        """Lease to ``consumer_id`` the messages the selector gives it, in entry order (see
-        ``CursorState.dispatch_key_shared``, which also settles a reader's deliveries)."""
+        """Lease to ``consumer_id`` the messages the selector gives it, in entry order.
+
+        ``candidates`` are ``(entry_id, per-message hashes)``: redelivery entries ascending,
+        then (unless the window was truncated) new entries from the read position. A message
+        is handed out when it is available, its hash selects this consumer and it is not
+        draining elsewhere. The read position advances over every new entry considered; an
+        entry keeps its place in the redelivery set while it has messages left for others.
+        Stops once ``max_messages`` messages are handed out, the consumer holds
+        ``max_unacked_messages``, or a new partial lease would exceed ``max_masked_entries``
+        masks in the subscription (bounding the cursor item). ``due`` maps entries that
+        must wait to their due bucket: an entry nobody holds goes to the delayed set instead;
+        entries in the delayed set are skipped. Returns Deliveries (none when the consumer
+        is not in the selector).
+        """
         ks, acks, reads = self.ks, self.acks, self.reads
         if consumer_id not in ks.selector.consumers():
             return []
@@ -166,4 +183,7 @@ class KeySharedCursor:
             held += len(mine)
             mask = None if len(mine) == count else tuple(mine)
             out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
+        if self.reader is not None:  # a reader's cursor holds nothing back
+            positions = [(d.entry_id, i) for d in out for i in (d.batch_indexes or (-1,))]
+            self.reader.acknowledge(positions, None)
         return out

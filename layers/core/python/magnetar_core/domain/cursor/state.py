@@ -1,7 +1,6 @@
 """Cursor state of one subscription on one partition (Pulsar's ManagedCursor), pure.
 
-``CursorState`` is the aggregate: one value object per concern, and the public operations.
-
+``CursorState`` is the aggregate: one value object per concern, and the public operations:
 - ``acks`` (``AckRecords``): the mark-delete, individually acked entries, batch-index acks;
 - ``reads`` (``ReadState``): the read position, the redelivery set, redelivery counts;
 - ``roster`` (``ConsumerRoster``): registered consumers and their leases (in flight);
@@ -9,7 +8,6 @@
 - ``outbox`` (``DeadLetterOutbox``): the dead letter policy and entries on their way out;
 - ``key_shared`` (``KeySharedState``): a Key_Shared subscription's selector, draining hashes
   and message-level lease masks (None for the other types).
-
 Rules that span parts work on them one operation at a time: ``SharedDispatch`` and
 ``KeySharedCursor`` (dispatch), ``Acknowledgements`` (acks, redelivery, dead letters). The
 records callers read and assign (``mark_delete``, ``leases``...) are ``Delegated`` to the
@@ -138,8 +136,6 @@ class CursorState:
         if self.key_shared is not None:
             self.key_shared.forget()
 
-    # -- consumers -------------------------------------------------------------------------
-
     def add_consumer(
         self,
         info: ConsumerInfo,
@@ -168,9 +164,7 @@ class CursorState:
 
     def remove_consumer(self, consumer_id: str) -> int:
         """Unregister a consumer; its in-flight entries go back for redelivery (count + 1).
-
-        Returns how many entries went back.
-        """
+        Returns how many entries went back."""
         self.roster.unregister(consumer_id)
         if self.key_shared is not None:
             self.key_shared.leave(consumer_id)
@@ -187,8 +181,6 @@ class CursorState:
     def touch(self, consumer_id: str, now_ms: int, every_ms: int) -> bool:
         """Record that a consumer is alive, at most once every ``every_ms``; True if recorded."""
         return self.roster.touch(consumer_id, now_ms, every_ms)
-
-    # -- figures ---------------------------------------------------------------------------
 
     def in_flight(self) -> RangeSet:
         """Every entry leased to any consumer."""
@@ -209,8 +201,6 @@ class CursorState:
         """How many entries wait in the delayed set."""
         return self.delays.count()
 
-    # -- dispatch --------------------------------------------------------------------------
-
     def dispatch(
         self,
         consumer_id: str,
@@ -219,18 +209,11 @@ class CursorState:
         max_unacked_entries: int,
         due: Mapping[int, int] | None = None,
     ) -> list[Delivery]:
-        """Lease whole entries to ``consumer_id`` (``SharedDispatch.dispatch``); a reader's
-        cursor acknowledges them at once. Returns the Deliveries."""
-        parts = (self.acks, self.reads, self.roster, self.delays, self.durable)
-        out = SharedDispatch(*parts).dispatch(
+        """Lease whole entries to ``consumer_id`` (``SharedDispatch.dispatch``)."""
+        parts = (self.acks, self.reads, self.roster, self.delays, self._reader())
+        return SharedDispatch(*parts).dispatch(
             consumer_id, candidates, max_messages, max_unacked_entries, due
         )
-        if not self.durable:  # a reader's cursor holds nothing back: done once handed out
-            acks = self._acknowledgements()
-            for delivery in out:
-                acks.ack_entry(delivery.entry_id)
-        self.acks.advance()
-        return out
 
     def key_shared_window(self, window: int) -> tuple[list[int], bool]:
         """The first ``window`` redelivery entries, and whether there are more (then the
@@ -247,20 +230,12 @@ class CursorState:
         due: Mapping[int, int] | None = None,
     ) -> list[Delivery]:
         """Lease to ``consumer_id`` the messages the selector gives it, in entry order
-        (``KeySharedCursor.dispatch``; none unless Key_Shared); a reader's cursor
-        acknowledges them at once. Returns the Deliveries."""
+        (``KeySharedCursor.dispatch``); none unless the subscription is Key_Shared."""
         if self.key_shared is None:
             return []
-        out = self._key_shared_cursor(self.key_shared).dispatch(
+        return self._key_shared_cursor(self.key_shared).dispatch(
             consumer_id, candidates, max_messages, max_unacked_messages, max_masked_entries, due
         )
-        if not self.durable:  # a reader's cursor holds nothing back
-            self.acknowledge(
-                [(d.entry_id, i) for d in out for i in (d.batch_indexes or range(-1, 0))]
-            )
-        return out
-
-    # -- acknowledgement and redelivery (``Acknowledgements``) -----------------------------
 
     def acknowledge(
         self, positions: Iterable[tuple[int, int]], hashes_of: HashesOf | None = None
@@ -283,10 +258,6 @@ class CursorState:
         ``first_present``; they count as acknowledged. Returns how many were skipped."""
         return self._acknowledgements().skip_missing(first_present)
 
-    def _advance_mark_delete(self) -> None:
-        """Move the mark-delete over the acked range that touches it (``AckRecords.advance``)."""
-        self.acks.advance()
-
     def negative_acknowledge(
         self,
         consumer_id: str,
@@ -302,8 +273,6 @@ class CursorState:
     def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None = None) -> int:
         """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""
         return self._acknowledgements().redeliver_all(consumer_id, hashes_of)
-
-    # -- delays and dead letters -----------------------------------------------------------
 
     def defer(self, entry_id: int, bucket: int) -> bool:
         """Put an entry in the delayed set under ``bucket`` (epoch ms); True when the bucket
@@ -332,10 +301,13 @@ class CursorState:
             self.acknowledge([(entry_id, -1) for entry_id in done], hashes_of)
         return len(done)
 
-    # -- parts at work ---------------------------------------------------------------------
-
     def _acknowledgements(self) -> Acknowledgements:
         return Acknowledgements(self.acks, self.reads, self.roster, self.delays, self.key_shared)
 
     def _key_shared_cursor(self, ks: KeySharedState) -> KeySharedCursor:
-        return KeySharedCursor(ks, self.acks, self.reads, self.roster, self.delays)
+        parts = (self.acks, self.reads, self.roster, self.delays)
+        return KeySharedCursor(ks, *parts, self._reader())
+
+    def _reader(self) -> Acknowledgements | None:
+        """The acknowledgement rules a reader's (non-durable) cursor applies at dispatch."""
+        return None if self.durable else self._acknowledgements()
