@@ -1,18 +1,12 @@
 """Cursor state of one subscription on one partition (Pulsar's ManagedCursor), pure.
 
-``CursorState`` is the aggregate: one value object per concern, and the public operations:
-- ``acks`` (``AckRecords``): the mark-delete, individually acked entries, batch-index acks;
-- ``reads`` (``ReadState``): the read position, the redelivery set, redelivery counts;
-- ``roster`` (``ConsumerRoster``): registered consumers and their leases (in flight);
-- ``delays`` (``DelayedSet``): delayed entries by due bucket, released buckets, timer id;
-- ``outbox`` (``DeadLetterOutbox``): the dead letter policy and entries on their way out;
-- ``key_shared`` (``KeySharedState``): a Key_Shared subscription's selector, draining hashes
-  and message-level lease masks (None for the other types).
-Rules that span parts work on them one operation at a time: ``SharedDispatch`` and
-``KeySharedCursor`` (dispatch), ``Acknowledgements`` (acks, redelivery, dead letters). The
-records callers read and assign (``mark_delete``, ``leases``...) are ``Delegated`` to the
-parts. Every mutation returns what it did, so callers can shape responses and tests can
-assert exactly.
+``CursorState`` is the aggregate: one value object per concern — ``acks`` (AckRecords),
+``reads`` (ReadState), ``roster`` (ConsumerRoster), ``delays`` (DelayedSet), ``outbox``
+(DeadLetterOutbox), ``key_shared`` (KeySharedState, None unless Key_Shared) — and the public
+operations. Rules that span parts work on them one operation at a time: ``SharedDispatch``,
+``KeySharedCursor`` (dispatch) and ``Acknowledgements``. The records callers read and assign
+(``mark_delete``, ``leases``...) are ``Delegated`` to the parts. Every mutation returns what
+it did, so callers can shape responses and tests can assert exactly.
 """
 
 from __future__ import annotations
@@ -144,12 +138,10 @@ class CursorState:
         hashes_of: HashesOf | None = None,
     ) -> None:
         """Register a consumer; raises ConsumerBusy on an Exclusive clash or a type clash.
-
         A Key_Shared consumer joins the selector with ``key_shared`` options (default
         AUTO_SPLIT); ``hashes_of`` loads hashes of messages in flight, to block moved hashes.
         Raises ConsumerAssignError / HashRangeConflict (STICKY ranges), ConsumerBusy (its
-        options differ from the subscription's).
-        """
+        options differ from the subscription's)."""
         self.roster.admit(sub_type, self.sub_type, self.subscription)
         if sub_type == KEY_SHARED:
             options = key_shared or KeySharedOptions()
