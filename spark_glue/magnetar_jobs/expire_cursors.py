@@ -41,8 +41,8 @@ def advance_mark_delete(
     state.read_position = max(state.read_position, up_to + 1)
     state.forget_up_to(up_to)
     state.dead_letters = [d for d in state.dead_letters if d.entry_id > up_to]
-    state._drop_empty_leases()
-    state._advance_mark_delete()
+    state.roster.drop_empty()
+    state.acks.advance()
     return state.mark_delete - before
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from magnetar_core.domain.cursor.state import (
     KEY_SHARED,
     SHARED,
@@ -88,11 +90,7 @@ class Store:
     def get(self, pk, sub):
         if self.state is None:
             return None
-        copy = CursorState(**{**self.state.__dict__})
-        copy.acked, copy.redeliver = self.state.acked.copy(), self.state.redeliver.copy()
-        copy.leases = {c: r.copy() for c, r in self.state.leases.items()}
-        copy.consumers = dict(self.state.consumers)
-        return copy
+        return copy.deepcopy(self.state)
 
     def _race(self):
         if self.lose:

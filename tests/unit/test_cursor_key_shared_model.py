@@ -111,7 +111,13 @@ class Model:
             held = {
                 (e, i)
                 for e in self.state.leases.get(cid, ())
-                for i in self.state._ks_held_by(cid, e, len(self.keys[e]))
+                for i in self.state.key_shared.held_by(
+                    cid,
+                    e,
+                    len(self.keys[e]),
+                    self.state.leases.get(cid),
+                    self.state.batch_acks.get(e, ()),
+                )
             }
             assert held == msgs
         assert all(len(c) == 1 for c in owners.values()), owners

@@ -2,7 +2,7 @@
 
 Small policy objects instead of an ``if`` ladder in the dispatcher. Exclusive admits its one
 consumer, Shared every consumer (an entry is still leased to one at a time), Key_Shared every
-consumer (messages are routed by key hash, see ``key_shared_cursor``), Failover only
+consumer (messages are routed by key hash, see ``domain.cursor.key_shared``), Failover only
 the partition's active consumer, chosen as Pulsar chooses it (see ``failover_active``).
 """
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
 
@@ -33,8 +34,8 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
     }
     if state.key_shared is not None:
         body["ks"] = state.key_shared.to_dict()
-    body.update(state.delayed_to_dict())
-    body.update(state.dead_letters_to_dict())
+    body.update(state.delays.to_dict())
+    body.update(state.outbox.to_dict())
     if state.timer_id:
         body["tid"] = state.timer_id
     if state.read_compacted:
@@ -79,7 +80,7 @@ def cursor_from_item(item: dict) -> CursorState:
         timer_id=body.get("tid", ""),
         read_compacted=body.get("rc", False),
     )
-    state.dead_letters_from_dict(body)
+    state.outbox = DeadLetterOutbox.from_dict(body)
     return state
 
 

@@ -1,121 +1,108 @@
 """Cursor state of one subscription on one partition (Pulsar's ManagedCursor), pure.
 
-Positions inside a cursor are entry ids of one ledger. Everything at or below
-``mark_delete`` is acknowledged; above it, ``acked`` holds individually acknowledged entries
-and ``batch_acks`` the acknowledged batch indexes of partly acknowledged entries.
-``read_position`` is the next entry never dispatched; ``redeliver`` holds entries below it
-that are ready to be dispatched again; ``leases`` says which entries are in flight to which
-consumer; ``delayed`` holds entries waiting for a timer, by due bucket (``cursor_delays``);
-``dead_letters`` entries on their way to the dead letter topic (``cursor_dead_letters``).
-Every mutation returns what it did, so callers can shape responses and tests can assert
-exactly. Acks live in ``cursor_acks``; Key_Shared's message-level routing in
-``key_shared_cursor`` / ``key_shared_acks`` (state in ``key_shared_state``).
+``CursorState`` is the aggregate: one value object per concern — ``acks`` (AckRecords),
+``reads`` (ReadState), ``roster`` (ConsumerRoster), ``delays`` (DelayedSet), ``outbox``
+(DeadLetterOutbox), ``key_shared`` (KeySharedState, None unless Key_Shared) — and the public
+operations. Rules that span parts work on them one operation at a time: ``SharedDispatch``,
+``KeySharedCursor`` (dispatch) and ``Acknowledgements``. The records callers read and assign
+(``mark_delete``, ``leases``...) are ``Delegated`` to the parts. Every mutation returns what
+it did, so callers can shape responses and tests can assert exactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from magnetar_core.domain.cursor.acks import CursorAcks
-from magnetar_core.domain.cursor.dead_letters import CursorDeadLetters
-from magnetar_core.domain.cursor.delays import CursorDelays
+from magnetar_core.domain.cursor.acknowledgements import Acknowledgements
+from magnetar_core.domain.cursor.acks import AckRecords
+from magnetar_core.domain.cursor.consumers import ConsumerRoster
+from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
+from magnetar_core.domain.cursor.delays import DelayedSet
+from magnetar_core.domain.cursor.delegated import Delegated
+from magnetar_core.domain.cursor.dispatching import SharedDispatch
 from magnetar_core.domain.cursor.key_shared import KeySharedCursor
-from magnetar_core.domain.cursor.key_shared_state import (
+from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedOptions, KeySharedState
+from magnetar_core.domain.cursor.reads import ReadState
+from magnetar_core.domain.cursor.records import (
+    EXCLUSIVE,
+    FAILOVER,
     KEY_SHARED,
-    HashesOf,
-    KeySharedOptions,
-    KeySharedState,
+    SHARED,
+    SUBSCRIPTION_TYPES,
+    ConsumerInfo,
+    Delivery,
 )
-from magnetar_core.domain.dead_letter import DeadLetter, DeadLetterPolicy
-from magnetar_core.domain.errors import ConsumerBusy
+from magnetar_core.domain.dead_letter import DEAD_LETTER_TYPES, DeadLetter, DeadLetterPolicy
+from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.rangeset import RangeSet
 
-EXCLUSIVE = "Exclusive"
-SHARED = "Shared"
-FAILOVER = "Failover"
-SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED, FAILOVER, KEY_SHARED)
-__all__ = ["KEY_SHARED", "KeySharedOptions", "KeySharedState"]
+__all__ = ["EXCLUSIVE", "FAILOVER", "SHARED", "SUBSCRIPTION_TYPES", "CursorState"]
 
 
-@dataclass
-class ConsumerInfo:
-    """A registered consumer. Times are epoch milliseconds."""
-
-    consumer_id: str
-    name: str
-    connected_ms: int
-    seen_ms: int
-    priority: int = 0
-    spread: bool = False
-
-    def to_dict(self) -> dict:
-        data = {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
-        if self.priority:
-            data["prio"] = self.priority
-        if self.spread:
-            data["spread"] = True
-        return data
-
-    @classmethod
-    def from_dict(cls, consumer_id: str, data: Mapping) -> ConsumerInfo:
-        return cls(
-            consumer_id,
-            data["name"],
-            int(data["since"]),
-            int(data["seen"]),
-            int(data.get("prio", 0)),
-            bool(data.get("spread", False)),
-        )
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """One entry handed to a consumer: ``batch_indexes`` None means every message of it."""
-
-    entry_id: int
-    redelivery_count: int
-    batch_indexes: tuple[int, ...] | None
-
-
-@dataclass
-class CursorState(CursorAcks, CursorDelays, CursorDeadLetters, KeySharedCursor):
+@dataclass(init=False)
+class CursorState:
     """The mutable state of a subscription cursor; ``version`` guards optimistic writes.
 
-    ``key_shared`` holds a Key_Shared subscription's selector, draining hashes and
-    message-level leases (see ``key_shared_cursor``); None for the other types.
-    ``delayed`` maps due buckets (epoch ms) to waiting entries, ``released`` the buckets
-    whose timers fired and ``released_max`` the latest consumed (see ``cursor_delays``);
-    ``timer_id`` names this cursor's timers (set with its first delayed bucket).
-    ``dead_letter_policy`` is the subscription's (the latest subscriber's);
-    ``dead_letters`` the outbox, ``dead_letter_next_sequence`` its next sequence id and
-    ``dead_letter_id`` names its producer (see ``cursor_dead_letters``).
+    ``durable`` is False for a reader's cursor (it holds nothing back); ``read_compacted``
+    serves the compacted view up to the compaction horizon first (``compaction_reads``).
     """
 
     subscription: str
     sub_type: str
-    mark_delete: int
-    read_position: int
-    acked: RangeSet = field(default_factory=RangeSet)
-    batch_acks: dict[int, set[int]] = field(default_factory=dict)
-    batch_sizes: dict[int, int] = field(default_factory=dict)
-    redeliver: RangeSet = field(default_factory=RangeSet)
-    leases: dict[str, RangeSet] = field(default_factory=dict)
-    redelivery_counts: dict[int, int] = field(default_factory=dict)
-    consumers: dict[str, ConsumerInfo] = field(default_factory=dict)
-    version: int = 0
-    durable: bool = True
-    key_shared: KeySharedState | None = None
-    delayed: dict[int, RangeSet] = field(default_factory=dict)
-    released: set[int] = field(default_factory=set)
-    released_max: int = 0
-    timer_id: str = ""
-    read_compacted: bool = False
-    """Serve the compacted view up to the compaction horizon first (``compaction_reads``)."""
-    dead_letter_policy: DeadLetterPolicy | None = None
-    dead_letters: list[DeadLetter] = field(default_factory=list)
-    dead_letter_next_sequence: int = 0
-    dead_letter_id: str = ""
+    version: int
+    durable: bool
+    read_compacted: bool
+    key_shared: KeySharedState | None
+    acks: AckRecords
+    reads: ReadState
+    roster: ConsumerRoster
+    delays: DelayedSet
+    outbox: DeadLetterOutbox
+
+    mark_delete = Delegated[int]("acks")
+    acked = Delegated[RangeSet]("acks")
+    batch_acks = Delegated[dict[int, set[int]]]("acks")
+    batch_sizes = Delegated[dict[int, int]]("acks")
+    read_position = Delegated[int]("reads")
+    redeliver = Delegated[RangeSet]("reads")
+    redelivery_counts = Delegated[dict[int, int]]("reads")
+    consumers = Delegated[dict[str, ConsumerInfo]]("roster")
+    leases = Delegated[dict[str, RangeSet]]("roster")
+    delayed = Delegated[dict[int, RangeSet]]("delays")
+    released = Delegated[set[int]]("delays")
+    released_max = Delegated[int]("delays")
+    timer_id = Delegated[str]("delays")
+    dead_letter_policy = Delegated[DeadLetterPolicy | None]("outbox", "policy")
+    dead_letters = Delegated[list[DeadLetter]]("outbox", "items")
+    dead_letter_next_sequence = Delegated[int]("outbox", "next_sequence")
+    dead_letter_id = Delegated[str]("outbox", "producer_id")
+
+    def __init__(
+        self,
+        subscription: str,
+        sub_type: str,
+        mark_delete: int,
+        read_position: int,
+        *,
+        version: int = 0,
+        durable: bool = True,
+        read_compacted: bool = False,
+        key_shared: KeySharedState | None = None,
+        **records: Any,
+    ) -> None:
+        """A cursor from its records: ``records`` names any other ``Delegated`` attribute
+        (``acked=``, ``leases=``, ``delayed=``, ``dead_letters=``...); the parts start empty
+        otherwise. Raises TypeError for a name that is none of them."""
+        self.subscription, self.sub_type, self.version = subscription, sub_type, version
+        self.durable, self.read_compacted, self.key_shared = durable, read_compacted, key_shared
+        self.acks, self.reads = AckRecords(mark_delete), ReadState(read_position)
+        self.roster, self.delays, self.outbox = ConsumerRoster(), DelayedSet(), DeadLetterOutbox()
+        for name, value in records.items():
+            if not isinstance(getattr(type(self), name, None), Delegated):
+                raise TypeError(f"CursorState() got an unexpected keyword argument {name!r}")
+            setattr(self, name, value)
 
     @classmethod
     def new(
@@ -132,23 +119,16 @@ class CursorState(CursorAcks, CursorDelays, CursorDeadLetters, KeySharedCursor):
         from their next receive), so is every ack above the new position, and so are dead
         letters not yet published (their entries come again; sequence ids are not reused).
         """
-        self.acked = RangeSet()
-        self.dead_letters = []
-        self.batch_acks, self.batch_sizes, self.redelivery_counts = {}, {}, {}
-        self.redeliver = RangeSet()
-        self.leases = {}
-        self.delayed = {}
-        self._ks_forget()
         if skip >= batch_size:
             entry_id, skip = entry_id + 1, 0
         entry_id = max(entry_id, 0)
-        self.mark_delete = entry_id - 1
-        self.read_position = entry_id
-        if skip > 0:
-            self.batch_acks[entry_id] = set(range(skip))
-            self.batch_sizes[entry_id] = batch_size
-
-    # -- consumers -------------------------------------------------------------------------
+        self.acks.reset(entry_id, skip, batch_size)
+        self.reads.reset(entry_id)
+        self.roster.leases = {}
+        self.delays.delayed = {}
+        self.outbox.items = []
+        if self.key_shared is not None:
+            self.key_shared.forget()
 
     def add_consumer(
         self,
@@ -158,63 +138,60 @@ class CursorState(CursorAcks, CursorDelays, CursorDeadLetters, KeySharedCursor):
         hashes_of: HashesOf | None = None,
     ) -> None:
         """Register a consumer; raises ConsumerBusy on an Exclusive clash or a type clash.
-
         A Key_Shared consumer joins the selector with ``key_shared`` options (default
         AUTO_SPLIT); ``hashes_of`` loads hashes of messages in flight, to block moved hashes.
         Raises ConsumerAssignError / HashRangeConflict (STICKY ranges), ConsumerBusy (its
-        options differ from the subscription's).
-        """
-        if self.consumers and sub_type != self.sub_type:
-            raise ConsumerBusy(
-                f"Subscription '{self.subscription}' is {self.sub_type} and has consumers; "
-                f"a consumer of type {sub_type} cannot join it"
-            )
-        if self.consumers and sub_type == EXCLUSIVE:
-            raise ConsumerBusy(
-                f"Exclusive consumer is already connected to subscription '{self.subscription}'"
-            )
+        options differ from the subscription's)."""
+        self.roster.admit(sub_type, self.sub_type, self.subscription)
         if sub_type == KEY_SHARED:
             options = key_shared or KeySharedOptions()
-            self._ks_join(info.consumer_id, info.name, options, hashes_of)
+            ks = KeySharedState.for_join(self.key_shared, options, self.subscription)
+            moves = ks.join(info.consumer_id, info.name, options)
+            self.key_shared = ks
+            self._key_shared_cursor(ks).block_moved(moves, hashes_of)
         else:
             self.key_shared = None
         self.sub_type = sub_type
-        self.consumers[info.consumer_id] = info
+        self.roster.register(info)
 
     def remove_consumer(self, consumer_id: str) -> int:
         """Unregister a consumer; its in-flight entries go back for redelivery (count + 1).
-
-        Returns how many entries went back.
-        """
-        self.consumers.pop(consumer_id, None)
-        self._ks_leave(consumer_id)
+        Returns how many entries went back."""
+        self.roster.unregister(consumer_id)
+        if self.key_shared is not None:
+            self.key_shared.leave(consumer_id)
         return self.redeliver_all(consumer_id)
 
     def expire_consumers(self, now_ms: int, lease_ms: int) -> list[str]:
         """Disconnect consumers not seen for ``lease_ms``; their entries go back for
         redelivery. Returns the ids removed."""
-        gone = [cid for cid, info in self.consumers.items() if now_ms - info.seen_ms > lease_ms]
+        gone = self.roster.lapsed(now_ms, lease_ms)
         for consumer_id in gone:
             self.remove_consumer(consumer_id)
         return gone
 
     def touch(self, consumer_id: str, now_ms: int, every_ms: int) -> bool:
         """Record that a consumer is alive, at most once every ``every_ms``; True if recorded."""
-        info = self.consumers.get(consumer_id)
-        if info is None or now_ms - info.seen_ms < every_ms:
-            return False
-        info.seen_ms = now_ms
-        return True
+        return self.roster.touch(consumer_id, now_ms, every_ms)
 
     def in_flight(self) -> RangeSet:
         """Every entry leased to any consumer."""
-        union = RangeSet()
-        for lease in self.leases.values():
-            for start, end in lease.ranges():
-                union.add_range(start, end)
-        return union
+        return self.roster.in_flight()
 
-    # -- dispatch --------------------------------------------------------------------------
+    def unacked_entries(self, consumer_id: str | None = None) -> int:
+        """Entries in flight (to one consumer, or to all)."""
+        return self.roster.unacked_entries(consumer_id)
+
+    def unacked_messages(self, consumer_id: str) -> int:
+        """Messages in flight to one consumer (batch indexes counted one by one)."""
+        if self.key_shared is not None:
+            return self._key_shared_cursor(self.key_shared).unacked_messages(consumer_id)
+        lease = self.leases.get(consumer_id)
+        return sum(self.acks.unacked_messages(e) for e in lease) if lease else 0
+
+    def delayed_count(self) -> int:
+        """How many entries wait in the delayed set."""
+        return self.delays.count()
 
     def dispatch(
         self,
@@ -224,67 +201,105 @@ class CursorState(CursorAcks, CursorDelays, CursorDeadLetters, KeySharedCursor):
         max_unacked_entries: int,
         due: Mapping[int, int] | None = None,
     ) -> list[Delivery]:
-        """Lease entries to ``consumer_id``: redeliveries first, then new entries in order.
+        """Lease whole entries to ``consumer_id`` (``SharedDispatch.dispatch``)."""
+        parts = (self.acks, self.reads, self.roster, self.delays, self._reader())
+        return SharedDispatch(*parts).dispatch(
+            consumer_id, candidates, max_messages, max_unacked_entries, due
+        )
 
-        ``candidates`` are ``(entry_id, message_count)`` of entries that exist, ascending for
-        new ones: the caller passes the redelivery entries it resolved and the entries it
-        read at or after the read position. Stops once ``max_messages`` messages are handed
-        out (an entry is never split) or the consumer holds ``max_unacked_entries``.
-        ``due`` maps entries that must wait to their due bucket: those go to the delayed set
-        instead (unless the bucket counts as released already).
-        """
-        waiting = self.delayed_union() if self.delayed else RangeSet()
-        lease = self.leases.setdefault(consumer_id, RangeSet())
-        held = len(lease)
-        given = 0
-        out: list[Delivery] = []
-        for entry_id, count in candidates:
-            if given >= max_messages or held >= max_unacked_entries:
-                break
-            if count == 0:  # a marker: nothing to deliver, step over it
-                if entry_id == self.read_position:
-                    self.read_position += 1
-                    self.acked.add(entry_id)
-                continue
-            if entry_id in waiting:
-                continue
-            if entry_id in self.redeliver:
-                self.redeliver.remove(entry_id)
-            elif entry_id == self.read_position:
-                self.read_position += 1
-            else:
-                continue
-            if entry_id <= self.mark_delete or entry_id in self.acked:
-                continue
-            if due and self.pending(due.get(entry_id)):
-                self.defer(entry_id, due[entry_id])
-                continue
-            mask = self._delivery_mask(entry_id, count)
-            given += count if mask is None else len(mask)
-            out.append(Delivery(entry_id, self.redelivery_counts.get(entry_id, 0), mask))
-            if not self.durable:  # a reader's cursor holds nothing back: done once handed out
-                self._ack_entry(entry_id)
-                continue
-            if count > 1:
-                self.batch_sizes[entry_id] = count
-            lease.add(entry_id)
-            held += 1
-        if not lease:
-            self.leases.pop(consumer_id, None)
-        self._advance_mark_delete()
-        return out
+    def key_shared_window(self, window: int) -> tuple[list[int], bool]:
+        """The first ``window`` redelivery entries, and whether there are more (then the
+        dispatcher hands out no new entries, which keeps each key's order)."""
+        return self.reads.window(window)
 
-    def _delivery_mask(self, entry_id: int, count: int) -> tuple[int, ...] | None:
-        acked = self.batch_acks.get(entry_id)
-        if not acked:
-            return None
-        return tuple(i for i in range(count) if i not in acked)
+    def dispatch_key_shared(
+        self,
+        consumer_id: str,
+        candidates: Iterable[tuple[int, tuple[int, ...]]],
+        max_messages: int,
+        max_unacked_messages: int,
+        max_masked_entries: int = 10_000,
+        due: Mapping[int, int] | None = None,
+    ) -> list[Delivery]:
+        """Lease to ``consumer_id`` the messages the selector gives it, in entry order
+        (``KeySharedCursor.dispatch``); none unless the subscription is Key_Shared."""
+        if self.key_shared is None:
+            return []
+        return self._key_shared_cursor(self.key_shared).dispatch(
+            consumer_id, candidates, max_messages, max_unacked_messages, max_masked_entries, due
+        )
 
-    # -- figures ---------------------------------------------------------------------------
+    def acknowledge(
+        self, positions: Iterable[tuple[int, int]], hashes_of: HashesOf | None = None
+    ) -> int:
+        """Acknowledge ``(entry_id, batch_index)`` positions individually (``batch_index``
+        -1: the whole entry); returns how many changed the state."""
+        return self._acknowledgements().acknowledge(positions, hashes_of)
 
-    def unacked_entries(self, consumer_id: str | None = None) -> int:
-        """Entries in flight (to one consumer, or to all)."""
-        if consumer_id is not None:
-            lease = self.leases.get(consumer_id)
-            return len(lease) if lease else 0
-        return sum(len(lease) for lease in self.leases.values())
+    def acknowledge_cumulative(self, entry_id: int, batch_index: int) -> int:
+        """Acknowledge everything up to and including one position (Exclusive only);
+        returns how many entries became acknowledged."""
+        return self._acknowledgements().acknowledge_cumulative(entry_id, batch_index)
+
+    def forget_up_to(self, up_to: int) -> None:
+        """Drop every record of entries at or below ``up_to`` (acknowledged now)."""
+        self._acknowledgements().forget_up_to(up_to)
+
+    def skip_missing(self, first_present: int) -> int:
+        """Step the read position over ids the log no longer holds, up to
+        ``first_present``; they count as acknowledged. Returns how many were skipped."""
+        return self._acknowledgements().skip_missing(first_present)
+
+    def negative_acknowledge(
+        self,
+        consumer_id: str,
+        entry_ids: Iterable[int],
+        hashes_of: HashesOf | None = None,
+        bucket_of: Callable[[int], int | None] | None = None,
+    ) -> int:
+        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1), or to
+        the delayed set under ``bucket_of(redelivery_count)``; returns how many went back."""
+        acks = self._acknowledgements()
+        return acks.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of)
+
+    def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None = None) -> int:
+        """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""
+        return self._acknowledgements().redeliver_all(consumer_id, hashes_of)
+
+    def defer(self, entry_id: int, bucket: int) -> bool:
+        """Put an entry in the delayed set under ``bucket`` (epoch ms); True when the bucket
+        is new (then its timer must be started)."""
+        return self.delays.defer(entry_id, bucket)
+
+    def consume_releases(self, now_ms: int, grace_ms: int | None = None) -> int:
+        """Make the entries of released buckets whose time has come available again;
+        returns how many joined the redelivery set."""
+        return self._acknowledgements().consume_releases(now_ms, grace_ms)
+
+    def collect_dead_letters(self, topic: TopicName, new_id: str) -> int:
+        """Move exhausted entries (Shared and Key_Shared only) from the redelivery set to the
+        dead letter outbox, whose ``dead_letter_id`` becomes ``new_id`` when it has none;
+        returns how many moved."""
+        if self.sub_type not in DEAD_LETTER_TYPES or self.dead_letter_policy is None:
+            return 0
+        acks = self._acknowledgements()
+        return acks.collect_dead_letters(self.outbox, topic, self.subscription, new_id)
+
+    def settle_dead_letters(self, through_sequence: int, hashes_of: HashesOf | None = None) -> int:
+        """Acknowledge the entries of outbox items with a sequence id up to
+        ``through_sequence`` (published) and drop them from the outbox; returns how many."""
+        done = self.outbox.settle(through_sequence)
+        if done:
+            self.acknowledge([(entry_id, -1) for entry_id in done], hashes_of)
+        return len(done)
+
+    def _acknowledgements(self) -> Acknowledgements:
+        return Acknowledgements(self.acks, self.reads, self.roster, self.delays, self.key_shared)
+
+    def _key_shared_cursor(self, ks: KeySharedState) -> KeySharedCursor:
+        parts = (self.acks, self.reads, self.roster, self.delays)
+        return KeySharedCursor(ks, *parts, self._reader())
+
+    def _reader(self) -> Acknowledgements | None:
+        """The acknowledgement rules a reader's (non-durable) cursor applies at dispatch."""
+        return None if self.durable else self._acknowledgements()

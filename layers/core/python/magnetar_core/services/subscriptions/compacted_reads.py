@@ -149,7 +149,7 @@ class CompactedReads:
         else:
             if len(items) < limit:
                 skip_to(state, horizon + 1)  # the view is exhausted: the live log follows
-        state._advance_mark_delete()
+        state.acks.advance()
         return given
 
     def _redeliver(

@@ -1,0 +1,198 @@
+"""Acknowledgement, redelivery and dead-lettering rules of a cursor, pure.
+
+An entry wholly acknowledged leaves every part of the cursor: the redelivery set and its
+count, every lease, Key_Shared masks and the delayed set. An entry sent back (negative ack,
+a consumer gone) counts one more redelivery and waits in the redelivery set — or, with a
+nack delay, in the delayed set under its due bucket. An entry whose next delivery would
+exceed the dead letter policy goes to the outbox instead. ``Acknowledgements`` works on the
+parts ``CursorState`` hands it for one operation and keeps nothing of its own; on a
+Key_Shared subscription ``KeySharedAcks`` also releases lease masks and draining hashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from magnetar_core.domain.cursor.acks import Acked, AckRecords
+from magnetar_core.domain.cursor.consumers import ConsumerRoster
+from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
+from magnetar_core.domain.cursor.delays import DelayedSet
+from magnetar_core.domain.cursor.key_shared_acks import KeySharedAcks
+from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedState
+from magnetar_core.domain.cursor.reads import ReadState
+from magnetar_core.domain.names import TopicName
+
+
+class Acknowledgements:
+    """The cross-part rules of acks and redeliveries over one cursor's parts."""
+
+    def __init__(
+        self,
+        acks: AckRecords,
+        reads: ReadState,
+        roster: ConsumerRoster,
+        delays: DelayedSet,
+        key_shared: KeySharedState | None,
+    ) -> None:
+        self.acks, self.reads, self.roster, self.delays = acks, reads, roster, delays
+        self.key_shared = key_shared
+        self.ks = None if key_shared is None else KeySharedAcks(key_shared, acks, reads, roster)
+
+    # -- acknowledgement -------------------------------------------------------------------
+
+    def acknowledge(self, positions: Iterable[tuple[int, int]], hashes_of: HashesOf | None) -> int:
+        """Acknowledge ``(entry_id, batch_index)`` positions individually.
+
+        ``batch_index`` -1 acks the whole entry; otherwise one message of a batch entry, whose
+        size the cursor recorded when it dispatched it. Positions never dispatched are
+        ignored. On Key_Shared, ``hashes_of`` loads hashes when acks release draining ones.
+        Returns how many positions changed the state.
+        """
+        positions = list(positions)
+        touched = self.ks.before_ack(positions, hashes_of) if self.ks else []
+        changed = 0
+        for entry_id, batch_index in positions:
+            if entry_id >= self.reads.read_position:
+                continue
+            outcome = self.acks.acknowledge(entry_id, batch_index)
+            if outcome is Acked.ENTRY:
+                self.forget_entry(entry_id)
+            if outcome is not Acked.NOTHING:
+                changed += 1
+        if self.ks:
+            self.ks.after_ack(touched)
+        self.acks.advance()
+        return changed
+
+    def acknowledge_cumulative(self, entry_id: int, batch_index: int) -> int:
+        """Acknowledge everything up to and including one position (Exclusive only); a
+        position at or beyond the read position means everything dispatched. Returns how
+        many entries became acknowledged."""
+        if entry_id >= self.reads.read_position:
+            entry_id, batch_index = self.reads.read_position - 1, -1
+        full = self.acks.ack_through(entry_id, batch_index)
+        before = self.acks.mark_delete
+        if full > self.acks.mark_delete:
+            self.acks.mark_delete = full
+            self.forget_up_to(full)
+        self.roster.drop_empty()
+        self.acks.advance()
+        return max(0, self.acks.mark_delete - before)
+
+    def forget_up_to(self, up_to: int) -> None:
+        """Drop every record of entries at or below ``up_to`` (acknowledged now): acks,
+        redeliveries, leases, batch acks and sizes, redelivery counts, Key_Shared masks and
+        delayed entries (empty leases stay until ``ConsumerRoster.drop_empty``)."""
+        self.acks.forget_up_to(up_to)
+        self.reads.forget_up_to(up_to)
+        self.roster.forget_up_to(up_to)
+        if self.key_shared is not None:
+            self.key_shared.forget(lambda e: e <= up_to)
+        self.delays.forget(up_to=up_to)
+
+    def ack_entry(self, entry_id: int) -> None:
+        """Acknowledge a whole entry and drop it from every other part."""
+        self.acks.ack_entry(entry_id)
+        self.forget_entry(entry_id)
+
+    def forget_entry(self, entry_id: int) -> None:
+        """An entry is wholly acknowledged: it leaves every part but the ack records."""
+        self.reads.forget(entry_id)
+        self.roster.forget(entry_id)
+        if self.key_shared is not None:
+            self.key_shared.forget(lambda e: e == entry_id)
+        if self.delays.delayed:
+            self.delays.forget([entry_id])
+
+    def skip_missing(self, first_present: int) -> int:
+        """Step the read position over ids the log no longer holds (deleted by the expiry
+        job: acknowledged by every durable cursor, or expired) up to ``first_present``, the
+        first id the log still has at or after it; they count as acknowledged. Returns how
+        many ids were skipped."""
+        start = self.reads.read_position
+        gap = self.reads.skip_to(first_present)
+        if gap:
+            self.acks.acked.add_range(start, first_present - 1)
+            self.acks.advance()
+        return gap
+
+    # -- negative acknowledgement and redelivery -------------------------------------------
+
+    def negative_acknowledge(
+        self,
+        consumer_id: str,
+        entry_ids: Iterable[int],
+        hashes_of: HashesOf | None,
+        bucket_of: Callable[[int], int | None] | None,
+    ) -> int:
+        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1).
+
+        ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
+        once); a delayed entry waits in the delayed set until its bucket is released.
+        Returns how many entries went back.
+        """
+        lease = self.roster.leases.get(consumer_id)
+        held = sorted(e for e in set(entry_ids) if lease is not None and e in lease)
+        if self.ks:
+            self.ks.release(consumer_id, held, hashes_of)
+        for entry_id in held:
+            if lease is not None:
+                lease.remove(entry_id)
+            bucket = bucket_of(self.reads.count_of(entry_id)) if bucket_of else None
+            self.requeue(entry_id, bucket)
+        self.roster.drop_empty()
+        return len(held)
+
+    def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None) -> int:
+        """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1);
+        returns how many went back."""
+        lease = self.roster.leases.get(consumer_id)
+        if not lease:
+            return 0
+        if self.ks:
+            self.ks.release(consumer_id, list(lease), hashes_of)
+        del self.roster.leases[consumer_id]
+        for entry_id in lease:
+            self.requeue(entry_id)
+        return len(lease)
+
+    def requeue(self, entry_id: int, bucket: int | None = None) -> None:
+        """An entry left its consumer unacknowledged: count it, and make it available
+        again — at once, or once ``bucket`` is released when that is still pending."""
+        if bucket is not None and self.delays.pending(bucket):
+            self.delays.defer(entry_id, bucket)
+        else:
+            self.reads.redeliver.add(entry_id)
+        self.reads.went_back(entry_id)
+
+    def consume_releases(self, now_ms: int, grace_ms: int | None) -> int:
+        """Make the entries of every released bucket whose time has come available again
+        (see ``DelayedSet.consume_releases``); returns how many joined the redelivery set
+        (entries acknowledged meanwhile do not)."""
+        moved = 0
+        for entry_id in self.delays.consume_releases(now_ms, grace_ms):
+            if not self.acks.is_acked(entry_id):
+                self.reads.redeliver.add(entry_id)
+                moved += 1
+        return moved
+
+    # -- dead letters ----------------------------------------------------------------------
+
+    def collect_dead_letters(
+        self, outbox: DeadLetterOutbox, topic: TopicName, subscription: str, new_id: str
+    ) -> int:
+        """Move exhausted entries (nobody holding any of their messages) from the
+        redelivery set to ``outbox``, in entry order; the outbox gets ``new_id`` as its
+        producer id when it has none. Returns how many moved. The caller checks the
+        subscription type (only Shared and Key_Shared dead-letter)."""
+        reads = self.reads
+        exhausted = outbox.exhausted(
+            reads.redelivery_counts, lambda e: e in reads.redeliver and not self.roster.holds(e)
+        )
+        for entry_id in exhausted:
+            reads.redeliver.remove(entry_id)
+            size = self.acks.size_of(entry_id)
+            indexes = self.acks.delivery_mask(entry_id, size)
+            count = size if indexes is None else len(indexes)
+            outbox.enqueue(entry_id, indexes, count, topic, subscription, new_id)
+        return len(exhausted)

@@ -1,0 +1,87 @@
+"""Entry-level dispatch of a cursor (Exclusive, Shared, Failover), pure.
+
+Each entry goes whole to one consumer: redeliveries first, then new entries from the read
+position. ``SharedDispatch`` works on the parts ``CursorState`` hands it for one call and
+keeps nothing of its own; Key_Shared routes messages instead (``key_shared``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from magnetar_core.domain.cursor.acknowledgements import Acknowledgements
+from magnetar_core.domain.cursor.acks import AckRecords
+from magnetar_core.domain.cursor.consumers import ConsumerRoster
+from magnetar_core.domain.cursor.delays import DelayedSet
+from magnetar_core.domain.cursor.reads import ReadState
+from magnetar_core.domain.cursor.records import Delivery
+from magnetar_core.domain.rangeset import RangeSet
+
+
+class SharedDispatch:
+    """Leases whole entries to consumers. With ``reader`` (the acknowledgement rules of a
+    reader's, non-durable, cursor) it leases nothing: what is handed out is acknowledged."""
+
+    def __init__(
+        self,
+        acks: AckRecords,
+        reads: ReadState,
+        roster: ConsumerRoster,
+        delays: DelayedSet,
+        reader: Acknowledgements | None = None,
+    ) -> None:
+        self.acks, self.reads, self.roster, self.delays = acks, reads, roster, delays
+        self.reader = reader
+
+    def dispatch(
+        self,
+        consumer_id: str,
+        candidates: Iterable[tuple[int, int]],
+        max_messages: int,
+        max_unacked_entries: int,
+        due: Mapping[int, int] | None = None,
+    ) -> list[Delivery]:
+        """Lease entries to ``consumer_id``: redeliveries first, then new entries in order.
+
+        ``candidates`` are ``(entry_id, message_count)`` of entries that exist, ascending for
+        new ones: the caller passes the redelivery entries it resolved and the entries it
+        read at or after the read position. Stops once ``max_messages`` messages are handed
+        out (an entry is never split) or the consumer holds ``max_unacked_entries``.
+        ``due`` maps entries that must wait to their due bucket: those go to the delayed set
+        instead (unless the bucket counts as released already). A marker (0 messages) at
+        the read position is stepped over and counts as acknowledged. The mark-delete then
+        moves over what is acknowledged.
+        """
+        acks, reads = self.acks, self.reads
+        waiting = self.delays.union() if self.delays.delayed else RangeSet()
+        lease = self.roster.lease_of(consumer_id)
+        held = len(lease)
+        given = 0
+        out: list[Delivery] = []
+        for entry_id, count in candidates:
+            if given >= max_messages or held >= max_unacked_entries:
+                break
+            if count == 0:  # a marker: nothing to deliver, step over it
+                if entry_id == reads.read_position:
+                    reads.read_position += 1
+                    acks.acked.add(entry_id)
+                continue
+            if entry_id in waiting or not reads.claim(entry_id) or acks.is_acked(entry_id):
+                continue
+            bucket = due.get(entry_id) if due else None
+            if bucket is not None and self.delays.pending(bucket):
+                self.delays.defer(entry_id, bucket)
+                continue
+            mask = acks.delivery_mask(entry_id, count)
+            given += count if mask is None else len(mask)
+            out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
+            if self.reader is not None:  # a reader's cursor holds nothing back
+                self.reader.ack_entry(entry_id)
+                continue
+            acks.record_size(entry_id, count)
+            lease.add(entry_id)
+            held += 1
+        if not lease:
+            self.roster.leases.pop(consumer_id, None)
+        acks.advance()
+        return out

@@ -1,0 +1,58 @@
+"""Plain records of a cursor, pure: subscription types, a registered consumer, a delivery.
+
+Every other module of ``domain.cursor`` may import these; this module imports none of them,
+so the parts of ``CursorState`` and the state itself never import each other in a circle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+EXCLUSIVE = "Exclusive"
+SHARED = "Shared"
+FAILOVER = "Failover"
+KEY_SHARED = "Key_Shared"
+SUBSCRIPTION_TYPES = (EXCLUSIVE, SHARED, FAILOVER, KEY_SHARED)
+
+
+@dataclass
+class ConsumerInfo:
+    """A registered consumer. Times are epoch milliseconds."""
+
+    consumer_id: str
+    name: str
+    connected_ms: int
+    seen_ms: int
+    priority: int = 0
+    spread: bool = False
+
+    def to_dict(self) -> dict:
+        """The compact JSON of the cursor item (the id is the key it is stored under)."""
+        data = {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
+        if self.priority:
+            data["prio"] = self.priority
+        if self.spread:
+            data["spread"] = True
+        return data
+
+    @classmethod
+    def from_dict(cls, consumer_id: str, data: Mapping) -> ConsumerInfo:
+        """Load what ``to_dict`` wrote."""
+        return cls(
+            consumer_id,
+            data["name"],
+            int(data["since"]),
+            int(data["seen"]),
+            int(data.get("prio", 0)),
+            bool(data.get("spread", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One entry handed to a consumer: ``batch_indexes`` None means every message of it."""
+
+    entry_id: int
+    redelivery_count: int
+    batch_indexes: tuple[int, ...] | None
