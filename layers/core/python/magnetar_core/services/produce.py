@@ -180,10 +180,10 @@ class Producer:
         with self._lock:
             cached = self._heads.get(key)
         marker = index.count == 0
-        reads = iter([cached] if cached is not None else [])
+        heads = [cached] if cached is not None else []  # the cached head once, then reads
 
         def read() -> Head:
-            return next(reads, None) or self._read_head(key)
+            return heads.pop() if heads else self._read_head(key)
 
         def change(head: Head) -> tuple[int, IndexEntry]:
             if dedup:
