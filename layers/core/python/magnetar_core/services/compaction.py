@@ -5,7 +5,7 @@
 already in progress") and starts the job through the job launcher with the run's id; the
 job (spark_glue/compact_topic.py) builds the compacted ledgers, switches the pointers to
 SUCCESS, or records ERROR with the error. ``status`` reads the pointers. Serving compacted
-reads lives in ``compaction_reads``.
+reads lives in ``subscriptions.compacted_reads``.
 """
 
 from __future__ import annotations
