@@ -146,7 +146,7 @@ def run_benchmark(
     per_object: int = 1,
 ) -> dict:
     """Start a stack, load two data sets, expire one with Spark and one with a loop."""
-    from magnetar_core.adapters.jobs import DEFAULT_SCRIPTS_DIR
+    from magnetar_local.launcher import DEFAULT_SCRIPTS_DIR
     from magnetar_local.stack import LocalStack
 
     from .common import spark_session

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 import magnetar as pulsar
-from magnetar_core.adapters.jobs import LocalJobLauncher, launcher_from_settings
+from magnetar_core.engine import launcher_from_settings
 from magnetar_core.settings import Settings
 from magnetar_local.jobs import write_state
+from magnetar_local.launcher import LocalJobLauncher
 
 pytestmark = pytest.mark.emulator
 

@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 import magnetar as pulsar
-from magnetar_core.adapters.jobs import LocalJobLauncher
 from magnetar_core.settings import Settings
+from magnetar_local.launcher import LocalJobLauncher
 
 pytestmark = pytest.mark.emulator
 

@@ -12,6 +12,7 @@ from delivered import entry_ids
 from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.domain.compaction import CompactionInProgress, ledger_segment_prefix
 from magnetar_core.domain.errors import NotAllowedError
+from magnetar_core.engine import Engine
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 
 pytestmark = pytest.mark.emulator
@@ -182,7 +183,7 @@ def test_a_run_that_cannot_read_an_entry_reports_error_with_the_reason(
 ):
     engine.producer.publish(topic, _entry(("a", b"a1")))
     ref = engine.topics.resolve(topic, create=False)
-    item = engine.subscriptions._log.get_many(ref.key, [0])[0]
+    item = engine.subscriptions.context.log.get_many(ref.key, [0])[0]
     aws_clients.s3.delete_object(Bucket=settings.entries_bucket, Key=item.object_key)
     summary = run_job("--topic", str(topic))
     assert summary.details["partitions_failed"] == 1
@@ -193,7 +194,7 @@ def test_a_run_that_cannot_read_an_entry_reports_error_with_the_reason(
 
 
 def test_a_trigger_while_running_is_a_conflict_and_the_job_finishes_the_triggered_run(
-    engine, keyed, run_job
+    settings, keyed, run_job
 ):
     started = []
 
@@ -202,7 +203,7 @@ def test_a_trigger_while_running_is_a_conflict_and_the_job_finishes_the_triggere
             started.append((job, args))
             return "run-1"
 
-    engine.compaction.launcher = Launcher()
+    engine = Engine.build(settings, launcher=Launcher())
     run_id = engine.compaction.trigger(keyed)
     assert started == [("compact-topic", {"topic": str(keyed), "run-id": run_id})]
     assert engine.compaction.status(keyed) == {"status": "RUNNING", "lastError": ""}

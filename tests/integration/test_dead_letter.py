@@ -55,7 +55,7 @@ def ledger_of(engine, topic: TopicName) -> int:
 
 def outbox_of(engine, topic: TopicName, sub: str):
     ref = engine.topics.resolve(topic, create=False)
-    return engine.subscriptions._cursors.get(ref.key, sub).dead_letters
+    return engine.subscriptions.context.cursors.get(ref.key, sub).dead_letters
 
 
 def test_a_message_is_delivered_max_plus_one_times_then_lands_in_the_dlq_once_with_its_data(
@@ -162,7 +162,7 @@ def test_the_initial_subscription_exists_on_a_named_dlq_before_its_first_message
 
     def spy(target, *args, **kwargs):
         ref = engine.topics.resolve(target, create=False)
-        seen_before_publish.append(subs._cursors.get(ref.key, "ops") is not None)
+        seen_before_publish.append(subs.context.cursors.get(ref.key, "ops") is not None)
         return publish(target, *args, **kwargs)
 
     monkeypatch.setattr(engine.producer, "publish", spy)
@@ -186,7 +186,7 @@ def test_a_crash_between_publish_and_ack_still_puts_the_message_in_the_dlq_exact
     def die(*_args, **_kwargs):
         raise ProcessDied()
 
-    subs._settle_dead_letters = die  # the container dies right after the DLQ commit
+    subs.dead_letters.settle = die  # the container dies right after the DLQ commit
     with pytest.raises(ProcessDied):
         subs.receive(topic, "dl", c.consumer_id, 10, 0)
     assert [d.entry_id for d in outbox_of(second, topic, "dl")] == [0]
@@ -232,19 +232,19 @@ def test_a_retried_drain_on_a_stale_cursor_adds_nothing_to_the_dlq(new_engine, t
     first.producer.publish(topic, make_entry(b"m0"))
     nack_rounds(subs, topic, "dl", c.consumer_id, 2)
     ref = first.topics.resolve(topic, create=False)
-    settle = subs._settle_dead_letters
+    settle = subs.dead_letters.settle
 
     def die(*_args, **_kwargs):
         raise ProcessDied()
 
-    subs._settle_dead_letters = die
+    subs.dead_letters.settle = die
     with pytest.raises(ProcessDied):
         subs.receive(topic, "dl", c.consumer_id, 10, 0)
-    stale = first.subscriptions._cursors.get(ref.key, "dl")
+    stale = first.subscriptions.context.cursors.get(ref.key, "dl")
     assert second.subscriptions.receive(topic, "dl", c.consumer_id, 10, 0) == []
 
-    subs._settle_dead_letters = settle  # the first container retries its step, late
-    assert subs._drain_dead_letters(ref, stale) == 0
+    subs.dead_letters.settle = settle  # the first container retries its step, late
+    assert subs.dead_letters.drain(ref, stale) == 0
 
     assert [m.payload for m in dead_lettered(second, dlq_of(topic, "dl"))] == [b"m0"]
 
@@ -292,10 +292,12 @@ def test_the_latest_subscribers_policy_wins(engine, topic):
     subs.subscribe(topic, "sh", "a", "Shared", True, dead_letter=DeadLetterPolicy(5))
     subs.subscribe(topic, "sh", "b", "Shared", True, dead_letter=DeadLetterPolicy(2, None, "x"))
     ref = engine.topics.resolve(topic, create=False)
-    assert subs._cursors.get(ref.key, "sh").dead_letter_policy == DeadLetterPolicy(2, None, "x")
+    assert subs.context.cursors.get(ref.key, "sh").dead_letter_policy == DeadLetterPolicy(
+        2, None, "x"
+    )
 
     subs.subscribe(topic, "sh", "c", "Shared", True)
-    assert subs._cursors.get(ref.key, "sh").dead_letter_policy is None
+    assert subs.context.cursors.get(ref.key, "sh").dead_letter_policy is None
 
 
 def test_a_dispatch_with_a_policy_costs_no_extra_aws_request(engine, topic, make_entry):
@@ -351,7 +353,7 @@ def test_a_bad_dead_letter_policy_is_refused_with_400_and_creates_nothing(
     status, reply = _post(local_stack.url + path, body)
 
     assert (status, reply["error"]) == (400, "InvalidMessage")
-    assert engine.subscriptions._cursors.list(f"{topic}|1") == []
+    assert engine.subscriptions.context.cursors.list(f"{topic}|1") == []
 
 
 def test_the_subscribe_body_sets_the_dead_letter_policy_over_http(local_stack, engine, topic):
@@ -364,5 +366,5 @@ def test_the_subscribe_body_sets_the_dead_letter_policy_over_http(local_stack, e
 
     assert status == 200
     ref = engine.topics.resolve(topic, create=False)
-    stored = engine.subscriptions._cursors.get(ref.key, "s").dead_letter_policy
+    stored = engine.subscriptions.context.cursors.get(ref.key, "s").dead_letter_policy
     assert stored == DeadLetterPolicy(3, "persistent://public/default/dead", "ops")

@@ -16,7 +16,7 @@ from delivered import entry_ids, payloads
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.timers import DelayTimers, TimerOptions, execution_name
+from magnetar_core.domain.timers import execution_name
 from magnetar_core.engine import Engine
 from magnetar_wire import EntryMessage, encode_entry
 
@@ -48,7 +48,7 @@ def receive_until(subs, topic, sub, consumer_id, deadline_s: float, max_messages
 
 def cursor_of(engine: Engine, topic, sub):
     ref = engine.topics.resolve(topic, create=False)
-    return ref.key, engine.subscriptions._cursors.get(ref.key, sub)
+    return ref.key, engine.subscriptions.context.cursors.get(ref.key, sub)
 
 
 def test_a_message_delivered_after_2_5_s_is_not_received_at_1_s_and_comes_within_1_5_s_of_due(
@@ -207,7 +207,7 @@ def test_a_release_racing_with_a_cursor_write_is_not_lost(engine, topic, make_en
     assert "rel" in item
 
     with pytest.raises(ConditionFailed):  # a write based on a read before the release loses
-        engine.subscriptions._cursors.put(pk, stale)
+        engine.subscriptions.context.cursors.put(pk, stale)
     # an ack written after the release carries the unconsumed release over
     assert subs.acknowledge(topic, "race", c.consumer_id, entry_ids(plain), False) == 1
     came, got = receive_until(subs, topic, "race", c.consumer_id, 5)
@@ -261,10 +261,14 @@ class LostTimers:
 
 def test_a_bucket_whose_timer_never_fires_is_released_after_the_grace(settings, topic):
     clock = {"now": 1_800_000_000_000}
-    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
     lost = LostTimers()
-    options = TimerOptions(TICK, release_grace_ms=30_000)
-    engine.subscriptions.timers = DelayTimers(options, lost, lambda: clock["now"])
+    engine = Engine.build(
+        dataclasses.replace(
+            settings, delayed_delivery_tick_ms=TICK, delayed_delivery_release_grace_ms=30_000
+        ),
+        runtime=Runtime(now_ms=lambda: clock["now"]),
+        starter=lost,
+    )
     subs = engine.subscriptions
     c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
     due = clock["now"] + 2000

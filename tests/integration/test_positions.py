@@ -112,7 +112,7 @@ def test_the_last_message_id_passes_over_markers_and_expired_ids_in_one_backward
     for payload in (b"a", b"b", b"c"):
         engine.producer.publish(topic, make_entry(payload))
     key = engine.topics.resolve(topic, create=False).key
-    log = engine.subscriptions._log
+    log = engine.subscriptions.context.log
     for entry_id in range(3, 250):  # a long run of epoch markers at the head
         log.append(key, IndexEntry.epoch_marker(entry_id, 1, False, "p"))
     assert engine.subscriptions.last_message_id(topic) == "1:2:-1:-1"

@@ -1,4 +1,6 @@
-"""magnetar_core.adapters.jobs: the JobLauncher port's local (subprocess) and Glue adapters."""
+"""The JobLauncher port's adapters: the local stack's subprocess launcher
+(magnetar_local.launcher), the Glue one (magnetar_core.adapters.aws.glue), and the engine's
+choice between them by settings."""
 
 from __future__ import annotations
 
@@ -6,14 +8,17 @@ import sys
 
 import pytest
 
-from magnetar_core.adapters.jobs import (
-    GlueJobLauncher,
+from magnetar_core.adapters.aws.glue import GlueJobLauncher
+from magnetar_core.domain.jobs import JOBS
+from magnetar_core.engine import launcher_from_settings
+from magnetar_core.settings import Settings
+from magnetar_local.launcher import (
+    DEFAULT_SCRIPTS_DIR,
+    SCRIPTS,
     LocalJobLauncher,
     UnknownJob,
     job_argv,
-    launcher_from_settings,
 )
-from magnetar_core.settings import Settings
 
 SETTINGS = Settings(
     topics_table="m-topics",
@@ -41,6 +46,14 @@ def test_a_runs_arguments_name_the_settings_tables_bucket_endpoint_and_the_extra
 def test_an_unknown_job_is_refused_by_name():
     with pytest.raises(UnknownJob, match="unknown job 'vacuum': one of compact-segments, "):
         LocalJobLauncher(SETTINGS).command("vacuum", {})
+    with pytest.raises(UnknownJob, match="unknown job 'vacuum': one of compact-segments, "):
+        GlueJobLauncher(FakeGlue(), "magnetar").start("vacuum", {})
+
+
+def test_every_job_has_a_script_in_the_checkouts_spark_glue_folder():
+    assert sorted(SCRIPTS) == sorted(JOBS)
+    assert DEFAULT_SCRIPTS_DIR.name == "spark_glue"
+    assert all((DEFAULT_SCRIPTS_DIR / script).is_file() for script in SCRIPTS.values())
 
 
 def test_the_local_launcher_runs_the_script_in_the_background_and_logs_its_output(tmp_path):

@@ -7,7 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from magnetar_core.adapters.jobs import SCRIPTS
+from magnetar_local.launcher import SCRIPTS
 from magnetar_local.template import LocalTemplate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,11 +25,11 @@ def test_the_artifacts_hold_the_scripts_and_an_importable_libraries_zip(tmp_path
     assert {
         "magnetar_jobs/common.py",
         "magnetar_core/engine.py",
-        "magnetar_core/storage/log.py",
+        "magnetar_core/adapters/aws/log.py",
         "magnetar_wire/__init__.py",
     } <= names
     assert not any("__pycache__" in n for n in names)
-    probe = "import magnetar_jobs.garbage as g, magnetar_core.adapters.jobs as j; print(g.__file__)"
+    probe = "import magnetar_jobs.garbage as g, magnetar_core.engine as e; print(g.__file__)"
     imported = subprocess.run(
         [sys.executable, "-c", f"import sys; sys.path[:0] = [{str(libs)!r}]; {probe}"],
         capture_output=True, text=True, timeout=60, cwd=tmp_path,

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from magnetar_core.adapters.jobs import SCRIPTS, LocalJobLauncher, UnknownJob
 from magnetar_core.settings import Settings
+from magnetar_local.launcher import SCRIPTS, LocalJobLauncher, UnknownJob
 
 STATE_FILE = "local.json"
 USAGE = (

@@ -126,8 +126,8 @@ def _loop_baseline(stack, topics: list[str], options: dict[str, str]) -> dict:
 
 def run_benchmark(entries: int, partitions: int, size: int, options: dict[str, str]) -> dict:
     """Start a stack, load two data sets, compact one with Spark and one with a loop."""
-    from magnetar_core.adapters.jobs import DEFAULT_SCRIPTS_DIR
     from magnetar_jobs.common import spark_session
+    from magnetar_local.launcher import DEFAULT_SCRIPTS_DIR
 
     from .stack import LocalStack
 

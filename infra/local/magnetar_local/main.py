@@ -51,9 +51,9 @@ def _start_ticker(stack: LocalStack, every_s: float | None):
     """A Ticker running the template's job schedules through the local launcher."""
     from dataclasses import replace
 
-    from magnetar_core.adapters.jobs import LocalJobLauncher
     from magnetar_core.settings import Settings
     from magnetar_local.jobs import state_dir
+    from magnetar_local.launcher import LocalJobLauncher
     from magnetar_local.ticker import Ticker, schedules_from_template
 
     schedules = schedules_from_template(stack.template)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from magnetar_core import ports
 from magnetar_core.adapters.aws.buffers import BufferStore
 from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
 from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
+from magnetar_core.adapters.aws.glue import GlueJobLauncher
 from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.policies import PolicyStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
@@ -30,8 +34,11 @@ from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
 from magnetar_core.services.topics import Topics
 from magnetar_core.settings import Settings
 
+LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
+"""Where the local stack's job launcher lives (not in the Lambda layer: imported on use)."""
 
-@dataclass
+
+@dataclass(frozen=True)
 class Engine:
     """Everything a handler calls: topics, producer, subscriptions, stats, admin."""
 
@@ -43,21 +50,29 @@ class Engine:
     admin: Admin
     namespaces: Namespaces
     access: ProducerAccess
-    entries: EntryStore
-    compaction: Compaction | None = None
+    entries: ports.EntryStore
+    compaction: Compaction
 
     @classmethod
     def build(
-        cls, settings: Settings, runtime: Runtime | None = None, clients: tuple | None = None
+        cls,
+        settings: Settings,
+        runtime: Runtime | None = None,
+        clients: tuple | None = None,
+        *,
+        starter: ports.TimerStarter | None = None,
+        launcher: ports.JobLauncher | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
-        stepfunctions)`` (made from settings when None or missing)."""
+        stepfunctions)`` (made from settings when None or missing). Delay timers start
+        through ``starter`` when given, else through the settings' state machine (none:
+        delays off); jobs start through ``launcher`` when given, else the settings' one."""
         dynamodb, s3, *rest = clients or make_clients(settings)
-        starter = None
-        if settings.timer_state_machine_arn:
+        if starter is None and settings.timer_state_machine_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
             starter = TimerStarter(sfn, settings.timer_state_machine_arn)
-        return cls.assemble(settings, aws_stores(settings, dynamodb, s3), runtime, starter)
+        stores = aws_stores(settings, dynamodb, s3)
+        return cls.assemble(settings, stores, runtime, starter, launcher)
 
     @classmethod
     def assemble(
@@ -65,38 +80,15 @@ class Engine:
         settings: Settings,
         stores: Stores,
         runtime: Runtime | None = None,
-        starter: TimerStarter | None = None,
+        starter: ports.TimerStarter | None = None,
+        launcher: ports.JobLauncher | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
-        starts delay timers (None: delays off)."""
+        starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
+        the one ``settings.job_launcher`` names, made on first use)."""
         runtime = runtime or Runtime()
-        timer_options = TimerOptions(
-            settings.delayed_delivery_tick_ms,
-            settings.delayed_delivery_strict,
-            settings.delayed_delivery_enabled,
-            settings.delayed_delivery_release_grace_ms,
-        )
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         topics = Topics(stores.topics, log, cursors, runtime)
-        limits = DispatchLimits(
-            max_wait_ms=settings.receive_max_wait_ms,
-            check_interval_ms=settings.receive_check_interval_ms,
-            max_unacked_entries=settings.max_unacked_entries_per_consumer,
-            max_attempts=settings.commit_max_attempts,
-            consumer_lease_ms=settings.consumer_lease_ms,
-        )
-        subscriptions = Subscriptions(
-            topics,
-            log,
-            cursors,
-            entries,
-            runtime,
-            limits,
-            IndexCache(),
-            inline_entry_max_bytes=settings.inline_entry_max_bytes,
-            response_inline_budget_bytes=settings.response_inline_budget_bytes,
-        )
-        stats = Stats(topics, log, cursors)
         namespaces = Namespaces(
             stores.policies,
             stores.topics,
@@ -107,11 +99,7 @@ class Engine:
             delayed_delivery_enabled=settings.delayed_delivery_enabled,
             delayed_delivery_tick_ms=settings.delayed_delivery_tick_ms,
         )
-        producer_state = stores.producer_state
-        dedup = Deduplicator(log, producer_state, settings.dedup_snapshot_every)
-        producer = Producer(
-            topics, log, entries, runtime, namespaces, dedup, settings.commit_max_attempts
-        )
+        dedup = Deduplicator(log, stores.producer_state, settings.dedup_snapshot_every)
         non_persistent = NonPersistent(
             topics,
             cursors,
@@ -120,15 +108,36 @@ class Engine:
             settings.consumer_lease_ms,
             settings.receive_check_interval_ms,
         )
-        producer.non_persistent = non_persistent
-        subscriptions.non_persistent = non_persistent
-        subscriptions.producer = producer
-        subscriptions.namespaces = namespaces
-        subscriptions.timers = DelayTimers(timer_options, starter, runtime.now_ms)
-        compaction_store = stores.compaction
-        subscriptions.compacted = CompactedReads(
-            compaction_store, log, IndexCache(), settings.max_unacked_entries_per_consumer
+        producer = Producer(
+            topics,
+            log,
+            entries,
+            runtime,
+            namespaces,
+            dedup,
+            non_persistent,
+            settings.commit_max_attempts,
         )
+        subscriptions = Subscriptions(
+            topics,
+            log,
+            cursors,
+            entries,
+            runtime,
+            _dispatch_limits(settings),
+            IndexCache(),
+            timers=DelayTimers(_timer_options(settings), starter, runtime.now_ms),
+            namespaces=namespaces,
+            producer=producer,
+            non_persistent=non_persistent,
+            compacted=CompactedReads(
+                stores.compaction, log, IndexCache(), settings.max_unacked_entries_per_consumer
+            ),
+            inline_entry_max_bytes=settings.inline_entry_max_bytes,
+            response_inline_budget_bytes=settings.response_inline_budget_bytes,
+        )
+        stats = Stats(topics, log, cursors)
+        make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
         return cls(
             runtime=runtime,
             topics=topics,
@@ -140,7 +149,7 @@ class Engine:
             access=ProducerAccess(
                 topics,
                 producer,
-                producer_state,
+                stores.producer_state,
                 namespaces,
                 dedup,
                 runtime,
@@ -149,7 +158,7 @@ class Engine:
                 settings.commit_max_attempts,
             ),
             entries=entries,
-            compaction=Compaction(topics, compaction_store, _launcher_of(settings), runtime),
+            compaction=Compaction(topics, stores.compaction, make_launcher, runtime),
         )
 
 
@@ -157,14 +166,14 @@ class Engine:
 class Stores:
     """The engine's storage adapters, one per store port."""
 
-    topics: TopicStore
-    log: LogStore
-    cursors: CursorStore
-    entries: EntryStore
-    policies: PolicyStore
-    producer_state: ProducerStateStore
-    buffers: BufferStore
-    compaction: CompactionStore
+    topics: ports.TopicStore
+    log: ports.LogStore
+    cursors: ports.CursorStore
+    entries: ports.EntryStore
+    policies: ports.PolicyStore
+    producer_state: ports.ProducerStateStore
+    buffers: ports.BufferStore
+    compaction: ports.CompactionStore
 
 
 def aws_stores(settings: Settings, dynamodb, s3) -> Stores:
@@ -181,13 +190,42 @@ def aws_stores(settings: Settings, dynamodb, s3) -> Stores:
     )
 
 
-def _launcher_of(settings: Settings):
+def _dispatch_limits(settings: Settings) -> DispatchLimits:
+    return DispatchLimits(
+        max_wait_ms=settings.receive_max_wait_ms,
+        check_interval_ms=settings.receive_check_interval_ms,
+        max_unacked_entries=settings.max_unacked_entries_per_consumer,
+        max_attempts=settings.commit_max_attempts,
+        consumer_lease_ms=settings.consumer_lease_ms,
+    )
+
+
+def _timer_options(settings: Settings) -> TimerOptions:
+    return TimerOptions(
+        settings.delayed_delivery_tick_ms,
+        settings.delayed_delivery_strict,
+        settings.delayed_delivery_enabled,
+        settings.delayed_delivery_release_grace_ms,
+    )
+
+
+def launcher_from_settings(settings: Settings, glue=None) -> ports.JobLauncher:
+    """The job launcher ``settings.job_launcher`` names: ``glue`` (a Glue client is made
+    when none is given) or ``local`` (the local stack's subprocess launcher, imported now:
+    it is not part of the Lambda layer). Raises ValueError for another name,
+    ModuleNotFoundError for ``local`` without the local stack installed."""
+    if settings.job_launcher == "local":
+        return importlib.import_module(LOCAL_LAUNCHER_MODULE).LocalJobLauncher(settings)
+    if settings.job_launcher == "glue":
+        if glue is None:
+            import boto3
+
+            glue = boto3.session.Session(region_name=settings.region).client("glue")
+        return GlueJobLauncher(glue, settings.glue_job_prefix)
+    raise ValueError(f"JOB_LAUNCHER must be local or glue, not {settings.job_launcher!r}")
+
+
+def launcher_factory(settings: Settings) -> Callable[[], ports.JobLauncher]:
     """A factory of the job launcher ``settings`` name (made on first use: a Glue client is
     not worth building in every Lambda container)."""
-
-    def make():
-        from magnetar_core.adapters.jobs import launcher_from_settings
-
-        return launcher_from_settings(settings)
-
-    return make
+    return lambda: launcher_from_settings(settings)

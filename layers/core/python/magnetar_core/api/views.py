@@ -7,7 +7,7 @@ import binascii
 from typing import Any
 
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_core.services.produce import PublishResult
+from magnetar_core.services.entries import PublishResult
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
 from magnetar_wire import EntryFormatError, EntryMessage, decode_entry, encode_entry
 from magnetar_wire.ids import format_message_id, parse_message_id

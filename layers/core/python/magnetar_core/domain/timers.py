@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+
+from magnetar_core.ports import TimerStarter
 
 SECOND_MS = 1000
 
@@ -134,11 +137,13 @@ class NackBackoff:
 class DelayTimers:
     """Buckets by the options and the clock, and starts of the timers of new buckets.
 
-    ``starter`` is a ``storage.timers.TimerStarter`` (None: no state machine configured —
-    then nothing is ever delayed).
+    ``starter`` is the TimerStarter port (``adapters.aws.timers`` on AWS; None: no state
+    machine configured — then nothing is ever delayed); ``now_ms`` the clock (epoch ms).
     """
 
-    def __init__(self, options: TimerOptions, starter, now_ms) -> None:
+    def __init__(
+        self, options: TimerOptions, starter: TimerStarter | None, now_ms: Callable[[], int]
+    ) -> None:
         self.options = options
         self._starter = starter
         self._now_ms = now_ms

@@ -9,9 +9,9 @@ produce.py). Exclusive holders renew their lease with heartbeats; a lease not re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.errors import (
     ConditionFailed,
     InvalidMessage,
@@ -22,6 +22,8 @@ from magnetar_core.domain.errors import (
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.producers import ProducerLease
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.ports import ProducerStateStore
+from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.produce import Producer
@@ -104,35 +106,51 @@ class ProducerAccess:
         )
 
     def _join_shared(self, ref: PartitionRef) -> int:
-        for attempt in range(self._max_attempts):
-            lease = self._store.lease(ref.key)
+        def change(lease: ProducerLease) -> tuple[int, ProducerLease | None]:
             if lease.held(self._rt.now_ms(), self._lease_ms):
                 raise ProducerFenced(
                     f"Topic {ref.topic} is held by exclusive producer {lease.holder}"
                 )
             if lease.holder is None:
-                return lease.epoch
+                return lease.epoch, None
             # a lapsed exclusive holder: fence it and reopen the partition to everyone
-            try:
-                return self._open_epoch(ref, lease, None, None)
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-        raise ServiceUnitNotReady(f"Producer lease of {ref.topic} is contended; retry")
+            reopened = self._next_epoch(lease, None, None)
+            return reopened.epoch, reopened
+
+        return self._update_lease(ref, change, self._open_epoch)
 
     def _take(self, ref: PartitionRef, name: str, mode: str, fence_holder: bool) -> int:
-        for attempt in range(self._max_attempts):
-            lease = self._store.lease(ref.key)
+        def change(lease: ProducerLease) -> tuple[int, ProducerLease]:
             held = lease.held(self._rt.now_ms(), self._lease_ms)
             if held and lease.holder != name and not fence_holder:
                 raise ProducerFenced(
                     f"Topic {ref.topic} is held by exclusive producer {lease.holder}; "
                     "use ExclusiveWithFencing to take over or WaitForExclusive to wait"
                 )
-            try:
-                return self._open_epoch(ref, lease, name, mode)
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-        raise ServiceUnitNotReady(f"Producer lease of {ref.topic} is contended; retry")
+            taken = self._next_epoch(lease, name, mode)
+            return taken.epoch, taken
+
+        return self._update_lease(ref, change, self._open_epoch)
+
+    def _update_lease(
+        self,
+        ref: PartitionRef,
+        change: Callable[[ProducerLease], tuple[int, ProducerLease | None]],
+        write: Callable[[PartitionRef, ProducerLease], None],
+    ) -> int:
+        """One optimistic update of the partition's lease: ``change`` returns the epoch to
+        answer and the lease to ``write`` (None: none). Raises ServiceUnitNotReady when
+        every attempt lost its race, and what ``change`` or ``write`` raise."""
+        outcome = optimistic.update(
+            lambda: self._store.lease(ref.key),
+            change,
+            lambda lease: write(ref, lease),
+            self._rt,
+            self._max_attempts,
+        )
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Producer lease of {ref.topic} is contended; retry")
+        return outcome
 
     def _wait_and_take(self, ref: PartitionRef, name: str, wait_ms: int) -> int:
         deadline = self._rt.monotonic_ms() + wait_ms
@@ -147,34 +165,36 @@ class ProducerAccess:
                     ) from None
                 self._rt.sleep_ms(min(WAIT_POLL_MS, left))
 
-    def _open_epoch(
-        self, ref: PartitionRef, lease: ProducerLease, holder: str | None, mode: str | None
-    ) -> int:
-        """Bump the epoch in the lease (conditional), then fence older epochs in the log."""
-        epoch = lease.epoch + 1
-        updated = ProducerLease(epoch, holder, mode, self._rt.now_ms(), lease.version)
-        self._store.put_lease(ref.key, updated)
+    def _next_epoch(
+        self, lease: ProducerLease, holder: str | None, mode: str | None
+    ) -> ProducerLease:
+        """The lease with the next access epoch, held by ``holder`` (None: open to all)."""
+        return ProducerLease(lease.epoch + 1, holder, mode, self._rt.now_ms(), lease.version)
+
+    def _open_epoch(self, ref: PartitionRef, lease: ProducerLease) -> None:
+        """Write the lease of a new epoch (conditional: raises ConditionFailed), then fence
+        older epochs in the log (raises ProducerFenced when a newer one is there)."""
+        self._store.put_lease(ref.key, lease)
         self._producer.append_marker(
-            ref, epoch, exclusive=holder is not None, producer=holder or ""
+            ref, lease.epoch, exclusive=lease.holder is not None, producer=lease.holder or ""
         )
-        return epoch
 
     def heartbeat(self, topic: TopicName, name: str, epoch: int) -> int:
         """Renew an exclusive lease; raises ProducerFenced when it was lost."""
         ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
-        for attempt in range(self._max_attempts):
-            lease = self._store.lease(ref.key)
+
+        def change(lease: ProducerLease) -> tuple[int, ProducerLease]:
             if lease.holder != name or lease.epoch != epoch:
                 raise ProducerFenced(
                     f"Producer {name} no longer holds {topic} (epoch {lease.epoch})"
                 )
             lease.seen_ms = self._rt.now_ms()
-            try:
-                self._store.put_lease(ref.key, lease)
-                return epoch
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-        raise ServiceUnitNotReady(f"Producer lease of {topic} is contended; retry")
+            return epoch, lease
+
+        def renew(ref: PartitionRef, lease: ProducerLease) -> None:
+            self._store.put_lease(ref.key, lease)
+
+        return self._update_lease(ref, change, renew)
 
     def release(self, topic: TopicName, name: str, epoch: int | None) -> bool:
         """Give up an exclusive lease (idempotent); True when one was released."""
@@ -183,7 +203,7 @@ class ProducerAccess:
         if lease.holder != name or (epoch is not None and lease.epoch != epoch):
             return False
         try:
-            self._open_epoch(ref, lease, None, None)
+            self._open_epoch(ref, self._next_epoch(lease, None, None))
         except (ConditionFailed, ProducerFenced):
             return False
         return True

@@ -5,15 +5,13 @@
 already in progress") and starts the job through the job launcher with the run's id; the
 job (spark_glue/compact_topic.py) builds the compacted ledgers, switches the pointers to
 SUCCESS, or records ERROR with the error. ``status`` reads the pointers. Serving compacted
-reads lives in ``compaction_reads``.
+reads lives in ``subscriptions.compacted_reads``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
-from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.domain.compaction import (
     ERROR,
     NOT_RUN,
@@ -24,13 +22,14 @@ from magnetar_core.domain.compaction import (
     compacted_ledger_key,
 )
 from magnetar_core.domain.errors import (
-    ConditionFailed,
     NotAllowedError,
     ServiceUnitNotReady,
     StorageFault,
 )
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.ports import CompactionStore, JobLauncher
+from magnetar_core.services import optimistic
 from magnetar_core.services.topics import PartitionRef, Topics
 
 JOB = "compact-topic"
@@ -51,21 +50,16 @@ def update_state(
     Returns the state as written (or read, when nothing changed). Raises
     ServiceUnitNotReady after ``max_attempts`` lost races, and whatever ``change`` raises.
     """
-    for attempt in range(max_attempts):
-        state = store.get(pk)
-        if not change(state):
-            return state
-        try:
-            store.put(pk, state)
-            return state
-        except ConditionFailed:
-            runtime.sleep_ms(runtime.backoff.delay_ms(attempt))
-    raise ServiceUnitNotReady(f"The compaction state of {pk} is too busy; retry")
 
+    def change_of(state: CompactionState) -> tuple[CompactionState, CompactionState | None]:
+        return optimistic.changed(state, state, change(state))
 
-class JobLauncher(Protocol):
-    def start(self, job: str, args: dict[str, str]) -> str:
-        """Start a maintenance job with ``--key value`` arguments; returns its run id."""
+    outcome = optimistic.update(
+        lambda: store.get(pk), change_of, lambda state: store.put(pk, state), runtime, max_attempts
+    )
+    if isinstance(outcome, optimistic.Conflict):
+        raise ServiceUnitNotReady(f"The compaction state of {pk} is too busy; retry")
+    return outcome
 
 
 class Compaction:
@@ -94,10 +88,6 @@ class Compaction:
         if self._launcher is None and self._make_launcher is not None:
             self._launcher = self._make_launcher()
         return self._launcher
-
-    @launcher.setter
-    def launcher(self, launcher: JobLauncher | None) -> None:
-        self._launcher = launcher
 
     def refs(self, name: TopicName) -> list[PartitionRef]:
         """The partitions compaction works on: all of a partitioned topic's, or one.

@@ -12,10 +12,9 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from magnetar_core.adapters.aws.log import LogStore
-from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.producers import DedupSnapshot
+from magnetar_core.ports import LogStore, ProducerStateStore
 
 
 class Deduplicator:

@@ -4,13 +4,9 @@ as the data paths and the maintenance jobs see them (cached per process briefly)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from magnetar_core.adapters.aws.policies import PolicyStore
-from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.errors import (
-    ConditionFailed,
     InvalidMessage,
     ServiceUnitNotReady,
     TopicNotFound,
@@ -24,6 +20,8 @@ from magnetar_core.domain.policies import (
 )
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
+from magnetar_core.ports import PolicyStore, TopicStore
+from magnetar_core.services import optimistic
 from magnetar_core.services.topics import Topics
 
 MIN_MESSAGE_SIZE = 1024
@@ -129,24 +127,22 @@ class Namespaces:
             message_ttl_seconds=_first(own_ttl, ns.message_ttl_seconds, 0),
         )
 
-    def _retry(self, what: str, write: Callable[[], None]) -> None:
-        """Run a read-modify-write until its conditional write wins; raises
-        ServiceUnitNotReady when other writers keep winning."""
-        for attempt in range(UPDATE_ATTEMPTS):
-            try:
-                write()
-                return
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-        raise ServiceUnitNotReady(f"{what} kept changing meanwhile; retry")
+    def _versioned_update(self, what: str, read, change, write) -> None:
+        """One optimistic update of a policies record (``UPDATE_ATTEMPTS`` attempts);
+        raises ServiceUnitNotReady when other writers keep winning."""
+        outcome = optimistic.update(read, change, write, self._rt, UPDATE_ATTEMPTS)
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"{what} kept changing meanwhile; retry")
 
     # ------------------------------------------------------------ namespace level
     def _update(self, tenant: str, namespace: str, **changes) -> None:
         """Change some of a namespace's policies with a versioned write (retried)."""
         ns = f"{tenant}/{namespace}"
-        self._retry(
+        self._versioned_update(
             f"The policies of {ns}",
-            lambda: self._store.put(ns, self._store.get(ns).with_changes(**changes)),
+            lambda: self._store.get(ns),
+            lambda policies: (None, policies.with_changes(**changes)),
+            lambda policies: self._store.put(ns, policies),
         )
         with self._lock:
             self._cache.pop(ns, None)
@@ -221,12 +217,14 @@ class Namespaces:
         """Change some of a topic's overrides with a versioned write (retried); raises
         TopicNotFound, also when the topic is deleted meanwhile."""
 
-        def write() -> None:
-            meta = self._topic(name)
-            self._topic_store.put(replace(meta, version=meta.version + 1, **changes), meta)
-            self._topics.invalidate(meta.name)
+        def change(meta: TopicMeta) -> tuple[None, tuple[TopicMeta, TopicMeta]]:
+            return None, (replace(meta, version=meta.version + 1, **changes), meta)
 
-        self._retry(f"Topic {name}", write)
+        def write(new_and_read: tuple[TopicMeta, TopicMeta]) -> None:
+            self._topic_store.put(*new_and_read)
+            self._topics.invalidate(new_and_read[1].name)
+
+        self._versioned_update(f"Topic {name}", lambda: self._topic(name), change, write)
 
     def set_topic_deduplication(self, name: TopicName, enabled: object) -> None:
         """Topic-level deduplication override; raises InvalidMessage, TopicNotFound."""

@@ -13,14 +13,12 @@ from __future__ import annotations
 import itertools
 import threading
 
-from magnetar_core.adapters.aws.buffers import BufferStore
-from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.domain.buffers import buffer_key
 from magnetar_core.domain.errors import MessageTooBig
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.services.produce import PublishResult, validated_metadata
-from magnetar_core.services.subscriptions.base import DeliveredEntry
+from magnetar_core.ports import BufferStore, CursorStore
+from magnetar_core.services.entries import DeliveredEntry, PublishResult, validated_metadata
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.ids import format_message_id
 

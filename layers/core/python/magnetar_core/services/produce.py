@@ -17,13 +17,9 @@ fenced: no extra request is needed to enforce exclusivity.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from magnetar_core.adapters.aws.entries import EntryStore
-from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.domain.errors import (
-    ChecksumError,
-    ConditionFailed,
     InvalidMessage,
     MessageTooBig,
     NotAllowedError,
@@ -34,24 +30,16 @@ from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.ports import EntryStore, LogStore
+from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
+from magnetar_core.services.entries import PublishResult, validated_metadata
 from magnetar_core.services.namespaces import Namespaces
+from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
-from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
+from magnetar_wire import EntryMetadata
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.routing import JAVA_STRING_HASH
-
-
-@dataclass(frozen=True)
-class PublishResult:
-    """Where an entry was committed and the ids of its messages (duplicates: -1:-1)."""
-
-    topic: TopicName
-    ledger_id: int
-    entry_id: int
-    partition: int
-    message_ids: tuple[str, ...]
-    duplicate: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,9 +75,10 @@ class Producer:
         runtime: Runtime,
         namespaces: Namespaces,
         dedup: Deduplicator,
+        non_persistent: NonPersistent,
         max_attempts: int = 16,
     ) -> None:
-        self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
+        self._non_persistent = non_persistent
         self._topics = topics
         self._log = log
         self._entries = entries
@@ -127,7 +116,7 @@ class Producer:
         if not topic.persistent:
             if entry_ref is not None:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
-            return self.non_persistent.publish(topic, entry)
+            return self._non_persistent.publish(topic, entry)
         policies = self._namespaces.effective(topic)
         dedup = policies.deduplication or deduplicate
         if entry_ref is not None:
@@ -184,36 +173,43 @@ class Producer:
         return PublishResult(topic, -1, -1, ref.partition, ids, duplicate=True)
 
     def _commit(self, ref: PartitionRef, index: IndexEntry, epoch: int | None, dedup: bool) -> int:
+        """Commit ``index`` at the head's next id: one optimistic update of the head (cached
+        per process; re-read after every lost race). Raises ProducerFenced, _Duplicate,
+        _LedgerFenced, ServiceUnitNotReady (every attempt lost)."""
         key = ref.key
         with self._lock:
-            head = self._heads.get(key)
-        if head is None:
-            head = self._read_head(key)
+            cached = self._heads.get(key)
         marker = index.count == 0
-        for attempt in range(self._max_attempts):
+        heads = [cached] if cached is not None else []  # the cached head once, then reads
+
+        def read() -> Head:
+            return heads.pop() if heads else self._read_head(key)
+
+        def change(head: Head) -> tuple[int, IndexEntry]:
             if dedup:
                 self._check_duplicate(key, head, index)
             _check_access(head, epoch, marker, ref)
-            item = IndexEntry(
-                **{
-                    **index.__dict__,
-                    "entry_id": head.next_id,
-                    "epoch": index.epoch if marker else head.epoch,
-                    "exclusive": index.exclusive if marker else head.exclusive,
-                }
+            item = replace(
+                index,
+                entry_id=head.next_id,
+                epoch=index.epoch if marker else head.epoch,
+                exclusive=index.exclusive if marker else head.exclusive,
             )
-            try:
-                self._log.append(key, item)
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-                head = self._read_head(key)
-                continue
+            return head.next_id, item
+
+        def write(item: IndexEntry) -> None:
+            self._log.append(key, item)
             with self._lock:
-                self._heads[key] = Head(head.next_id + 1, item.epoch, item.exclusive)
-            return head.next_id
-        raise ServiceUnitNotReady(
-            f"Could not commit to {ref.topic} after {self._max_attempts} attempts (contention); retry"
-        )
+                self._heads[key] = Head(item.entry_id + 1, item.epoch, item.exclusive)
+
+        outcome = optimistic.update(read, change, write, self._rt, self._max_attempts)
+        if isinstance(outcome, optimistic.Conflict):
+            self._read_head(key)  # as after every lost race (a fenced ledger says so)
+            raise ServiceUnitNotReady(
+                f"Could not commit to {ref.topic} after {self._max_attempts} attempts "
+                "(contention); retry"
+            )
+        return outcome
 
     def _check_duplicate(self, key: str, head: Head, index: IndexEntry) -> None:
         """Raise _Duplicate if the log before ``head`` holds this producer's sequence id.
@@ -252,16 +248,6 @@ def _check_access(head: Head, epoch: int | None, marker: bool, ref: PartitionRef
         raise ProducerFenced(
             f"Producer fenced on {ref.topic}: epoch {epoch} was superseded by epoch {head.epoch}"
         )
-
-
-def validated_metadata(entry: bytes) -> EntryMetadata:
-    """The entry's header and metadata, CRC checked; raises ChecksumError, InvalidMessage."""
-    try:
-        return read_metadata(entry)
-    except ChecksumMismatch as exc:
-        raise ChecksumError(f"Entry checksum mismatch: {exc}") from exc
-    except EntryFormatError as exc:
-        raise InvalidMessage(f"Not a valid entry: {exc}") from exc
 
 
 def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from magnetar_core.adapters.aws.cursors import CursorStore
-from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.domain.cursor.state import FAILOVER, CursorState
 from magnetar_core.domain.dispatchers import failover_active
 from magnetar_core.domain.topic import TopicMeta
+from magnetar_core.ports import CursorStore, LogStore
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.ids import format_message_id
 

@@ -6,9 +6,6 @@ import itertools
 import threading
 from dataclasses import dataclass
 
-from magnetar_core.adapters.aws.cursors import CursorStore
-from magnetar_core.adapters.aws.log import LogStore
-from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.errors import (
     ConditionFailed,
     InvalidMessage,
@@ -21,6 +18,7 @@ from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
+from magnetar_core.ports import CursorStore, LogStore, TopicStore
 from magnetar_wire.routing import partition_of_key
 
 

@@ -1,20 +1,224 @@
 """Subscriptions: consumers, the long-poll receive (dispatcher), acks, nacks, redelivery.
 
 Every operation is one optimistic read-modify-write of the cursor item: read it strongly
-consistent, apply a pure change (``cursor.CursorState``), write it conditional on the
+consistent, apply a pure change (``domain.cursor.CursorState``), write it conditional on the
 version, and on a lost race retry with jitter. A receive commits the lease before it reads
 entry objects, so a crash in between only delays those messages (at-least-once).
+
+``Subscriptions`` is composed of one object per concern, all over one shared
+``SubscriptionContext``: ``Seeking`` (positions), ``Lifecycle`` (subscribe ... unsubscribe),
+``Dispatch`` (receive; with ``Fetcher`` and ``DeadLettering``) and ``Acknowledgements``.
 """
 
 from __future__ import annotations
 
+from magnetar_core.domain.cursor.state import KeySharedOptions
+from magnetar_core.domain.dead_letter import DeadLetterPolicy
+from magnetar_core.domain.names import TopicName
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.timers import DelayTimers, NackBackoff
+from magnetar_core.ports import CursorStore, EntryStore, LogStore
+from magnetar_core.services.index_cache import IndexCache
+from magnetar_core.services.namespaces import Namespaces
+from magnetar_core.services.nonpersistent import NonPersistent
+from magnetar_core.services.produce import Producer
 from magnetar_core.services.subscriptions.acks import Acknowledgements
-from magnetar_core.services.subscriptions.base import ConsumerHandle, DeliveredEntry, DispatchLimits
+from magnetar_core.services.subscriptions.base import (
+    ConsumerHandle,
+    DeliveredEntry,
+    DispatchLimits,
+    SubscriptionContext,
+)
+from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.dispatch import Dispatch
-from magnetar_core.services.subscriptions.lifecycle import ConsumerLifecycle
+from magnetar_core.services.subscriptions.fetching import Fetcher
+from magnetar_core.services.subscriptions.lifecycle import Lifecycle
+from magnetar_core.services.subscriptions.seeking import Seeking
+from magnetar_core.services.topics import PartitionRef, Topics
 
 __all__ = ["ConsumerHandle", "DeliveredEntry", "DispatchLimits", "Subscriptions"]
 
 
-class Subscriptions(ConsumerLifecycle, Dispatch, Acknowledgements):
-    """The server side of consumers: lifecycle, dispatch and acknowledgements."""
+class Subscriptions:
+    """The server side of consumers: lifecycle, positions, dispatch and acknowledgements.
+
+    ``timers`` bucket and start delays, ``namespaces`` say whether delayed delivery is on,
+    ``producer`` publishes dead letters, ``non_persistent`` serves non-persistent topics,
+    ``compacted`` serves ``readCompacted`` cursors. Entries up to
+    ``inline_entry_max_bytes`` go inline in a receive response while it stays within
+    ``response_inline_budget_bytes`` (sizes in bytes).
+    """
+
+    def __init__(
+        self,
+        topics: Topics,
+        log: LogStore,
+        cursors: CursorStore,
+        entries: EntryStore,
+        runtime: Runtime,
+        limits: DispatchLimits,
+        index_cache: IndexCache,
+        *,
+        timers: DelayTimers,
+        namespaces: Namespaces,
+        producer: Producer,
+        non_persistent: NonPersistent,
+        compacted: CompactedReads,
+        inline_entry_max_bytes: int = 1024 * 1024,
+        response_inline_budget_bytes: int = 3 * 1024 * 1024,
+    ) -> None:
+        self.context = SubscriptionContext(
+            topics, log, cursors, entries, runtime, limits, index_cache
+        )
+        self.seeking = Seeking(self.context)
+        self.lifecycle = Lifecycle(self.context, self.seeking)
+        self.dead_letters = DeadLettering(self.context, producer)
+        self.dispatch = Dispatch(
+            self.context,
+            timers,
+            namespaces,
+            self.dead_letters,
+            non_persistent,
+            compacted,
+            Fetcher(entries, inline_entry_max_bytes, response_inline_budget_bytes),
+        )
+        self.acks = Acknowledgements(self.context, timers)
+
+    # -- lifecycle (see Lifecycle) ----------------------------------------------------------
+
+    def subscribe(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_name: str | None,
+        sub_type: str,
+        earliest: bool,
+        priority_level: int = 0,
+        spread: bool = False,
+        start_message_id: str | None = None,
+        inclusive: bool = False,
+        durable: bool = True,
+        key_shared: KeySharedOptions | None = None,
+        dead_letter: DeadLetterPolicy | None = None,
+        read_compacted: bool = False,
+    ) -> ConsumerHandle:
+        """Register a consumer (``Lifecycle.subscribe``: options and errors there)."""
+        return self.lifecycle.subscribe(
+            topic,
+            subscription,
+            consumer_name,
+            sub_type,
+            earliest,
+            priority_level,
+            spread,
+            start_message_id,
+            inclusive,
+            durable,
+            key_shared,
+            dead_letter,
+            read_compacted,
+        )
+
+    def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+        """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
+        self.lifecycle.heartbeat(topic, subscription, consumer_id)
+
+    def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
+        """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
+        return self.lifecycle.close(topic, subscription, consumer_id)
+
+    def unsubscribe(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+        """Delete the subscription on behalf of one of its consumers (``Lifecycle``)."""
+        self.lifecycle.unsubscribe(topic, subscription, consumer_id)
+
+    def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
+        """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
+        self.lifecycle.delete_subscription(topic, subscription, force)
+
+    # -- positions (see Seeking) ------------------------------------------------------------
+
+    def position_of(
+        self, ref: PartitionRef, message_id: str, inclusive: bool
+    ) -> tuple[int, int, int]:
+        """``(entry_id, skip, batch_size)`` a cursor starts at for ``message_id``."""
+        return self.seeking.position_of(ref, message_id, inclusive)
+
+    def entry_at_time(self, ref: PartitionRef, timestamp_ms: int) -> int:
+        """The first entry whose messages were published at or after ``timestamp_ms``."""
+        return self.seeking.entry_at_time(ref, timestamp_ms)
+
+    def seek(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        *,
+        message_id: str | None = None,
+        timestamp_ms: int | None = None,
+        inclusive: bool = False,
+    ) -> None:
+        """Reset the subscription to a message id or a publish time (``Seeking.seek``)."""
+        self.seeking.seek(
+            topic,
+            subscription,
+            consumer_id,
+            message_id=message_id,
+            timestamp_ms=timestamp_ms,
+            inclusive=inclusive,
+        )
+
+    def last_message_id(self, topic: TopicName) -> str | None:
+        """The id of the last message of a topic or partition (None when empty)."""
+        return self.seeking.last_message_id(topic)
+
+    # -- dispatch (see Dispatch) ------------------------------------------------------------
+
+    def receive(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        max_messages: int,
+        wait_ms: int,
+        by_reference: bool = False,
+    ) -> list[DeliveredEntry]:
+        """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``
+        (``Dispatch.receive``)."""
+        return self.dispatch.receive(
+            topic, subscription, consumer_id, max_messages, wait_ms, by_reference
+        )
+
+    # -- acknowledgements (see Acknowledgements) --------------------------------------------
+
+    def acknowledge(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        message_ids: list[str],
+        cumulative: bool,
+    ) -> int:
+        """Acknowledge messages; returns how many positions changed the cursor."""
+        return self.acks.acknowledge(topic, subscription, consumer_id, message_ids, cumulative)
+
+    def negative_acknowledge(
+        self,
+        topic: TopicName,
+        subscription: str,
+        consumer_id: str,
+        message_ids: list[str],
+        delay_ms: int = 0,
+        backoff: NackBackoff | None = None,
+    ) -> int:
+        """Send these messages' entries back for redelivery, now or after a delay
+        (``Acknowledgements.negative_acknowledge``); returns how many."""
+        return self.acks.negative_acknowledge(
+            topic, subscription, consumer_id, message_ids, delay_ms, backoff
+        )
+
+    def redeliver_unacknowledged(
+        self, topic: TopicName, subscription: str, consumer_id: str
+    ) -> int:
+        """Send everything in flight to this consumer back for redelivery; returns how many."""
+        return self.acks.redeliver_unacknowledged(topic, subscription, consumer_id)

@@ -9,14 +9,19 @@ from magnetar_core.domain.errors import (
     InvalidMessage,
 )
 from magnetar_core.domain.names import TopicName
-from magnetar_core.domain.timers import NackBackoff
-from magnetar_core.services.subscriptions.base import SubscriptionBase
+from magnetar_core.domain.timers import DelayTimers, NackBackoff
+from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import parse_message_id
 
 
-class Acknowledgements(SubscriptionBase):
-    """Changes of a cursor on behalf of one consumer's acks and nacks."""
+class Acknowledgements:
+    """Changes of a cursor on behalf of one consumer's acks and nacks (``timers`` hold
+    delayed nacks back)."""
+
+    def __init__(self, context: SubscriptionContext, timers: DelayTimers) -> None:
+        self._ctx = context
+        self._timers = timers
 
     def acknowledge(
         self,
@@ -31,7 +36,7 @@ class Acknowledgements(SubscriptionBase):
         Raises InvalidMessage (bad ids), ConsumerNotFound,
         CumulativeAcknowledgementNotAllowedError (cumulative on Shared or Key_Shared).
         """
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         positions = _positions(message_ids, ref)
 
         def change(state: CursorState) -> tuple[int, bool]:
@@ -46,10 +51,10 @@ class Acknowledgements(SubscriptionBase):
                     return 0, False
                 done = state.acknowledge_cumulative(*max(positions))
             else:
-                done = state.acknowledge(positions, self._hashes_of(ref))
+                done = state.acknowledge(positions, self._ctx.hashes_of(ref))
             return done, done > 0
 
-        return self._update(ref, subscription, change)
+        return self._ctx.update(ref, subscription, change)
 
     def negative_acknowledge(
         self,
@@ -69,34 +74,34 @@ class Acknowledgements(SubscriptionBase):
         """
         if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
             raise InvalidMessage(f"delayMs must be a non-negative integer, not {delay_ms!r}")
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
-        timer_id = self._rt.new_id()[:12]
+        timer_id = self._ctx.runtime.new_id()[:12]
 
         def change(state: CursorState) -> tuple[int, bool]:
-            self._require_consumer(state, consumer_id)
+            self._ctx.require_consumer(state, consumer_id)
             before = set(state.delayed)
-            bucket_of = self.timers.nack_buckets(delay_ms, backoff)
-            hashes_of = self._hashes_of(ref)
+            bucket_of = self._timers.nack_buckets(delay_ms, backoff)
+            hashes_of = self._ctx.hashes_of(ref)
             moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of)
             if moved:
-                self.timers.start_new(ref.key, state, before, timer_id)
+                self._timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0
 
-        return self._update(ref, subscription, change)
+        return self._ctx.update(ref, subscription, change)
 
     def redeliver_unacknowledged(
         self, topic: TopicName, subscription: str, consumer_id: str
     ) -> int:
         """Send everything in flight to this consumer back for redelivery; returns how many."""
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(state: CursorState) -> tuple[int, bool]:
-            self._require_consumer(state, consumer_id)
-            moved = state.redeliver_all(consumer_id, self._hashes_of(ref))
+            self._ctx.require_consumer(state, consumer_id)
+            moved = state.redeliver_all(consumer_id, self._ctx.hashes_of(ref))
             return moved, moved > 0
 
-        return self._update(ref, subscription, change)
+        return self._ctx.update(ref, subscription, change)
 
 
 def parse_backoff(data: object) -> NackBackoff | None:

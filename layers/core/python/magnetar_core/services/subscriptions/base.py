@@ -1,21 +1,17 @@
-"""The shared plumbing of subscriptions: the service's state, limits, and the optimistic
+"""What the parts of the subscription service share: the ``SubscriptionContext`` (the
+topics service, the stores, the runtime, the limits, the index cache) with the optimistic
 read-modify-write of a cursor item (read strongly consistent, change purely, write on the
-version read, retry a lost race with jitter)."""
+version read, retry a lost race with jitter), and the values the service hands out."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from magnetar_core.adapters.aws.cursors import CursorStore
-from magnetar_core.adapters.aws.entries import EntryStore
-from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import (
-    ConditionFailed,
     ConsumerNotFound,
     InvalidMessage,
     ServiceUnitNotReady,
@@ -23,9 +19,19 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.timers import DelayTimers, TimerOptions
+from magnetar_core.ports import CursorStore, EntryStore, LogStore
+from magnetar_core.services import optimistic
+from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.topics import PartitionRef, Topics
+
+__all__ = [
+    "ConsumerHandle",
+    "DeliveredEntry",
+    "DispatchLimits",
+    "SubscriptionContext",
+    "check_subscription",
+]
 
 T = TypeVar("T")
 _SUBSCRIPTION = re.compile(r"^[A-Za-z0-9_=:.\-]{1,256}$")
@@ -39,22 +45,6 @@ class ConsumerHandle:
     consumer_name: str
     subscription: str
     topic: TopicName
-
-
-@dataclass(frozen=True)
-class DeliveredEntry:
-    """An entry handed to a consumer, with its bytes exactly as produced."""
-
-    topic: TopicName
-    ledger_id: int
-    entry_id: int
-    partition: int
-    redelivery_count: int
-    batch_indexes: tuple[int, ...] | None
-    data: bytes | None
-    url: str | None = None
-    url_range: tuple[int, int] | None = None
-    """With ``url``: ``(offset, length)`` of the entry in the object (segments hold many)."""
 
 
 @dataclass(frozen=True)
@@ -75,62 +65,46 @@ class DispatchLimits:
     """Key_Shared: partly leased batch entries per subscription (each costs a mask)."""
 
 
-class SubscriptionBase:
-    """State and plumbing shared by the consumer, dispatch and acknowledgement use cases."""
+@dataclass(frozen=True)
+class SubscriptionContext:
+    """The collaborators every part of the subscription service uses, and the cursor
+    operations they share."""
 
-    def __init__(
-        self,
-        topics: Topics,
-        log: LogStore,
-        cursors: CursorStore,
-        entries: EntryStore,
-        runtime: Runtime,
-        limits: DispatchLimits,
-        index_cache: IndexCache,
-        inline_entry_max_bytes: int = 1024 * 1024,
-        response_inline_budget_bytes: int = 3 * 1024 * 1024,
-    ) -> None:
-        self.non_persistent = None  # NonPersistent, set by the engine (non-persistent topics)
-        self.timers = DelayTimers(TimerOptions(), None, runtime.now_ms)  # set by the engine
-        self.producer = None  # Producer, set by the engine (dead letters are published)
-        self.namespaces = None  # Namespaces, set by the engine (the delayed delivery switch)
-        self._dead_letters_ready: set[str] = set()
-        self._dead_letters_retry_at: dict[str, float] = {}
-        self._inline_max = inline_entry_max_bytes
-        self._inline_budget = response_inline_budget_bytes
-        self._topics = topics
-        self._log = log
-        self._cursors = cursors
-        self._entries = entries
-        self._rt = runtime
-        self._limits = limits
-        self._index = index_cache
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="entry-get")
+    topics: Topics
+    log: LogStore
+    cursors: CursorStore
+    entries: EntryStore
+    runtime: Runtime
+    limits: DispatchLimits
+    index: IndexCache
 
-    def _cursor(self, ref: PartitionRef, subscription: str, consumer_id: str) -> CursorState:
-        state = self._cursors.get(ref.key, subscription)
+    def cursor(self, ref: PartitionRef, subscription: str, consumer_id: str) -> CursorState:
+        """The cursor, read strongly consistent, with ``consumer_id`` connected to it.
+        Raises SubscriptionNotFound, ConsumerNotFound."""
+        state = self.cursors.get(ref.key, subscription)
         if state is None:
             raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
-        self._require_consumer(state, consumer_id)
+        self.require_consumer(state, consumer_id)
         return state
 
     @staticmethod
-    def _require_consumer(state: CursorState, consumer_id: str) -> None:
+    def require_consumer(state: CursorState, consumer_id: str) -> None:
+        """Raise ConsumerNotFound unless ``consumer_id`` is connected to ``state``."""
         if consumer_id not in state.consumers:
             raise ConsumerNotFound(
                 f"Consumer {consumer_id} is not connected to subscription {state.subscription}; subscribe again"
             )
 
-    def _hashes_of(self, ref: PartitionRef) -> Callable[[list[int]], dict[int, tuple[int, ...]]]:
+    def hashes_of(self, ref: PartitionRef) -> Callable[[list[int]], dict[int, tuple[int, ...]]]:
         """A loader of per-message sticky key hashes, through the index cache."""
 
         def load(entry_ids: list[int]) -> dict[int, tuple[int, ...]]:
-            items = self._index.resolve(ref.key, entry_ids, self._log.get_many)
+            items = self.index.resolve(ref.key, entry_ids, self.log.get_many)
             return {e: item.message_hashes() for e, item in items.items()}
 
         return load
 
-    def _update(
+    def update(
         self,
         ref: PartitionRef,
         subscription: str,
@@ -138,26 +112,40 @@ class SubscriptionBase:
         missing_ok: bool = False,
         default: T | None = None,
     ) -> T:
-        for attempt in range(self._limits.max_attempts):
-            state = self._cursors.get(ref.key, subscription)
-            if state is None:
-                if missing_ok:
-                    return default
+        """One optimistic update of a cursor: ``change`` mutates the state read and returns
+        ``(result, whether to write)``; a lost write starts over from a fresh read (up to
+        ``limits.max_attempts`` times). A missing cursor gives ``default`` when
+        ``missing_ok``. Raises SubscriptionNotFound, ServiceUnitNotReady (every attempt
+        lost), and what ``change`` raises."""
+
+        def read() -> CursorState | None:
+            state = self.cursors.get(ref.key, subscription)
+            if state is None and not missing_ok:
                 raise SubscriptionNotFound(
                     f"Subscription {subscription} does not exist on {ref.topic}"
                 )
-            result, changed = change(state)
-            if not changed:
-                return result
-            try:
-                self._cursors.put(ref.key, state)
-                return result
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy; retry")
+            return state
+
+        def apply(state: CursorState | None) -> tuple[T, CursorState | None]:
+            if state is None:
+                return default, None
+            result, dirty = change(state)
+            return optimistic.changed(state, result, dirty)
+
+        outcome = optimistic.update(
+            read, apply, self.put(ref), self.runtime, self.limits.max_attempts
+        )
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Subscription {subscription} is too busy; retry")
+        return outcome
+
+    def put(self, ref: PartitionRef) -> Callable[[CursorState], None]:
+        """The conditional write of a cursor of ``ref`` (raises ConditionFailed)."""
+        return lambda state: self.cursors.put(ref.key, state)
 
 
-def _check_subscription(name: str) -> None:
+def check_subscription(name: str) -> None:
+    """Raise InvalidMessage unless ``name`` is a valid subscription name."""
     if not isinstance(name, str) or not _SUBSCRIPTION.fullmatch(name):
         raise InvalidMessage(
             f"Invalid subscription name {name!r}: use 1-256 letters, digits and - _ = : ."

@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from itertools import islice
 
-from magnetar_core.adapters.aws.compaction import CompactionStore
-from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.domain.cursor.state import EXCLUSIVE, FAILOVER, CursorState, Delivery
 from magnetar_core.domain.errors import NotAllowedError
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
+from magnetar_core.ports import CompactionStore, LogStore
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.topics import PartitionRef
 

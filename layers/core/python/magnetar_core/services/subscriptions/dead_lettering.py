@@ -28,7 +28,8 @@ from magnetar_core.domain.cursor.state import EXCLUSIVE, CursorState
 from magnetar_core.domain.dead_letter import DeadLetter, Origin, dead_letter_entry, producer_name
 from magnetar_core.domain.errors import ConditionFailed, MagnetarError
 from magnetar_core.domain.names import TopicName
-from magnetar_core.services.subscriptions.base import SubscriptionBase
+from magnetar_core.services.produce import Producer
+from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire import EntryFormatError
 
@@ -37,30 +38,40 @@ RETRY_AFTER_MS = 1000
 log = logging.getLogger("magnetar.dead_letters")
 
 
-class DeadLettering(SubscriptionBase):
-    """Moves a subscription's exhausted entries to their dead letter topics."""
+class DeadLettering:
+    """Moves a subscription's exhausted entries to their dead letter topics (published
+    through ``producer``)."""
 
-    def _drain_dead_letters(self, ref: PartitionRef, state: CursorState) -> int:
+    def __init__(self, context: SubscriptionContext, producer: Producer) -> None:
+        self._ctx = context
+        self._producer = producer
+        self._ready: set[str] = set()
+        """Initial subscriptions known to exist (per producer, topic and name)."""
+        self._retry_at: dict[str, float] = {}
+        """Per cursor: the monotonic ms before which a failed outbox is left alone."""
+
+    def drain(self, ref: PartitionRef, state: CursorState) -> int:
         """Publish and settle the outbox of ``state`` (as just read or written; it is
         changed and written again). Returns how many entries were settled. A failure is
         logged and leaves the outbox for a later dispatch (of any container)."""
         if not state.dead_letters:
             return 0
         key = f"{ref.key}\n{state.subscription}"
-        if self._dead_letters_retry_at.get(key, 0) > self._rt.monotonic_ms():
+        if self._retry_at.get(key, 0) > self._ctx.runtime.monotonic_ms():
             return 0
         try:
-            through = self._publish_dead_letters(ref, state)
-            return self._settle_dead_letters(ref, state, through)
+            through = self.publish(ref, state)
+            return self.settle(ref, state, through)
         except (MagnetarError, EntryFormatError):
             log.exception("dead-lettering from %s on %s failed", state.subscription, ref.topic)
-            self._dead_letters_retry_at[key] = self._rt.monotonic_ms() + RETRY_AFTER_MS
+            self._retry_at[key] = self._ctx.runtime.monotonic_ms() + RETRY_AFTER_MS
             return 0
 
-    def _publish_dead_letters(self, ref: PartitionRef, state: CursorState) -> int:
+    def publish(self, ref: PartitionRef, state: CursorState) -> int:
         """Publish every outbox item in sequence order; returns the last sequence id."""
         items = sorted(state.dead_letters, key=lambda d: d.sequence_id)
-        index = self._index.resolve(ref.key, [d.entry_id for d in items], self._log.get_many)
+        ctx = self._ctx
+        index = ctx.index.resolve(ref.key, [d.entry_id for d in items], ctx.log.get_many)
         producer = producer_name(ref.topic, state.subscription, state.dead_letter_id)
         origin = Origin(ref.topic, ref.ledger_id, ref.partition)
         for item in items:
@@ -70,18 +81,18 @@ class DeadLettering(SubscriptionBase):
                 continue
             target = TopicName.parse(item.topic)
             self._ensure_initial_subscription(target, item, producer)
-            data = self._entries.get(item_entry.object_key, item_entry.offset, item_entry.length)
-            entry = dead_letter_entry(data, item, origin, producer, self._rt.now_ms())
-            self.producer.publish(target, entry, deduplicate=True)
+            data = ctx.entries.get(item_entry.object_key, item_entry.offset, item_entry.length)
+            entry = dead_letter_entry(data, item, origin, producer, ctx.runtime.now_ms())
+            self._producer.publish(target, entry, deduplicate=True)
         return items[-1].sequence_id
 
-    def _settle_dead_letters(self, ref: PartitionRef, state: CursorState, through: int) -> int:
+    def settle(self, ref: PartitionRef, state: CursorState, through: int) -> int:
         """Acknowledge the published items: on the state held (one write) or, when the
         cursor changed meanwhile, by the ordinary read-modify-write."""
-        hashes_of = self._hashes_of(ref)
+        hashes_of = self._ctx.hashes_of(ref)
         done = state.settle_dead_letters(through, hashes_of)
         try:
-            self._cursors.put(ref.key, state)
+            self._ctx.cursors.put(ref.key, state)
             return done
         except ConditionFailed:
             pass
@@ -90,7 +101,7 @@ class DeadLettering(SubscriptionBase):
             settled = fresh.settle_dead_letters(through, hashes_of)
             return settled, settled > 0
 
-        return self._update(ref, state.subscription, change, missing_ok=True, default=0)
+        return self._ctx.update(ref, state.subscription, change, missing_ok=True, default=0)
 
     def _ensure_initial_subscription(self, topic: TopicName, item: DeadLetter, producer: str):
         """Create ``item.initial_subscription`` at Earliest on ``topic`` (every partition of
@@ -98,14 +109,15 @@ class DeadLettering(SubscriptionBase):
         first publish (as Pulsar's dead letter producer does when it is created)."""
         name = item.initial_subscription
         marker = f"{producer}\n{topic}\n{name}"
-        if name is None or marker in self._dead_letters_ready:
+        if name is None or marker in self._ready:
             return
-        meta = self._topics.cached_meta(topic)
+        topics = self._ctx.topics
+        meta = topics.cached_meta(topic)
         if meta is not None and meta.partitions > 0:
-            refs = self._topics.partitions_of(meta)
+            refs = topics.partitions_of(meta)
         else:
-            refs = [self._topics.resolve(topic, create=True)]
+            refs = [topics.resolve(topic, create=True)]
         for target in refs:
             with contextlib.suppress(ConditionFailed):  # it exists already: keep it as it is
-                self._cursors.put(target.key, CursorState.new(name, EXCLUSIVE, -1, True))
-        self._dead_letters_ready.add(marker)
+                self._ctx.cursors.put(target.key, CursorState.new(name, EXCLUSIVE, -1, True))
+        self._ready.add(marker)

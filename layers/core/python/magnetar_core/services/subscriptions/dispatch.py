@@ -13,26 +13,66 @@ policy to its outbox; the outbox is then published and settled (``dead_lettering
 from __future__ import annotations
 
 from itertools import islice
+from typing import NamedTuple
 
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
-    ConditionFailed,
     InvalidMessage,
     ServiceUnitNotReady,
     SubscriptionNotFound,
 )
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
-from magnetar_core.services.subscriptions.base import DeliveredEntry
+from magnetar_core.domain.timers import DelayTimers
+from magnetar_core.services import optimistic
+from magnetar_core.services.entries import DeliveredEntry
+from magnetar_core.services.namespaces import Namespaces
+from magnetar_core.services.nonpersistent import NonPersistent
+from magnetar_core.services.subscriptions.base import SubscriptionContext
+from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
+from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.topics import PartitionRef
 
 
-class Dispatch(DeadLettering):
-    """Receive: redeliveries first, then new entries, for consumers the policy admits."""
+class _Planned(NamedTuple):
+    """One dispatch attempt's plan: the cursor as changed, what it leases, whether the
+    change must be written, the earliest pending delay bucket, whether delays moved."""
 
-    compacted = None  # CompactedReads, set by the engine: serves readCompacted cursors
+    state: CursorState
+    deliveries: list[Delivery]
+    known: dict[int, IndexEntry]
+    write: bool
+    wake_at: int | None
+    moved: bool
+
+
+class Dispatch:
+    """Receive: redeliveries first, then new entries, for consumers the policy admits.
+
+    ``timers`` bucket and start delays, ``namespaces`` say whether delayed delivery is on,
+    ``dead_letters`` drains outboxes, ``non_persistent`` serves non-persistent topics,
+    ``compacted`` serves ``readCompacted`` cursors, ``fetcher`` reads the leased entries.
+    """
+
+    def __init__(
+        self,
+        context: SubscriptionContext,
+        timers: DelayTimers,
+        namespaces: Namespaces,
+        dead_letters: DeadLettering,
+        non_persistent: NonPersistent,
+        compacted: CompactedReads,
+        fetcher: Fetcher,
+    ) -> None:
+        self._ctx = context
+        self._timers = timers
+        self._namespaces = namespaces
+        self._dead_letters = dead_letters
+        self._non_persistent = non_persistent
+        self._compacted = compacted
+        self._fetcher = fetcher
 
     def receive(
         self,
@@ -51,22 +91,23 @@ class Dispatch(DeadLettering):
         """
         if not 1 <= max_messages <= 10_000:
             raise InvalidMessage(f"maxMessages must be between 1 and 10000, not {max_messages}")
-        if not 0 <= wait_ms <= self._limits.max_wait_ms:
+        ctx = self._ctx
+        if not 0 <= wait_ms <= ctx.limits.max_wait_ms:
             raise InvalidMessage(
-                f"waitMs must be between 0 and {self._limits.max_wait_ms}, not {wait_ms}"
+                f"waitMs must be between 0 and {ctx.limits.max_wait_ms}, not {wait_ms}"
             )
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        ref = ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         if not topic.persistent:
             self._keep_alive(ref, subscription, consumer_id)
-            return self.non_persistent.receive(ref, subscription, max_messages, wait_ms)
-        deadline = self._rt.monotonic_ms() + wait_ms
+            return self._non_persistent.receive(ref, subscription, max_messages, wait_ms)
+        deadline = ctx.runtime.monotonic_ms() + wait_ms
         while True:
             deliveries, read_position, wake_at, progressed = self._dispatch(
                 ref, subscription, consumer_id, max_messages
             )
             if deliveries:
-                return self._fetch(ref, deliveries, by_reference)
-            if progressed and self._rt.monotonic_ms() < deadline:
+                return self._fetcher.fetch(ref, deliveries, by_reference)
+            if progressed and ctx.runtime.monotonic_ms() < deadline:
                 continue  # entries went to the delayed set or came out of it: look again
             if not self._await_more(ref.key, read_position, deadline, wake_at):
                 return []
@@ -74,15 +115,16 @@ class Dispatch(DeadLettering):
     def _keep_alive(self, ref: PartitionRef, subscription: str, consumer_id: str) -> None:
         """Check the consumer and renew its lease (non-persistent receives skip the cursor's
         dispatch, not its liveness). Raises ConsumerNotFound, SubscriptionNotFound."""
-        lease_ms = self._limits.consumer_lease_ms
+        ctx = self._ctx
+        lease_ms = ctx.limits.consumer_lease_ms
 
         def change(state: CursorState) -> tuple[None, bool]:
-            now = self._rt.now_ms()
+            now = ctx.runtime.now_ms()
             expired = state.expire_consumers(now, lease_ms)
-            self._require_consumer(state, consumer_id)
+            ctx.require_consumer(state, consumer_id)
             return None, bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
 
-        self._update(ref, subscription, change)
+        ctx.update(ref, subscription, change)
 
     def _await_more(
         self, key: str, read_position: int, deadline: float, wake_at: int | None = None
@@ -91,18 +133,19 @@ class Dispatch(DeadLettering):
         ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
         delayed bucket — has come), or the deadline passes (then False). One small read per
         check."""
-        for _ in range(self._limits.cursor_recheck_every):
-            left = deadline - self._rt.monotonic_ms()
+        limits, rt = self._ctx.limits, self._ctx.runtime
+        for _ in range(limits.cursor_recheck_every):
+            left = deadline - rt.monotonic_ms()
             if left <= 0:
                 return False
-            pause = min(self._limits.check_interval_ms, left)
-            now = self._rt.now_ms()
+            pause = min(limits.check_interval_ms, left)
+            now = rt.now_ms()
             if wake_at is not None and wake_at > now:  # overdue: poll at the check interval
                 pause = min(pause, wake_at - now)
-            self._rt.sleep_ms(pause)
-            if wake_at is not None and self._rt.now_ms() >= wake_at:
+            rt.sleep_ms(pause)
+            if wake_at is not None and rt.now_ms() >= wake_at:
                 return True
-            if self._log.exists(key, read_position):
+            if self._ctx.log.exists(key, read_position):
                 return True
         return True
 
@@ -111,66 +154,73 @@ class Dispatch(DeadLettering):
     ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
         """One optimistic dispatch: ``(deliveries with their index items, read position,
         earliest pending bucket or None, whether delays moved anything)``."""
-        lease_ms = self._limits.consumer_lease_ms
-        timer_id = self._rt.new_id()[:12]
-        for attempt in range(self._limits.max_attempts):
-            state = self._cursors.get(ref.key, subscription)
+        ctx = self._ctx
+        lease_ms = ctx.limits.consumer_lease_ms
+        timer_id = ctx.runtime.new_id()[:12]
+
+        def read() -> CursorState:
+            state = ctx.cursors.get(ref.key, subscription)
             if state is None:
                 raise SubscriptionNotFound(
                     f"Subscription {subscription} does not exist on {ref.topic}"
                 )
-            now = self._rt.now_ms()
+            return state
+
+        def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
+            now = ctx.runtime.now_ms()
             expired = state.expire_consumers(now, lease_ms)
-            self._require_consumer(state, consumer_id)
+            ctx.require_consumer(state, consumer_id)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}
             before = state.read_position
             delays_before = (set(state.delayed), state.delayed_count(), set(state.released))
-            state.consume_releases(now, self.timers.options.release_grace_ms)
+            state.consume_releases(now, self._timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
                 plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
-                if state.read_compacted and self.compacted is not None:
-                    plan = self.compacted.planner(plan)  # the compacted view first
+                if state.read_compacted:
+                    plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0
             dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
             pending = set(state.delayed) | state.released
             wake_at = min(pending) if pending else None
-            if not deliveries and not dirty:
-                settled = self._drain_dead_letters(ref, state)  # left by a crash, if any
-                return [], state.read_position, wake_at, settled > 0
-            self.timers.start_new(ref.key, state, delays_before[0], timer_id)
-            try:
-                self._cursors.put(ref.key, state)
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-                continue
-            pairs = [(d, known[d.entry_id]) for d in deliveries]
-            read_position = state.read_position
-            self._drain_dead_letters(ref, state)
-            return pairs, read_position, wake_at, moved
-        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
+            write = bool(deliveries) or dirty
+            if write:
+                self._timers.start_new(ref.key, state, delays_before[0], timer_id)
+            planned = _Planned(state, deliveries, known, write, wake_at, moved)
+            return planned, (state if write else None)
+
+        planned = optimistic.update(
+            read, plan_of, ctx.put(ref), ctx.runtime, ctx.limits.max_attempts
+        )
+        if isinstance(planned, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
+        state = planned.state
+        if not planned.write:
+            settled = self._dead_letters.drain(ref, state)  # left by a crash, if any
+            return [], state.read_position, planned.wake_at, settled > 0
+        pairs = [(d, planned.known[d.entry_id]) for d in planned.deliveries]
+        read_position = state.read_position
+        self._dead_letters.drain(ref, state)
+        return pairs, read_position, planned.wake_at, planned.moved
 
     def _due(self, ref: PartitionRef, state: CursorState, entries, now_ms: int) -> dict[int, int]:
         """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
         Failover deliver them at once, as Pulsar does), unless the namespace switched
         delayed delivery off; buckets by the namespace's tick. The policies (cached per
         process) are looked up only when some entry is still to come."""
-        if state.sub_type not in (SHARED, KEY_SHARED) or not self.timers.active:
+        if state.sub_type not in (SHARED, KEY_SHARED) or not self._timers.active:
             return {}
         entries = [e for e in entries if e.deliver_at_ms > now_ms]
         if not entries:
             return {}
-        tick_ms = None
-        if self.namespaces is not None:
-            policies = self.namespaces.effective(ref.topic)
-            if not policies.delayed_delivery_active:
-                return {}
-            tick_ms = policies.delayed_delivery_tick_ms
-        return self.timers.due_of(entries, now_ms, tick_ms)
+        policies = self._namespaces.effective(ref.topic)
+        if not policies.delayed_delivery_active:
+            return {}
+        return self._timers.due_of(entries, now_ms, policies.delayed_delivery_tick_ms)
 
     def _entries_for(
         self,
@@ -182,17 +232,16 @@ class Dispatch(DeadLettering):
     ) -> tuple[list[IndexEntry], dict[int, IndexEntry]]:
         """The new entries at the read position (one index query, when ``read_fresh``) and
         the index items of those plus ``redeliveries`` (cached, else one BatchGetItem)."""
+        log, index = self._ctx.log, self._ctx.index
         fresh: list[IndexEntry] = []
         if read_fresh:
             limit = min(max_messages, 1000)
-            fresh = [
-                e for e in self._log.read_from(ref.key, state.read_position, limit) if not e.fence
-            ]
+            fresh = [e for e in log.read_from(ref.key, state.read_position, limit) if not e.fence]
             if fresh:  # ids below the first one read were expired: step over them
                 state.skip_missing(fresh[0].entry_id)
-            self._index.put_many(ref.key, fresh)
+            index.put_many(ref.key, fresh)
         known = {e.entry_id: e for e in fresh}
-        known.update(self._index.resolve(ref.key, redeliveries, self._log.get_many))
+        known.update(index.resolve(ref.key, redeliveries, log.get_many))
         return fresh, known
 
     def _plan(
@@ -212,7 +261,7 @@ class Dispatch(DeadLettering):
             consumer_id,
             candidates,
             max_messages,
-            self._limits.max_unacked_entries,
+            self._ctx.limits.max_unacked_entries,
             self._due(ref, state, known.values(), now_ms),
         )
         return deliveries, known
@@ -227,7 +276,7 @@ class Dispatch(DeadLettering):
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Key_Shared: the redelivery window first, then (unless the window is truncated)
         new entries; each consumer takes the messages its selector assigns it."""
-        limits = self._limits
+        limits = self._ctx.limits
         redeliveries, truncated = state.key_shared_window(limits.key_shared_window_entries)
         fresh, known = self._entries_for(
             ref, state, redeliveries, max_messages, read_fresh=not truncated
@@ -243,41 +292,3 @@ class Dispatch(DeadLettering):
             self._due(ref, state, known.values(), now_ms),
         )
         return deliveries, known
-
-    def _fetch(
-        self,
-        ref: PartitionRef,
-        deliveries: list[tuple[Delivery, IndexEntry]],
-        by_reference: bool,
-    ) -> list[DeliveredEntry]:
-        """Read the entries: inline while they fit the response budget, else as URLs."""
-        inline: set[int] = set()
-        budget = self._inline_budget
-        for d, item in deliveries:
-            if not by_reference or (item.length <= self._inline_max and item.length <= budget):
-                inline.add(d.entry_id)
-                budget -= item.length
-
-        def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
-            d, item = pair
-            data = url = url_range = None
-            if d.entry_id in inline:
-                data = self._entries.get(item.object_key, item.offset, item.length)
-            else:
-                url = self._entries.download_url(item.object_key)
-                url_range = (item.offset, item.length)
-            return DeliveredEntry(
-                ref.topic,
-                ref.ledger_id,
-                d.entry_id,
-                ref.partition,
-                d.redelivery_count,
-                d.batch_indexes,
-                data,
-                url,
-                url_range,
-            )
-
-        if len(deliveries) == 1:
-            return [get(deliveries[0])]
-        return list(self._pool.map(get, deliveries))

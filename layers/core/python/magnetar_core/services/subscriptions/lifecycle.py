@@ -18,14 +18,23 @@ from magnetar_core.domain.errors import (
     SubscriptionNotFound,
 )
 from magnetar_core.domain.names import TopicName
-from magnetar_core.services.subscriptions.base import ConsumerHandle, _check_subscription
+from magnetar_core.services import optimistic
+from magnetar_core.services.subscriptions.base import (
+    ConsumerHandle,
+    SubscriptionContext,
+    check_subscription,
+)
 from magnetar_core.services.subscriptions.compacted_reads import check_read_compacted
 from magnetar_core.services.subscriptions.seeking import Seeking
 from magnetar_core.services.topics import PartitionRef
 
 
-class ConsumerLifecycle(Seeking):
+class Lifecycle:
     """Registering and unregistering consumers."""
+
+    def __init__(self, context: SubscriptionContext, seeking: Seeking) -> None:
+        self._ctx = context
+        self._seeking = seeking
 
     def subscribe(
         self,
@@ -59,7 +68,7 @@ class ConsumerLifecycle(Seeking):
         options differing from the subscription's), ConsumerAssignError (400: bad STICKY
         ranges) and HashRangeConflict (409: STICKY ranges overlapping another consumer's).
         """
-        _check_subscription(subscription)
+        check_subscription(subscription)
         if sub_type == "KeyShared":
             sub_type = KEY_SHARED
         if sub_type not in SUBSCRIPTION_TYPES:
@@ -74,27 +83,32 @@ class ConsumerLifecycle(Seeking):
             raise InvalidMessage("priorityLevel must be a non-negative integer (0 is the highest)")
         if read_compacted:
             check_read_compacted(topic, sub_type)
-        ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
-        now = self._rt.now_ms()
-        name = consumer_name or self._rt.new_id()[:5]
-        info = ConsumerInfo(self._rt.new_id()[:16], name, now, now, priority_level, spread)
-        for attempt in range(self._limits.max_attempts):
-            state = self._cursors.get(ref.key, subscription)
+        ctx = self._ctx
+        ref = ctx.topics.resolve(topic, create=True, allow_non_persistent=True)
+        now = ctx.runtime.now_ms()
+        name = consumer_name or ctx.runtime.new_id()[:5]
+        info = ConsumerInfo(ctx.runtime.new_id()[:16], name, now, now, priority_level, spread)
+
+        def read() -> CursorState:
+            state = ctx.cursors.get(ref.key, subscription)
             if state is None:
                 state = self._new_cursor(
                     ref, subscription, sub_type, earliest, start_message_id, inclusive
                 )
                 state.durable = durable
-            state.expire_consumers(now, self._limits.consumer_lease_ms)
-            state.add_consumer(info, sub_type, key_shared, self._hashes_of(ref))
+            return state
+
+        def join(state: CursorState) -> tuple[ConsumerHandle, CursorState]:
+            state.expire_consumers(now, ctx.limits.consumer_lease_ms)
+            state.add_consumer(info, sub_type, key_shared, ctx.hashes_of(ref))
             state.dead_letter_policy = dead_letter
             state.read_compacted = read_compacted
-            try:
-                self._cursors.put(ref.key, state)
-                return ConsumerHandle(info.consumer_id, info.name, subscription, topic)
-            except ConditionFailed:
-                self._rt.sleep_ms(self._rt.backoff.delay_ms(attempt))
-        raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to join; retry")
+            return ConsumerHandle(info.consumer_id, info.name, subscription, topic), state
+
+        outcome = optimistic.update(read, join, ctx.put(ref), ctx.runtime, ctx.limits.max_attempts)
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to join; retry")
+        return outcome
 
     def _new_cursor(
         self,
@@ -106,30 +120,30 @@ class ConsumerLifecycle(Seeking):
         inclusive: bool,
     ) -> CursorState:
         if start_message_id is None:
-            last = self._log.last(ref.key)
+            last = self._ctx.log.last(ref.key)
             return CursorState.new(subscription, sub_type, last.entry_id if last else -1, earliest)
         state = CursorState.new(subscription, sub_type, -1, True)
-        state.seek(*self.position_of(ref, start_message_id, inclusive))
+        state.seek(*self._seeking.position_of(ref, start_message_id, inclusive))
         return state
 
     def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
         """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(state: CursorState) -> tuple[None, bool]:
-            self._require_consumer(state, consumer_id)
-            return None, state.touch(consumer_id, self._rt.now_ms(), 0)
+            self._ctx.require_consumer(state, consumer_id)
+            return None, state.touch(consumer_id, self._ctx.runtime.now_ms(), 0)
 
-        self._update(ref, subscription, change)
+        self._ctx.update(ref, subscription, change)
 
     def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
         """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
 
-        state = self._cursors.get(ref.key, subscription)
+        state = self._ctx.cursors.get(ref.key, subscription)
         if state is not None and not state.durable and set(state.consumers) <= {consumer_id}:
             try:  # a reader's cursor goes with its last consumer
-                self._cursors.delete(ref.key, state)
+                self._ctx.cursors.delete(ref.key, state)
                 return 0
             except ConditionFailed:
                 pass  # changed meanwhile: fall back to an ordinary close
@@ -139,23 +153,23 @@ class ConsumerLifecycle(Seeking):
                 return 0, False
             return state.remove_consumer(consumer_id), True
 
-        return self._update(ref, subscription, change, missing_ok=True, default=0)
+        return self._ctx.update(ref, subscription, change, missing_ok=True, default=0)
 
     def unsubscribe(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
         """Delete the subscription on behalf of one of its consumers.
 
         Raises ConsumerNotFound, or ConsumerBusy when other consumers are connected.
         """
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
-        state = self._cursor(ref, subscription, consumer_id)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
+        state = self._ctx.cursor(ref, subscription, consumer_id)
         if set(state.consumers) - {consumer_id}:
             raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
         self._delete(ref, state)
 
     def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
         """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
-        ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
-        state = self._cursors.get(ref.key, subscription)
+        ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
+        state = self._ctx.cursors.get(ref.key, subscription)
         if state is None:
             raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")
         if state.consumers and not force:
@@ -166,7 +180,7 @@ class ConsumerLifecycle(Seeking):
 
     def _delete(self, ref: PartitionRef, state: CursorState) -> None:
         try:
-            self._cursors.delete(ref.key, state)
+            self._ctx.cursors.delete(ref.key, state)
         except ConditionFailed:
             raise ServiceUnitNotReady(
                 f"Subscription {state.subscription} changed meanwhile; retry"

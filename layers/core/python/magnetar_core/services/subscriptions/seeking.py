@@ -8,7 +8,7 @@ from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
-from magnetar_core.services.subscriptions.base import SubscriptionBase
+from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import format_message_id, parse_message_id
 
@@ -16,14 +16,17 @@ EARLIEST = "earliest"
 LATEST = "latest"
 
 
-class Seeking(SubscriptionBase):
+class Seeking:
     """Where cursors start and how they move back and forth."""
 
+    def __init__(self, context: SubscriptionContext) -> None:
+        self._ctx = context
+
     def _head(self, ref: PartitionRef) -> int:
-        return self._log.head(ref.key)
+        return self._ctx.log.head(ref.key)
 
     def _entry(self, ref: PartitionRef, entry_id: int) -> IndexEntry | None:
-        return self._index.resolve(ref.key, [entry_id], self._log.get_many).get(entry_id)
+        return self._ctx.index.resolve(ref.key, [entry_id], self._ctx.log.get_many).get(entry_id)
 
     def position_of(
         self, ref: PartitionRef, message_id: str, inclusive: bool
@@ -77,26 +80,26 @@ class Seeking(SubscriptionBase):
         after it). Raises InvalidMessage (neither or both given), ConsumerNotFound."""
         if (message_id is None) == (timestamp_ms is None):
             raise InvalidMessage("Seek needs exactly one of messageId or timestamp")
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._ctx.topics.resolve(topic, create=False)
         if message_id is not None:
             entry_id, skip, size = self.position_of(ref, message_id, inclusive)
         else:
             entry_id, skip, size = self.entry_at_time(ref, timestamp_ms), 0, 1
 
         def change(state: CursorState) -> tuple[None, bool]:
-            self._require_consumer(state, consumer_id)
+            self._ctx.require_consumer(state, consumer_id)
             state.seek(entry_id, skip, size)
             return None, True
 
-        self._update(ref, subscription, change)
+        self._ctx.update(ref, subscription, change)
 
     def last_message_id(self, topic: TopicName) -> str | None:
         """The id of the last message of a topic or partition (None when empty)."""
-        ref = self._topics.resolve(topic, create=False)
+        ref = self._ctx.topics.resolve(topic, create=False)
         head = self._head(ref)
         item = self._entry(ref, head) if head >= 0 else None
         if item is None or item.count == 0:  # a marker (or expired): page back to a message
-            item = self._log.last_with_messages(ref.key, head) if head >= 0 else None
+            item = self._ctx.log.last_with_messages(ref.key, head) if head >= 0 else None
         if item is None:
             return None
         batch = item.count - 1 if item.batched else -1

@@ -1,10 +1,8 @@
-"""Starting maintenance jobs (spark_glue/): the JobLauncher port and its two adapters.
-
-``LocalJobLauncher`` runs a job script in a background subprocess against the settings'
-endpoint, tables and bucket (the local stack: it works from inside the gateway process,
-which runs the handlers in-process). ``GlueJobLauncher`` starts the AWS Glue job
-``<prefix>-<job>`` declared in template.yaml. ``launcher_from_settings`` picks one by
-``Settings.job_launcher`` (``JOB_LAUNCHER=local|glue``).
+"""The local stack's adapter of the JobLauncher port: a maintenance job (spark_glue/) runs
+as ``python spark_glue/<script> ...`` in a background subprocess against the settings'
+endpoint, tables and bucket (it works from inside the gateway process, which runs the
+handlers in-process). The engine loads this module only when ``JOB_LAUNCHER=local``: the
+Lambda layer does not ship it.
 """
 
 from __future__ import annotations
@@ -20,42 +18,35 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
 
+import magnetar_core
+from magnetar_core.domain.jobs import UnknownJob, check_job
 from magnetar_core.settings import Settings
+
+__all__ = [
+    "DEFAULT_SCRIPTS_DIR",
+    "SCRIPTS",
+    "LocalJobLauncher",
+    "UnknownJob",
+    "job_argv",
+]
 
 SCRIPTS = {
     "compact-segments": "compact_segments.py",
     "expire": "expire.py",
     "compact-topic": "compact_topic.py",
 }
-"""Job name -> its script in spark_glue/."""
+"""Job name (every one of ``domain.jobs.JOBS``) -> its script in spark_glue/."""
 
-_CORE_DIR = Path(__file__).resolve().parents[2]  # layers/core/python
+_CORE_DIR = Path(magnetar_core.__file__).resolve().parents[1]  # layers/core/python
 DEFAULT_SCRIPTS_DIR = _CORE_DIR.parent.parent.parent / "spark_glue"
-
-
-class UnknownJob(ValueError):
-    """The job name is not one of SCRIPTS."""
-
-
-class JobLauncher(Protocol):
-    """Starts a maintenance job run; never waits for it."""
-
-    def start(self, job: str, args: Mapping[str, str]) -> str:
-        """Start ``job`` with extra Glue-style ``args`` (``{"topic": "..."}`` becomes
-        ``--topic ...``); returns the run id. Raises UnknownJob."""
-        ...
-
-
-def _check(job: str) -> None:
-    if job not in SCRIPTS:
-        raise UnknownJob(f"unknown job {job!r}: one of {', '.join(sorted(SCRIPTS))}")
+"""spark_glue/ of the checkout the core layer is in."""
 
 
 def job_argv(settings: Settings, job: str, args: Mapping[str, str]) -> list[str]:
-    """The Glue-style arguments of a run on the settings' tables, bucket and endpoint."""
-    _check(job)
+    """The Glue-style arguments of a run on the settings' tables, bucket and endpoint.
+    Raises UnknownJob."""
+    check_job(job)
     argv = ["--JOB_NAME", job, "--bucket", settings.entries_bucket]
     argv += ["--topics-table", settings.topics_table, "--log-table", settings.log_table]
     argv += ["--cursors-table", settings.cursors_table, "--region", settings.region]
@@ -91,7 +82,7 @@ class LocalJobLauncher:
 
     def command(self, job: str, args: Mapping[str, str]) -> list[str]:
         """The command line of a run. Raises UnknownJob."""
-        _check(job)
+        check_job(job)
         script = self.scripts_dir / SCRIPTS[job]
         return [self._python, str(script), *job_argv(self._settings, job, args)]
 
@@ -104,6 +95,8 @@ class LocalJobLauncher:
         return env
 
     def start(self, job: str, args: Mapping[str, str]) -> str:
+        """Start ``job`` in the background with ``args`` as ``--key value`` arguments;
+        returns the run id ``<job>-<new id>``. Raises UnknownJob, OSError."""
         command = self.command(job, args)
         run_id = f"{job}-{self._new_id()}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -165,38 +158,3 @@ class LocalJobLauncher:
         with self._lock:
             runs = list(self._runs.items())
         return [run_id for run_id, p in runs if p.poll() is None]
-
-
-class GlueJobLauncher:
-    """Starts the Glue job ``<prefix>-<job>`` (one StartJobRun request)."""
-
-    def __init__(self, glue, prefix: str) -> None:
-        self._glue = glue
-        self._prefix = prefix
-
-    def job_name(self, job: str) -> str:
-        _check(job)
-        return f"{self._prefix}-{job}"
-
-    def start(self, job: str, args: Mapping[str, str]) -> str:
-        from magnetar_core.adapters.aws.clients import translated
-
-        arguments = {f"--{k.removeprefix('--')}": str(v) for k, v in args.items()}
-        with translated(f"starting the Glue job {self.job_name(job)}"):
-            return self._glue.start_job_run(JobName=self.job_name(job), Arguments=arguments)[
-                "JobRunId"
-            ]
-
-
-def launcher_from_settings(settings: Settings, glue=None) -> JobLauncher:
-    """The launcher ``settings.job_launcher`` names (``glue``: a Glue client is made when
-    none is given). Raises ValueError for another name."""
-    if settings.job_launcher == "local":
-        return LocalJobLauncher(settings)
-    if settings.job_launcher == "glue":
-        if glue is None:
-            import boto3
-
-            glue = boto3.session.Session(region_name=settings.region).client("glue")
-        return GlueJobLauncher(glue, settings.glue_job_prefix)
-    raise ValueError(f"JOB_LAUNCHER must be local or glue, not {settings.job_launcher!r}")

@@ -1,0 +1,49 @@
+"""Entries as the data paths see them: checking one's header and metadata
+(``validated_metadata``), where a publish committed one (``PublishResult``), and one handed to
+a consumer (``DeliveredEntry``). Shared by persistent and non-persistent topics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from magnetar_core.domain.errors import ChecksumError, InvalidMessage
+from magnetar_core.domain.names import TopicName
+from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """Where an entry was committed and the ids of its messages (duplicates: -1:-1)."""
+
+    topic: TopicName
+    ledger_id: int
+    entry_id: int
+    partition: int
+    message_ids: tuple[str, ...]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class DeliveredEntry:
+    """An entry handed to a consumer, with its bytes exactly as produced."""
+
+    topic: TopicName
+    ledger_id: int
+    entry_id: int
+    partition: int
+    redelivery_count: int
+    batch_indexes: tuple[int, ...] | None
+    data: bytes | None
+    url: str | None = None
+    url_range: tuple[int, int] | None = None
+    """With ``url``: ``(offset, length)`` of the entry in the object (segments hold many)."""
+
+
+def validated_metadata(entry: bytes) -> EntryMetadata:
+    """The entry's header and metadata, CRC checked; raises ChecksumError, InvalidMessage."""
+    try:
+        return read_metadata(entry)
+    except ChecksumMismatch as exc:
+        raise ChecksumError(f"Entry checksum mismatch: {exc}") from exc
+    except EntryFormatError as exc:
+        raise InvalidMessage(f"Not a valid entry: {exc}") from exc

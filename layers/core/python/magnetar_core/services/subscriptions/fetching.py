@@ -1,0 +1,67 @@
+"""Reading leased entries for a receive response: inline bytes while they fit, else
+presigned URLs (a Lambda response must stay within 6 MB)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from magnetar_core.domain.cursor.state import Delivery
+from magnetar_core.domain.log import IndexEntry
+from magnetar_core.ports import EntryStore
+from magnetar_core.services.entries import DeliveredEntry
+from magnetar_core.services.topics import PartitionRef
+
+
+class Fetcher:
+    """Reads entries from ``entries`` (up to 8 in parallel): inline up to
+    ``inline_entry_max_bytes`` each while the response stays within
+    ``response_inline_budget_bytes``, as URLs beyond."""
+
+    def __init__(
+        self,
+        entries: EntryStore,
+        inline_entry_max_bytes: int = 1024 * 1024,
+        response_inline_budget_bytes: int = 3 * 1024 * 1024,
+    ) -> None:
+        self._entries = entries
+        self._inline_max = inline_entry_max_bytes
+        self._inline_budget = response_inline_budget_bytes
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="entry-get")
+
+    def fetch(
+        self,
+        ref: PartitionRef,
+        deliveries: list[tuple[Delivery, IndexEntry]],
+        by_reference: bool,
+    ) -> list[DeliveredEntry]:
+        """Read the entries: inline while they fit the response budget, else as URLs."""
+        inline: set[int] = set()
+        budget = self._inline_budget
+        for d, item in deliveries:
+            if not by_reference or (item.length <= self._inline_max and item.length <= budget):
+                inline.add(d.entry_id)
+                budget -= item.length
+
+        def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
+            d, item = pair
+            data = url = url_range = None
+            if d.entry_id in inline:
+                data = self._entries.get(item.object_key, item.offset, item.length)
+            else:
+                url = self._entries.download_url(item.object_key)
+                url_range = (item.offset, item.length)
+            return DeliveredEntry(
+                ref.topic,
+                ref.ledger_id,
+                d.entry_id,
+                ref.partition,
+                d.redelivery_count,
+                d.batch_indexes,
+                data,
+                url,
+                url_range,
+            )
+
+        if len(deliveries) == 1:
+            return [get(deliveries[0])]
+        return list(self._pool.map(get, deliveries))
