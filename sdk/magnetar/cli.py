@@ -33,9 +33,9 @@ SERVER_VERBS = {
     "perf": ("magnetar_bench.cli", "main"),
 }
 INSTALL_HINT = (
-    "`magnetar {verb}` is part of the Magnetar service side ({package}), and {missing!r} is "
-    "not installed here (the client-only distribution has only produce and consume).\n"
-    "From a checkout of the repository: `make install`, or "
+    "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
+    "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
+    "only produce and consume.\nFrom a checkout of the repository: `make install`, or "
     "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
 )
 _TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",

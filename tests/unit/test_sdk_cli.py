@@ -71,7 +71,8 @@ def test_a_service_side_verb_without_the_service_installed_says_what_to_install_
     assert cli.main([verb, "run"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert f"`magnetar {verb}` is part of the Magnetar service side ({package})" in captured.err
+    assert f"`magnetar {verb}` needs '{package}', which is not installed here" in captured.err
+    assert f"part of the Magnetar service side ({package})" in captured.err
     assert "pip install -e ./sdk -e '.[dev]'" in captured.err
     assert "Traceback" not in captured.err
 
