@@ -58,6 +58,18 @@ def test_errors_are_printed_with_their_pulsar_name_and_exit_status_1(capsys):
     assert "HTTP URL of the Magnetar API" in capsys.readouterr().err
 
 
+class _NotInstalled:
+    """A meta path finder that makes ``package`` look not installed, as in a client-only venv."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.package:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+
 @pytest.mark.parametrize(
     ("verb", "package"),
     [("local", "magnetar_local"), ("jobs", "magnetar_local"), ("perf", "magnetar_bench")],
@@ -65,9 +77,10 @@ def test_errors_are_printed_with_their_pulsar_name_and_exit_status_1(capsys):
 def test_a_service_side_verb_without_the_service_installed_says_what_to_install_and_exits_2(
     verb, package, capsys, monkeypatch
 ):
-    module = cli.SERVER_VERBS[verb][0]
-    for name in (package, module):  # as if only the client distribution were installed
-        monkeypatch.setitem(sys.modules, name, None)
+    assert cli.SERVER_VERBS[verb][0].startswith(f"{package}.")
+    for name in [n for n in sys.modules if n == package or n.startswith(f"{package}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NotInstalled(package), *sys.meta_path])
     assert cli.main([verb, "run"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
