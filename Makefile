@@ -14,9 +14,13 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when pyproject.toml changed (the stamp is older than it).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# Reinstall only when a pyproject.toml changed (the stamp is older than it). Two editable
+# distributions: magnetar-client (sdk/: the SDK and magnetar_wire) and magnetar-server (the
+# root). The uninstall drops the single `magnetar` distribution of older checkouts, which
+# would otherwise take the `magnetar` command with it when pip replaces it.
+$(VENV)/.installed: pyproject.toml sdk/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip uninstall --quiet --yes magnetar 2>/dev/null
+	$(BIN)/python -m pip install --quiet -e ./sdk -e '.[dev]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from . import exceptions as exc
 from ._enums import RegexSubscriptionMode
-from ._topics import TopicName, parse_topic
+from ._topics import TopicName, parse_pattern, parse_topic
 
 if TYPE_CHECKING:
     from ._http import Transport
@@ -53,7 +53,7 @@ def list_topics_fake_name(topics: list[TopicName]) -> str:
 class Pattern:
     """A parsed regex subscription."""
 
-    namespace: TopicName  # tenant / namespace to list (local_name is the pattern's)
+    namespace: TopicName  # tenant / namespace to list (local is the pattern's regex)
     regex: re.Pattern  # matched against ``tenant/namespace/topic``
     display: str  # what ``Consumer.topic()`` returns: the pattern as a full topic name
     mode: RegexSubscriptionMode
@@ -68,7 +68,7 @@ class Pattern:
         text = pattern.pattern
         if not isinstance(text, str):
             raise ValueError("Argument topic is expected to be a str regex pattern, not bytes")
-        name = parse_topic(text)
+        name = parse_pattern(text)
         rest = text.split("://", 1)[1] if "://" in text else text
         if "/" not in rest:
             rest = f"{name.tenant}/{name.namespace}/{rest}"

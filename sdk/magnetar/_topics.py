@@ -1,87 +1,56 @@
-"""Topic names: ``{persistent|non-persistent}://tenant/namespace/topic`` and short forms.
+"""Topic names as the client accepts them, on the shared ``magnetar_wire.names.TopicName``.
 
 A short name ``t`` means ``persistent://public/default/t``; ``tenant/ns/t`` means
-``persistent://tenant/ns/t``. A partition of a partitioned topic is ``<topic>-partition-<i>``.
+``persistent://tenant/ns/t`` (Pulsar's client accepts both). The rules are the service's
+(``magnetar_wire.names``); a broken one raises this package's ``InvalidTopicName``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from urllib.parse import quote
+
+from magnetar_wire import names
 
 from .exceptions import InvalidTopicName
 
-__all__ = ["TopicName", "parse_topic"]
+__all__ = ["TopicName", "parse_pattern", "parse_topic"]
 
-_DOMAINS = ("persistent", "non-persistent")
-_NAMED = re.compile(r"[A-Za-z0-9_.:=-]+")  # Pulsar's tenant / namespace characters
-_PARTITION = re.compile(r"^(.*)-partition-([0-9]+)$")
-_HINT = "expected 'persistent://tenant/namespace/topic' or a short name like 'my-topic'"
+TopicName = names.TopicName
+_UNPRINTABLE = re.compile(r"[\s%\x00-\x1f]")
 
 
-@dataclass(frozen=True)
-class TopicName:
-    """A parsed, fully qualified topic name."""
-
-    domain: str
-    tenant: str
-    namespace: str
-    local_name: str
-
-    def __str__(self) -> str:
-        return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"
-
-    @property
-    def partition_index(self) -> int:
-        """The partition number of a ``-partition-<i>`` name, else -1."""
-        m = _PARTITION.match(self.local_name)
-        return int(m.group(2)) if m else -1
-
-    def partition(self, index: int) -> TopicName:
-        """The name of partition ``index`` of this topic."""
-        return TopicName(
-            self.domain, self.tenant, self.namespace, f"{self.local_name}-partition-{index}"
-        )
-
-    def path(self) -> str:
-        """URL path segment ``{domain}/{tenant}/{namespace}/{topic}`` (percent-encoded)."""
-        parts = (self.domain, self.tenant, self.namespace, self.local_name)
-        return "/".join(quote(p, safe="") for p in parts)
+def _expanded(topic: str) -> str:
+    """``tenant/ns/t`` as ``persistent://tenant/ns/t``; any other text unchanged."""
+    if isinstance(topic, str) and "://" not in topic and topic.count("/") == 2:
+        return f"persistent://{topic}"
+    return topic
 
 
 def parse_topic(topic: str) -> TopicName:
-    """Parse and validate ``topic``.
+    """Parse and validate ``topic`` (full, ``tenant/ns/t`` or short).
 
     Raises:
-        InvalidTopicName: the name is empty or malformed.
+        InvalidTopicName: the name is empty or breaks the naming rules.
     """
-    if not isinstance(topic, str) or not topic or topic != topic.strip():
-        raise InvalidTopicName(f"Invalid topic name {topic!r}: {_HINT}")
-    domain, sep, rest = topic.partition("://")
-    if not sep:
-        domain, rest = "persistent", topic
-        parts = rest.split("/")
-        if len(parts) == 1:
-            parts = ["public", "default", parts[0]]
-    else:
-        parts = rest.split("/")
-    if domain not in _DOMAINS:
+    try:
+        return TopicName.parse(_expanded(topic))
+    except names.InvalidTopicName as e:
+        raise InvalidTopicName(e.message) from None
+
+
+def parse_pattern(text: str) -> TopicName:
+    """The topic name of a regex subscription's pattern (``[[domain://]tenant/ns/]regex``):
+    domain, tenant and namespace checked as a topic's; ``local`` is the regex, which must be
+    non-empty, without spaces, control characters or '%'.
+
+    Raises:
+        InvalidTopicName: the namespace part is malformed or the regex is empty.
+    """
+    head, slash, regex = text.rpartition("/")
+    namespace = parse_topic(f"{head}{slash}x")  # validates all but the regex
+    if not regex or _UNPRINTABLE.search(regex):
         raise InvalidTopicName(
-            f"Invalid topic name {topic!r}: domain must be 'persistent' or 'non-persistent'"
-        )
-    if len(parts) != 3:
-        raise InvalidTopicName(f"Invalid topic name {topic!r}: {_HINT}")
-    tenant, namespace, local = parts
-    for what, value in (("tenant", tenant), ("namespace", namespace)):
-        if not _NAMED.fullmatch(value):
-            raise InvalidTopicName(
-                f"Invalid topic name {topic!r}: {what} {value!r} may only use letters, "
-                "digits and - _ . : ="
-            )
-    if not local or any(c.isspace() or ord(c) < 32 for c in local) or "%" in local:
-        raise InvalidTopicName(
-            f"Invalid topic name {topic!r}: the local name must be non-empty, without "
+            f"Invalid topic pattern {text!r}: the topic regex must be non-empty, without "
             "spaces, control characters or '%'"
         )
-    return TopicName(domain, tenant, namespace, local)
+    return TopicName(namespace.domain, namespace.tenant, namespace.namespace, regex)

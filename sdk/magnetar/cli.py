@@ -1,10 +1,16 @@
-"""The ``magnetar`` command: pulsar-client's ``produce`` / ``consume`` verbs, and ``local``.
+"""The ``magnetar`` command: pulsar-client's ``produce`` / ``consume`` verbs, and the verbs
+of the service side (``local``, ``jobs``, ``perf``).
 
     magnetar produce TOPIC -m TEXT [-m TEXT ...] [-n N] [-k KEY] [-p k=v,...]
     magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
                      [-p Earliest|Latest]
     magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
+    magnetar perf produce|consume|idle|delayed|segments|expire ...   (benchmarks)
+
+``local``, ``jobs`` and ``perf`` live with the service (magnetar_local, magnetar_bench: the
+repository's root distribution); with only the client installed they say what to install
+and exit with status 2.
 
 The service URL is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``, else
 ``http://127.0.0.1:8080``.
@@ -13,12 +19,25 @@ The service URL is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``, else
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
 
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8080"
+# verb -> (module, function(argv) -> status) of the service side, imported on use
+SERVER_VERBS = {
+    "local": ("magnetar_local.main", "run"),
+    "jobs": ("magnetar_local.jobs", "run"),
+    "perf": ("magnetar_bench.cli", "main"),
+}
+INSTALL_HINT = (
+    "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
+    "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
+    "only produce and consume.\nFrom a checkout of the repository: `make install`, or "
+    "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
+)
 _TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
           "Key_Shared": "KeyShared", "KeyShared": "KeyShared"}  # fmt: skip
 
@@ -58,15 +77,17 @@ def _parser() -> argparse.ArgumentParser:
                       help="stop after this many seconds without a message")  # fmt: skip
     cons.add_argument("--service-url", help=url_help)
 
-    local = sub.add_parser("local", help="run the Magnetar service locally (embedded AWS stack)")
+    local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
 
-    perf = sub.add_parser("perf", help="benchmark produce or consume on the embedded stack")
+    perf = sub.add_parser("perf", help="benchmarks on the embedded stack (service side)")
     perf.add_argument(
-        "rest", nargs=argparse.REMAINDER, help="produce|consume [-n N] [--batch K] ..."
+        "rest",
+        nargs=argparse.REMAINDER,
+        help="produce|consume|idle|delayed|segments|expire [-n N] [--batch K] ...",
     )
 
-    jobs = sub.add_parser("jobs", help="run a maintenance job now (compact-segments, expire, ...)")
+    jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
     return p
 
@@ -131,32 +152,27 @@ def _consume(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_local(rest: list[str]) -> int:
-    from magnetar_local import main as local_main  # lazy: only installed with [local]
-
-    result = local_main.run(rest)
+def _run_server_verb(verb: str, rest: list[str]) -> int:
+    """Run ``verb`` of the service side with ``rest``; status 2 and an install hint on stderr
+    when the service side (or one of its dependencies) is not installed."""
+    module_name, function = SERVER_VERBS[verb]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        package = module_name.split(".")[0]
+        print(INSTALL_HINT.format(verb=verb, package=package, missing=e.name), file=sys.stderr)
+        return 2
+    result = getattr(module, function)(rest)
     return result if isinstance(result, int) else 0
-
-
-def _local(args: argparse.Namespace) -> int:
-    return _run_local(list(args.rest))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``magnetar`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["local"]:  # everything after "local" belongs to magnetar_local
-        return _run_local(argv[1:])
-    if argv[:1] == ["perf"]:  # the benchmark runs the embedded stack in this process
-        from magnetar_local.perf import main as perf_main
-
-        return perf_main(argv[1:])
-    if argv[:1] == ["jobs"]:  # maintenance jobs (spark_glue/) against the local stack
-        from magnetar_local.jobs import run as jobs_run
-
-        return jobs_run(argv[1:])
+    if argv[:1] and argv[0] in SERVER_VERBS:  # everything after the verb is the server's
+        return _run_server_verb(argv[0], argv[1:])
     args = _parser().parse_args(argv)
-    handlers = {"produce": _produce, "consume": _consume, "local": _local}
+    handlers = {"produce": _produce, "consume": _consume}
     try:
         return handlers[args.command](args)
     except Exception as e:

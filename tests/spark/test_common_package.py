@@ -27,8 +27,18 @@ def test_the_artifacts_hold_the_scripts_and_an_importable_libraries_zip(tmp_path
         "magnetar_core/engine.py",
         "magnetar_core/adapters/aws/log.py",
         "magnetar_wire/__init__.py",
+        "magnetar_wire/names.py",
     } <= names
     assert not any("__pycache__" in n for n in names)
+    # no benchmark harness (they live in benchmarks/magnetar_bench) and no local stack
+    assert {n.split("/", 1)[0] for n in names} == {
+        "magnetar_core",
+        "magnetar_jobs",
+        "magnetar_wire",
+    }
+    assert [n for n in names if "perf" in n or "bench" in n] == []
+    scripts = {p.name for p in (tmp_path / "spark_glue").iterdir()} - {"magnetar_libs.zip"}
+    assert scripts == {"compact_segments.py", "compact_topic.py", "expire.py"}
     probe = "import magnetar_jobs.garbage as g, magnetar_core.engine as e; print(g.__file__)"
     imported = subprocess.run(
         [sys.executable, "-c", f"import sys; sys.path[:0] = [{str(libs)!r}]; {probe}"],

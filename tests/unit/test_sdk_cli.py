@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
+
+import pytest
 
 from magnetar import cli
 
@@ -53,3 +56,44 @@ def test_errors_are_printed_with_their_pulsar_name_and_exit_status_1(capsys):
     assert "ConnectError" in capsys.readouterr().err
     assert cli.main(["produce", "t", "-m", "x", "--service-url", "pulsar://h:6650"]) == 1
     assert "HTTP URL of the Magnetar API" in capsys.readouterr().err
+
+
+class _NotInstalled:
+    """A meta path finder that makes ``package`` look not installed, as in a client-only venv."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.package:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+
+@pytest.mark.parametrize(
+    ("verb", "package"),
+    [("local", "magnetar_local"), ("jobs", "magnetar_local"), ("perf", "magnetar_bench")],
+)
+def test_a_service_side_verb_without_the_service_installed_says_what_to_install_and_exits_2(
+    verb, package, capsys, monkeypatch
+):
+    assert cli.SERVER_VERBS[verb][0].startswith(f"{package}.")
+    for name in [n for n in sys.modules if n == package or n.startswith(f"{package}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NotInstalled(package), *sys.meta_path])
+    assert cli.main([verb, "run"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"`magnetar {verb}` needs '{package}', which is not installed here" in captured.err
+    assert f"part of the Magnetar service side ({package})" in captured.err
+    assert "pip install -e ./sdk -e '.[dev]'" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_the_service_side_verbs_are_handed_everything_after_the_verb(monkeypatch):
+    import magnetar_bench.cli
+
+    seen = []
+    monkeypatch.setattr(magnetar_bench.cli, "main", lambda argv: seen.append(argv) or 0)
+    assert cli.main(["perf", "produce", "-n", "10", "--batch", "1"]) == 0
+    assert seen == [["produce", "-n", "10", "--batch", "1"]]

@@ -134,3 +134,52 @@ def test_names_sort_by_domain_tenant_namespace_then_topic():
         "persistent://b/a/a",
         "persistent://public/default/z",
     ]
+
+
+def test_the_sdk_and_the_engine_share_one_topic_name_and_one_invalid_topic_name():
+    import magnetar._topics
+    import magnetar_wire.names
+    from magnetar_core.domain import errors
+
+    assert TopicName is magnetar_wire.names.TopicName is magnetar._topics.TopicName
+    assert InvalidTopicName is magnetar_wire.names.InvalidTopicName
+    assert issubclass(InvalidTopicName, errors.MagnetarError)
+
+
+def test_the_sdk_raises_its_own_invalid_topic_name_with_the_engines_message():
+    import magnetar as pulsar
+    from magnetar._topics import parse_topic
+
+    with pytest.raises(pulsar.InvalidTopicName) as caught:
+        parse_topic("persistent://a/b/t|1")
+    assert not isinstance(caught.value, InvalidTopicName)
+    assert str(caught.value) == (
+        "Invalid topic name 'persistent://a/b/t|1': the topic 't|1' may only hold letters, "
+        "digits and - _ = : . (use persistent://tenant/namespace/topic or a short name)"
+    )
+
+
+def test_the_sdk_also_accepts_tenant_namespace_topic_as_a_persistent_name():
+    from magnetar._topics import parse_topic
+
+    assert parse_topic("acme/orders/t") == TopicName.parse("persistent://acme/orders/t")
+    with pytest.raises(InvalidTopicName):
+        TopicName.parse("acme/orders/t")  # the service keeps asking for the full form
+
+
+def test_a_regex_pattern_keeps_its_regex_as_the_local_name_and_checks_the_namespace():
+    import magnetar as pulsar
+    from magnetar._topics import parse_pattern
+
+    assert (
+        str(parse_pattern("persistent://acme/ns/finance-.*")) == "persistent://acme/ns/finance-.*"
+    )
+    assert str(parse_pattern("acme/ns/f.*")) == "persistent://acme/ns/f.*"
+    assert str(parse_pattern("f.*")) == "persistent://public/default/f.*"
+    for bad in ("persistent://ac me/ns/.*", "persistent://acme/ns/", "ns/.*", "acme/ns/a b"):
+        with pytest.raises(pulsar.InvalidTopicName):
+            parse_pattern(bad)
+
+
+def test_path_gives_the_http_api_segments_percent_encoded():
+    assert TopicName.parse("persistent://a/b/x:y=1").path() == "persistent/a/b/x%3Ay%3D1"

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-
-class MagnetarError(Exception):
-    """Base of every error a caller can act on. ``code`` is Pulsar's result name."""
-
-    code = "UnknownError"
-    status = 500
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+# The base and InvalidTopicName live with the topic names shared with the SDK (magnetar_wire).
+from magnetar_wire.errors import InvalidTopicName as InvalidTopicName
+from magnetar_wire.errors import MagnetarError as MagnetarError
 
 
 def _error(name: str, status: int) -> type[MagnetarError]:
@@ -20,7 +13,6 @@ def _error(name: str, status: int) -> type[MagnetarError]:
     )
 
 
-InvalidTopicName = _error("InvalidTopicName", 400)
 InvalidMessage = _error("InvalidMessage", 400)
 ChecksumError = _error("ChecksumError", 400)
 CumulativeAcknowledgementNotAllowedError = _error("CumulativeAcknowledgementNotAllowedError", 400)

@@ -1,7 +1,7 @@
 """Expire throughput on the embedded stack, against the same work done by a single-process
 boto3 loop in the same run. Not a test: its output goes to docs/benchmarks.md.
 
-    python -m magnetar_jobs.expire_perf [--entries 10000] [--partitions 4] [--size 200]
+    magnetar perf expire [--entries 10000] [--partitions 4] [--size 200]
         [--acked 0.9] [--io-threads 8] [--shuffle-partitions N] [--entries-per-object 1]
 
 Two identical data sets (N single-message entries spread over P partitions, written straight
@@ -29,12 +29,11 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.cursor.state import SHARED, CursorState
 from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.names import TopicName
+from magnetar_jobs import garbage
+from magnetar_jobs.catalog import query_index
+from magnetar_jobs.expire_extract import list_objects
+from magnetar_jobs.expire_load import delete_items, snapshot_dedup
 from magnetar_wire import EntryMessage, encode_entry
-
-from . import garbage
-from .catalog import query_index
-from .expire_extract import list_objects
-from .expire_load import delete_items, snapshot_dedup
 
 NOW_MS = 1_763_700_000_000
 
@@ -146,10 +145,9 @@ def run_benchmark(
     per_object: int = 1,
 ) -> dict:
     """Start a stack, load two data sets, expire one with Spark and one with a loop."""
+    from magnetar_jobs.common import spark_session
     from magnetar_local.launcher import DEFAULT_SCRIPTS_DIR
     from magnetar_local.stack import LocalStack
-
-    from .common import spark_session
 
     scripts = str(DEFAULT_SCRIPTS_DIR)
     if scripts not in sys.path:
@@ -203,7 +201,9 @@ def run_benchmark(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="expire_perf", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="magnetar perf expire", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--size", type=int, default=200, help="payload bytes per entry")

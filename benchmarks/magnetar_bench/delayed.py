@@ -21,7 +21,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from .costs import Measurement
+from magnetar_bench.costs import Measurement
+from magnetar_bench.meter import CallMeter
 
 SFN_PER_TRANSITION = 0.025 / 1000
 
@@ -102,12 +103,10 @@ def run_delayed(options: DelayedOptions) -> dict:
     """Start a stack, run the delayed-delivery path, return the report."""
     import magnetar as pulsar
     from magnetar_core.adapters.aws.clients import REQUESTS
-
-    from .perf import _CallMeter
-    from .stack import LocalStack
+    from magnetar_local.stack import LocalStack
 
     with LocalStack().start() as stack:
-        meter = _CallMeter(stack.gateway)
+        meter = CallMeter(stack.gateway)
         client = pulsar.Client(stack.url)
         topic = f"persistent://public/default/perf-delayed-{uuid.uuid4().hex[:8]}"
         arrivals: list[float] = []

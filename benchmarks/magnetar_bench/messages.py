@@ -1,4 +1,4 @@
-"""``magnetar perf produce|consume``: throughput and AWS requests per message on the embedded stack.
+"""``magnetar perf produce|consume|idle``: throughput and AWS requests per message on the embedded stack.
 
 The stack runs in this process, so every AWS request the handlers make is counted (botocore
 ``before-call`` events, ``magnetar_core.adapters.aws.clients.REQUESTS``). Costs use the list prices in
@@ -19,34 +19,8 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-from .costs import Measurement, idle_report
-
-
-class _CallMeter:
-    """Counts gateway calls and the time spent in handlers (the Lambda duration proxy), and
-    the uploads: each is followed by the client's own S3 PUT through the presigned URL."""
-
-    def __init__(self, gateway) -> None:
-        self.calls = 0
-        self.uploads = 0
-        self.seconds = 0.0
-        self._lock = threading.Lock()
-        self._invoke = gateway.invoke
-        gateway.invoke = self._timed
-
-    def _timed(self, request, *args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return self._invoke(request, *args, **kwargs)
-        finally:
-            with self._lock:
-                self.calls += 1
-                self.uploads += request.raw_path.endswith("/uploads")
-                self.seconds += time.perf_counter() - start
-
-    def snapshot(self) -> tuple[int, float]:
-        with self._lock:
-            return self.calls, self.seconds
+from magnetar_bench.costs import Measurement, idle_report
+from magnetar_bench.meter import CallMeter
 
 
 @dataclass(frozen=True)
@@ -168,11 +142,10 @@ def run_benchmark(options: PerfOptions) -> dict:
     """Start a stack, run one path, return the report (see Measurement.report)."""
     import magnetar as pulsar
     from magnetar_core.adapters.aws.clients import REQUESTS
-
-    from .stack import LocalStack
+    from magnetar_local.stack import LocalStack
 
     with LocalStack().start() as stack:
-        meter = _CallMeter(stack.gateway)
+        meter = CallMeter(stack.gateway)
         client = pulsar.Client(stack.url)
         topic = f"persistent://public/default/perf-{uuid.uuid4().hex[:8]}"
         if options.path == "consume":
@@ -222,18 +195,10 @@ def run_benchmark(options: PerfOptions) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry: ``magnetar perf produce|consume [-n N] [--size B] [--batch K] [--consumers C]``."""
+    """CLI entry: ``magnetar perf produce|consume|idle [-n N] [--size B] [--batch K] [--consumers C]``."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["segments"]:  # the maintenance job benchmark (spark_glue/)
-        from .jobs_perf import main as segments_main
-
-        return segments_main(argv[1:])
-    if argv[:1] == ["delayed"]:
-        from .perf_delayed import main as delayed_main
-
-        return delayed_main(argv[1:])
     parser = argparse.ArgumentParser(prog="magnetar perf", description=__doc__.splitlines()[0])
-    parser.add_argument("path", choices=["produce", "consume", "idle", "delayed"])
+    parser.add_argument("path", choices=["produce", "consume", "idle"])
     parser.add_argument("-n", "--messages", type=int, default=10_000)
     parser.add_argument("--size", type=int, default=100, help="payload bytes")
     parser.add_argument(

@@ -128,8 +128,7 @@ def run_benchmark(entries: int, partitions: int, size: int, options: dict[str, s
     """Start a stack, load two data sets, compact one with Spark and one with a loop."""
     from magnetar_jobs.common import spark_session
     from magnetar_local.launcher import DEFAULT_SCRIPTS_DIR
-
-    from .stack import LocalStack
+    from magnetar_local.stack import LocalStack
 
     scripts = str(DEFAULT_SCRIPTS_DIR)
     if scripts not in sys.path:

@@ -1,0 +1,34 @@
+"""``magnetar perf <path> ...``: runs one benchmark harness and prints its JSON report.
+
+magnetar perf produce|consume|idle [-n N] [--batch K] ...   (messages)
+magnetar perf delayed [-n N] [--spread-seconds S] ...        (delayed)
+magnetar perf segments [--entries N] ...                     (segments, needs pyspark)
+magnetar perf expire [--entries N] ...                       (expiry, needs pyspark)
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from magnetar_bench import messages
+
+# path -> harness module; imported on use, so the Spark harnesses need pyspark only when run
+HARNESSES = {
+    "delayed": "magnetar_bench.delayed",
+    "segments": "magnetar_bench.segments",
+    "expire": "magnetar_bench.expiry",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry of ``magnetar perf``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in HARNESSES:
+        harness = importlib.import_module(HARNESSES[argv[0]])
+        return harness.main(argv[1:])
+    return messages.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""magnetar_bench: the `magnetar perf` dispatch and the cost model (the runs themselves are
+measurements, not tests: docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections import Counter
+
+import pytest
+
+from magnetar_bench import cli, costs, delayed, messages
+
+
+@pytest.mark.parametrize(
+    ("argv", "module"),
+    [
+        (["produce", "-n", "5"], "magnetar_bench.messages"),
+        (["consume"], "magnetar_bench.messages"),
+        (["idle", "--seconds", "1"], "magnetar_bench.messages"),
+        (["delayed", "-n", "5"], "magnetar_bench.delayed"),
+        (["segments", "--entries", "5"], "magnetar_bench.segments"),
+        (["expire", "--entries", "5"], "magnetar_bench.expiry"),
+    ],
+)
+def test_magnetar_perf_hands_each_path_to_its_harness(argv, module, monkeypatch):
+    if module != "magnetar_bench.messages":
+        monkeypatch.setitem(sys.modules, module, type(sys)(module))  # no Spark import needed
+    harness = importlib.import_module(module)
+    seen = []
+    monkeypatch.setattr(harness, "main", lambda rest: seen.append(rest) or 0, raising=False)
+    assert cli.main(argv) == 0
+    expected = argv if module == "magnetar_bench.messages" else argv[1:]
+    assert seen == [expected]
+
+
+def test_the_harnesses_share_one_call_meter_and_import_no_cycle():
+    from magnetar_bench.meter import CallMeter
+
+    assert "CallMeter" in vars(messages) and messages.CallMeter is CallMeter
+    assert delayed.CallMeter is CallMeter
+
+
+def test_a_measurement_reports_requests_per_thousand_and_dollars_per_million():
+    aws = Counter({"s3.PutObject": 10, "dynamodb.PutItem": 10})
+    report = costs.Measurement("produce", 1000, 2.0, aws, 10, 1.0).report()
+    assert report["messages_per_second"] == 500.0
+    assert report["aws_requests_per_1000_messages"] == {
+        "dynamodb.PutItem": 10.0,
+        "s3.PutObject": 10.0,
+    }
+    dollars = report["usd_per_million_messages"]
+    assert dollars["storage_requests"] == pytest.approx(
+        (10 * 0.005 / 1000 + 10 * 0.625 / 1e6) * 1000, abs=1e-4
+    )
+    assert dollars["total"] == pytest.approx(
+        dollars["storage_requests"]
+        + dollars["api_gateway_and_lambda_requests"]
+        + dollars["lambda_duration_arm64_256MB"],
+        abs=1e-3,
+    )
+
+
+def test_percentile_picks_a_value_by_rank_from_the_sorted_values():
+    values = [float(v) for v in range(100, 0, -1)]
+    assert delayed.percentile(values, 0.5) == 50.0
+    assert delayed.percentile(values, 1.0) == 100.0
+    assert delayed.percentile(values, 0.0) == 1.0
+    assert delayed.percentile([7.0], 0.99) == 7.0

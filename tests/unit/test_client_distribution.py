@@ -1,0 +1,106 @@
+"""The client-only distribution (sdk/pyproject.toml, ``pip install ./sdk``) holds the SDK and
+the wire codec and depends only on what they import: no server-side package or dependency."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT_PACKAGES = {"magnetar", "magnetar_wire"}
+# import name -> distribution, for every third-party module the client may import
+CLIENT_DEPENDENCIES = {
+    "requests": "requests",
+    "lz4": "lz4",
+    "zstandard": "zstandard",
+    "cramjam": "cramjam",
+    "mmh3": "mmh3",
+    "crc32c": "crc32c",
+}
+SERVER_SIDE = {
+    "boto3", "botocore", "moto", "pyspark", "aws-lambda-powertools", "aws_lambda_powertools",
+    "pyyaml", "yaml", "magnetar_core", "magnetar_local", "magnetar_jobs", "magnetar_bench",
+}  # fmt: skip
+
+
+def _name(requirement: str) -> str:
+    """The distribution name of a requirement such as ``lz4==4.4.5 ; extra...``."""
+    for stop in "=<>!~[; ":
+        requirement = requirement.split(stop, 1)[0]
+    return requirement.strip().lower()
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    """The client's wheel, built offline from a copy of sdk/ (symlinks materialized, as an
+    sdist would hold them) with this environment's setuptools."""
+    tmp = tmp_path_factory.mktemp("client")
+    source = tmp / "sdk"
+    shutil.copytree(ROOT / "sdk", source, symlinks=False,
+                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+         "--quiet", "--wheel-dir", str(tmp / "dist"), str(source)],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (built,) = (tmp / "dist").glob("magnetar_client-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def test_the_client_wheel_holds_only_the_sdk_and_the_wire_codec_with_py_typed(wheel):
+    tops = {name.split("/", 1)[0] for name in wheel.namelist()}
+    packages = {t for t in tops if not t.endswith(".dist-info")}
+    assert packages == CLIENT_PACKAGES
+    assert {"magnetar/py.typed", "magnetar/client.py", "magnetar/cli.py"} <= set(wheel.namelist())
+    assert "magnetar_wire/names.py" in wheel.namelist()
+
+
+def test_the_client_wheel_requires_only_the_clients_pinned_dependencies(wheel):
+    (meta,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    metadata = Parser().parsestr(wheel.read(meta).decode())
+    assert metadata["Name"] == "magnetar-client"
+    requires = metadata.get_all("Requires-Dist") or []
+    assert {_name(r) for r in requires} == set(CLIENT_DEPENDENCIES.values())
+    assert all("==" in r for r in requires), requires
+    assert not {_name(r) for r in requires} & SERVER_SIDE
+    (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
+    assert "magnetar = magnetar.cli:main" in wheel.read(entry_points).decode()
+
+
+def test_every_module_of_the_client_wheel_imports_only_the_stdlib_itself_or_its_dependencies(
+    wheel,
+):
+    allowed = set(sys.stdlib_module_names) | CLIENT_PACKAGES | set(CLIENT_DEPENDENCIES)
+    found: dict[str, set[str]] = {}
+    for name in wheel.namelist():
+        if not name.endswith(".py"):
+            continue
+        for node in ast.walk(ast.parse(wheel.read(name), name)):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                found.setdefault(module.split(".")[0], set()).add(name)
+    # the CLI's service-side verbs are imported by name on use (importlib), never statically
+    assert {m: files for m, files in found.items() if m not in allowed} == {}
+    assert set(CLIENT_DEPENDENCIES) <= set(found)  # the check sees the real imports
+
+
+def test_the_server_distribution_installs_the_client_rather_than_shipping_its_packages():
+    server = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    client = tomllib.loads((ROOT / "sdk/pyproject.toml").read_text())
+    assert not set(server["tool"]["setuptools"]["packages"]) & CLIENT_PACKAGES
+    assert f"magnetar-client=={client['project']['version']}" in server["project"]["dependencies"]
+    assert "scripts" not in server["project"]  # the `magnetar` command is the client's
