@@ -19,7 +19,8 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.timers import DelayTimers, TimerOptions
+from magnetar_core.domain.timers import TimerOptions
+from magnetar_core.ports import Stores
 from magnetar_core.services.access import ProducerAccess
 from magnetar_core.services.admin import Admin
 from magnetar_core.services.compaction import Compaction
@@ -31,6 +32,7 @@ from magnetar_core.services.produce import Producer
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
 from magnetar_core.settings import Settings
 
@@ -160,20 +162,6 @@ class Engine:
             entries=entries,
             compaction=Compaction(topics, stores.compaction, make_launcher, runtime),
         )
-
-
-@dataclass(frozen=True)
-class Stores:
-    """The engine's storage adapters, one per store port."""
-
-    topics: ports.TopicStore
-    log: ports.LogStore
-    cursors: ports.CursorStore
-    entries: ports.EntryStore
-    policies: ports.PolicyStore
-    producer_state: ports.ProducerStateStore
-    buffers: ports.BufferStore
-    compaction: ports.CompactionStore
 
 
 def aws_stores(settings: Settings, dynamodb, s3) -> Stores:

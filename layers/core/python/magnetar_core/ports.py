@@ -13,6 +13,7 @@ store's own errors.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from magnetar_core.domain.buffers import BufferedEntry
@@ -238,3 +239,17 @@ class JobLauncher(Protocol):
         (``{"topic": "..."}`` becomes ``--topic ...``); returns the run id. Raises
         UnknownJob, StorageFault (the run could not start)."""
         ...
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The engine's storage adapters, one per store port."""
+
+    topics: TopicStore
+    log: LogStore
+    cursors: CursorStore
+    entries: EntryStore
+    policies: PolicyStore
+    producer_state: ProducerStateStore
+    buffers: BufferStore
+    compaction: CompactionStore

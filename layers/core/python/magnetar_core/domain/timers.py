@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
-
-from magnetar_core.ports import TimerStarter
 
 SECOND_MS = 1000
 
@@ -132,64 +129,3 @@ class NackBackoff:
             return self.min_delay_ms
         exponent = min(redelivery_count, 64)
         return int(min(self.max_delay_ms, self.min_delay_ms * self.multiplier**exponent))
-
-
-class DelayTimers:
-    """Buckets by the options and the clock, and starts of the timers of new buckets.
-
-    ``starter`` is the TimerStarter port (``adapters.aws.timers`` on AWS; None: no state
-    machine configured — then nothing is ever delayed); ``now_ms`` the clock (epoch ms).
-    """
-
-    def __init__(
-        self, options: TimerOptions, starter: TimerStarter | None, now_ms: Callable[[], int]
-    ) -> None:
-        self.options = options
-        self._starter = starter
-        self._now_ms = now_ms
-
-    @property
-    def active(self) -> bool:
-        """Whether delays are honoured (enabled and a state machine to run the timers)."""
-        return self.options.enabled and self._starter is not None
-
-    def due_of(self, entries, now_ms: int, tick_ms: int | None = None) -> dict[int, int]:
-        """``{entry_id: bucket}`` of the index entries whose ``deliver_at_ms`` is still to
-        come (delayed delivery: Shared and Key_Shared callers only), bucketed by ``tick_ms``
-        (a namespace's tick; None: the options')."""
-        if not self.active:
-            return {}
-        options = self.options
-        if tick_ms is not None and tick_ms != options.tick_ms:
-            options = replace(options, tick_ms=tick_ms)
-        out = {}
-        for entry in entries:
-            bucket = due_bucket(entry.deliver_at_ms, now_ms, options)
-            if bucket is not None:
-                out[entry.entry_id] = bucket
-        return out
-
-    def nack_buckets(self, delay_ms: int, backoff: NackBackoff | None):
-        """A ``bucket_of(redelivery_count)`` for a nack delayed by ``delay_ms`` or by
-        ``backoff`` (which wins), or None for an immediate redelivery."""
-        if not self.active or (delay_ms <= 0 and backoff is None):
-            return None
-        now = self._now_ms()
-
-        def bucket_of(count: int) -> int | None:
-            delay = backoff.delay_ms(count) if backoff is not None else delay_ms
-            return nack_bucket(now, delay, self.options)
-
-        return bucket_of
-
-    def start_new(self, pk: str, state, before: set[int], new_id: str) -> int:
-        """Start the timers of buckets in ``state.delayed`` that were not in ``before`` (call
-        before writing the cursor: a lost write only leaves a harmless spare release). Sets
-        ``state.timer_id`` to ``new_id`` when it has none. Returns how many were new
-        executions. Raises TooManyRequests, StorageFault."""
-        fresh = sorted(set(state.delayed) - before)
-        if not fresh or self._starter is None:
-            return 0
-        if not state.timer_id:
-            state.timer_id = new_id
-        return sum(self._starter.start(pk, state.subscription, state.timer_id, b) for b in fresh)

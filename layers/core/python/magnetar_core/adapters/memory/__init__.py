@@ -8,8 +8,6 @@ buckets through the memory cursor store as the runtime's clock passes them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from magnetar_core.adapters.memory.buffers import BufferStore
 from magnetar_core.adapters.memory.compaction import CompactionStore
 from magnetar_core.adapters.memory.cursors import CursorStore
@@ -20,9 +18,7 @@ from magnetar_core.adapters.memory.producers import ProducerStateStore
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.adapters.memory.topics import TopicStore
-
-if TYPE_CHECKING:
-    from magnetar_core.engine import Stores
+from magnetar_core.ports import Stores
 
 __all__ = [
     "BufferStore",
@@ -44,8 +40,6 @@ def memory_stores(
 ) -> Stores:
     """Every store on one set of in-memory tables (fresh ones when None); presigned entry
     URLs point under ``entries_base_url``."""
-    from magnetar_core.engine import Stores  # the bundle type of the composition root
-
     tables = tables or MemoryTables()
     return Stores(
         topics=TopicStore(tables),

@@ -16,7 +16,7 @@ from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.timers import DelayTimers, NackBackoff
+from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.ports import CursorStore, EntryStore, LogStore
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.namespaces import Namespaces
@@ -35,6 +35,7 @@ from magnetar_core.services.subscriptions.dispatch import Dispatch
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.lifecycle import Lifecycle
 from magnetar_core.services.subscriptions.seeking import Seeking
+from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef, Topics
 
 __all__ = ["ConsumerHandle", "DeliveredEntry", "DispatchLimits", "Subscriptions"]

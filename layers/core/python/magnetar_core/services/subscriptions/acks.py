@@ -9,8 +9,9 @@ from magnetar_core.domain.errors import (
     InvalidMessage,
 )
 from magnetar_core.domain.names import TopicName
-from magnetar_core.domain.timers import DelayTimers, NackBackoff
+from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.services.subscriptions.base import SubscriptionContext
+from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import parse_message_id
 

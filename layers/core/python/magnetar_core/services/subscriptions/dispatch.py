@@ -24,7 +24,6 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.names import TopicName
-from magnetar_core.domain.timers import DelayTimers
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.namespaces import Namespaces
@@ -33,6 +32,7 @@ from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
+from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 
 
