@@ -1,6 +1,6 @@
 """Producers: register (access modes, epochs, last sequence id), heartbeat, release."""
 
-from magnetar_core.api import http, views
+from magnetar_core.api import http, limits, views
 
 app = http.make_app()
 engine = http.engine_from_env()
@@ -11,7 +11,7 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
     body = http.json_object(app)
     registration = engine.access.register(
         http.topic_of(domain, tenant, namespace, topic),
-        http.field(body, "producerName", str, None),
+        http.field(body, "producerName", str, None, limits.MAX_PRODUCER_NAME_BYTES),
         http.field(body, "accessMode", str, "Shared"),
         http.field(body, "waitMs", int, 0),
     )

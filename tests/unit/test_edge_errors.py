@@ -175,6 +175,16 @@ def test_subscription_and_producer_names_longer_than_the_keys_allow_are_a_400(sv
     assert_error(call(f"{svc.url}/v1{TOPIC}{path}", body=body), 400, "InvalidMessage", "bytes")
 
 
+@pytest.mark.parametrize("path", ["/producers", "/messages"])
+def test_a_producer_name_in_a_body_is_bounded_like_one_in_a_path(svc, path):
+    name = "p" * (limits.MAX_PRODUCER_NAME_BYTES + 1)
+    body = {"producerName": name, "messages": [{"payload": "YWJj"}]}
+    answer = call(f"{svc.url}/v1{TOPIC}{path}", body=json.dumps(body).encode())
+    assert_error(answer, 400, "InvalidMessage", "producerName", "bytes")
+    body["producerName"] = name[1:]
+    assert call(f"{svc.url}/v1{TOPIC}{path}", body=json.dumps(body).encode())[0] == 200
+
+
 def test_namespace_policy_routes_refuse_names_longer_than_the_keys_allow(svc):
     path = "/admin/v2/namespaces/" + "t" * 3000 + "/default/deduplication"
     assert_error(call(svc.url + path, body=b"true"), 400, "InvalidTopicName", "bytes")

@@ -27,7 +27,11 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
-from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
+from magnetar_core.api.limits import (
+    INT64_MAX,
+    INT64_MIN,
+    check_path_names,
+)
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
@@ -241,9 +245,9 @@ def flag(app: APIGatewayHttpResolver, name: str) -> bool:
     return (app.current_event.get_query_string_value(name, "false") or "").lower() == "true"
 
 
-def field(body: dict, name: str, kind: type, default: Any) -> Any:
-    """``body[name]`` checked to be of ``kind`` (an int: within a Java long); raises
-    InvalidMessage naming the field."""
+def field(body: dict, name: str, kind: type, default: Any, max_bytes: int | None = None) -> Any:
+    """``body[name]`` checked to be of ``kind`` (an int: within a Java long; a str: at most
+    ``max_bytes`` UTF-8 bytes when given); raises InvalidMessage naming the field."""
     value = body.get(name, default)
     if value is None:
         return default
@@ -253,6 +257,8 @@ def field(body: dict, name: str, kind: type, default: Any) -> Any:
         )
     if kind is int and not INT64_MIN <= value <= INT64_MAX:
         raise InvalidMessage(f"Field '{name}' must be an integer from {INT64_MIN} to {INT64_MAX}")
+    if max_bytes is not None and len(value.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise InvalidMessage(f"Field '{name}' is longer than {max_bytes} bytes (UTF-8)")
     return value
 
 

@@ -6,7 +6,7 @@ import base64
 import binascii
 from typing import Any
 
-from magnetar_core.api.limits import INT64_MAX
+from magnetar_core.api.limits import INT64_MAX, MAX_PRODUCER_NAME_BYTES
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.services.produce import PublishResult
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
@@ -180,6 +180,8 @@ def entry_from_json(body: dict, now_ms: int, default_producer: str) -> bytes:
     producer = body.get("producerName") or default_producer
     if not isinstance(producer, str):
         raise InvalidMessage("'producerName' must be a string")
+    if len(producer.encode("utf-8", "surrogatepass")) > MAX_PRODUCER_NAME_BYTES:
+        raise InvalidMessage(f"'producerName' is longer than {MAX_PRODUCER_NAME_BYTES} bytes")
     try:
         return encode_entry([_message(m, now_ms) for m in raw], producer_name=producer)
     except EntryFormatError as exc:
