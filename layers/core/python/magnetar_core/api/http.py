@@ -27,11 +27,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
-from magnetar_core.api.limits import (
-    INT64_MAX,
-    INT64_MIN,
-    check_path_names,
-)
+from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
@@ -103,7 +99,8 @@ def lambda_handler(app: APIGatewayHttpResolver) -> Callable[[dict, Any], dict]:
 
 def _request_id(app: APIGatewayHttpResolver) -> str:
     """API Gateway's id of the current request (its ``apigw-requestid`` response header)."""
-    return app.current_event.request_context.request_id or "unknown"
+    context = app.current_event.raw_event.get("requestContext") or {}
+    return context.get("requestId") or "unknown"
 
 
 def _snake(name: str) -> str:
@@ -111,10 +108,10 @@ def _snake(name: str) -> str:
 
 
 def _path_arguments(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
-    """Route arguments from the event's ``pathParameters`` (decoded once by API Gateway and
-    the local gateway; the resolver's own matches come from the still-encoded path, so a
-    name the SDK percent-encodes arrived as ``a%3Ab``), bounded in length (raises
-    InvalidTopicName / InvalidMessage)."""
+    """Route arguments from the event's ``pathParameters``, which API Gateway and the local
+    gateway decode once, instead of the resolver's matches on ``rawPath`` (percent-encoded
+    locally, so a name the SDK encodes arrived as ``a%3Ab``); bounded in length (raises
+    InvalidTopicName / InvalidMessage). Events without ``pathParameters`` keep the matches."""
     given = {_snake(k): v for k, v in (app.current_event.path_parameters or {}).items()}
     matched: dict[str, str] = app.context.get("_route_args", {})
     arguments = {name: given.get(name, value) for name, value in matched.items()}
