@@ -1,11 +1,7 @@
 """Acknowledge: individual, batch-index and cumulative acks of one consumer."""
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from magnetar_core.api import http
 
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 
@@ -27,6 +23,4 @@ def acknowledge(
     return http.ok({"acknowledged": done})
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

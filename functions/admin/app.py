@@ -1,12 +1,9 @@
 """Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions and policies."""
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from magnetar_core.api import http, views
 
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 admin = engine.admin
@@ -230,6 +227,4 @@ def compaction_status(domain: str, tenant: str, namespace: str, topic: str):
     return http.ok(engine.compaction.status(topic_of(domain, tenant, namespace, topic)))
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

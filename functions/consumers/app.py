@@ -1,13 +1,9 @@
 """Consumers: subscribe (register a consumer), close a consumer, unsubscribe."""
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from magnetar_core.api import http, views
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 
@@ -95,6 +91,4 @@ def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str
     return http.ok({"seeked": True})
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

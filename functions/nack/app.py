@@ -1,13 +1,9 @@
 """Negative acknowledge and redeliver-unacknowledged: entries go back for redelivery, at once
 or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."""
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from magnetar_core.api import http
 from magnetar_core.services.subscriptions.acks import parse_backoff
 
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 
@@ -40,6 +36,4 @@ def redeliver(
     return http.ok({"redelivered": moved})
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

@@ -1,11 +1,8 @@
 """Produce: commit one entry (JSON messages, the SDK's binary entry, or an uploaded entry)."""
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from magnetar_core.api import http, views
+from magnetar_wire.routing import HASHING_SCHEMES, JAVA_STRING_HASH
 
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 
@@ -13,8 +10,8 @@ engine = http.engine_from_env()
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/messages")
 def produce(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    epoch = http.int_query(app, "epoch")
-    scheme = app.current_event.get_query_string_value("hashingScheme", "JavaStringHash")
+    epoch = http.epoch(app)
+    scheme = http.choice_query(app, "hashingScheme", HASHING_SCHEMES, JAVA_STRING_HASH)
     if http.content_type(app) == http.ENTRY_CONTENT_TYPE:
         result = engine.producer.publish(
             name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme
@@ -44,6 +41,4 @@ def upload(domain: str, tenant: str, namespace: str, topic: str):
     )
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

@@ -1,11 +1,7 @@
 """Producers: register (access modes, epochs, last sequence id), heartbeat, release."""
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from magnetar_core.api import http, limits, views
 
-from magnetar_core.api import http, views
-
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 
@@ -15,7 +11,7 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
     body = http.json_object(app)
     registration = engine.access.register(
         http.topic_of(domain, tenant, namespace, topic),
-        http.field(body, "producerName", str, None),
+        http.field(body, "producerName", str, None, limits.MAX_PRODUCER_NAME_BYTES),
         http.field(body, "accessMode", str, "Shared"),
         http.field(body, "waitMs", int, 0),
     )
@@ -25,19 +21,15 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>/heartbeat")
 def heartbeat(domain: str, tenant: str, namespace: str, topic: str, producer_name: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    epoch = engine.access.heartbeat(
-        name, producer_name, http.int_query(app, "epoch", required=True)
-    )
+    epoch = engine.access.heartbeat(name, producer_name, http.epoch(app, required=True))
     return http.ok({"epoch": epoch})
 
 
 @app.delete("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>")
 def release(domain: str, tenant: str, namespace: str, topic: str, producer_name: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    released = engine.access.release(name, producer_name, http.int_query(app, "epoch"))
+    released = engine.access.release(name, producer_name, http.epoch(app))
     return http.ok({"released": released})
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

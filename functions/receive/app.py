@@ -1,11 +1,7 @@
 """Receive: long-poll for messages to dispatch to one consumer."""
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from magnetar_core.api import http, views
 
-logger = Logger(service="magnetar")
 app = http.make_app()
 engine = http.engine_from_env()
 
@@ -31,6 +27,4 @@ def receive(
     return http.ok(views.entries(delivered) if shape == "entry" else views.messages(delivered))
 
 
-@logger.inject_lambda_context
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http.lambda_handler(app)

@@ -196,7 +196,7 @@ def test_an_unknown_route_is_a_404_json_error(local_stack):
     assert json.loads(body)["error"] == "NotFound"
 
 
-def test_a_failing_handler_is_a_502_like_api_gateway(local_stack):
+def test_a_failing_handler_is_a_502_like_api_gateway_in_the_documented_error_shape(local_stack):
     def explode(event, context):
         raise RuntimeError("boom")
 
@@ -205,7 +205,9 @@ def test_a_failing_handler_is_a_502_like_api_gateway(local_stack):
         status, body = _get(local_stack, "/test/explode")
     finally:
         local_stack.gateway.remove_route(route)
-    assert (status, json.loads(body)) == (502, {"message": "Internal Server Error"})
+    error = json.loads(body)
+    assert (status, set(error), error["error"]) == (502, {"error", "message"}, "UnknownError")
+    assert error["message"].startswith("Internal Server Error") and "boom" not in error["message"]
 
 
 def test_magnetar_local_refuses_a_taken_port_with_exit_code_1(local_stack, capsys):

@@ -356,3 +356,28 @@ def test_health_answers_ok_as_text(document):
 def test_the_document_passes_the_openapi_3_0_validator_when_it_is_installed():
     validator = pytest.importorskip("openapi_spec_validator")
     validator.validate(yaml.safe_load(OPENAPI.read_text()))
+
+
+def _error_codes_the_engine_can_emit() -> set[str]:
+    """``code`` of every MagnetarError subclass in magnetar_core (every module imported)."""
+    import importlib
+    import pkgutil
+
+    import magnetar_core
+    from magnetar_core.domain.errors import MagnetarError
+
+    for module in pkgutil.walk_packages(magnetar_core.__path__, "magnetar_core."):
+        importlib.import_module(module.name)
+    codes, pending = set(), [MagnetarError]
+    while pending:
+        error = pending.pop()
+        codes.add(error.code)
+        pending.extend(error.__subclasses__())
+    return codes
+
+
+def test_the_error_enum_names_every_error_code_the_engine_and_the_gateways_emit(document):
+    names = set(document["components"]["schemas"]["Error"]["properties"]["error"]["enum"])
+    emitted = _error_codes_the_engine_can_emit() | {"NotFound", "UnknownError"}
+    assert "ConsumerAssignError" in emitted
+    assert emitted - names == set()

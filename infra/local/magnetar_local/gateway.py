@@ -239,7 +239,10 @@ class Gateway:
             server.server_close()
 
     def invoke(self, request: HttpRequest) -> HttpResponse:
-        """Route one request and run its handler; never raises (errors become 404/502)."""
+        """Route one request and run its handler; never raises (errors become 404/502 in
+        the documented error shape). Every answer carries ``apigw-requestid``, the
+        ``requestContext.requestId`` of its event, as API Gateway's do; a failed handler is
+        logged with it."""
         match = self.table.match(request.method, request.raw_path)
         if match is None:
             return json_response(
@@ -251,18 +254,48 @@ class Gateway:
             )
         spec = self.loader.functions[match.route.function]
         event = build_event(request, match, account_id=self.account_id)
+        request_id = event["requestContext"]["requestId"]
         context = LambdaContext(
             spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id
         )
         try:
             with self.loader.lease(match.route.function) as handler:
                 result = handler(event, context)
-            return to_http_response(result)
+            response = to_http_response(result)
         except InvalidLambdaResponse:
-            log.exception("%s returned a malformed response", match.route.function)
+            log.exception(
+                "request %s (Lambda request %s): %s returned a malformed response",
+                request_id, context.aws_request_id, match.route.function,
+            )  # fmt: skip
+            response = _internal_error(request_id)
         except Exception:
-            log.exception("%s failed on %s", match.route.function, match.route.route_key)
-        return json_response(502, {"message": "Internal Server Error"})
+            log.exception(
+                "request %s (Lambda request %s): %s failed on %s",
+                request_id, context.aws_request_id, match.route.function, match.route.route_key,
+            )  # fmt: skip
+            response = _internal_error(request_id)
+        response.headers.append(("apigw-requestid", request_id))
+        return response
+
+
+def _internal_error(request_id: str) -> HttpResponse:
+    """API Gateway's 502 for a failed function, in our error shape."""
+    message = (
+        f"Internal Server Error; the gateway log has the details under request id {request_id}"
+    )
+    return json_response(502, {"error": "UnknownError", "message": message})
+
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+"""API Gateway HTTP API's largest request payload."""
+
+
+class _BadFraming(Exception):
+    """The request's body cannot be delimited: answer ``status`` and close the connection."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -281,12 +314,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         url = urlsplit(self.path)
+        try:
+            body = self._read_body()
+        except _BadFraming as bad:
+            # the rest of the stream cannot be framed: answer and close the connection
+            self.close_connection = True
+            response = json_response(bad.status, {"error": bad.code, "message": bad.message})
+            self._respond(response, close=True)
+            return
         request = HttpRequest(
             method=self.command,
             raw_path=url.path or "/",
             raw_query=url.query,
             headers=list(self.headers.items()),
-            body=self._read_body(),
+            body=body,
             source_ip=self.client_address[0],
             protocol=self.request_version,
         )
@@ -296,29 +337,60 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client left (e.g. a consumer closed mid long-poll)
 
-    def _respond(self, response: HttpResponse) -> None:
+    def _respond(self, response: HttpResponse, close: bool = False) -> None:
         self.send_response(response.status)
         for name, value in response.headers:
             if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                 self.send_header(name, value)
         self.send_header("Content-Length", str(len(response.body)))
+        if close:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(response.body)
 
     def _read_body(self) -> bytes:
+        """The body, by chunks or Content-Length (at most MAX_BODY_BYTES); raises
+        _BadFraming for a length or chunk size that is not a non-negative integer."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers
-                    return b"".join(chunks)
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-        length = int(self.headers.get("Content-Length") or 0)
+            return self._read_chunks()
+        values = self.headers.get_all("Content-Length") or []
+        if not values:
+            return b""
+        text = values[0].strip()
+        if len(values) > 1 or not text.isdigit() or not text.isascii():
+            shown = ", ".join(values)[:40]
+            raise _BadFraming(
+                400,
+                "InvalidMessage",
+                f"Content-Length must be a non-negative integer, not {shown!r}",
+            )
+        length = int(text)
+        if length > MAX_BODY_BYTES:
+            raise _BadFraming(
+                413, "MessageTooBig", f"The body is {length} bytes; at most {MAX_BODY_BYTES}"
+            )
         return self.rfile.read(length) if length else b""
+
+    def _read_chunks(self) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            text = self.rfile.readline(1024).split(b";", 1)[0].strip()
+            if not text or not all(c in b"0123456789abcdefABCDEF" for c in text):
+                raise _BadFraming(
+                    400, "InvalidMessage", f"A chunk size must be hexadecimal, not {text[:40]!r}"
+                )
+            size = int(text, 16)
+            if size == 0:
+                while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise _BadFraming(413, "MessageTooBig", f"The body is over {MAX_BODY_BYTES} bytes")
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
 

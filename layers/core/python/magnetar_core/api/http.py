@@ -1,11 +1,21 @@
-"""Powertools resolver factory, Pulsar-named JSON errors and request parsing for handlers."""
+"""Powertools resolver factory, Pulsar-named JSON errors and request parsing for handlers.
+
+Every answer of ours is JSON ``{"error": <Pulsar result name>, "message": ...}`` on failure,
+5xx included; every fault is logged (JSON, with the API Gateway request id as
+``correlation_id`` and the Lambda request id as ``function_request_id``) by the one
+Powertools logger of the handlers, whose configuration the engine's own loggers
+(``magnetar_core.*``, ``magnetar_wire.*``) share.
+"""
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import logging
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -13,7 +23,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
+from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
@@ -21,7 +35,18 @@ from magnetar_core.settings import Settings
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
 UPLOAD_EXPIRY_SECONDS = 900
-logger = Logger(service="magnetar")
+
+SERVICE = "magnetar-api"
+"""The Powertools service name. Not ``magnetar``: Powertools drops, on the root logger's
+handlers, every record whose logger name contains the service name (its SuppressFilter),
+which silenced ``magnetar_local.*`` and ``magnetar_core.*``; ``magnetar`` is also the SDK's
+logger."""
+ENGINE_LOGGERS = ("magnetar_core", "magnetar_wire")
+
+logger = Logger(service=SERVICE)
+for _name in ENGINE_LOGGERS:
+    logging.getLogger(_name)  # registered, so that Powertools finds it
+copy_config_to_registered_loggers(source_logger=logger, include=set(ENGINE_LOGGERS))
 _injected: ContextVar[Engine | None] = ContextVar("magnetar_injected_engine", default=None)
 
 
@@ -32,14 +57,26 @@ def error_response(code: str, message: str, status: int) -> Response:
 
 
 def make_app() -> APIGatewayHttpResolver:
-    """An HTTP API (payload 2.0) resolver whose errors are Pulsar-named JSON."""
+    """An HTTP API (payload 2.0) resolver whose errors are Pulsar-named JSON: domain errors
+    with their status, anything unexpected as a logged 500 ``UnknownError`` naming the
+    request id; path parameters decoded once (by API Gateway) and bounded in length."""
     app = APIGatewayHttpResolver()
+    app.use([_path_arguments])
 
     @app.exception_handler(MagnetarError)
     def domain_error(exc: MagnetarError) -> Response:
-        if exc.status >= 500:
-            logger.exception("request failed")
-        return error_response(exc.code, exc.message, exc.status)
+        if exc.status < 500:
+            return error_response(exc.code, exc.message, exc.status)
+        request_id = _request_id(app)
+        logger.exception("request %s failed: %s", request_id, exc.code)
+        return error_response(exc.code, f"{exc.message} (request id {request_id})", exc.status)
+
+    @app.exception_handler(Exception)
+    def fault(exc: Exception) -> Response:
+        request_id = _request_id(app)
+        logger.exception("request %s failed", request_id)
+        message = f"Internal error; the service log has the details under request id {request_id}"
+        return error_response("UnknownError", message, 500)
 
     @app.not_found
     def not_found(_exc: NotFoundError) -> Response:
@@ -47,6 +84,40 @@ def make_app() -> APIGatewayHttpResolver:
         return error_response("NotFound", f"No route for {event.http_method} {event.path}", 404)
 
     return app
+
+
+def lambda_handler(app: APIGatewayHttpResolver) -> Callable[[dict, Any], dict]:
+    """The Lambda entry point of ``app``: resolves each event with the Lambda context and
+    the API Gateway request id (``correlation_id``) in every log record."""
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    def handle(event: dict, context: Any) -> dict:
+        return app.resolve(event, context)
+
+    return handle
+
+
+def _request_id(app: APIGatewayHttpResolver) -> str:
+    """API Gateway's id of the current request (its ``apigw-requestid`` response header)."""
+    context = app.current_event.raw_event.get("requestContext") or {}
+    return context.get("requestId") or "unknown"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _path_arguments(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
+    """Route arguments from the event's ``pathParameters``, which API Gateway and the local
+    gateway decode once, instead of the resolver's matches on ``rawPath`` (percent-encoded
+    locally, so a name the SDK encodes arrived as ``a%3Ab``); bounded in length (raises
+    InvalidTopicName / InvalidMessage). Events without ``pathParameters`` keep the matches."""
+    given = {_snake(k): v for k, v in (app.current_event.path_parameters or {}).items()}
+    matched: dict[str, str] = app.context.get("_route_args", {})
+    arguments = {name: given.get(name, value) for name, value in matched.items()}
+    check_path_names(arguments)
+    app.append_context(_route_args=arguments)
+    return next_middleware(app)
 
 
 def engine_from_env() -> Engine:
@@ -76,14 +147,25 @@ def topic_of(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:
 
 
 def json_body(app: APIGatewayHttpResolver, default: Any = None) -> Any:
-    """The request body as JSON (``default`` when empty); raises InvalidMessage."""
-    raw = app.current_event.decoded_body if app.current_event.body else None
+    """The request body as JSON (``default`` when empty): UTF-8 text, not nested more than
+    the parser can follow, no NaN/Infinity; raises InvalidMessage."""
+    raw = raw_body(app)
     if not raw:
         return default
     try:
-        return json.loads(raw)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidMessage(f"The body is not UTF-8 text: {exc}") from None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise InvalidMessage("The body is not valid JSON: it is nested too deeply") from None
     except ValueError as exc:
         raise InvalidMessage(f"The body is not valid JSON: {exc}") from exc
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def json_object(app: APIGatewayHttpResolver) -> dict:
@@ -95,30 +177,64 @@ def json_object(app: APIGatewayHttpResolver) -> dict:
 
 
 def raw_body(app: APIGatewayHttpResolver) -> bytes:
-    """The request body as bytes (base64-decoded when API Gateway encoded it)."""
+    """The request body as bytes (base64-decoded when API Gateway encoded it); raises
+    InvalidMessage for a body that is neither."""
     event = app.current_event
     if not event.body:
         return b""
-    if event.is_base64_encoded:
-        return base64.b64decode(event.body)
-    return event.body.encode()
+    try:
+        if event.is_base64_encoded:
+            return base64.b64decode(event.body)
+        return event.body.encode("utf-8")
+    except (binascii.Error, UnicodeError) as exc:
+        raise InvalidMessage(f"The body cannot be read: {exc}") from None
 
 
 def content_type(app: APIGatewayHttpResolver) -> str:
     return (app.current_event.headers.get("content-type") or "").split(";")[0].strip().lower()
 
 
-def int_query(app: APIGatewayHttpResolver, name: str, required: bool = False) -> int | None:
-    """An integer query parameter such as ``epoch=3``; raises InvalidMessage."""
+def int_query(
+    app: APIGatewayHttpResolver,
+    name: str,
+    required: bool = False,
+    minimum: int = INT64_MIN,
+    maximum: int = INT64_MAX,
+) -> int | None:
+    """An integer query parameter such as ``epoch=3``, within ``minimum..maximum`` (a Java
+    long by default); raises InvalidMessage."""
     raw = app.current_event.get_query_string_value(name)
     if raw is None or raw == "":
         if required:
             raise InvalidMessage(f"Query parameter '{name}' is required")
         return None
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise InvalidMessage(f"Query parameter '{name}' must be an integer, not {raw!r}") from None
+    if not minimum <= value <= maximum:
+        raise InvalidMessage(
+            f"Query parameter '{name}' must be an integer from {minimum} to {maximum}"
+        )
+    return value
+
+
+def epoch(app: APIGatewayHttpResolver, required: bool = False) -> int | None:
+    """The producer epoch of ``?epoch=``: 0 or more; raises InvalidMessage."""
+    return int_query(app, "epoch", required, minimum=0)
+
+
+def choice_query(app: APIGatewayHttpResolver, name: str, choices: tuple[str, ...], default: str):
+    """A query parameter that must be one of ``choices`` (``default`` when absent); raises
+    InvalidMessage naming the allowed values."""
+    value = app.current_event.get_query_string_value(name)
+    if value is None:
+        return default
+    if value not in choices:
+        raise InvalidMessage(
+            f"Query parameter '{name}' must be one of {', '.join(choices)}, not {value[:64]!r}"
+        )
+    return value
 
 
 def flag(app: APIGatewayHttpResolver, name: str) -> bool:
@@ -126,8 +242,9 @@ def flag(app: APIGatewayHttpResolver, name: str) -> bool:
     return (app.current_event.get_query_string_value(name, "false") or "").lower() == "true"
 
 
-def field(body: dict, name: str, kind: type, default: Any) -> Any:
-    """``body[name]`` checked to be of ``kind``; raises InvalidMessage naming the field."""
+def field(body: dict, name: str, kind: type, default: Any, max_bytes: int | None = None) -> Any:
+    """``body[name]`` checked to be of ``kind`` (an int: within a Java long; a str: at most
+    ``max_bytes`` UTF-8 bytes when given); raises InvalidMessage naming the field."""
     value = body.get(name, default)
     if value is None:
         return default
@@ -135,6 +252,10 @@ def field(body: dict, name: str, kind: type, default: Any) -> Any:
         raise InvalidMessage(
             f"Field '{name}' must be of type {kind.__name__}, not {type(value).__name__}"
         )
+    if kind is int and not INT64_MIN <= value <= INT64_MAX:
+        raise InvalidMessage(f"Field '{name}' must be an integer from {INT64_MIN} to {INT64_MAX}")
+    if max_bytes is not None and len(value.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise InvalidMessage(f"Field '{name}' is longer than {max_bytes} bytes (UTF-8)")
     return value
 
 

@@ -6,6 +6,7 @@ import base64
 import binascii
 from typing import Any
 
+from magnetar_core.api.limits import INT64_MAX, MAX_PRODUCER_NAME_BYTES
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.services.entries import PublishResult
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
@@ -116,18 +117,29 @@ def messages(delivered: list[DeliveredEntry]) -> dict:
 
 
 def _b64(value: Any, name: str) -> bytes:
+    """Canonical base64 (RFC 4648: padded, no excess padding, zero pad bits)."""
     if not isinstance(value, str):
         raise InvalidMessage(f"'{name}' must be a base64 string")
     try:
-        return base64.b64decode(value, validate=True)
+        decoded = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise InvalidMessage(f"'{name}' is not valid base64: {exc}") from exc
+    if base64.b64encode(decoded).decode("ascii") != value:
+        raise InvalidMessage(
+            f"'{name}' is not canonical base64: padded to a multiple of 4 characters, "
+            "no excess '=', unused bits zero"
+        )
+    return decoded
 
 
 def _int(message: dict, name: str) -> int:
+    """A non-negative Java long (Pulsar's sequence ids and epoch-ms times)."""
     value = message.get(name, 0) or 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidMessage(f"'{name}' must be a non-negative integer (epoch ms or id)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_MAX:
+        raise InvalidMessage(
+            f"'{name}' must be a non-negative integer up to {INT64_MAX} "
+            "(epoch ms or id: a Java long)"
+        )
     return value
 
 
@@ -168,6 +180,8 @@ def entry_from_json(body: dict, now_ms: int, default_producer: str) -> bytes:
     producer = body.get("producerName") or default_producer
     if not isinstance(producer, str):
         raise InvalidMessage("'producerName' must be a string")
+    if len(producer.encode("utf-8", "surrogatepass")) > MAX_PRODUCER_NAME_BYTES:
+        raise InvalidMessage(f"'producerName' is longer than {MAX_PRODUCER_NAME_BYTES} bytes")
     try:
         return encode_entry([_message(m, now_ms) for m in raw], producer_name=producer)
     except EntryFormatError as exc:
