@@ -1,7 +1,5 @@
 """Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions and policies."""
 
-from aws_lambda_powertools.event_handler import Response
-
 from magnetar_core.api import http, views
 
 app = http.make_app()
@@ -12,7 +10,7 @@ topic_of = http.topic_of
 
 @app.get("/admin/v2/brokers/health")
 def health():
-    return Response(status_code=200, content_type="text/plain", body="ok")
+    return http.plain_text("ok")
 
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")

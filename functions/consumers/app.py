@@ -1,8 +1,6 @@
 """Consumers: subscribe (register a consumer), close a consumer, unsubscribe."""
 
-from magnetar_core.api import http, views
-from magnetar_core.domain.cursor.state import KeySharedOptions
-from magnetar_core.domain.dead_letter import DeadLetterPolicy
+from magnetar_core.api import bodies, http, views
 
 app = http.make_app()
 engine = http.engine_from_env()
@@ -16,14 +14,6 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         return http.error_response(
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
-    key_shared = None
-    if http.field(body, "subscriptionType", str, "Exclusive") in ("Key_Shared", "KeyShared"):
-        key_shared = KeySharedOptions.parse(
-            http.field(body, "keySharedMode", str, None),
-            http.field(body, "stickyRanges", list, None),
-            http.field(body, "allowOutOfOrderDelivery", bool, False),
-            http.field(body, "keySharedUseConsistentHashing", bool, False),
-        )
     handle = engine.subscriptions.subscribe(
         http.topic_of(domain, tenant, namespace, topic),
         subscription,
@@ -35,8 +25,8 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         start_message_id=http.field(body, "startMessageId", str, None),
         inclusive=http.field(body, "startMessageIdInclusive", bool, False),
         durable=http.field(body, "durable", bool, True),
-        key_shared=key_shared,
-        dead_letter=DeadLetterPolicy.parse(body.get("deadLetterPolicy")),
+        key_shared=bodies.key_shared_options(body),
+        dead_letter=bodies.dead_letter_policy(body),
         read_compacted=http.field(body, "readCompacted", bool, False),
     )
     return http.ok(views.consumer_handle(handle))

@@ -1,8 +1,7 @@
 """Negative acknowledge and redeliver-unacknowledged: entries go back for redelivery, at once
 or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."""
 
-from magnetar_core.api import http
-from magnetar_core.services.subscriptions.acks import parse_backoff
+from magnetar_core.api import bodies, http
 
 app = http.make_app()
 engine = http.engine_from_env()
@@ -17,7 +16,7 @@ def negative_acknowledge(
     body = http.json_object(app)
     ids = http.field(body, "messageIds", list, [])
     delay_ms = http.field(body, "delayMs", int, 0)
-    backoff = parse_backoff(body.get("backoff"))
+    backoff = bodies.nack_backoff(body)
     name = http.topic_of(domain, tenant, namespace, topic)
     moved = engine.subscriptions.negative_acknowledge(
         name, subscription, consumer_id, ids, delay_ms, backoff

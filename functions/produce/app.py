@@ -1,7 +1,6 @@
 """Produce: commit one entry (JSON messages, the SDK's binary entry, or an uploaded entry)."""
 
-from magnetar_core.api import http, views
-from magnetar_wire.routing import HASHING_SCHEMES, JAVA_STRING_HASH
+from magnetar_core.api import bodies, http, views
 
 app = http.make_app()
 engine = http.engine_from_env()
@@ -11,7 +10,7 @@ engine = http.engine_from_env()
 def produce(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
     epoch = http.epoch(app)
-    scheme = http.choice_query(app, "hashingScheme", HASHING_SCHEMES, JAVA_STRING_HASH)
+    scheme = bodies.hashing_scheme(app)
     if http.content_type(app) == http.ENTRY_CONTENT_TYPE:
         result = engine.producer.publish(
             name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme

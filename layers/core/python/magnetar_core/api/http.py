@@ -267,3 +267,8 @@ def ok(body: Any, status: int = 200) -> Response:
 
 def no_content() -> Response:
     return Response(status_code=204, body="")
+
+
+def plain_text(body: str, status: int = 200) -> Response:
+    """A ``text/plain`` answer (Pulsar's health check answers ``ok``)."""
+    return Response(status_code=status, content_type="text/plain", body=body)
