@@ -28,12 +28,12 @@ from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.domain.cursor.state import SHARED, CursorState
 from magnetar_core.domain.log import IndexEntry, log_key
-from magnetar_core.domain.names import TopicName
 from magnetar_jobs import garbage
 from magnetar_jobs.catalog import query_index
 from magnetar_jobs.expire_extract import list_objects
 from magnetar_jobs.expire_load import delete_items, snapshot_dedup
 from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.names import TopicName
 
 NOW_MS = 1_763_700_000_000
 

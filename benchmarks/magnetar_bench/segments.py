@@ -32,7 +32,7 @@ def _entry_bytes(size: int, i: int) -> bytes:
 
 def _load_dataset(stack, namespace: str, entries: int, partitions: int, size: int) -> list[str]:
     """Write ``entries`` committed entries (objects + index items); returns the topics."""
-    from magnetar_core.domain.names import TopicName
+    from magnetar_wire.names import TopicName
 
     s3, ddb = stack.client("s3"), stack.client("dynamodb")
     bucket, table = stack.name("EntriesBucket"), stack.name("LogTable")

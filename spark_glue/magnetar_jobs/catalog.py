@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from magnetar_core.domain.log import log_key
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 from .common import JobArgs, dynamodb_client
 

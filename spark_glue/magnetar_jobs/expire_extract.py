@@ -17,7 +17,7 @@ from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidTopicName
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 from . import catalog, garbage
 from .common import JobArgs, dynamodb_client, engine_of, s3_client

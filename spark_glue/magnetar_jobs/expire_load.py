@@ -27,9 +27,9 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.errors import ConditionFailed, InvalidTopicName
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.services.topics import Topics
+from magnetar_wire.names import TopicName
 
 from . import garbage
 from .common import JobArgs, dynamodb_client, s3_client

@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.policies import RetentionPolicies
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
+from magnetar_wire.names import TopicName
 
 
 def meta(name: str, version: int = 1, **fields) -> TopicMeta:

@@ -13,7 +13,6 @@ import pytest
 import requests
 
 import magnetar as pulsar
-from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_jobs.common import parse_args, spark_session
@@ -21,6 +20,7 @@ from magnetar_jobs.expire_extract import extract
 from magnetar_jobs.expire_load import LoadOptions, load_ledgers
 from magnetar_jobs.expire_transform import ExpireParams, transform
 from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.names import TopicName
 
 pytestmark = pytest.mark.emulator
 

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
+from magnetar_wire.names import TopicName
 
 
 @pytest.fixture(scope="session")

@@ -13,9 +13,9 @@ from delivered import entry_ids, payloads
 
 from magnetar_core.adapters.aws.clients import REQUESTS
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
-from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 from magnetar_wire.ids import format_message_id
+from magnetar_wire.names import TopicName
 
 
 class ProcessDied(BaseException):

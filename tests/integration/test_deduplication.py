@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from magnetar_core.domain.errors import StorageFault
-from magnetar_core.domain.names import TopicName
 from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.names import TopicName
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ import pytest
 from delivered import entry_ids, payloads
 
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import execution_name
 from magnetar_core.engine import Engine
 from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.names import TopicName
 
 TICK = 1000
 

@@ -18,7 +18,6 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_local.events import LambdaContext
@@ -26,6 +25,7 @@ from magnetar_local.routes import RouteTable
 from magnetar_local.sample_events import EVENTS_DIR, PLACEHOLDERS, event_names, load_event
 from magnetar_local.template import LocalTemplate
 from magnetar_wire import decode_entry
+from magnetar_wire.names import TopicName
 
 ADMIN_EVENTS = (
     "admin_health",

@@ -8,9 +8,9 @@ import pytest
 from delivered import entry_ids, payloads
 
 from magnetar_core.domain.errors import ConsumerBusy, ConsumerNotFound
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
+from magnetar_wire.names import TopicName
 
 
 def test_partitions_go_to_consumers_by_name_round_the_table(engine, make_entry):

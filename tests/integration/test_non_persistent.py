@@ -8,9 +8,9 @@ import pytest
 from delivered import payloads
 
 from magnetar_core.domain.errors import MessageTooBig
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
+from magnetar_wire.names import TopicName
 
 
 @pytest.fixture

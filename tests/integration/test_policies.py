@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 pytestmark = pytest.mark.emulator
 

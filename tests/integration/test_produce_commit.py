@@ -110,7 +110,7 @@ def test_producing_to_a_partitioned_base_name_routes_by_key_hash_as_the_sdk_does
 ):
     import uuid
 
-    from magnetar_core.domain.names import TopicName
+    from magnetar_wire.names import TopicName
     from magnetar_wire.routing import partition_of_key
 
     base = TopicName.parse(f"persistent://public/default/routed-{uuid.uuid4().hex[:8]}")

@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
-from magnetar_core.domain.names import TopicName
 from magnetar_jobs.catalog import dead_ledgers, index_frame, partitions
 from magnetar_jobs.common import engine_of, parse_args, s3_client
+from magnetar_wire.names import TopicName
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import uuid
 import compact_segments
 import pytest
 
-from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_jobs.catalog import index_frame, query_index
@@ -19,6 +18,7 @@ from magnetar_jobs.compact_segments_load import Segment, SegmentWriter
 from magnetar_jobs.compact_segments_transform import transform
 from magnetar_jobs.garbage import manifests, purge_due, read_manifest
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
+from magnetar_wire.names import TopicName
 
 BIG = 5000  # above --max-entry-bytes: stays in its own object
 

@@ -9,7 +9,6 @@ from collections import namedtuple
 import pytest
 
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.producers import DedupSnapshot
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_jobs.common import JobArgs
@@ -20,6 +19,7 @@ from magnetar_jobs.expire_load import (
     snapshot_dedup,
     trash_objects,
 )
+from magnetar_wire.names import TopicName
 
 PK = "persistent://t/ns/a|2"
 

@@ -8,13 +8,13 @@ from magnetar_core.domain.compaction import SUCCESS, CompactedEntry, CompactionS
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState
 from magnetar_core.domain.errors import NotAllowedError
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.subscriptions.compacted_reads import (
     CompactedReads,
     check_read_compacted,
 )
 from magnetar_core.services.topics import PartitionRef
+from magnetar_wire.names import TopicName
 
 TOPIC = TopicName.parse("persistent://public/default/t")
 REF = PartitionRef(TOPIC, -1, 1)

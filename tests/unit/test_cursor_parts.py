@@ -19,8 +19,8 @@ from magnetar_core.domain.cursor.records import EXCLUSIVE, SHARED, ConsumerInfo
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.errors import ConsumerBusy
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.rangeset import RangeSet
+from magnetar_wire.names import TopicName
 
 CURSOR_PACKAGE = Path(importlib.import_module("magnetar_core.domain.cursor").__file__).parent
 

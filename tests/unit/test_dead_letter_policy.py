@@ -14,9 +14,9 @@ from magnetar_core.domain.dead_letter import (
     producer_name,
 )
 from magnetar_core.domain.errors import InvalidMessage, InvalidTopicName
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.rangeset import RangeSet
 from magnetar_wire import Codec, EntryMessage, decode_entry, encode_entry
+from magnetar_wire.names import TopicName
 
 TOPIC = TopicName.parse("persistent://acme/orders/in-partition-3")
 

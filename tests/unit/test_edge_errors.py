@@ -193,8 +193,8 @@ def test_namespace_policy_routes_refuse_names_longer_than_the_keys_allow(svc):
 def test_every_limit_keeps_every_key_we_build_within_dynamodb_and_s3_limits():
     from magnetar_core.domain.compaction import segment_prefix
     from magnetar_core.domain.log import log_key
-    from magnetar_core.domain.names import TopicName
     from magnetar_core.services.produce import object_prefix
+    from magnetar_wire.names import TopicName
 
     name = TopicName.of(
         "non-persistent",

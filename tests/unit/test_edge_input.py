@@ -112,6 +112,6 @@ def test_path_parameters_are_decoded_once_not_twice(svc):
 
 
 def _name(text: str):
-    from magnetar_core.domain.names import TopicName
+    from magnetar_wire.names import TopicName
 
     return TopicName.parse(text)

@@ -6,9 +6,9 @@ import pytest
 
 from magnetar_core.api.views import entries, entry_from_json, messages
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services.subscriptions import DeliveredEntry
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
+from magnetar_wire.names import TopicName
 
 NOW = 1_763_700_000_000
 TOPIC = TopicName.parse("persistent://public/default/t")

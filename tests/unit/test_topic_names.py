@@ -3,7 +3,7 @@
 import pytest
 
 from magnetar_core.domain.errors import InvalidTopicName
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 
 def test_a_full_persistent_name_parses_into_its_parts_and_prints_back():
@@ -103,9 +103,16 @@ def test_partition_index_reads_the_partition_suffix_or_minus_one():
     assert TopicName.parse("orders-partition-0").partition_index == 0
     assert TopicName.parse("orders-partition-12").partition_index == 12
     assert TopicName.parse("orders").partition_index == -1
-    assert TopicName.parse("orders-partition-03").partition_index == -1
     assert TopicName.parse("orders-partition-").partition_index == -1
     assert TopicName.parse("orders-partition-x").partition_index == -1
+
+
+@pytest.mark.parametrize(
+    "local", ["orders-partition-03", "orders-partition--1", "x-partition-2147483648"]
+)
+def test_a_partition_suffix_that_is_no_partition_index_is_an_invalid_topic_name(local):
+    with pytest.raises(InvalidTopicName, match="not a partition index"):
+        TopicName.parse(local)
 
 
 def test_base_strips_the_partition_suffix_and_is_itself_otherwise():

@@ -27,7 +27,6 @@ from urllib.parse import parse_qsl
 from magnetar_core.adapters.memory import MemoryTables, TimerStarter, memory_stores
 from magnetar_core.api.http import ENTRY_CONTENT_TYPE, injected_engine
 from magnetar_core.domain.errors import StorageFault
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
@@ -35,6 +34,7 @@ from magnetar_local.events import HttpRequest, HttpResponse, json_response
 from magnetar_local.gateway import Gateway, Handler, HandlerLoader
 from magnetar_local.template import DEFAULT_TEMPLATE, FunctionSpec, LocalTemplate
 from magnetar_wire import decode_entry
+from magnetar_wire.names import TopicName
 
 __all__ = ["MemoryService", "Recorded", "memory_settings", "sdk_threads"]
 

@@ -20,10 +20,10 @@ from magnetar_core.domain.buffers import BufferedEntry
 from magnetar_core.domain.compaction import CompactedEntry, CompactionState
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 from magnetar_core.domain.topic import TopicMeta
+from magnetar_wire.names import TopicName
 
 
 class TopicStore(Protocol):

@@ -14,12 +14,17 @@ from urllib.parse import quote
 
 from .errors import InvalidTopicName
 
-__all__ = ["DOMAINS", "PARTITION_SUFFIX", "InvalidTopicName", "TopicName"]
+__all__ = ["DOMAINS", "PARTITION_SUFFIX", "InvalidTopicName", "TopicName", "check_namespace"]
 
 DOMAINS = ("persistent", "non-persistent")
 PARTITION_SUFFIX = "-partition-"
 _PART = re.compile(r"^[A-Za-z0-9_=:.\-]+$")
 _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>0|[1-9][0-9]*)$")
+
+
+_INDEXISH = re.compile(r"^-?[0-9]+$")
+MAX_PARTITION_INDEX = 2**31 - 1
+"""Pulsar's partition index is a Java int."""
 
 
 def _check_part(kind: str, value: str, full: str) -> None:
@@ -28,6 +33,29 @@ def _check_part(kind: str, value: str, full: str) -> None:
             f"Invalid topic name '{full}': the {kind} '{value}' may only hold letters, digits "
             "and - _ = : . (use persistent://tenant/namespace/topic or a short name)"
         )
+    if value in (".", ".."):
+        raise InvalidTopicName(f"Invalid topic name '{full}': the {kind} may not be '{value}'")
+
+
+def _check_partition_suffix(local: str, full: str) -> None:
+    """A ``-partition-<n>`` suffix must name a partition index 0..2^31-1 (no sign, no
+    leading zero); other text after ``-partition-`` (``my-partition-key``) is a plain name."""
+    _, sep, suffix = local.rpartition(PARTITION_SUFFIX)
+    if not sep or not _INDEXISH.fullmatch(suffix):
+        return
+    if not _PARTITION.fullmatch(local) or int(suffix) > MAX_PARTITION_INDEX:
+        raise InvalidTopicName(
+            f"Invalid topic name '{full}': '{PARTITION_SUFFIX}{suffix}' is not a partition "
+            f"index (0 to {MAX_PARTITION_INDEX}, no sign or leading zero)"
+        )
+
+
+def check_namespace(tenant: str, namespace: str) -> None:
+    """Raise InvalidTopicName unless ``tenant/namespace`` is a valid namespace name (the rules
+    of a topic name's tenant and namespace parts)."""
+    full = f"{tenant}/{namespace}"
+    _check_part("tenant", tenant, full)
+    _check_part("namespace", namespace, full)
 
 
 @dataclass(frozen=True, order=True)
@@ -76,6 +104,7 @@ class TopicName:
         _check_part("tenant", tenant, full)
         _check_part("namespace", namespace, full)
         _check_part("topic", local, full)
+        _check_partition_suffix(local, full)
         return cls(domain, tenant, namespace, local)
 
     def __str__(self) -> str:

@@ -29,9 +29,9 @@ from aws_lambda_powertools.logging.utils import copy_config_to_registered_logger
 
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
-from magnetar_core.domain.names import TopicName
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
+from magnetar_wire.names import TopicName
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
 UPLOAD_EXPIRY_SECONDS = 900

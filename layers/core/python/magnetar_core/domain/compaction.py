@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from magnetar_core.domain.errors import MagnetarError
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 NOT_RUN = "NOT_RUN"
 RUNNING = "RUNNING"

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_core.domain.names import TopicName
 from magnetar_wire import decode_entry, encode_entry
 from magnetar_wire.ids import format_message_id
+from magnetar_wire.names import TopicName
 
 REAL_TOPIC = "REAL_TOPIC"
 """Property: the full name of the topic (partition) the message was dead-lettered from."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.policies import RetentionPolicies
+from magnetar_wire.names import TopicName
 
 ACTIVE = "active"
 

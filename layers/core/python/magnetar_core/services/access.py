@@ -19,7 +19,6 @@ from magnetar_core.domain.errors import (
     ProducerFenced,
     ServiceUnitNotReady,
 )
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.producers import ProducerLease
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import ProducerStateStore
@@ -28,6 +27,7 @@ from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_wire.names import TopicName
 
 ACCESS_MODES = ("Shared", "Exclusive", "ExclusiveWithFencing", "WaitForExclusive")
 WAIT_POLL_MS = 200

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from magnetar_core.domain.errors import InvalidMessage, TopicNotFound
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.topics import Topics
+from magnetar_wire.names import TopicName
 
 MAX_PARTITIONS = 1024
 

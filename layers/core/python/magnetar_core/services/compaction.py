@@ -26,11 +26,11 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
     StorageFault,
 )
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import CompactionStore, JobLauncher
 from magnetar_core.services import optimistic
 from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_wire.names import TopicName
 
 JOB = "compact-topic"
 STALE_AFTER_MS = 2 * 3600 * 1000

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from magnetar_core.domain.errors import ChecksumError, InvalidMessage
-from magnetar_core.domain.names import TopicName
 from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
+from magnetar_wire.names import TopicName
 
 
 @dataclass(frozen=True)

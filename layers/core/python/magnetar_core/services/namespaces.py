@@ -11,7 +11,6 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
     TopicNotFound,
 )
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.policies import (
     DelayedDeliveryPolicies,
     NamespacePolicies,
@@ -23,6 +22,7 @@ from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.ports import PolicyStore, TopicStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.topics import Topics
+from magnetar_wire.names import TopicName, check_namespace
 
 MIN_MESSAGE_SIZE = 1024
 MAX_MESSAGE_SIZE = 100 * 1024 * 1024
@@ -79,7 +79,7 @@ class Namespaces:
 
     def get(self, tenant: str, namespace: str) -> NamespacePolicies:
         """The namespace's stored policies (fresh read)."""
-        return self._store.get(f"{tenant}/{namespace}")
+        return self._store.get(_namespace(tenant, namespace))
 
     def _cached(self, namespace: str, fresh: bool) -> NamespacePolicies:
         now = self._rt.monotonic_ms()
@@ -137,7 +137,7 @@ class Namespaces:
     # ------------------------------------------------------------ namespace level
     def _update(self, tenant: str, namespace: str, **changes) -> None:
         """Change some of a namespace's policies with a versioned write (retried)."""
-        ns = f"{tenant}/{namespace}"
+        ns = _namespace(tenant, namespace)
         self._versioned_update(
             f"The policies of {ns}",
             lambda: self._store.get(ns),
@@ -267,3 +267,9 @@ class Namespaces:
 def _first(*values):
     """The first of ``values`` that is set (not None)."""
     return next(v for v in values if v is not None)
+
+
+def _namespace(tenant: str, namespace: str) -> str:
+    """The ``tenant/namespace`` key of a valid namespace; raises InvalidTopicName."""
+    check_namespace(tenant, namespace)
+    return f"{tenant}/{namespace}"

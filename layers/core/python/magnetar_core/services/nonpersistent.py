@@ -15,12 +15,12 @@ import threading
 
 from magnetar_core.domain.buffers import buffer_key
 from magnetar_core.domain.errors import MessageTooBig
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import BufferStore, CursorStore
 from magnetar_core.services.entries import DeliveredEntry, PublishResult, validated_metadata
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.ids import format_message_id
+from magnetar_wire.names import TopicName
 
 MAX_ENTRY_BYTES = 350 * 1024  # a DynamoDB item holds 400 KB
 BUFFER_TTL_S = 300

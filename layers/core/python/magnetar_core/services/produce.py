@@ -28,7 +28,6 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore, LogStore
 from magnetar_core.services import optimistic
@@ -39,6 +38,7 @@ from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire import EntryMetadata
 from magnetar_wire.ids import format_message_id
+from magnetar_wire.names import TopicName
 from magnetar_wire.routing import JAVA_STRING_HASH
 
 

@@ -15,10 +15,10 @@ from magnetar_core.domain.errors import (
     TopicNotFound,
 )
 from magnetar_core.domain.log import IndexEntry, log_key
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
 from magnetar_core.ports import CursorStore, LogStore, TopicStore
+from magnetar_wire.names import TopicName
 from magnetar_wire.routing import partition_of_key
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from magnetar_core.adapters.aws.clients import translated
 from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.topic import TopicMeta
+from magnetar_wire.names import TopicName
 
 
 def _to_meta(item: dict) -> TopicMeta:

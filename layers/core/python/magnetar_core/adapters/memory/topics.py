@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.topic import TopicMeta
+from magnetar_wire.names import TopicName
 
 
 class TopicStore:

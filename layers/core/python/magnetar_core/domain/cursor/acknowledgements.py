@@ -20,7 +20,7 @@ from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.key_shared_acks import KeySharedAcks
 from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedState
 from magnetar_core.domain.cursor.reads import ReadState
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 
 class Acknowledgements:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from magnetar_core.domain.dead_letter import DeadLetter, DeadLetterPolicy
-from magnetar_core.domain.names import TopicName
+from magnetar_wire.names import TopicName
 
 
 @dataclass

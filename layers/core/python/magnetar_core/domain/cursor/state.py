@@ -35,8 +35,8 @@ from magnetar_core.domain.cursor.records import (
     Delivery,
 )
 from magnetar_core.domain.dead_letter import DEAD_LETTER_TYPES, DeadLetter, DeadLetterPolicy
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.rangeset import RangeSet
+from magnetar_wire.names import TopicName
 
 __all__ = ["EXCLUSIVE", "FAILOVER", "SHARED", "SUBSCRIPTION_TYPES", "CursorState"]
 

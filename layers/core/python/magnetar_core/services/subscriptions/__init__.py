@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.ports import CursorStore, EntryStore, LogStore
@@ -37,6 +36,7 @@ from magnetar_core.services.subscriptions.lifecycle import Lifecycle
 from magnetar_core.services.subscriptions.seeking import Seeking
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_wire.names import TopicName
 
 __all__ = ["ConsumerHandle", "DeliveredEntry", "DispatchLimits", "Subscriptions"]
 

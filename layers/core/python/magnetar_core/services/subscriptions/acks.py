@@ -8,12 +8,12 @@ from magnetar_core.domain.errors import (
     CumulativeAcknowledgementNotAllowedError,
     InvalidMessage,
 )
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import parse_message_id
+from magnetar_wire.names import TopicName
 
 
 class Acknowledgements:

@@ -17,13 +17,13 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
     SubscriptionNotFound,
 )
-from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import CursorStore, EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_wire.names import TopicName
 
 __all__ = [
     "ConsumerHandle",

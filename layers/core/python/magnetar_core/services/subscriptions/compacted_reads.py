@@ -18,10 +18,10 @@ from itertools import islice
 from magnetar_core.domain.cursor.state import EXCLUSIVE, FAILOVER, CursorState, Delivery
 from magnetar_core.domain.errors import NotAllowedError
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
 from magnetar_core.ports import CompactionStore, LogStore
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.topics import PartitionRef
+from magnetar_wire.names import TopicName
 
 Plan = Callable[
     [PartitionRef, CursorState, str, int, int], tuple[list[Delivery], dict[int, IndexEntry]]

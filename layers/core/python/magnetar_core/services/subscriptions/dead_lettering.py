@@ -27,11 +27,11 @@ import logging
 from magnetar_core.domain.cursor.state import EXCLUSIVE, CursorState
 from magnetar_core.domain.dead_letter import DeadLetter, Origin, dead_letter_entry, producer_name
 from magnetar_core.domain.errors import ConditionFailed, MagnetarError
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire import EntryFormatError
+from magnetar_wire.names import TopicName
 
 RETRY_AFTER_MS = 1000
 """After a failed attempt, this process leaves the outbox alone for this long."""

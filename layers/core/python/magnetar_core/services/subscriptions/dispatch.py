@@ -23,7 +23,6 @@ from magnetar_core.domain.errors import (
     SubscriptionNotFound,
 )
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.namespaces import Namespaces
@@ -34,6 +33,7 @@ from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
+from magnetar_wire.names import TopicName
 
 
 class _Planned(NamedTuple):

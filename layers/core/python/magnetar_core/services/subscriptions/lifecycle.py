@@ -17,7 +17,6 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
     SubscriptionNotFound,
 )
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services import optimistic
 from magnetar_core.services.subscriptions.base import (
     ConsumerHandle,
@@ -27,6 +26,7 @@ from magnetar_core.services.subscriptions.base import (
 from magnetar_core.services.subscriptions.compacted_reads import check_read_compacted
 from magnetar_core.services.subscriptions.seeking import Seeking
 from magnetar_core.services.topics import PartitionRef
+from magnetar_wire.names import TopicName
 
 
 class Lifecycle:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.names import TopicName
 from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import format_message_id, parse_message_id
+from magnetar_wire.names import TopicName
 
 EARLIEST = "earliest"
 LATEST = "latest"
