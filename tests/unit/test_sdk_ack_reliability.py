@@ -144,6 +144,23 @@ def test_a_batch_nack_waits_at_most_the_hold_time_for_messages_the_application_k
     assert svc.recorded("nack")[0].at - nacked_at >= 0.3
 
 
+def test_the_nacks_of_one_batch_go_in_one_request_with_the_whole_remaining_delay(svc, client):
+    """Two requests would hurt: the first brings the entry back, the second sends the new
+    copy away again (to another consumer, while this one acks it)."""
+    a = client.subscribe("t", "s", consumer_type=SHARED, negative_ack_redelivery_delay_ms=0)
+    produce(client, "t", [b"0", b"1", b"2"], batching_enabled=True)
+    msgs = [a.receive(5000) for _ in range(3)]
+    a.negative_acknowledge(msgs[0])
+    a.negative_acknowledge(msgs[1])
+    time.sleep(0.01)
+    a.negative_acknowledge(msgs[2])
+    assert svc.wait_for(lambda s: s.recorded("nack"))
+    time.sleep(3 * _acks.ACK_GROUP_TIME)
+    assert [r.body for r in svc.recorded("nack")] == [
+        {"messageIds": [str(m.message_id()) for m in msgs], "delayMs": 0}
+    ]
+
+
 def test_a_consumer_never_hands_out_a_batch_index_it_already_acked(svc, client, monkeypatch):
     monkeypatch.setattr(_acks, "NACK_HOLD_MIN_SECONDS", 0.0)  # the nack goes at once
     a = client.subscribe("t", "s", consumer_type=SHARED, negative_ack_redelivery_delay_ms=0)
