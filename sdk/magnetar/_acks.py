@@ -41,6 +41,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._ack_outbox import Outbox, Request
+from ._ack_timeout import UnackedTimeouts
 from ._failures import JitteredBackoff, describe, retryable
 from ._held import AckedIds, BatchHolds, Waiting
 from ._policies import MultiplierRedeliveryBackoff, backoff_body
@@ -87,10 +88,11 @@ class Redelivery:
             return {"messageIds": ids, "backoff": backoff_body(self.ack_timeout_backoff)}
         return {"messageIds": ids}
 
-    def nack_hold_seconds(self) -> float:
-        """How long a batch message's nack may wait for the batch's other messages."""
+    def nack_hold_seconds(self, least: float) -> float:
+        """How long a batch message's nack may wait for the batch's other messages handed
+        to the application: its delay (the backoff's least), and at least ``least``."""
         delay = self.nack_backoff.min_delay_ms if self.nack_backoff else self.nack_delay_ms
-        return max(delay / 1000, NACK_HOLD_MIN_SECONDS)
+        return max(delay / 1000, least)
 
 
 class AckTracker:
@@ -102,9 +104,8 @@ class AckTracker:
         self._cfg = redelivery
         self._log = log
         self._clock = clock or monotonic
-        self._timeout = redelivery.ack_timeout_ms / 1000
-        self._tick = min(redelivery.tick_ms / 1000, self._timeout) if self._timeout else 0.0
-        self._epoch = self._clock()  # tick instants are epoch + k * tick
+        self._timeouts = UnackedTimeouts(redelivery.ack_timeout_ms / 1000,
+                                         redelivery.tick_ms / 1000, self._clock())  # fmt: skip
         self._cond = threading.Condition()
         self._acks: dict[Sub, list[str]] = {}
         self._cumulative: dict[Sub, MessageId] = {}  # the highest per sub-consumer
@@ -114,7 +115,6 @@ class AckTracker:
         self._outbox = Outbox(JitteredBackoff(RETRY_BASE_SECONDS, RETRY_MAX_SECONDS))
         self._holds = BatchHolds()
         self._acked = AckedIds()
-        self._unacked: dict[tuple[Sub, str], tuple[float, MessageId]] = {}  # -> (handed out, id)
         self._stopping = False
         self._thread: threading.Thread | None = None
         if start:
@@ -133,10 +133,8 @@ class AckTracker:
         with self._cond:
             if self._holds.handed(sub, msg_id):
                 self._cond.notify_all()
-            if self._timeout:
-                now = self._clock()
-                for text in id_texts(msg_id):
-                    self._unacked[(sub, text)] = (now, msg_id)
+            if self._timeouts.timeout:
+                self._timeouts.handed(sub, id_texts(msg_id), msg_id, self._clock())
                 self._cond.notify_all()
 
     def skip_if_acked(self, sub: Sub, msg_id: MessageId) -> bool:
@@ -160,7 +158,7 @@ class AckTracker:
             self._acked.add(sub, msg_id)
             for text in id_texts(msg_id):
                 self._acks.setdefault(sub, []).append(text)
-                self._unacked.pop((sub, text), None)
+                self._timeouts.settled(sub, text)
                 self._queued_one()
             self._release(self._holds.settle(sub, msg_id))
 
@@ -171,8 +169,7 @@ class AckTracker:
             current = self._cumulative.get(sub)
             if current is None or current < msg_id:
                 self._cumulative[sub] = msg_id
-            for key in [k for k, v in self._unacked.items() if k[0] is sub and v[1] <= msg_id]:
-                del self._unacked[key]
+            self._timeouts.settled_up_to(sub, msg_id)
             self._queued_one()
 
     def nack(self, sub: Sub, msg_id: MessageId) -> None:
@@ -181,7 +178,7 @@ class AckTracker:
         with self._cond:
             texts = id_texts(msg_id)
             for text in texts:
-                self._unacked.pop((sub, text), None)
+                self._timeouts.settled(sub, text)
             now = self._clock()
             if self._holds.hold_nack(sub, msg_id, texts[0], now):
                 self._cond.notify_all()  # a new hold time to wake up for
@@ -200,7 +197,7 @@ class AckTracker:
         """Forget every delivery and pending nack (``redeliver_unacknowledged_messages`` and
         seek send everything back anyway)."""
         with self._cond:
-            self._unacked.clear()
+            self._timeouts.clear()
             self._count -= sum(len(ids) for ids in self._nacks.values())
             self._nacks.clear()
             self._holds.drop()
@@ -252,37 +249,21 @@ class AckTracker:
         self._acks, self._cumulative, self._nacks = {}, {}, {}
         self._count, self._deadline = 0, None
 
-    # ------------------------------------------------------------------ ack timeout
-
-    def _last_tick(self, now: float) -> float:
-        return self._epoch + math.floor((now - self._epoch) / self._tick + 1e-9) * self._tick
-
-    def _next_tick(self, t: float) -> float:
-        return self._epoch + math.ceil((t - self._epoch) / self._tick - 1e-9) * self._tick
-
     def _expire(self, now: float) -> None:
-        """Queue requests sending back the deliveries whose timeout passed by the last tick
-        (lock held)."""
-        if not self._timeout or not self._unacked:
-            return
-        tick = self._last_tick(now)
-        due: dict[Sub, list[str]] = {}
-        for key, (since, _) in list(self._unacked.items()):
-            if since + self._timeout <= tick + 1e-9:
-                del self._unacked[key]
-                due.setdefault(key[0], []).append(key[1])
-        for sub, ids in due.items():
+        """Queue requests sending back the deliveries whose ack timeout passed (lock
+        held)."""
+        for sub, ids in self._timeouts.expired(now).items():
             for i in range(0, len(ids), ACK_GROUP_MAX):
                 self._outbox.add(sub, "nack", self._cfg.timeout_body(ids[i : i + ACK_GROUP_MAX]))
 
     def _next_wake(self, now: float) -> float | None:
         times = [] if self._deadline is None else [self._deadline]
-        if self._timeout and self._unacked:
-            first = min(since for since, _ in self._unacked.values())
-            times.append(self._next_tick(first + self._timeout))
+        check = self._timeouts.next_check()
+        if check is not None:
+            times.append(check)
         held = self._holds.earliest()
         if held is not None:
-            times.append(held + self._cfg.nack_hold_seconds())
+            times.append(held + self._cfg.nack_hold_seconds(NACK_HOLD_MIN_SECONDS))
         retry = self._outbox.next_at()
         if retry is not None:
             times.append(retry)
@@ -294,7 +275,8 @@ class AckTracker:
         """Nacks whose hold is up, the open group once its time is up (or ``force``),
         expired deliveries: into the outbox; then the outbox's queues that may go now
         (lock held)."""
-        self._release(self._holds.due(math.inf if force else now - self._cfg.nack_hold_seconds()))
+        hold = self._cfg.nack_hold_seconds(NACK_HOLD_MIN_SECONDS)
+        self._release(self._holds.due(math.inf if force else now - hold))
         if force or (self._deadline is not None and self._deadline <= now):
             self._take_group()
         self._expire(now)
