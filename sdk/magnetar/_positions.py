@@ -41,6 +41,7 @@ def seek(core: ConsumerCore, target: Any, inclusive: bool) -> None:
     for sub in subs:
         core.post(sub, "seek", body)
     core.ack_tracker.clear_unacked()
+    core.ack_tracker.clear_acked()  # messages acknowledged before may rightly come again
     core.clear_queue()
 
 

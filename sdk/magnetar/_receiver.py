@@ -1,8 +1,10 @@
 """The consumer's engine: one sub-consumer per topic / partition, each with ONE long-poll
 receive in flight on its own daemon thread, a shared receiver queue, and the listener thread.
 
-``close()`` aborts the in-flight long polls (socket shutdown), so it returns at once and
-joins every thread it started.
+A failing receive is retried with a jittered backoff; when the service forgot the consumer or
+its subscription, the sub-consumer subscribes again (``_recovery``). ``close()`` aborts the
+in-flight long polls (socket shutdown), sends the pending acks and unregisters every
+sub-consumer at once, all within one operation timeout, and joins the threads it started.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
 from ._entries import decode_response
+from ._failures import consumer_gone, describe
 from ._http import LongPoll, Transport
+from ._recovery import Streak, resubscribe, run_parallel
 from .message import Message, MessageId
 
 if TYPE_CHECKING:
@@ -34,7 +39,6 @@ RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
 # disconnects consumers silent for CONSUMER_LEASE_MS (60 s by default).
 HEARTBEAT_SECONDS = 20.0
 MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
-_BACKOFF_MAX = 5.0
 
 
 @dataclass(eq=False)
@@ -53,6 +57,8 @@ class Sub:
     # set by ConsumerCore.register right after construction (its on_drop closes over the Sub)
     chunks: ChunkAssembler = field(init=False, repr=False)
     stopped: bool = False  # removed from a regex subscription
+    last_taken: MessageId | None = None  # the last message handed to the application
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # (re)subscribing
 
 
 class ConsumerCore:
@@ -100,7 +106,7 @@ class ConsumerCore:
                   partition)  # fmt: skip
         sub.chunks = ChunkAssembler(*self.chunk_limits,
                                     on_drop=lambda ids, ack: self._chunks_dropped(sub, ids, ack))  # fmt: skip
-        self._subscribe(sub)
+        self.subscribe(sub, self.body)
         with self.cond:
             self.subs = [*self.subs, sub]  # copied: other threads iterate it unlocked
             if self.started and not self.stopping:
@@ -123,6 +129,8 @@ class ConsumerCore:
                 s.stopped = True
             self.cond.notify_all()
         for s in gone:
+            if self.acks is not None:
+                self.acks.dropped(s)
             if s.poll is not None:
                 s.poll.abort()
             if s.thread is not None and s.thread is not threading.current_thread():
@@ -132,17 +140,43 @@ class ConsumerCore:
             except exc.PulsarException as e:  # the topic may be deleted already
                 self.log.debug("closing consumer %s on %s: %s", s.consumer_id, s.topic, e)
 
-    def _subscribe(self, sub: Sub) -> None:
-        resp = self.t.call("POST", sub.base, json_body=self.body)
+    def subscribe(self, sub: Sub, body: dict) -> None:
+        """POST subscribe ``body`` for ``sub``; sets its consumer id (raises what the service
+        answers)."""
+        resp = self.t.call("POST", sub.base, json_body=body)
         if not isinstance(resp, dict) or not resp.get("consumerId"):
             raise exc.UnknownError(f"unexpected subscribe response: {resp!r}")
         sub.consumer_id = str(resp["consumerId"])
         if resp.get("consumerName") and not self.body.get("consumerName"):
             self.body["consumerName"] = resp["consumerName"]
 
-    def post(self, sub: Sub, action: str, body: dict) -> Any:
-        """POST ``body`` to ``.../consumers/{id}/{action}``."""
-        return self.t.call("POST", f"{sub.base}/{sub.consumer_id}/{action}", json_body=body)
+    def post(self, sub: Sub, action: str, body: dict, timeout: float | None = None) -> Any:
+        """POST ``body`` to ``.../consumers/{id}/{action}`` (``timeout``: seconds, default
+        the operation timeout)."""
+        return self.t.call("POST", f"{sub.base}/{sub.consumer_id}/{action}", json_body=body,
+                           timeout=timeout)  # fmt: skip
+
+    def post_ack(self, sub: Sub, action: str, body: dict, timeout: float | None = None) -> Any:
+        """``post`` for the ack tracker: when the service forgot the consumer, subscribe
+        again and raise ``ServiceUnitNotReady`` so the request is retried as the new one."""
+        consumer_id = sub.consumer_id
+        try:
+            return self.post(sub, action, body, timeout)
+        except exc.PulsarException as e:
+            if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
+                raise exc.ServiceUnitNotReady("subscribed again; send once more") from e
+            raise
+
+    def drop_queued(self, sub: Sub) -> None:
+        """Drop ``sub``'s messages from the receiver queue (the service sends them again)."""
+        with self.cond:
+            kept = [(s, m) for s, m in self.queue if s is not sub]
+            sub.queued -= len(self.queue) - len(kept)
+            self.queue.clear()
+            self.queue.extend(kept)
+            self.cond.notify_all()
+        if self.acks is not None:
+            self.acks.dropped(sub)
 
     def start(self) -> None:
         """Start one poll thread per sub-consumer, and the listener thread if any."""
@@ -168,7 +202,7 @@ class ConsumerCore:
         return max(1, self.queue_size // max(len(self.subs), 1))
 
     def _poll_loop(self, sub: Sub, poll: LongPoll) -> None:
-        backoff = 0.1
+        streak = Streak(self.log, sub.topic)
         while True:
             with self.cond:
                 while not self.stopping and not sub.stopped and sub.queued >= self._share():
@@ -185,26 +219,29 @@ class ConsumerCore:
             wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
             body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
             messages: list[Message] = []
+            consumer_id, pause = sub.consumer_id, 0.0
             try:
-                resp = poll.post(f"{sub.base}/{sub.consumer_id}/receive", body,
+                resp = poll.post(f"{sub.base}/{consumer_id}/receive", body,
                                  RECEIVE_WAIT_MS / 1000 + self.t.operation_timeout)  # fmt: skip
                 messages = self._decode(sub, resp)
-                sub.connected, backoff = True, 0.1
+                sub.connected = True
+                streak.succeeded()
             except exc.AlreadyClosed:
                 return
             except exc.PulsarException as e:
                 if sub.stopped:
                     return
                 sub.connected = False
-                self.log.warning("receive on %s failed: %s", sub.topic, e)
-                if isinstance(e, exc.ConsumerNotFound) and not self.unsubscribing:
-                    self._try_resubscribe(sub)
-                if self._closed_event.wait(backoff):
-                    return
-                backoff = min(backoff * 2, _BACKOFF_MAX)
+                pause = streak.failed(e)
+                if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
+                    pause = 0.0
             finally:
                 with self.cond:
                     sub.queued -= want
+            if pause and self._closed_event.wait(pause):
+                return
+            for msg in messages:  # held before the application can settle them
+                self.ack_tracker.received(sub, msg.message_id())
             with self.cond:
                 if sub.stopped:
                     return
@@ -215,19 +252,13 @@ class ConsumerCore:
 
     def _heartbeat(self, sub: Sub) -> None:
         """Tell the service the consumer lives while it is not receiving (full queue)."""
+        consumer_id = sub.consumer_id
         try:
             self.post(sub, "heartbeat", {})
         except exc.PulsarException as e:
-            self.log.warning("heartbeat on %s failed: %s", sub.topic, e)
-            if isinstance(e, exc.ConsumerNotFound) and not self.unsubscribing:
-                self._try_resubscribe(sub)
-
-    def _try_resubscribe(self, sub: Sub) -> None:
-        try:
-            self._subscribe(sub)
-            self.log.info("re-subscribed on %s as consumer %s", sub.topic, sub.consumer_id)
-        except exc.PulsarException as e:
-            self.log.warning("re-subscribe on %s failed: %s", sub.topic, e)
+            self.log.warning("heartbeat on %s failed: %s", sub.topic, describe(e))
+            if consumer_gone(e):
+                resubscribe(self, sub, consumer_id, e)
 
     def _chunks_dropped(self, sub: Sub, ids: list[MessageId], ack: bool) -> None:
         self.log.warning("dropping an incomplete chunked message on %s (%d chunks, %s)",
@@ -252,18 +283,24 @@ class ConsumerCore:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         with self.cond:
-            while not self.queue:
+            while True:
+                while not self.queue:
+                    if self.stopping:
+                        raise exc.AlreadyClosed("the consumer is closed")
+                    remaining = None if deadline is None else deadline - time.monotonic()
+                    if remaining is not None and remaining <= 0:
+                        raise exc.Timeout("no message arrived within the receive timeout")
+                    self.cond.wait(remaining)
                 if self.stopping:
                     raise exc.AlreadyClosed("the consumer is closed")
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise exc.Timeout("no message arrived within the receive timeout")
-                self.cond.wait(remaining)
-            if self.stopping:
-                raise exc.AlreadyClosed("the consumer is closed")
-            sub, msg = self.queue.popleft()
-            sub.queued -= 1
-            self.cond.notify_all()
+                sub, msg = self.queue.popleft()
+                sub.queued -= 1
+                self.cond.notify_all()
+                if not self.ack_tracker.skip_if_acked(sub, msg.message_id()):
+                    break
+                self.log.debug("dropping %s on %s: acknowledged already", msg.message_id(),
+                               sub.topic)  # fmt: skip
+            sub.last_taken = msg.message_id()
         self.ack_tracker.delivered(sub, msg.message_id())
         return sub, msg
 
@@ -305,7 +342,10 @@ class ConsumerCore:
             self.watcher.stop()
 
     def close(self, *, flush_acks: bool = True, delete: bool = True) -> None:
-        """Stop polling (aborting in-flight receives), flush acks, unregister, join threads."""
+        """Stop polling (aborting in-flight receives), send pending acks, unregister every
+        sub-consumer, join threads. The requests share one operation timeout: what cannot be
+        sent in it is logged (acks as lost; an unregistered consumer is dropped by the
+        service after its lease, and its messages are redelivered)."""
         self.stop_watcher()
         with self.cond:
             if self.stopping:
@@ -313,25 +353,33 @@ class ConsumerCore:
             self.stopping = True
             self.cond.notify_all()
         self._closed_event.set()
+        deadline = time.monotonic() + self.t.operation_timeout
         me = threading.current_thread()
         for sub in self.subs:
             if sub.poll is not None:
                 sub.poll.abort()
         for sub in self.subs:
             if sub.thread is not None and sub.thread is not me:
-                sub.thread.join()
+                sub.thread.join(max(deadline - time.monotonic(), 0.0))
         if self.acks is not None:
-            self.acks.stop()
+            self.acks.stop(max(deadline - time.monotonic(), 0.0))
             if flush_acks:
-                self.acks.flush()
+                self.acks.flush(timeout=max(deadline - time.monotonic(), 0.0))
         if delete:
-            for sub in self.subs:
-                try:
-                    self.t.call("DELETE", f"{sub.base}/{sub.consumer_id}")
-                except exc.PulsarException as e:
-                    self.log.warning("closing consumer %s on %s: %s", sub.consumer_id, sub.topic, e)
+            run_parallel([partial(self._unregister, s, deadline) for s in self.subs], "close")
         if self._listener_thread is not None and self._listener_thread is not me:
             self._listener_thread.join()
         self.listener = None
         if self.retry is not None:
             self.retry.close()
+
+    def _unregister(self, sub: Sub, deadline: float) -> None:
+        """DELETE ``sub``'s consumer if time is left before ``deadline``."""
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise exc.Timeout("the close ran out of time")
+            self.t.call("DELETE", f"{sub.base}/{sub.consumer_id}", timeout=left)
+        except exc.PulsarException as e:
+            self.log.warning("closing consumer %s on %s: %s; the service drops it when its "
+                             "lease runs out", sub.consumer_id, sub.topic, describe(e))  # fmt: skip

@@ -333,7 +333,8 @@ class Client:
         self._t.close()
 
     def shutdown(self) -> None:
-        """Close at once: queued messages fail, pending acks are dropped."""
+        """Close at once: queued messages fail; pending acks are still sent (within the
+        operation timeout: an acknowledgement the application made must not be lost)."""
         if self._closed:
             return
         self._closed = True
@@ -341,5 +342,5 @@ class Client:
         for core in list(self._producers):
             core.abort()
         for consumer in list(self._consumers):
-            consumer.close(flush_acks=False)
+            consumer.close()
         self._t.close()

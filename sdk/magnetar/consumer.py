@@ -37,7 +37,7 @@ class Consumer:
         self._type = consumer_type
         self._batch_policy = batch_policy or DEFAULT_BATCH_RECEIVE
         self._has_listener = listener is not None
-        core.acks = AckTracker(core.post, redelivery or Redelivery(), core.log)
+        core.acks = AckTracker(core.post_ack, redelivery or Redelivery(), core.log)
         core.retry = retry
         if listener is not None:
             core.listener = (self, listener)
