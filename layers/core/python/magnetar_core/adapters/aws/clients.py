@@ -23,6 +23,11 @@ _THROTTLED = {
 }
 _CONDITION = {"ConditionalCheckFailedException"}
 
+# A DynamoDB attribute value as boto3's client takes it: {"S": str}, {"N": str},
+# {"BOOL": bool}, {"NS": [str, ...]}, ...; an item maps attribute names to them.
+AttributeValue = dict[str, object]
+Item = dict[str, AttributeValue]
+
 
 class RequestCounter:
     """Counts AWS requests by ``service.Operation``: the unit of cost on AWS."""

@@ -150,7 +150,7 @@ class CompactionStore:
         found: dict[int, CompactedEntry] = {}
         for i in range(0, len(wanted), 100):
             keys = [{"pk": {"S": ledger}, "eid": {"N": str(e)}} for e in wanted[i : i + 100]]
-            request = {self._log: {"Keys": keys, "ConsistentRead": True}}
+            request: dict[str, object] | None = {self._log: {"Keys": keys, "ConsistentRead": True}}
             while request:
                 with translated(f"reading compacted entries of {ledger}"):
                     page = self._ddb.batch_get_item(RequestItems=request)

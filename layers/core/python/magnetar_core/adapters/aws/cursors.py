@@ -23,7 +23,7 @@ from magnetar_core.domain.rangeset import RangeSet
 
 def cursor_to_item(pk: str, state: CursorState) -> dict:
     """The DynamoDB item for ``state`` at its next version."""
-    body = {
+    body: dict[str, object] = {
         "acked": state.acked.to_list(),
         "backs": {str(k): sorted(v) for k, v in state.batch_acks.items()},
         "bsize": {str(k): v for k, v in state.batch_sizes.items()},

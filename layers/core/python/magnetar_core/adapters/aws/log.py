@@ -162,7 +162,9 @@ class LogStore:
         found: dict[int, IndexEntry] = {}
         for i in range(0, len(wanted), 100):
             keys = [{"pk": {"S": pk}, "eid": {"N": str(e)}} for e in wanted[i : i + 100]]
-            request = {self._table: {"Keys": keys, "ConsistentRead": True}}
+            request: dict[str, object] | None = {
+                self._table: {"Keys": keys, "ConsistentRead": True}
+            }
             while request:
                 with translated(f"reading entries of {pk}"):
                     page = self._ddb.batch_get_item(RequestItems=request)

@@ -6,7 +6,7 @@ re-created topic gets a new ledger and never sees the old one's entries or curso
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import Item, translated
 from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
 from magnetar_core.domain.names import TopicName
 from magnetar_core.domain.topic import TopicMeta
@@ -49,7 +49,7 @@ class TopicStore:
 
         Raises ConditionFailed when someone else created or changed the topic first.
         """
-        item = {
+        item: Item = {
             "pk": {"S": meta.name.namespace_name},
             "name": {"S": meta.name.local},
             "ledger": {"N": str(meta.ledger_id)},

@@ -30,7 +30,7 @@ from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.subscriptions.base import SubscriptionContext
-from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.subscriptions.compacted_reads import CompactedReads, Plan
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.topics import PartitionRef
@@ -178,7 +178,7 @@ class Dispatch:
             state.consume_releases(now, self._timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
-                plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                plan: Plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
