@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
 from magnetar_core.domain.compaction import (
     CompactedEntry,
     CompactionState,
@@ -102,7 +102,7 @@ def pointer_from_item(item: dict) -> CompactionState:
 class CompactionStore:
     """The pointer (cursors table) and compacted ledger items (log table)."""
 
-    def __init__(self, dynamodb, cursors_table: str, log_table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, cursors_table: str, log_table: str) -> None:
         self._ddb = dynamodb
         self._cursors = cursors_table
         self._log = log_table

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
@@ -87,7 +87,7 @@ def cursor_from_item(item: dict) -> CursorState:
 class CursorStore:
     """Reads and conditionally writes cursor items."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 

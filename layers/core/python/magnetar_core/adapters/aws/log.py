@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import BotoClient, translated
 from magnetar_core.domain.log import (
     IndexEntry,
 )
@@ -18,7 +18,7 @@ from magnetar_core.domain.log import (
 class LogStore:
     """Reads and appends index items of the log table."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 

@@ -12,6 +12,7 @@ policy to its outbox; the outbox is then published and settled (``dead_lettering
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import islice
 from typing import NamedTuple
 
@@ -207,7 +208,9 @@ class Dispatch:
         self._dead_letters.drain(ref, state)
         return pairs, read_position, planned.wake_at, planned.moved
 
-    def _due(self, ref: PartitionRef, state: CursorState, entries, now_ms: int) -> dict[int, int]:
+    def _due(
+        self, ref: PartitionRef, state: CursorState, entries: Iterable[IndexEntry], now_ms: int
+    ) -> dict[int, int]:
         """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
         Failover deliver them at once, as Pulsar does), unless the namespace switched
         delayed delivery off; buckets by the namespace's tick. The policies (cached per
