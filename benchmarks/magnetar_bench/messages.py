@@ -59,8 +59,10 @@ def _payloads(options: PerfOptions) -> list[bytes]:
             "note": "",
         }
         text = json.dumps(record)
+        note = ""
         while len(text) < options.size:
-            record["note"] += " " + " ".join(rng.choice(words) for _ in range(8))
+            note += " " + " ".join(rng.choice(words) for _ in range(8))
+            record["note"] = note
             text = json.dumps(record)
         records.append(text[: max(options.size, 2)].encode())
     return records
@@ -104,7 +106,7 @@ def _stored_bytes(stack, topic: str) -> int:
 
 
 def _consume(client, pulsar, topic: str, count: int, consumers: int, sub_type: str) -> None:
-    received = Counter()
+    received: Counter[str] = Counter()
     lock = threading.Lock()
     finished = threading.Event()
 

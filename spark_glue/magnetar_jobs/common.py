@@ -267,7 +267,7 @@ class Summary:
     objects_deleted: int = 0
     bytes_saved: int = 0
     seconds: float = 0.0
-    details: dict[str, int | float | str] = field(default_factory=dict)
+    details: dict[str, int | float] = field(default_factory=dict)
 
     def add(self, **counts: int | float) -> None:
         """Add to counters by name; unknown names go to ``details``."""
@@ -309,7 +309,7 @@ _SUMMARY_COUNTERS = {
 }
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":
             return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"

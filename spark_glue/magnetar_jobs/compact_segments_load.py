@@ -119,9 +119,10 @@ class SegmentWriter:
         if size is not None:
             return "existed" if size == seg.bytes else "conflict"
         parts = list(self._pool.map(self._read, seg.members))
-        if any(p is None for p in parts):
+        datas = [p for p in parts if p is not None]
+        if len(datas) < len(parts):
             return "missing"
-        self._s3.put_object(Bucket=self._bucket, Key=seg.seg_key, Body=b"".join(parts))
+        self._s3.put_object(Bucket=self._bucket, Key=seg.seg_key, Body=b"".join(datas))
         return "written"
 
     def schedule_trash(self, seg: Segment, due_ms: int, new_id=None) -> str:

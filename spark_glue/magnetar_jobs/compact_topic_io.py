@@ -287,7 +287,8 @@ def load(
     written = ordered.rdd.mapPartitions(
         partial(_write_segments, args, ledger, prefix, segment_bytes, max_entry_bytes)
     ).collect()
-    return tuple(sum(w[i] for w in written) for i in range(4))
+    entries, size, messages, segments = (sum(w[i] for w in written) for i in range(4))
+    return entries, size, messages, segments
 
 
 # -- driver-side cleanup ------------------------------------------------------------------

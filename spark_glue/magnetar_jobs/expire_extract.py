@@ -75,7 +75,8 @@ def ledgers(args: JobArgs, topic: str | None, namespace: str | None = None) -> L
     if topic is not None:
         return Ledgers(live, [], [])
     live_keys = {p.partition_key for p in live}
-    dead, compacted = [], []
+    dead: list[str] = []
+    compacted: list[str] = []
     for key in catalog.dead_ledgers(args):
         if not _in_namespace(key, namespace):
             continue

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.log import LogStore
@@ -35,6 +36,9 @@ from . import garbage
 from .common import JobArgs, dynamodb_client, s3_client
 from .expire_cursors import CursorAction, apply
 from .expire_transform import ExpirePlan
+
+if TYPE_CHECKING:
+    from pyspark.sql import Row
 
 JOB = "expire"
 BATCH_WRITE = 25  # DynamoDB BatchWriteItem limit
@@ -62,7 +66,7 @@ def delete_items(
     wanted = sorted(set(eids))
 
     def write(chunk: list[int]) -> None:
-        request = {
+        request: dict[str, object] | None = {
             table: [
                 {"DeleteRequest": {"Key": {"pk": {"S": pk}, "eid": {"N": str(e)}}}} for e in chunk
             ]
@@ -109,10 +113,10 @@ def ledger_is_dead(topics: TopicStore, pk: str) -> bool:
         name, ledger_id = TopicName.parse(topic), int(ledger)
     except (InvalidTopicName, ValueError):
         return False
-    metas = [topics.get(name)]
+    found = [topics.get(name)]
     if name.partition_index >= 0:
-        metas.append(topics.get(name.base))
-    metas = [m for m in metas if m is not None]
+        found.append(topics.get(name.base))
+    metas = [m for m in found if m is not None]
     if any(m.active and m.ledger_id == ledger_id for m in metas):
         return False
     return any(m.ledger_id >= ledger_id for m in metas)
@@ -197,7 +201,9 @@ def load_ledgers(spark, args: JobArgs, plan: ExpirePlan, options: LoadOptions) -
     dead = plan.dead.rdd.map(lambda r: (r.pk, r))
     grouped = actions.groupWith(deleted, dead)
 
-    def run(groups: Iterator) -> Iterator[dict]:
+    def run(
+        groups: Iterable[tuple[str, tuple[Iterable[Row], Iterable[Row], Iterable[Row]]]],
+    ) -> Iterator[dict]:
         ledgers = _Ledgers(args, options)
         for pk, (acts, dels, deads) in groups:
             deads = list(deads)

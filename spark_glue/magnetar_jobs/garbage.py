@@ -108,7 +108,7 @@ def still_referenced(dynamodb, log_table: str, refs: Mapping[str, list]) -> set[
     out: set[str] = set()
     for i in range(0, len(pairs), 100):
         keys = [{"pk": {"S": pk}, "eid": {"N": str(eid)}} for pk, eid in pairs[i : i + 100]]
-        request = {
+        request: dict[str, object] | None = {
             log_table: {
                 "Keys": keys,
                 "ConsistentRead": True,

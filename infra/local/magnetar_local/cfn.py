@@ -51,7 +51,9 @@ def _construct_node(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
         return loader.construct_scalar(node)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node, deep=True)
-    return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    raise TemplateError(f"cannot load the YAML node {node!r}")
 
 
 def _tag_constructor(long_name: str) -> Callable[[yaml.SafeLoader, yaml.Node], Any]:

@@ -143,8 +143,8 @@ def to_http_response(result: Any) -> HttpResponse:
     as is, anything else JSON-encoded). Raises InvalidLambdaResponse for a malformed one.
     """
     if not (isinstance(result, dict) and "statusCode" in result):
-        body = result if isinstance(result, str) else json.dumps(result)
-        return HttpResponse(200, [("Content-Type", "application/json")], body.encode())
+        text = result if isinstance(result, str) else json.dumps(result)
+        return HttpResponse(200, [("Content-Type", "application/json")], text.encode())
     try:
         status = int(result["statusCode"])
         headers = [(str(k), str(v)) for k, v in (result.get("headers") or {}).items()]

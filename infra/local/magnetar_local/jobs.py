@@ -15,9 +15,13 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from magnetar_core.settings import Settings
 from magnetar_local.launcher import SCRIPTS, LocalJobLauncher, UnknownJob
+
+if TYPE_CHECKING:
+    from magnetar_local.stack import LocalStack
 
 STATE_FILE = "local.json"
 USAGE = (
@@ -36,7 +40,7 @@ def state_dir(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> 
     return (cwd or Path.cwd()) / ".magnetar"
 
 
-def write_state(stack, folder: Path | None = None) -> Path:
+def write_state(stack: LocalStack, folder: Path | None = None) -> Path:
     """Record a running LocalStack's endpoint and names; returns the file written."""
     folder = folder or state_dir()
     folder.mkdir(parents=True, exist_ok=True)

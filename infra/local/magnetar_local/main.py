@@ -9,9 +9,13 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from magnetar_local.emulator import EmulatorError
 from magnetar_local.stack import LocalStack, StackError
+
+if TYPE_CHECKING:
+    from magnetar_local.ticker import Ticker
 
 
 def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
@@ -47,7 +51,7 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
     return parser
 
 
-def _start_ticker(stack: LocalStack, every_s: float | None):
+def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
     """A Ticker running the template's job schedules through the local launcher."""
     from dataclasses import replace
 

@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from magnetar_core.adapters.memory import MemoryTables, TimerStarter, memory_stores
+from magnetar_core.adapters.memory import (
+    CursorStore,
+    EntryStore,
+    MemoryTables,
+    TimerStarter,
+    memory_stores,
+)
 from magnetar_core.api.http import ENTRY_CONTENT_TYPE, injected_engine
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.runtime import Runtime
@@ -163,7 +169,12 @@ class MemoryService:
         )
         self.tables = MemoryTables()
         self.stores = memory_stores(self.tables)
-        self.timers = TimerStarter(self.stores.cursors, self.runtime.now_ms)
+        # The bundle is typed by the ports; two of its memory adapters are driven directly
+        # here (the timers release through the cursor store, objects are served by URL).
+        cursors, entries = self.stores.cursors, self.stores.entries
+        assert isinstance(cursors, CursorStore) and isinstance(entries, EntryStore)
+        self._entries = entries
+        self.timers = TimerStarter(cursors, self.runtime.now_ms)
         self.gateway = _Gateway(self, _template(template))
         self.requests: list[Recorded] = []
         self.errors: list[tuple[str, int, dict]] = []  # (kind, status, body), used once each
@@ -176,7 +187,7 @@ class MemoryService:
     def start(self) -> MemoryService:
         """Bind, serve in a daemon thread and run the timers. Returns self."""
         self.gateway.start()
-        self.stores.entries.base_url = self.url + OBJECTS_PATH
+        self._entries.base_url = self.url + OBJECTS_PATH
         self.timers.run(poll_ms=20)
         return self
 
@@ -281,7 +292,7 @@ class MemoryService:
         return invoke(request)
 
     def _object(self, request: HttpRequest) -> HttpResponse:
-        entries = self.stores.entries
+        entries = self._entries
         key = entries.key_of(request.raw_path)
         if key is None:
             return json_response(404, {"error": "NoSuchKey", "message": request.raw_path})

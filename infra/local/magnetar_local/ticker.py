@@ -13,8 +13,12 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from magnetar_local.template import LocalTemplate
 
 log = logging.getLogger("magnetar_local.ticker")
 
@@ -40,7 +44,7 @@ def rate_seconds(expression: str) -> float:
     return int(match.group(1)) * _UNIT_SECONDS[match.group(2).rstrip("s")]
 
 
-def schedules_from_template(template) -> list[Schedule]:
+def schedules_from_template(template: LocalTemplate) -> list[Schedule]:
     """The job schedules of a LocalTemplate: each Scheduler schedule whose target input
     names one of the template's Glue jobs (``<stack>-<job>``)."""
     glue_jobs = {
@@ -64,12 +68,21 @@ def schedules_from_template(template) -> list[Schedule]:
     return out
 
 
+class JobRunner(Protocol):
+    """What the ticker needs of a job launcher (``LocalJobLauncher``): start a run, and
+    tell whether one still runs."""
+
+    def start(self, job: str, args: Mapping[str, str]) -> str: ...
+
+    def status(self, run_id: str) -> str: ...
+
+
 class Ticker:
     """Starts each schedule's job every ``every_s`` (first run one period after start)."""
 
     def __init__(
         self,
-        launcher,
+        launcher: JobRunner,
         schedules: list[Schedule],
         clock: Callable[[], float] = time.monotonic,
         poll_s: float = 1.0,

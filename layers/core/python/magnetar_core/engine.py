@@ -8,7 +8,11 @@ from dataclasses import dataclass
 
 from magnetar_core import ports
 from magnetar_core.adapters.aws.buffers import BufferStore
-from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    make_clients,
+    make_stepfunctions_client,
+)
 from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
@@ -164,7 +168,7 @@ class Engine:
         )
 
 
-def aws_stores(settings: Settings, dynamodb, s3) -> Stores:
+def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stores:
     """The DynamoDB and S3 adapters on the settings' tables and bucket."""
     return Stores(
         topics=TopicStore(dynamodb, settings.topics_table),
@@ -197,7 +201,7 @@ def _timer_options(settings: Settings) -> TimerOptions:
     )
 
 
-def launcher_from_settings(settings: Settings, glue=None) -> ports.JobLauncher:
+def launcher_from_settings(settings: Settings, glue: BotoClient | None = None) -> ports.JobLauncher:
     """The job launcher ``settings.job_launcher`` names: ``glue`` (a Glue client is made
     when none is given) or ``local`` (the local stack's subprocess launcher, imported now:
     it is not part of the Lambda layer). Raises ValueError for another name,

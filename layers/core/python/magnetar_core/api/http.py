@@ -242,10 +242,12 @@ def flag(app: APIGatewayHttpResolver, name: str) -> bool:
     return (app.current_event.get_query_string_value(name, "false") or "").lower() == "true"
 
 
-def field(body: dict, name: str, kind: type, default: Any, max_bytes: int | None = None) -> Any:
+def field(
+    body: dict, name: str, kind: type[Any], default: Any, max_bytes: int | None = None
+) -> Any:
     """``body[name]`` checked to be of ``kind`` (an int: within a Java long; a str: at most
     ``max_bytes`` UTF-8 bytes when given); raises InvalidMessage naming the field."""
-    value = body.get(name, default)
+    value: Any = body.get(name, default)
     if value is None:
         return default
     if kind is int and isinstance(value, bool) or not isinstance(value, kind):

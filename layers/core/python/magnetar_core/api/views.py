@@ -90,6 +90,8 @@ def messages(delivered: list[DeliveredEntry]) -> dict:
     """People's shape: one JSON object per message, payloads in base64."""
     out = []
     for d in delivered:
+        # JSON receives ask for entries inline (by_reference=False): data is always loaded
+        assert d.data is not None, "a JSON receive got an entry by reference"
         entry = decode_entry(d.data)
         wanted = set(d.batch_indexes) if d.batch_indexes is not None else None
         for index, m in enumerate(entry.messages):

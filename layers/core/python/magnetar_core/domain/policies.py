@@ -7,6 +7,7 @@ naming the field and the rule) and gives back Pulsar's JSON shape (``to_body``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from magnetar_core.domain.errors import InvalidMessage
 
@@ -131,5 +132,6 @@ class NamespacePolicies:
     message_ttl_seconds: int | None = None
     version: int = 0
 
-    def with_changes(self, **changes) -> NamespacePolicies:
+    def with_changes(self, **changes: Any) -> NamespacePolicies:
+        """A copy with the fields named in ``changes`` replaced."""
         return replace(self, **changes)

@@ -4,7 +4,9 @@ as the data paths and the maintenance jobs see them (cached per process briefly)
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from magnetar_core.domain.errors import (
     InvalidMessage,
@@ -27,6 +29,10 @@ from magnetar_wire.names import TopicName, check_namespace
 MIN_MESSAGE_SIZE = 1024
 MAX_MESSAGE_SIZE = 100 * 1024 * 1024
 UPDATE_ATTEMPTS = 8
+
+R = TypeVar("R")  # the record a versioned update reads
+W = TypeVar("W")  # what it writes
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,13 @@ class Namespaces:
             message_ttl_seconds=_first(own_ttl, ns.message_ttl_seconds, 0),
         )
 
-    def _versioned_update(self, what: str, read, change, write) -> None:
+    def _versioned_update(
+        self,
+        what: str,
+        read: Callable[[], R],
+        change: Callable[[R], tuple[None, W | None]],
+        write: Callable[[W], object],
+    ) -> None:
         """One optimistic update of a policies record (``UPDATE_ATTEMPTS`` attempts);
         raises ServiceUnitNotReady when other writers keep winning."""
         outcome = optimistic.update(read, change, write, self._rt, UPDATE_ATTEMPTS)
@@ -135,7 +147,7 @@ class Namespaces:
             raise ServiceUnitNotReady(f"{what} kept changing meanwhile; retry")
 
     # ------------------------------------------------------------ namespace level
-    def _update(self, tenant: str, namespace: str, **changes) -> None:
+    def _update(self, tenant: str, namespace: str, **changes: Any) -> None:
         """Change some of a namespace's policies with a versioned write (retried)."""
         ns = _namespace(tenant, namespace)
         self._versioned_update(
@@ -213,7 +225,7 @@ class Namespaces:
             raise TopicNotFound(f"Topic {name} does not exist")
         return meta
 
-    def _update_topic(self, name: TopicName, **changes) -> None:
+    def _update_topic(self, name: TopicName, **changes: Any) -> None:
         """Change some of a topic's overrides with a versioned write (retried); raises
         TopicNotFound, also when the topic is deleted meanwhile."""
 
@@ -264,7 +276,7 @@ class Namespaces:
         self._update_topic(name, message_ttl_seconds=None)
 
 
-def _first(*values):
+def _first(*values: T | None) -> T:
     """The first of ``values`` that is set (not None)."""
     return next(v for v in values if v is not None)
 

@@ -116,13 +116,14 @@ class Producer:
         if not topic.persistent:
             if entry_ref is not None:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
-            return self._non_persistent.publish(topic, entry)
+            return self._non_persistent.publish(topic, _inline(entry))
         policies = self._namespaces.effective(topic)
         dedup = policies.deduplication or deduplicate
         if entry_ref is not None:
             if not entry_ref.startswith(object_prefix(topic)):
                 raise InvalidMessage(f"entryRef {entry_ref!r} was not uploaded for topic {topic}")
             entry = self._entries.get(entry_ref)
+        entry = _inline(entry)
         if len(entry) > policies.max_message_size_bytes:
             raise MessageTooBig(
                 f"Entry of {len(entry)} bytes exceeds the maximum message size of "
@@ -248,6 +249,14 @@ def _check_access(head: Head, epoch: int | None, marker: bool, ref: PartitionRef
         raise ProducerFenced(
             f"Producer fenced on {ref.topic}: epoch {epoch} was superseded by epoch {head.epoch}"
         )
+
+
+def _inline(entry: bytes | None) -> bytes:
+    """The entry's bytes; raises InvalidMessage when a publish brought neither the bytes nor
+    an entryRef."""
+    if entry is None:
+        raise InvalidMessage("A publish needs the entry's bytes or an entryRef")
+    return entry
 
 
 def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from magnetar_core.domain.cursor.state import FAILOVER, CursorState
 from magnetar_core.domain.dispatchers import failover_active
@@ -24,7 +25,7 @@ class Stats:
         self._log = log
         self._cursors = cursors
 
-    def partition_stats(self, ref: PartitionRef) -> dict:
+    def partition_stats(self, ref: PartitionRef) -> dict[str, Any]:
         """Stats of one log (a non-partitioned topic or one partition)."""
         head = self._log.head(ref.key)
         rows = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
@@ -45,13 +46,13 @@ class Stats:
             },
         }
 
-    def topic_stats(self, meta: TopicMeta) -> dict:
+    def topic_stats(self, meta: TopicMeta) -> dict[str, Any]:
         """Stats of a topic; for a partitioned one, summed with ``partitions`` per partition."""
         refs = self._topics.partitions_of(meta)
         per = {str(ref.topic): self.partition_stats(ref) for ref in refs}
         if meta.partitions == 0:
             return per[str(meta.name)]
-        total = {
+        total: dict[str, Any] = {
             "msgInCounter": 0,
             "bytesInCounter": 0,
             "entriesCount": 0,
@@ -87,13 +88,13 @@ def _unacked_in(state: CursorState, entry_id: int, counts: dict[int, int]) -> in
 
 def _subscription_stats(
     state: CursorState, counts: dict[int, int], head: int, ledger: int, partition: int, topic: str
-) -> dict:
+) -> dict[str, Any]:
     backlog = sum(
         _unacked_in(state, e, counts)
         for e in range(state.mark_delete + 1, head + 1)
         if e not in state.acked
     )
-    consumers = []
+    consumers: list[dict[str, Any]] = []
     ks = state.key_shared
     for cid, info in sorted(state.consumers.items(), key=lambda kv: kv[1].name):
         lease = state.leases.get(cid)
@@ -101,7 +102,7 @@ def _subscription_stats(
             unacked = state.unacked_messages(cid)
         else:
             unacked = sum(_unacked_in(state, e, counts) for e in lease) if lease else 0
-        consumer = {
+        consumer: dict[str, Any] = {
             "consumerName": info.name,
             "consumerId": cid,
             "unackedMessages": unacked,
@@ -115,7 +116,7 @@ def _subscription_stats(
     active = (
         failover_active(state.consumers, partition, topic) if state.sub_type == FAILOVER else None
     )
-    out = {
+    out: dict[str, Any] = {
         "type": state.sub_type,
         "activeConsumerName": state.consumers[active].name if active else None,
         "msgBacklog": backlog,

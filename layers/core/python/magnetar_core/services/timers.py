@@ -3,11 +3,16 @@ the start of one timer workflow execution per new bucket through the TimerStarte
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from magnetar_core.domain.timers import NackBackoff, TimerOptions, due_bucket, nack_bucket
 from magnetar_core.ports import TimerStarter
+
+if TYPE_CHECKING:
+    from magnetar_core.domain.cursor.state import CursorState
+    from magnetar_core.domain.log import IndexEntry
 
 
 class DelayTimers:
@@ -29,7 +34,9 @@ class DelayTimers:
         """Whether delays are honoured (enabled and a state machine to run the timers)."""
         return self.options.enabled and self._starter is not None
 
-    def due_of(self, entries, now_ms: int, tick_ms: int | None = None) -> dict[int, int]:
+    def due_of(
+        self, entries: Iterable[IndexEntry], now_ms: int, tick_ms: int | None = None
+    ) -> dict[int, int]:
         """``{entry_id: bucket}`` of the index entries whose ``deliver_at_ms`` is still to
         come (delayed delivery: Shared and Key_Shared callers only), bucketed by ``tick_ms``
         (a namespace's tick; None: the options')."""
@@ -38,14 +45,16 @@ class DelayTimers:
         options = self.options
         if tick_ms is not None and tick_ms != options.tick_ms:
             options = replace(options, tick_ms=tick_ms)
-        out = {}
+        out: dict[int, int] = {}
         for entry in entries:
             bucket = due_bucket(entry.deliver_at_ms, now_ms, options)
             if bucket is not None:
                 out[entry.entry_id] = bucket
         return out
 
-    def nack_buckets(self, delay_ms: int, backoff: NackBackoff | None):
+    def nack_buckets(
+        self, delay_ms: int, backoff: NackBackoff | None
+    ) -> Callable[[int], int | None] | None:
         """A ``bucket_of(redelivery_count)`` for a nack delayed by ``delay_ms`` or by
         ``backoff`` (which wins), or None for an immediate redelivery."""
         if not self.active or (delay_ms <= 0 and backoff is None):
@@ -58,7 +67,7 @@ class DelayTimers:
 
         return bucket_of
 
-    def start_new(self, pk: str, state, before: set[int], new_id: str) -> int:
+    def start_new(self, pk: str, state: CursorState, before: set[int], new_id: str) -> int:
         """Start the timers of buckets in ``state.delayed`` that were not in ``before`` (call
         before writing the cursor: a lost write only leaves a harmless spare release). Sets
         ``state.timer_id`` to ``new_id`` when it has none. Returns how many were new

@@ -4,7 +4,7 @@ time-ordered unique key). Items expire by TTL; nothing is ever written to S3."""
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import BotoClient, translated
 from magnetar_core.domain.buffers import BufferedEntry
 from magnetar_core.domain.errors import ConditionFailed
 
@@ -12,7 +12,7 @@ from magnetar_core.domain.errors import ConditionFailed
 class BufferStore:
     """Appends to and takes from subscription buffers."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 

@@ -6,6 +6,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import boto3
 from botocore.config import Config
@@ -22,6 +23,15 @@ _THROTTLED = {
     "TooManyRequestsException",
 }
 _CONDITION = {"ConditionalCheckFailedException"}
+
+# A boto3 client (DynamoDB, S3, Step Functions, Glue): untyped, no stubs fit boto3 1.44.5
+# (see [tool.mypy] in pyproject.toml).
+BotoClient = Any
+
+# A DynamoDB attribute value as boto3's client takes it: {"S": str}, {"N": str},
+# {"BOOL": bool}, {"NS": [str, ...]}, ...; an item maps attribute names to them.
+AttributeValue = dict[str, object]
+Item = dict[str, AttributeValue]
 
 
 class RequestCounter:
@@ -40,7 +50,7 @@ class RequestCounter:
         with self._lock:
             return Counter(self._counts)
 
-    def hook(self, model, **_kwargs) -> None:
+    def hook(self, model: Any, **_kwargs: object) -> None:
         """botocore ``before-call`` handler: one call per AWS request attempt made."""
         self.record(f"{model.service_model.service_name}.{model.name}")
 
@@ -48,7 +58,7 @@ class RequestCounter:
 REQUESTS = RequestCounter()
 
 
-def make_clients(settings: Settings) -> tuple:
+def make_clients(settings: Settings) -> tuple[BotoClient, BotoClient]:
     """(dynamodb, s3) boto3 clients for the settings' endpoint and region."""
     config = Config(
         retries={"mode": "standard", "max_attempts": 4},
@@ -57,15 +67,16 @@ def make_clients(settings: Settings) -> tuple:
         read_timeout=30,
     )
     session = boto3.session.Session(region_name=settings.region)
-    clients = []
+    clients: list[BotoClient] = []
     for service in ("dynamodb", "s3"):
         client = session.client(service, endpoint_url=settings.endpoint_url, config=config)
         client.meta.events.register("before-call.*.*", REQUESTS.hook)
         clients.append(client)
-    return tuple(clients)
+    dynamodb, s3 = clients
+    return dynamodb, s3
 
 
-def make_stepfunctions_client(settings: Settings):
+def make_stepfunctions_client(settings: Settings) -> BotoClient:
     """A boto3 Step Functions client for the settings' endpoint and region (requests
     counted like the others)."""
     config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5)
@@ -99,7 +110,7 @@ def translated(action: str) -> Iterator[None]:
         raise StorageFault(f"{action} failed: {type(exc).__name__}") from exc
 
 
-def version_condition(version: int, absent_attribute: str = "pk") -> dict:
+def version_condition(version: int, absent_attribute: str = "pk") -> dict[str, object]:
     """The ``put_item`` condition of an optimistic write: the item still has ``version``
     (attribute ``ver``), or, for version 0, has no ``absent_attribute`` yet."""
     if version == 0:

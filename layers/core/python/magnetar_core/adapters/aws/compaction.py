@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
 from magnetar_core.domain.compaction import (
     CompactedEntry,
     CompactionState,
@@ -102,7 +102,7 @@ def pointer_from_item(item: dict) -> CompactionState:
 class CompactionStore:
     """The pointer (cursors table) and compacted ledger items (log table)."""
 
-    def __init__(self, dynamodb, cursors_table: str, log_table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, cursors_table: str, log_table: str) -> None:
         self._ddb = dynamodb
         self._cursors = cursors_table
         self._log = log_table
@@ -150,7 +150,7 @@ class CompactionStore:
         found: dict[int, CompactedEntry] = {}
         for i in range(0, len(wanted), 100):
             keys = [{"pk": {"S": ledger}, "eid": {"N": str(e)}} for e in wanted[i : i + 100]]
-            request = {self._log: {"Keys": keys, "ConsistentRead": True}}
+            request: dict[str, object] | None = {self._log: {"Keys": keys, "ConsistentRead": True}}
             while request:
                 with translated(f"reading compacted entries of {ledger}"):
                     page = self._ddb.batch_get_item(RequestItems=request)

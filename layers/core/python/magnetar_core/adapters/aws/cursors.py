@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
@@ -23,7 +23,7 @@ from magnetar_core.domain.rangeset import RangeSet
 
 def cursor_to_item(pk: str, state: CursorState) -> dict:
     """The DynamoDB item for ``state`` at its next version."""
-    body = {
+    body: dict[str, object] = {
         "acked": state.acked.to_list(),
         "backs": {str(k): sorted(v) for k, v in state.batch_acks.items()},
         "bsize": {str(k): v for k, v in state.batch_sizes.items()},
@@ -87,7 +87,7 @@ def cursor_from_item(item: dict) -> CursorState:
 class CursorStore:
     """Reads and conditionally writes cursor items."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 

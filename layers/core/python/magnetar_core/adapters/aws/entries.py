@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import BotoClient, translated
 
 
 class EntryStore:
     """Puts and gets entry objects (whole, or a byte range of a segment)."""
 
-    def __init__(self, s3, bucket: str) -> None:
+    def __init__(self, s3: BotoClient, bucket: str) -> None:
         self._s3 = s3
         self._bucket = bucket
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import BotoClient, translated
 from magnetar_core.domain.jobs import check_job
 
 
 class GlueJobLauncher:
     """Starts the Glue job ``<prefix>-<job>`` on the ``glue`` client."""
 
-    def __init__(self, glue, prefix: str) -> None:
+    def __init__(self, glue: BotoClient, prefix: str) -> None:
         self._glue = glue
         self._prefix = prefix
 

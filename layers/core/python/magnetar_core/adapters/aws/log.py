@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import BotoClient, translated
 from magnetar_core.domain.log import (
     IndexEntry,
 )
@@ -18,7 +18,7 @@ from magnetar_core.domain.log import (
 class LogStore:
     """Reads and appends index items of the log table."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 
@@ -162,7 +162,9 @@ class LogStore:
         found: dict[int, IndexEntry] = {}
         for i in range(0, len(wanted), 100):
             keys = [{"pk": {"S": pk}, "eid": {"N": str(e)}} for e in wanted[i : i + 100]]
-            request = {self._table: {"Keys": keys, "ConsistentRead": True}}
+            request: dict[str, object] | None = {
+                self._table: {"Keys": keys, "ConsistentRead": True}
+            }
             while request:
                 with translated(f"reading entries of {pk}"):
                     page = self._ddb.batch_get_item(RequestItems=request)

@@ -3,7 +3,7 @@ under the reserved name ``$policies`` (``$`` never occurs in topic names)."""
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
 from magnetar_core.domain.policies import (
     DelayedDeliveryPolicies,
     NamespacePolicies,
@@ -55,7 +55,7 @@ def _to_policies(item: dict) -> NamespacePolicies:
 class PolicyStore:
     """Reads and conditionally writes namespace policies (``tenant/namespace``)."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from magnetar_core.adapters.aws.clients import translated, version_condition
+from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 
 LEASE = "$producers"
@@ -16,7 +16,7 @@ SNAPSHOT = "$dedup"
 class ProducerStateStore:
     """Reads and conditionally writes the lease and the dedup snapshot."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 

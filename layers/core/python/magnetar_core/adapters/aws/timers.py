@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from magnetar_core.adapters.aws.clients import error_code, translated
+from magnetar_core.adapters.aws.clients import BotoClient, error_code, translated
 from magnetar_core.domain.timers import execution_input, execution_name
 
 
 class TimerStarter:
     """Starts the timer workflow (``TIMER_STATE_MACHINE_ARN``) of one cursor's bucket."""
 
-    def __init__(self, stepfunctions, state_machine_arn: str) -> None:
+    def __init__(self, stepfunctions: BotoClient, state_machine_arn: str) -> None:
         self._sfn = stepfunctions
         self._arn = state_machine_arn
 

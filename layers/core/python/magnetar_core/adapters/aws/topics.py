@@ -6,7 +6,7 @@ re-created topic gets a new ledger and never sees the old one's entries or curso
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import translated
+from magnetar_core.adapters.aws.clients import BotoClient, Item, translated
 from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_wire.names import TopicName
@@ -30,7 +30,7 @@ def _to_meta(item: dict) -> TopicMeta:
 class TopicStore:
     """Reads and conditionally writes topic metadata."""
 
-    def __init__(self, dynamodb, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
 
@@ -49,7 +49,7 @@ class TopicStore:
 
         Raises ConditionFailed when someone else created or changed the topic first.
         """
-        item = {
+        item: Item = {
             "pk": {"S": meta.name.namespace_name},
             "name": {"S": meta.name.local},
             "ledger": {"N": str(meta.ledger_id)},

@@ -101,7 +101,9 @@ class DrainingHashes:
         """
         blocked = 0
         for start, end, prev, _new in moves:
-            for h, n in (unacked.get(prev, {}) if prev is not None else {}).items():
+            if prev is None:
+                continue
+            for h, n in unacked.get(prev, {}).items():
                 if start <= h <= end and n > 0 and not self.allow_out_of_order_delivery:
                     self.block(h, prev, n)
                     blocked += 1

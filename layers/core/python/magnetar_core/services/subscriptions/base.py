@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import (
@@ -104,6 +104,21 @@ class SubscriptionContext:
 
         return load
 
+    @overload
+    def update(
+        self, ref: PartitionRef, subscription: str, change: Callable[[CursorState], tuple[T, bool]]
+    ) -> T: ...
+
+    @overload
+    def update(
+        self,
+        ref: PartitionRef,
+        subscription: str,
+        change: Callable[[CursorState], tuple[T, bool]],
+        missing_ok: bool,
+        default: T,
+    ) -> T: ...
+
     def update(
         self,
         ref: PartitionRef,
@@ -111,7 +126,7 @@ class SubscriptionContext:
         change: Callable[[CursorState], tuple[T, bool]],
         missing_ok: bool = False,
         default: T | None = None,
-    ) -> T:
+    ) -> T | None:
         """One optimistic update of a cursor: ``change`` mutates the state read and returns
         ``(result, whether to write)``; a lost write starts over from a fresh read (up to
         ``limits.max_attempts`` times). A missing cursor gives ``default`` when
@@ -126,7 +141,7 @@ class SubscriptionContext:
                 )
             return state
 
-        def apply(state: CursorState | None) -> tuple[T, CursorState | None]:
+        def apply(state: CursorState | None) -> tuple[T | None, CursorState | None]:
             if state is None:
                 return default, None
             result, dirty = change(state)

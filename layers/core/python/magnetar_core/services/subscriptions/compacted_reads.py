@@ -78,7 +78,9 @@ class CompactedReads:
     def planner(self, live: Plan) -> Plan:
         """A plan like ``live`` that serves the compacted view first."""
 
-        def plan(ref: PartitionRef, state: CursorState, consumer_id: str, n: int, now_ms: int):
+        def plan(
+            ref: PartitionRef, state: CursorState, consumer_id: str, n: int, now_ms: int
+        ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
             return self.plan(ref, state, consumer_id, n, now_ms, live)
 
         return plan

@@ -103,7 +103,9 @@ class DeadLettering:
 
         return self._ctx.update(ref, state.subscription, change, missing_ok=True, default=0)
 
-    def _ensure_initial_subscription(self, topic: TopicName, item: DeadLetter, producer: str):
+    def _ensure_initial_subscription(
+        self, topic: TopicName, item: DeadLetter, producer: str
+    ) -> None:
         """Create ``item.initial_subscription`` at Earliest on ``topic`` (every partition of
         a partitioned one) unless it exists; once per producer and process, before its
         first publish (as Pulsar's dead letter producer does when it is created)."""

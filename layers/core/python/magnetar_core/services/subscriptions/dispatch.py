@@ -12,6 +12,7 @@ policy to its outbox; the outbox is then published and settled (``dead_lettering
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import islice
 from typing import NamedTuple
 
@@ -28,7 +29,7 @@ from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.subscriptions.base import SubscriptionContext
-from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.subscriptions.compacted_reads import CompactedReads, Plan
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.timers import DelayTimers
@@ -178,7 +179,7 @@ class Dispatch:
             state.consume_releases(now, self._timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
             if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
-                plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                plan: Plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
@@ -207,7 +208,9 @@ class Dispatch:
         self._dead_letters.drain(ref, state)
         return pairs, read_position, planned.wake_at, planned.moved
 
-    def _due(self, ref: PartitionRef, state: CursorState, entries, now_ms: int) -> dict[int, int]:
+    def _due(
+        self, ref: PartitionRef, state: CursorState, entries: Iterable[IndexEntry], now_ms: int
+    ) -> dict[int, int]:
         """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
         Failover deliver them at once, as Pulsar does), unless the namespace switched
         delayed delivery off; buckets by the namespace's tick. The policies (cached per

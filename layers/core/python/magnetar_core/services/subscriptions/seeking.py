@@ -84,6 +84,7 @@ class Seeking:
         if message_id is not None:
             entry_id, skip, size = self.position_of(ref, message_id, inclusive)
         else:
+            assert timestamp_ms is not None  # exactly one of the two is given (checked above)
             entry_id, skip, size = self.entry_at_time(ref, timestamp_ms), 0, 1
 
         def change(state: CursorState) -> tuple[None, bool]:
