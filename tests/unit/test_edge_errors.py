@@ -201,7 +201,7 @@ def test_every_limit_keeps_every_key_we_build_within_dynamodb_and_s3_limits():
         "t" * limits.MAX_TENANT_BYTES,
         "n" * limits.MAX_NAMESPACE_BYTES,
         "x" * limits.MAX_TOPIC_BYTES,
-    ).partition(2**63 - 1)  # the longest partition suffix
+    ).partition(2**31 - 1)  # the longest partition suffix (a Java int)
     ledger = log_key(str(name), 2**63 - 1)
     sub, run_id = "s" * limits.MAX_SUBSCRIPTION_BYTES, "r" * 32
     assert len(ledger.encode()) <= 2048  # partition keys (log, cursors)
