@@ -1,15 +1,21 @@
 # Magnetar developer commands. Needs only python3 (3.11+) and access to a package index.
-#   make run   - start the service locally (PORT=8080 by default)
-#   make test  - lint + the whole test suite
-#   make lint  - ruff only
+#   make run       - start the service locally (PORT=8080 by default)
+#   make test      - static checks + the whole test suite (what .ci/run runs)
+#   make test-fast - the tests that start no stack and no JVM (unit, in-memory services), < 1 min
+#   make lint      - ruff only
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
 
 PORT ?= 8080
 VENV := .venv
 BIN := $(VENV)/bin
 PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
+# pytest-xdist: tests spread over WORKERS processes, each with its own embedded stack;
+# every `spark` test goes to one of them (group "spark", see tests/conftest.py): one JVM.
+WORKERS ?= 2
+PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist loadgroup
+FAST := not emulator and not spark and not slow
 
-.PHONY: install run test lint clean glue-artifacts
+.PHONY: install run test test-fast check lint clean glue-artifacts
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +30,15 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/magnetar local --port $(PORT)
 
-test: install
+# Static checks, before any test runs (mypy and import-linter are added here).
+check: install
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+
+test: check
+	$(PYTEST)
+
+test-fast: install
+	$(PYTEST) -m "$(FAST)"
 
 lint: install
 	$(BIN)/ruff check .

@@ -71,8 +71,12 @@ def test_a_message_delivered_after_2_5_s_is_not_received_at_1_s_and_comes_within
     assert came <= due + 1500
 
 
-def test_in_strict_mode_a_message_delivered_at_a_time_never_comes_before_it(settings, topic):
-    engine = Engine.build(dataclasses.replace(settings, delayed_delivery_strict=True))
+def test_in_strict_mode_a_message_delivered_at_a_time_never_comes_before_it(
+    settings, topic, engine_clients
+):
+    engine = Engine.build(
+        dataclasses.replace(settings, delayed_delivery_strict=True), clients=engine_clients
+    )
     subs = engine.subscriptions
     c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
     due = now_ms() + 2500
@@ -116,8 +120,12 @@ def test_key_shared_honours_the_delay(engine, topic):
     assert due // TICK * TICK <= came <= due + 1500
 
 
-def test_with_delayed_delivery_switched_off_a_delayed_message_comes_at_once(settings, topic):
-    engine = Engine.build(dataclasses.replace(settings, delayed_delivery_enabled=False))
+def test_with_delayed_delivery_switched_off_a_delayed_message_comes_at_once(
+    settings, topic, engine_clients
+):
+    engine = Engine.build(
+        dataclasses.replace(settings, delayed_delivery_enabled=False), clients=engine_clients
+    )
     subs = engine.subscriptions
     c = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
     engine.producer.publish(topic, delayed_entry(b"now", now_ms() + 60_000))
@@ -259,9 +267,13 @@ class LostTimers:
         return True
 
 
-def test_a_bucket_whose_timer_never_fires_is_released_after_the_grace(settings, topic):
+def test_a_bucket_whose_timer_never_fires_is_released_after_the_grace(
+    settings, topic, engine_clients
+):
     clock = {"now": 1_800_000_000_000}
-    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    engine = Engine.build(
+        settings, runtime=Runtime(now_ms=lambda: clock["now"]), clients=engine_clients
+    )
     lost = LostTimers()
     options = TimerOptions(TICK, release_grace_ms=30_000)
     engine.subscriptions.timers = DelayTimers(options, lost, lambda: clock["now"])
