@@ -166,7 +166,8 @@ def test_200_delayed_messages_due_in_the_same_second_start_exactly_one_execution
 ):
     subs = engine.subscriptions
     c = subs.subscribe(topic, "many", "c", "Shared", earliest=True)
-    due = (now_ms() // 1000 + 7) * 1000 + 400  # one second, far enough to publish 200
+    # one second, far enough to publish 200 first even on a loaded machine (7 s was not)
+    due = (now_ms() // 1000 + 12) * 1000 + 400
     for i in range(200):
         engine.producer.publish(topic, delayed_entry(b"m%03d" % i, due))
 

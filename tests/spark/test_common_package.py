@@ -25,7 +25,7 @@ def test_the_artifacts_hold_the_scripts_and_an_importable_libraries_zip(tmp_path
     assert {
         "magnetar_jobs/common.py",
         "magnetar_core/engine.py",
-        "magnetar_core/storage/log.py",
+        "magnetar_core/adapters/aws/log.py",
         "magnetar_wire/__init__.py",
     } <= names
     assert not any("__pycache__" in n for n in names)
