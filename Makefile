@@ -9,10 +9,10 @@ PORT ?= 8080
 VENV := .venv
 BIN := $(VENV)/bin
 PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
-# pytest-xdist: tests spread over WORKERS processes, each with its own embedded stack;
-# every `spark` test goes to one of them (group "spark", see tests/conftest.py): one JVM.
+# pytest-xdist: tests spread over WORKERS processes, each with its own embedded stack and
+# (once it runs a Spark test) its own local SparkSession; see tests/conftest.py.
 WORKERS ?= 2
-PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist loadgroup
+PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist load
 FAST := not emulator and not spark and not slow
 
 .PHONY: install run test test-fast check lint clean glue-artifacts

@@ -11,8 +11,9 @@ Markers (``--strict-markers``; declared in pyproject.toml):
   ``slow``      takes long even on a quiet machine.
 ``make test-fast`` runs ``-m "not emulator and not spark and not slow"``.
 
-Under pytest-xdist (``--dist loadgroup``) every ``spark`` test goes to one worker (group
-``spark``), so the run starts one JVM, not one per worker.
+Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
+own JVM (measured: spreading the Spark tests beats keeping them on one worker, which then
+ends minutes after the other).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ FIXTURE_MARKERS = {
     "spark": "spark",
 }
 """fixture -> the marker of every test that uses it."""
-SPARK_GROUP = "spark"
 
 register_profiles()
 
@@ -56,14 +56,8 @@ def markers_of(item: pytest.Item) -> set[str]:
     return names | {marker for fixture, marker in FIXTURE_MARKERS.items() if fixture in fixtures}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    xdist = config.pluginmanager.hasplugin("xdist")
     for item in items:
         present = {mark.name for mark in item.iter_markers()}
         for name in sorted(markers_of(item) - present):
             item.add_marker(name)
-        if not xdist:
-            continue
-        if item.get_closest_marker("spark") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))

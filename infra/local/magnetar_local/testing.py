@@ -79,7 +79,7 @@ start from ~10 s to ~4.5 s of CPU)."""
 
 @pytest.fixture(scope="session")
 def spark():
-    """A local[2] SparkSession shared by every test of the run; stopped at the end.
+    """A local[2] SparkSession shared by the tests of the run (of one xdist worker).
 
     Jobs run in-process (``compact_topic.main(argv)``, ``InProcessJobLauncher``) find it
     as the active session instead of starting their own.
