@@ -1,15 +1,21 @@
 # Magnetar developer commands. Needs only python3 (3.11+) and access to a package index.
-#   make run   - start the service locally (PORT=8080 by default)
-#   make test  - lint + the whole test suite
-#   make lint  - ruff only
+#   make run       - start the service locally (PORT=8080 by default)
+#   make test      - static checks + the whole test suite (what .ci/run runs)
+#   make test-fast - the tests that start no stack and no JVM (unit, in-memory services), < 1 min
+#   make lint      - ruff only
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
 
 PORT ?= 8080
 VENV := .venv
 BIN := $(VENV)/bin
 PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
+# pytest-xdist: tests spread over WORKERS processes, each with its own embedded stack and
+# (once it runs a Spark test) its own local SparkSession; see tests/conftest.py.
+WORKERS ?= 2
+PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist load
+FAST := not emulator and not spark and not slow
 
-.PHONY: install run test lint clean glue-artifacts
+.PHONY: install run test test-fast check lint clean glue-artifacts
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,9 +34,17 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/magnetar local --port $(PORT)
 
-test: install
+# Static checks, before any test runs: lint, types, architecture contracts (.importlinter).
+check: install
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
+
+test: check
+	$(PYTEST)
+
+test-fast: install
+	$(PYTEST) -m "$(FAST)"
 
 lint: install
 	$(BIN)/ruff check .

@@ -1,6 +1,63 @@
-"""Shared fixtures for every test directory.
+"""Shared fixtures and the suite's markers, for every test directory.
 
-``local_stack`` and ``aws_clients`` (session-scoped) come from magnetar_local.testing.
+Fixtures from magnetar_local.testing: ``local_stack``, ``aws_clients``, ``engine_clients``
+and ``spark`` (session-scoped: one of each per run, or per xdist worker), ``jobs_in_process``.
+
+Markers (``--strict-markers``; declared in pyproject.toml):
+  ``emulator``  needs the embedded AWS stack (moto server): every test of tests/integration
+                and tests/e2e, and any test that uses ``local_stack`` or ``aws_clients``;
+  ``spark``     needs a Spark session (a JVM): every test of tests/spark, any test that uses
+                the ``spark`` fixture, and tests that run a job's main() (marked in place);
+  ``slow``      takes long even on a quiet machine.
+``make test-fast`` runs ``-m "not emulator and not spark and not slow"``.
+
+Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
+own JVM (measured: spreading the Spark tests beats keeping them on one worker, which then
+ends minutes after the other).
 """
 
-from magnetar_local.testing import aws_clients, local_stack  # noqa: F401 - pytest fixtures
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis_profiles import register_profiles
+
+from magnetar_local.testing import (  # noqa: F401 - pytest fixtures
+    aws_clients,
+    engine_clients,
+    jobs_in_process,
+    local_stack,
+    spark,
+)
+
+TESTS = Path(__file__).resolve().parent
+DIRECTORY_MARKERS = {"integration": "emulator", "e2e": "emulator", "spark": "spark"}
+"""tests/<directory> -> the marker every test in it carries."""
+FIXTURE_MARKERS = {
+    "local_stack": "emulator",
+    "aws_clients": "emulator",
+    "engine_clients": "emulator",
+    "spark": "spark",
+}
+"""fixture -> the marker of every test that uses it."""
+
+register_profiles()
+
+
+def markers_of(item: pytest.Item) -> set[str]:
+    """The markers ``item`` gets from its directory and its fixtures."""
+    try:
+        directory = Path(item.path).resolve().relative_to(TESTS).parts[0]
+    except ValueError:  # a test outside tests/
+        directory = ""
+    names = {DIRECTORY_MARKERS[directory]} if directory in DIRECTORY_MARKERS else set()
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return names | {marker for fixture, marker in FIXTURE_MARKERS.items() if fixture in fixtures}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        present = {mark.name for mark in item.iter_markers()}
+        for name in sorted(markers_of(item) - present):
+            item.add_marker(name)

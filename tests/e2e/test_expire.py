@@ -22,7 +22,7 @@ from magnetar_jobs.expire_transform import ExpireParams, transform
 from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.names import TopicName
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("spark")]
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
 
 
 def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
-    client, local_stack, aws_clients, namespace
+    client, local_stack, aws_clients, namespace, engine_clients
 ):
     topic = f"persistent://{namespace}/feed"
     consumer = client.subscribe(topic, "s")
@@ -118,7 +118,9 @@ def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
     for _ in range(6):
         consumer.acknowledge(consumer.receive(10_000))
     # a reader on the engine, so exactly what it was handed out is known (the SDK prefetches)
-    subs = Engine.build(Settings.from_env(local_stack.environment)).subscriptions
+    subs = Engine.build(
+        Settings.from_env(local_stack.environment), clients=engine_clients
+    ).subscriptions
     name = TopicName.parse(topic)
     handle = subs.subscribe(name, "reader", "r", "Exclusive", earliest=True, durable=False)
     first = subs.receive(name, "reader", handle.consumer_id, 2, 0)
@@ -141,7 +143,7 @@ def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
 
 
 def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
-    client, local_stack, aws_clients, namespace
+    client, local_stack, aws_clients, namespace, engine_clients
 ):
     gone, live = f"persistent://{namespace}/gone", f"persistent://{namespace}/live"
     producer = client.create_producer(gone, batching_enabled=False)
@@ -152,7 +154,7 @@ def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
     )
     assert response.status_code == 204
     # consumers registered without an SDK behind them: nobody keeps their leases alive
-    engine = Engine.build(Settings.from_env(local_stack.environment))
+    engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
     subs = engine.subscriptions
     subs.subscribe(TopicName.parse(live), "s", "c", "Shared", earliest=True)
     subs.subscribe(TopicName.parse(live), "r", "rc", "Exclusive", earliest=True, durable=False)
@@ -269,7 +271,7 @@ def test_namespace_retention_keeps_acknowledged_messages_until_they_are_older_th
 
 
 def test_deduplication_still_knows_producers_whose_entries_expired(
-    client, local_stack, aws_clients, namespace
+    client, local_stack, aws_clients, namespace, engine_clients
 ):
     url = f"{local_stack.url}/admin/v2/namespaces/{namespace}/deduplication"
     assert requests.post(url, json=True).status_code == 204
@@ -285,7 +287,9 @@ def test_deduplication_still_knows_producers_whose_entries_expired(
     consumer.close()
     assert run_expire(local_stack, namespace).entries_deleted == 3  # p's entries are gone
 
-    cold = Engine.build(Settings.from_env(local_stack.environment))  # a new container
+    cold = Engine.build(
+        Settings.from_env(local_stack.environment), clients=engine_clients
+    )  # a new container
     resent = encode_entry(
         [EntryMessage(payload=b"x", sequence_id=1, publish_time_ms=int(time.time() * 1000))],
         producer_name="p",

@@ -1,14 +1,17 @@
 """Running compact-segments on the embedded stack as a user does: `magnetar jobs run` in a
-terminal, and the local JobLauncher from inside the stack's process (as the admin handlers
-and the ticker do); consumers read the same messages afterwards."""
+terminal (the suite's one run of a job in a subprocess, with its own JVM), and the local
+JobLauncher's command from inside the stack's process (as the admin handlers and the ticker
+make it); consumers read the same messages afterwards."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 import uuid
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from magnetar_core.engine import launcher_from_settings
 from magnetar_core.settings import Settings
 from magnetar_local.jobs import write_state
 from magnetar_local.launcher import LocalJobLauncher
+from magnetar_local.testing import TEST_JVM_OPTIONS
 
 pytestmark = pytest.mark.emulator
 
@@ -52,6 +56,7 @@ def _summary(output: str) -> dict:
     return json.loads(line.removeprefix("SUMMARY_JSON "))
 
 
+@pytest.mark.spark
 def test_magnetar_jobs_run_compacts_a_topic_of_the_running_local_stack(
     local_stack, client, tmp_path
 ):
@@ -60,6 +65,7 @@ def test_magnetar_jobs_run_compacts_a_topic_of_the_running_local_stack(
     write_state(local_stack, tmp_path)
     env = dict(
         os.environ,
+        JAVA_TOOL_OPTIONS=TEST_JVM_OPTIONS,  # a quicker start of the job's JVM
         MAGNETAR_HOME=str(tmp_path),
         PYTHONPATH=os.pathsep.join(
             str(ROOT / p) for p in ("sdk", "layers/core/python", "infra/local", "spark_glue")
@@ -76,15 +82,23 @@ def test_magnetar_jobs_run_compacts_a_topic_of_the_running_local_stack(
     assert _consume(client, topic, 20) == sent
 
 
-def test_the_local_launcher_runs_a_job_from_the_stacks_own_process(local_stack, client, tmp_path):
+@pytest.mark.usefixtures("spark")
+def test_the_local_launchers_command_from_the_stacks_own_process_compacts_the_topic(
+    local_stack, client, tmp_path
+):
+    """The launcher the stack's handlers make, and the run its command line describes; the
+    run is in this process (the test run's Spark): the test above is the subprocess one."""
+    import compact_segments
+
     topic = f"persistent://public/default/seglaunch-{uuid.uuid4().hex[:8]}"
     sent = _produce(client, topic, 12)
     settings = Settings.from_env({**os.environ, "JOB_LOG_DIR": str(tmp_path)})
     launcher = launcher_from_settings(settings)
     assert isinstance(launcher, LocalJobLauncher)  # JOB_LAUNCHER=local in the stack
 
-    run_id = launcher.start("compact-segments", {"topic": topic, **SMALL})
-    assert launcher.wait(run_id, timeout_s=600) == 0, launcher.log_path(run_id).read_text()[-3000:]
-    assert launcher.status(run_id) == "SUCCEEDED"
-    assert _summary(launcher.log_path(run_id).read_text())["entries_compacted"] == 12
+    command = launcher.command("compact-segments", {"topic": topic, **SMALL})
+    assert command[:2] == [sys.executable, str(ROOT / "spark_glue" / "compact_segments.py")]
+    with redirect_stdout(io.StringIO()) as output:
+        compact_segments.main(command[2:])
+    assert _summary(output.getvalue())["entries_compacted"] == 12
     assert _consume(client, topic, 12) == sent

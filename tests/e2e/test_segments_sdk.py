@@ -3,28 +3,32 @@ hands some entries out by presigned URL instead of inline (the 3 MiB response bu
 
 from __future__ import annotations
 
+import io
 import uuid
+from contextlib import redirect_stdout
 
 import pytest
 
 import magnetar as pulsar
 from magnetar_core.settings import Settings
-from magnetar_local.launcher import LocalJobLauncher
+from magnetar_local.launcher import job_argv
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("spark")]
 
 
-def _compact(stack, topic: str, log_dir) -> str:
-    """Run compact-segments on ``topic`` in a subprocess; returns its output."""
-    launcher = LocalJobLauncher(Settings.from_env(stack.environment), log_dir=log_dir)
+def _compact(stack, topic: str) -> str:
+    """Run compact-segments on ``topic`` (its main(), on the test run's Spark) with the
+    arguments the stack's launcher gives it; returns its output."""
+    import compact_segments
+
+    settings = Settings.from_env(stack.environment)
     options = {"topic": topic, "target-segment-bytes": str(2 * 1024 * 1024), "min-tail-bytes": "1"}
-    run_id = launcher.start("compact-segments", options)
-    output = launcher.log_path(run_id)
-    assert launcher.wait(run_id, timeout_s=600) == 0, output.read_text()[-3000:]
-    return output.read_text()
+    with redirect_stdout(io.StringIO()) as output:
+        compact_segments.main(job_argv(settings, "compact-segments", options))
+    return output.getvalue()
 
 
-def test_a_consumer_reads_large_compacted_entries_fetched_by_url(local_stack, client, tmp_path):
+def test_a_consumer_reads_large_compacted_entries_fetched_by_url(local_stack, client):
     topic = f"persistent://public/default/segurl-{uuid.uuid4().hex[:8]}"
     producer = client.create_producer(topic, batching_enabled=False)
     sent = [bytes([65 + i % 26]) * 60_000 + str(i).encode() for i in range(80)]  # 4.8 MB
@@ -32,7 +36,7 @@ def test_a_consumer_reads_large_compacted_entries_fetched_by_url(local_stack, cl
         producer.send(payload)
     producer.close()
 
-    assert '"entries_compacted": 80,' in _compact(local_stack, topic, tmp_path)
+    assert '"entries_compacted": 80,' in _compact(local_stack, topic)
 
     consumer = client.subscribe(
         topic, "url-reader", initial_position=pulsar.InitialPosition.Earliest
@@ -46,7 +50,7 @@ def test_a_consumer_reads_large_compacted_entries_fetched_by_url(local_stack, cl
     assert got == sent
 
 
-def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stack, tmp_path):
+def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stack):
     import base64
 
     import requests
@@ -68,7 +72,7 @@ def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stac
         )
         assert published.status_code == 200, published.text
     assert '"entries_compacted": 80,' in _compact(
-        local_stack, f"persistent://public/default/{name}", tmp_path
+        local_stack, f"persistent://public/default/{name}"
     )
 
     consumer = requests.post(

@@ -17,9 +17,10 @@ def settings(local_stack) -> Settings:
 
 
 @pytest.fixture
-def new_engine(settings):
-    """A factory of engines: each is like one Lambda container (own caches, own clients)."""
-    return lambda: Engine.build(settings)
+def new_engine(settings, engine_clients):
+    """A factory of engines: each is like one Lambda container (own caches; the boto3
+    clients are the session's, as building them costs ~50-100 ms each)."""
+    return lambda: Engine.build(settings, clients=engine_clients)
 
 
 @pytest.fixture

@@ -32,8 +32,8 @@ def _entry(*messages: tuple[str | None, bytes | None]) -> bytes:
 
 
 @pytest.fixture
-def run_job(local_stack, settings):
-    """Run compact_topic.main() on the local stack; returns its summary."""
+def run_job(local_stack, settings, spark):
+    """Run compact_topic.main() on the local stack (on the run's Spark); returns its summary."""
     import compact_topic
 
     def run(*extra: str):

@@ -562,9 +562,11 @@ def test_the_namespace_policy_events_set_read_and_remove_retention_and_message_t
 
 
 @pytest.mark.emulator
-def test_the_topic_policy_events_override_the_namespace_retention_and_message_ttl(local_stack):
+def test_the_topic_policy_events_override_the_namespace_retention_and_message_ttl(
+    local_stack, engine_clients
+):
     run = Replay(local_stack, TOPIC_POLICY_EVENTS)
-    engine = Engine.build(Settings.from_env(local_stack.environment))
+    engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
     topic = TopicName.parse(run.full_topic)
 
     unknown = run("admin_set_topic_retention")
@@ -592,13 +594,16 @@ def test_the_topic_policy_events_override_the_namespace_retention_and_message_tt
 
 
 @pytest.mark.emulator
-def test_the_compaction_events_start_a_run_report_it_running_then_done(local_stack):
+def test_the_compaction_events_start_a_run_report_it_running_then_done(
+    local_stack, jobs_in_process, engine_clients
+):
+    jobs_in_process.hold()  # the run waits until it has been seen RUNNING
     run = Replay(local_stack, COMPACTION_EVENTS)
     unknown = run("admin_compaction_status")
     assert (unknown.status, unknown.error()) == (404, "TopicNotFound")
-    Engine.build(Settings.from_env(local_stack.environment)).admin.create_topic(
-        TopicName.parse(run.full_topic), None
-    )
+    Engine.build(
+        Settings.from_env(local_stack.environment), clients=engine_clients
+    ).admin.create_topic(TopicName.parse(run.full_topic), None)
     fresh = run("admin_compaction_status")
     assert (fresh.status, fresh.json) == (200, {"status": "NOT_RUN", "lastError": ""})
     assert run("admin_trigger_compaction").status == 204
@@ -606,9 +611,12 @@ def test_the_compaction_events_start_a_run_report_it_running_then_done(local_sta
     again = run("admin_trigger_compaction")
     assert (again.status, again.error()) == (409, "Conflict")
     assert again.json["message"].startswith("Compaction already in progress")
+    [(job, args)] = jobs_in_process.started
+    assert (job, args["topic"]) == ("compact-topic", run.full_topic)
+    jobs_in_process.release()
     deadline = time.monotonic() + 240
     while run("admin_compaction_status").json["status"] == "RUNNING":
         assert time.monotonic() < deadline, "the local compact-topic run did not finish"
-        time.sleep(0.5)  # the launcher's background run reports through the pointer item
+        time.sleep(0.1)  # the launcher's background run reports through the pointer item
     assert run("admin_compaction_status").json == {"status": "SUCCESS", "lastError": ""}
     run.assert_ran_everything()

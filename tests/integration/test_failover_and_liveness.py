@@ -98,10 +98,12 @@ def test_multi_topic_consumers_spread_non_partitioned_topics_by_hash(engine, mak
 
 
 def test_a_consumer_whose_lease_lapses_is_disconnected_and_its_messages_go_to_the_next(
-    settings, topic, make_entry
+    settings, topic, make_entry, engine_clients
 ):
     clock = {"now": 1_800_000_000_000}
-    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    engine = Engine.build(
+        settings, runtime=Runtime(now_ms=lambda: clock["now"]), clients=engine_clients
+    )
     subs = engine.subscriptions
     dead = subs.subscribe(topic, "live", "dead", "Exclusive", earliest=True)
     engine.producer.publish(topic, make_entry(b"held"))
@@ -118,9 +120,11 @@ def test_a_consumer_whose_lease_lapses_is_disconnected_and_its_messages_go_to_th
         subs.receive(topic, "live", dead.consumer_id, 10, 0)
 
 
-def test_heartbeats_and_receives_keep_a_consumer_alive(settings, topic):
+def test_heartbeats_and_receives_keep_a_consumer_alive(settings, topic, engine_clients):
     clock = {"now": 1_800_000_000_000}
-    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    engine = Engine.build(
+        settings, runtime=Runtime(now_ms=lambda: clock["now"]), clients=engine_clients
+    )
     subs = engine.subscriptions
     c = subs.subscribe(topic, "hb", "c", "Exclusive", earliest=True)
     step = settings.consumer_lease_ms // 2
@@ -135,10 +139,12 @@ def test_heartbeats_and_receives_keep_a_consumer_alive(settings, topic):
 
 
 def test_a_shared_consumer_killed_without_closing_has_its_messages_redelivered_to_the_others(
-    settings, topic, make_entry
+    settings, topic, make_entry, engine_clients
 ):
     clock = {"now": 1_800_000_000_000}
-    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    engine = Engine.build(
+        settings, runtime=Runtime(now_ms=lambda: clock["now"]), clients=engine_clients
+    )
     subs = engine.subscriptions
     killed = subs.subscribe(topic, "sh", "killed", "Shared", earliest=True)
     alive = subs.subscribe(topic, "sh", "alive", "Shared", earliest=True)

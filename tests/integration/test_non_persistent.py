@@ -55,9 +55,13 @@ def test_shared_consumers_of_a_non_persistent_subscription_split_the_messages(
     assert len(first) == 4
 
 
-def test_a_subscription_whose_consumer_lapsed_gets_nothing(settings, np_topic, make_entry):
+def test_a_subscription_whose_consumer_lapsed_gets_nothing(
+    settings, np_topic, make_entry, engine_clients
+):
     clock = {"now": 1_800_000_000_000}
-    engine = Engine.build(settings, runtime=Runtime(now_ms=lambda: clock["now"]))
+    engine = Engine.build(
+        settings, runtime=Runtime(now_ms=lambda: clock["now"]), clients=engine_clients
+    )
     dead = engine.subscriptions.subscribe(np_topic, "dead", None, "Exclusive", earliest=True)
     clock["now"] += settings.consumer_lease_ms + 1
     engine.producer.publish(np_topic, make_entry(b"x"))

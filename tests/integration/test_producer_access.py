@@ -90,12 +90,12 @@ def test_shared_producers_both_send_and_unregistered_sends_wait_for_no_exclusive
 
 
 def test_a_lapsed_exclusive_lease_lets_another_producer_in_and_fences_the_dead_holder(
-    settings, topic, make_entry
+    settings, topic, make_entry, engine_clients
 ):
     clock = {"now": 1_800_000_000_000}
     runtime = Runtime(now_ms=lambda: clock["now"])
-    dead_side = Engine.build(settings, runtime=runtime)
-    live_side = Engine.build(settings, runtime=runtime)
+    dead_side = Engine.build(settings, runtime=runtime, clients=engine_clients)
+    live_side = Engine.build(settings, runtime=runtime, clients=engine_clients)
     dead = dead_side.access.register(topic, "dead", "Exclusive")
     with pytest.raises(ProducerFenced):
         live_side.access.register(topic, "live", "Exclusive")

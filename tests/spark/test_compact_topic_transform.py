@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_jobs.compact_topic_transform import (
     MESSAGE_SCHEMA,
@@ -155,7 +156,7 @@ def build(entries) -> list[Msg]:
     ]
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(entries=logs, data=st.data())
 def test_the_compacted_view_equals_latest_per_key_with_tombstones_removed(spark, entries, data):
     log = build(entries)
@@ -164,7 +165,7 @@ def test_the_compacted_view_equals_latest_per_key_with_tombstones_removed(spark,
     assert kept(spark, log, horizon) == expected
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(5), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(entries=logs, data=st.data())
 def test_compacting_the_previous_view_plus_the_newer_log_equals_compacting_the_whole_log(
     spark, entries, data

@@ -8,6 +8,7 @@ agree with what the model saw delivered. At the end every message gets delivered
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_core.domain.cursor.state import (
     KEY_SHARED,
@@ -148,7 +149,7 @@ def run(model: Model, program) -> None:
 allow_nacks = False
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps, st.booleans())
 def test_keys_stay_with_one_consumer_in_order_while_consumers_join_and_leave(program, consistent):
     global allow_nacks
@@ -156,7 +157,7 @@ def test_keys_stay_with_one_consumer_in_order_while_consumers_join_and_leave(pro
     run(Model(consistent), program)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(steps, st.booleans())
 def test_nacks_keep_each_key_at_one_consumer_at_a_time(program, consistent):
     global allow_nacks

@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_core.domain.cursor.state import EXCLUSIVE, SHARED, ConsumerInfo, CursorState, Delivery
 from magnetar_core.domain.errors import ConsumerBusy
@@ -328,7 +329,7 @@ def _check(state, counts, acked_idx, nacks):
         assert state.redelivery_counts.get(e, 0) == nacks.get(e, 0)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=12), st.lists(op, max_size=60))
 def test_random_interleavings_across_three_consumers_keep_the_cursor_invariants(counts, ops):
     state = cursor(SHARED, consumers=CONSUMERS)

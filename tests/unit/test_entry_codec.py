@@ -9,6 +9,7 @@ import lz4.frame
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_wire import compression
 from magnetar_wire.entry import (
@@ -160,7 +161,7 @@ _messages = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(_messages, min_size=1, max_size=8), st.sampled_from(SUPPORTED), _text)
 def test_any_messages_round_trip_and_read_metadata_agrees(msgs, codec, producer):
     entry = encode_entry(msgs, producer_name=producer, codec=codec)

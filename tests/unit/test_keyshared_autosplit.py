@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_core.domain.keyshared import AutoSplitSelector, ConsumerAssignError, moved_ranges
 
@@ -125,7 +126,7 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(OPS)
 def test_joins_move_keys_only_from_the_split_region_and_leaves_only_the_leavers(ops):
     sel = AutoSplitSelector()
@@ -159,7 +160,7 @@ def test_joins_move_keys_only_from_the_split_region_and_leaves_only_the_leavers(
             assert len(spans) == len(sel.consumers())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(OPS, st.lists(st.integers(0, 65535), max_size=50))
 def test_a_serialisation_round_trip_preserves_every_select(ops, probes):
     sel = AutoSplitSelector()
@@ -175,7 +176,7 @@ def test_a_serialisation_round_trip_preserves_every_select(ops, probes):
         assert copy.select(h) == sel.select(h)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(OPS)
 def test_select_agrees_with_ranges_at_every_region_boundary(ops):
     sel = AutoSplitSelector()

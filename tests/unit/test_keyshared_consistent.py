@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_core.domain.keyshared import (
     ConsistentHashingSelector,
@@ -129,7 +130,7 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(OPS, st.integers(1, 100))
 def test_a_join_moves_keys_only_to_the_newcomer_and_a_leave_only_the_leavers(ops, points):
     sel = ConsistentHashingSelector(points=points)
@@ -154,7 +155,7 @@ def test_a_join_moves_keys_only_to_the_newcomer_and_a_leave_only_the_leavers(ops
             assert sum(e - s + 1 for rs in sel.ranges().values() for s, e in rs) == 65536
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(OPS, st.lists(st.integers(0, 65535), max_size=50))
 def test_a_serialisation_round_trip_preserves_every_select(ops, probes):
     sel = ConsistentHashingSelector()
@@ -170,7 +171,7 @@ def test_a_serialisation_round_trip_preserves_every_select(ops, probes):
         assert copy.select(h) == sel.select(h)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(NAMES, min_size=1, max_size=8), st.lists(st.integers(0, 65535), max_size=200))
 def test_select_agrees_with_ranges(names, probes):
     sel = ConsistentHashingSelector()

@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_core.domain.keyshared import (
     ConsumerAssignError,
@@ -121,7 +122,7 @@ def test_state_is_compact_and_round_trips():
     assert StickySelector.from_dict(sel.to_dict()).ranges() == sel.ranges()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(
         st.lists(st.tuples(st.integers(0, 65535), st.integers(0, 400)), min_size=1, max_size=4),

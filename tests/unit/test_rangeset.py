@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from magnetar_core.domain.rangeset import RangeSet
 
@@ -141,7 +142,7 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(operations)
 def test_range_set_behaves_like_a_set_of_integers_under_random_operations(ops):
     rs = RangeSet()

@@ -1,12 +1,23 @@
 """pytest fixtures for the embedded stack (imported by tests/conftest.py).
 
-``local_stack``: one LocalStack per test session, on free ports.
-``aws_clients``: boto3 ``dynamodb``, ``s3`` and ``stepfunctions`` clients on its emulator.
+``local_stack``: one LocalStack per test session (per xdist worker), on free ports.
+``aws_clients``: boto3 ``dynamodb``, ``s3`` and ``stepfunctions`` clients on its emulator,
+made once per session from one boto3 session (a client costs ~50-100 ms to build).
+``engine_clients``: the boto3 clients ``Engine.build`` makes, made once per session.
+``spark``: one local SparkSession per test session (starting one costs ~10 s).
+``jobs_in_process``: maintenance jobs the stack launches run in this process, on ``spark``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import importlib
+import io
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +47,169 @@ def local_stack() -> Iterator[LocalStack]:
 
 @pytest.fixture(scope="session")
 def aws_clients(local_stack: LocalStack) -> AwsClients:
-    """boto3 clients on the local stack's emulator."""
+    """boto3 clients on the local stack's emulator, from one boto3 session."""
+    session = local_stack.session
+    endpoint = local_stack.aws_endpoint_url
     return AwsClients(
-        dynamodb=local_stack.client("dynamodb"),
-        s3=local_stack.client("s3"),
-        stepfunctions=local_stack.client("stepfunctions"),
+        dynamodb=session.client("dynamodb", endpoint_url=endpoint),
+        s3=session.client("s3", endpoint_url=endpoint),
+        stepfunctions=session.client("stepfunctions", endpoint_url=endpoint),
     )
+
+
+@pytest.fixture(scope="session")
+def engine_clients(local_stack: LocalStack) -> tuple[Any, Any, Any]:
+    """``(dynamodb, s3, stepfunctions)`` on the emulator, made once as ``Engine.build``
+    makes its own (same config, requests counted): pass ``clients=engine_clients`` to
+    ``Engine.build`` in tests. boto3 clients are thread-safe; engines keep their own caches.
+    """
+    from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
+    from magnetar_core.settings import Settings
+
+    settings = Settings.from_env(local_stack.environment)
+    dynamodb, s3 = make_clients(settings)
+    return dynamodb, s3, make_stepfunctions_client(settings)
+
+
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""JVM options of the tests' Spark: test jobs are many small plans, where the JIT's second
+tier and the parallel GC cost more than they give (measured: the JVM's CPU time halves, its
+start from ~10 s to ~4.5 s of CPU)."""
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] SparkSession shared by the tests of the run (of one xdist worker).
+
+    Jobs run in-process (``compact_topic.main(argv)``, ``InProcessJobLauncher``) find it
+    as the active session instead of starting their own.
+    """
+    from pyspark.sql import SparkSession
+
+    # Python workers run this interpreter (its packages), not whatever python3 is first on
+    # the PATH (pyspark reads PYSPARK_PYTHON when the context starts).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("magnetar-tests")
+        .config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+class InProcessJobLauncher:
+    """A JobLauncher that runs ``spark_glue/<job>.py``'s ``main(argv)`` in a thread of this
+    process, on the test run's SparkSession, instead of a subprocess with its own JVM.
+
+    Same arguments as ``LocalJobLauncher`` (``job_argv`` of the settings). With
+    ``hold=True`` a run waits for ``release()`` before it starts working, so a test can
+    look at it while it is RUNNING. ``status``/``wait``/``output`` as LocalJobLauncher's.
+    """
+
+    def __init__(self, settings: Any, hold: bool = False) -> None:
+        self._settings = settings
+        self._go = threading.Event()
+        if not hold:
+            self._go.set()
+        self._lock = threading.Lock()
+        self._threads: dict[str, threading.Thread] = {}
+        self._codes: dict[str, int] = {}
+        self._outputs: dict[str, str] = {}
+        self.started: list[tuple[str, dict[str, str]]] = []
+
+    def start(self, job: str, args: Mapping[str, str]) -> str:
+        from magnetar_local.launcher import SCRIPTS, job_argv
+
+        argv = job_argv(self._settings, job, args)  # raises UnknownJob
+        main = importlib.import_module(SCRIPTS[job].removesuffix(".py")).main
+        run_id = f"{job}-{uuid.uuid4().hex[:12]}"
+        thread = threading.Thread(
+            target=self._run, args=(run_id, main, argv), name=run_id, daemon=True
+        )
+        with self._lock:
+            self.started.append((job, dict(args)))
+            self._threads[run_id] = thread
+        thread.start()
+        return run_id
+
+    def hold(self) -> None:
+        """Make the next runs wait for ``release()`` before they start working."""
+        self._go.clear()
+
+    def release(self) -> None:
+        """Let held runs (and every later one) go."""
+        self._go.set()
+
+    def _run(self, run_id: str, main: Any, argv: list[str]) -> None:
+        self._go.wait()
+        out = io.StringIO()
+        code = 1
+        try:
+            with contextlib.redirect_stdout(out):
+                summary = main(argv)
+            code = 1 if getattr(summary, "details", {}).get("partitions_failed") else 0
+        except BaseException as exc:  # noqa: BLE001 - a failed run is its exit code
+            print(f"{type(exc).__name__}: {exc}", file=out)
+        finally:
+            with self._lock:
+                self._codes[run_id] = code
+                self._outputs[run_id] = out.getvalue()
+
+    def status(self, run_id: str) -> str:
+        """``RUNNING``, ``SUCCEEDED``, ``FAILED`` or ``UNKNOWN`` (not started here)."""
+        with self._lock:
+            if run_id not in self._threads:
+                return "UNKNOWN"
+            code = self._codes.get(run_id)
+        return "RUNNING" if code is None else ("SUCCEEDED" if code == 0 else "FAILED")
+
+    def wait(self, run_id: str, timeout_s: float | None = None) -> int:
+        """Wait for a run; returns its exit code. Raises TimeoutError."""
+        with self._lock:
+            thread = self._threads[run_id]
+        thread.join(timeout_s)
+        if thread.is_alive():
+            raise TimeoutError(f"{run_id} still running after {timeout_s} s")
+        return self._codes[run_id]
+
+    def output(self, run_id: str) -> str:
+        """What a finished run printed (its summary lines, or the error)."""
+        with self._lock:
+            return self._outputs.get(run_id, "")
+
+
+@pytest.fixture
+def jobs_in_process(local_stack: LocalStack, spark: Any, monkeypatch: pytest.MonkeyPatch):
+    """Make the stack's handlers launch maintenance jobs in this process; yields the
+    ``InProcessJobLauncher`` they use (its ``hold()`` holds the next runs).
+
+    Engines of handler containers already loaded get it as their launcher; containers
+    loaded during the test make it with ``launcher_from_settings``, replaced here. Both are
+    undone after the test.
+    """
+    from magnetar_core import engine as composition_root
+    from magnetar_core.settings import Settings
+
+    launcher = InProcessJobLauncher(Settings.from_env(local_stack.environment))
+    monkeypatch.setattr(
+        composition_root, "launcher_from_settings", lambda settings, glue=None: launcher
+    )
+    for engine in _handler_engines():
+        monkeypatch.setattr(engine.compaction, "_launcher", launcher)
+    return launcher
+
+
+def _handler_engines() -> list[Any]:
+    """The engines of the handler containers loaded so far (``magnetar_fn_*`` modules)."""
+    from magnetar_core.engine import Engine
+
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith("magnetar_fn_")]
+    engines = [v for m in modules for v in vars(m).values() if isinstance(v, Engine)]
+    return [e for e in engines if e.compaction is not None]
