@@ -107,7 +107,8 @@ class Producer:
         """Commit one entry to ``topic`` (auto-created when missing).
 
         ``entry`` holds the bytes, or ``entry_ref`` names an upload of this topic
-        (``new_upload``), committed once as an object of its own (``services.uploads``). ``epoch`` is the registered producer's access epoch (None: unregistered). On
+        (``new_upload``), committed once as an object of its own (``services.uploads``).
+        ``epoch`` is the registered producer's access epoch (None: unregistered). On
         a partitioned topic's base name, a keyed entry goes to the partition its first key
         hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
         ``deduplicate`` forces the dedup check on whatever the policies say (the dead
