@@ -33,11 +33,7 @@ def produce(domain: str, tenant: str, namespace: str, topic: str):
 def upload(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
     engine.topics.resolve(name, create=True)
-    key = engine.producer.new_object_key(name)
-    url = engine.entries.upload_url(key, http.UPLOAD_EXPIRY_SECONDS)
-    return http.ok(
-        {"uploadUrl": url, "entryRef": key, "expiresInSeconds": http.UPLOAD_EXPIRY_SECONDS}
-    )
+    return http.ok(views.upload(engine.producer.new_upload(name, http.UPLOAD_EXPIRY_SECONDS)))
 
 
 lambda_handler = http.lambda_handler(app)

@@ -1,12 +1,13 @@
-"""Contract of the entry store: whole and ranged reads, missing objects, and presigned URLs
-that a client can PUT to and GET from (on memory: served by the in-process test service)."""
+"""Contract of the entry store: whole and ranged reads, missing objects, conditional puts of
+new objects, and presigned URLs that a client can PUT to and GET from (on memory: served by
+the in-process test service)."""
 
 from __future__ import annotations
 
 import pytest
 import requests
 
-from magnetar_core.domain.errors import StorageFault
+from magnetar_core.domain.errors import ConditionFailed, StorageFault
 
 
 @pytest.fixture
@@ -58,12 +59,44 @@ def test_a_put_again_replaces_the_object(stores, key):
     assert stores.entries.get(key) == b"second"
 
 
+def test_put_new_stores_an_object_once_and_a_second_put_new_changes_nothing(stores, key):
+    stores.entries.put_new(key, b"committed")
+    with pytest.raises(ConditionFailed):
+        stores.entries.put_new(key, b"again")
+    with pytest.raises(ConditionFailed):
+        stores.entries.put_new(key, b"committed")
+    assert stores.entries.get(key) == b"committed"
+
+
+def test_put_new_refuses_a_key_a_plain_put_wrote(stores, key):
+    stores.entries.put(key, b"uploaded")
+    with pytest.raises(ConditionFailed):
+        stores.entries.put_new(key, b"other")
+    assert stores.entries.get(key) == b"uploaded"
+
+
+def test_find_reads_a_whole_object_or_none_when_the_key_has_none(stores, key):
+    assert stores.entries.find(key) is None
+    stores.entries.put(key, b"\x00found\xff")
+    assert stores.entries.find(key) == b"\x00found\xff"
+    assert stores.entries.find(key + "/../" + key.rsplit("/", 1)[1]) is None
+
+
 def test_a_client_uploads_to_the_upload_url_and_downloads_from_the_download_url(http_entries, key):
     url = http_entries.upload_url(key, 60)
     assert requests.put(url, data=b"uploaded \x00 bytes", timeout=10).status_code == 200
     assert http_entries.get(key) == b"uploaded \x00 bytes"
     got = requests.get(http_entries.download_url(key, 60), timeout=10)
     assert got.status_code == 200 and got.content == b"uploaded \x00 bytes"
+
+
+def test_a_put_to_the_upload_url_of_one_key_leaves_other_keys_alone(http_entries, key):
+    http_entries.put_new(key + "-entry", b"committed")
+    url = http_entries.upload_url(key, 60)
+    assert requests.put(url, data=b"upload", timeout=10).status_code == 200
+    assert requests.put(url, data=b"upload again", timeout=10).status_code == 200
+    assert http_entries.get(key) == b"upload again"
+    assert http_entries.get(key + "-entry") == b"committed"
 
 
 def test_urls_of_different_keys_differ(stores, key):

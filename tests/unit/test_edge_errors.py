@@ -194,6 +194,7 @@ def test_every_limit_keeps_every_key_we_build_within_dynamodb_and_s3_limits():
     from magnetar_core.domain.compaction import segment_prefix
     from magnetar_core.domain.log import log_key
     from magnetar_core.services.produce import object_prefix
+    from magnetar_core.services.uploads import upload_prefix
     from magnetar_wire.names import TopicName
 
     name = TopicName.of(
@@ -210,6 +211,7 @@ def test_every_limit_keeps_every_key_we_build_within_dynamodb_and_s3_limits():
     longest_object = segment_prefix(ledger, run_id) + f"{2**63 - 1}-{2**63 - 1}"
     assert len(longest_object.encode()) <= 1024  # S3 keys
     assert len((object_prefix(name) + "u" * 32).encode()) <= 1024
+    assert len((upload_prefix(name) + "u" * 64).encode()) <= 1024  # the longest upload id
     assert len(("segments/" + str(name).replace("://", "/") + "/" + "9" * 60).encode()) <= 1024
 
 

@@ -121,14 +121,24 @@ class CursorStore(Protocol):
 
 
 class EntryStore(Protocol):
-    """Entry objects: immutable bytes under unique keys, never overwritten."""
+    """Entry objects: immutable bytes under unique keys, never overwritten. Only upload keys
+    (``services.uploads``) get a presigned PUT URL; a committed entry's key never does."""
 
     def put(self, key: str, data: bytes) -> None:
         """Store an entry object under ``key``."""
         ...
 
+    def put_new(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` only if no object has that key yet (S3's conditional
+        write, ``If-None-Match: *``). Raises ConditionFailed when one has (nothing changes)."""
+        ...
+
     def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
         """The object's bytes, or ``length`` bytes from byte ``offset`` (a segment's entry)."""
+        ...
+
+    def find(self, key: str) -> bytes | None:
+        """The whole object of ``key``, or None when there is none (S3's NoSuchKey)."""
         ...
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:

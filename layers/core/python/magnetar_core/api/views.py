@@ -10,6 +10,7 @@ from magnetar_core.api.limits import INT64_MAX, MAX_PRODUCER_NAME_BYTES
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.services.entries import PublishResult
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
+from magnetar_core.services.uploads import Upload
 from magnetar_wire import EntryFormatError, EntryMessage, decode_entry, encode_entry
 from magnetar_wire.ids import format_message_id, parse_message_id
 
@@ -22,6 +23,15 @@ def publish_result(result: PublishResult) -> dict:
         "partition": result.partition,
         "topic": str(result.topic),
         "duplicate": result.duplicate,
+    }
+
+
+def upload(started: Upload) -> dict:
+    """The uploads route's answer: where to PUT the entry and what to produce with."""
+    return {
+        "uploadUrl": started.url,
+        "entryRef": started.entry_ref,
+        "expiresInSeconds": started.expires_s,
     }
 
 

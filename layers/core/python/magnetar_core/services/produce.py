@@ -5,7 +5,8 @@ the index item at the next entry id. Step 2 is the commit point. A lost race re-
 head and retries with jitter; a crash before step 2 leaves an unreferenced object for the
 expiry job. In the steady state of one producer per partition this is 2 AWS requests per
 entry: the head (next id, access epoch) is cached per process and re-read only after a lost
-race.
+race. A large entry committed by ``entryRef`` takes 3: the upload's GET (validation), the
+conditional PUT that seals it under a key of its own (``services.uploads``), the index item.
 
 Access epochs: every index item carries the partition's access epoch and whether an
 exclusive producer holds it. A producer may commit only with an epoch at least the head's
@@ -36,6 +37,7 @@ from magnetar_core.services.entries import PublishResult, validated_metadata
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
+from magnetar_core.services.uploads import Upload, Uploads, object_prefix
 from magnetar_wire import EntryMetadata
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
@@ -59,11 +61,6 @@ class _Duplicate(Exception):
     """A replay of the log showed this entry was committed already."""
 
 
-def object_prefix(topic: TopicName) -> str:
-    """Where a topic's entry objects live in the bucket."""
-    return f"entries/{topic.domain}/{topic.tenant}/{topic.namespace}/{topic.local}/"
-
-
 class Producer:
     """Commits entries to topics (the server side of a producer)."""
 
@@ -82,6 +79,7 @@ class Producer:
         self._topics = topics
         self._log = log
         self._entries = entries
+        self._uploads = Uploads(entries, runtime)
         self._rt = runtime
         self._namespaces = namespaces
         self._dedup = dedup
@@ -91,6 +89,10 @@ class Producer:
 
     def new_object_key(self, topic: TopicName) -> str:
         return object_prefix(topic) + self._rt.new_id()
+
+    def new_upload(self, topic: TopicName, expires_s: int) -> Upload:
+        """Where a client uploads a large entry of ``topic`` for a commit by ``entryRef``."""
+        return self._uploads.start(topic, expires_s)
 
     def publish(
         self,
@@ -104,8 +106,9 @@ class Producer:
     ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
-        ``entry`` holds the bytes, or ``entry_ref`` names an object uploaded to this topic's
-        prefix. ``epoch`` is the registered producer's access epoch (None: unregistered). On
+        ``entry`` holds the bytes, or ``entry_ref`` names an upload of this topic
+        (``new_upload``), committed once as an object of its own (``services.uploads``).
+        ``epoch`` is the registered producer's access epoch (None: unregistered). On
         a partitioned topic's base name, a keyed entry goes to the partition its first key
         hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
         ``deduplicate`` forces the dedup check on whatever the policies say (the dead
@@ -119,10 +122,9 @@ class Producer:
             return self._non_persistent.publish(topic, _inline(entry))
         policies = self._namespaces.effective(topic)
         dedup = policies.deduplication or deduplicate
+        uploaded_to = topic
         if entry_ref is not None:
-            if not entry_ref.startswith(object_prefix(topic)):
-                raise InvalidMessage(f"entryRef {entry_ref!r} was not uploaded for topic {topic}")
-            entry = self._entries.get(entry_ref)
+            entry = self._uploads.read(topic, entry_ref)
         entry = _inline(entry)
         if len(entry) > policies.max_message_size_bytes:
             raise MessageTooBig(
@@ -136,9 +138,11 @@ class Producer:
         _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
-        object_key = entry_ref or self.new_object_key(topic)
         if entry_ref is None:
+            object_key = self.new_object_key(topic)
             self._entries.put(object_key, entry)
+        else:  # the bytes validated above, under a key no URL writes; refused the second time
+            object_key = self._uploads.seal(uploaded_to, entry_ref, entry)
         index = IndexEntry(**{**index.__dict__, "object_key": object_key})
         for _ in range(3):
             try:

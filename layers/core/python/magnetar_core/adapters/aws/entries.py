@@ -1,8 +1,17 @@
-"""S3 adapter for entry objects: immutable, under unique keys, never overwritten."""
+"""S3 adapter for entry objects: immutable, under unique keys, never overwritten (a committed
+upload is copied to a key of its own with a conditional PUT: ``put_new``)."""
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import BotoClient, translated
+from botocore.exceptions import ClientError
+
+from magnetar_core.adapters.aws.clients import BotoClient, error_code, translated
+from magnetar_core.domain.errors import ConditionFailed
+
+# S3's answers to a conditional PUT whose key exists (412), or to one racing another
+# conditional write of the key (409: the other one wins or fails on its own).
+_EXISTS = {"PreconditionFailed", "ConditionalRequestConflict"}
+_MISSING = {"NoSuchKey", "404"}
 
 
 class EntryStore:
@@ -17,6 +26,17 @@ class EntryStore:
         with translated(f"storing entry object {key}"):
             self._s3.put_object(Bucket=self._bucket, Key=key, Body=data)
 
+    def put_new(self, key: str, data: bytes) -> None:
+        """Store an entry object unless ``key`` has one; one conditional S3 PUT
+        (``If-None-Match: *``). Raises ConditionFailed when the key has an object."""
+        with translated(f"storing new entry object {key}"):
+            try:
+                self._s3.put_object(Bucket=self._bucket, Key=key, Body=data, IfNoneMatch="*")
+            except ClientError as exc:
+                if error_code(exc) in _EXISTS:
+                    raise ConditionFailed(f"entry object {key} exists") from exc
+                raise
+
     def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
         """Read an entry object, or ``length`` bytes at ``offset``; one S3 GET."""
         kwargs = {"Bucket": self._bucket, "Key": key}
@@ -25,6 +45,16 @@ class EntryStore:
             kwargs["Range"] = f"bytes={offset}-{end}"
         with translated(f"reading entry object {key}"):
             return self._s3.get_object(**kwargs)["Body"].read()
+
+    def find(self, key: str) -> bytes | None:
+        """The whole object, or None when ``key`` has none; one S3 GET."""
+        with translated(f"reading entry object {key}"):
+            try:
+                return self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+            except ClientError as exc:
+                if error_code(exc) in _MISSING:
+                    return None
+                raise
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:
         """A presigned PUT URL for ``key`` (no AWS request: signed locally)."""

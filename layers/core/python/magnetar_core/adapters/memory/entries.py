@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from urllib.parse import quote, unquote
 
-from magnetar_core.domain.errors import StorageFault
+from magnetar_core.domain.errors import ConditionFailed, StorageFault
 
 DEFAULT_BASE_URL = "memory://entries"
 
@@ -25,6 +25,14 @@ class EntryStore:
         with self._lock:
             self._objects[key] = bytes(data)
 
+    def put_new(self, key: str, data: bytes) -> None:
+        """Store an entry object unless ``key`` has one; raises ConditionFailed when it has
+        (S3's ``If-None-Match: *``)."""
+        with self._lock:
+            if key in self._objects:
+                raise ConditionFailed(f"entry object {key} exists")
+            self._objects[key] = bytes(data)
+
     def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
         """Read an entry object, or ``length`` bytes at ``offset``. Raises StorageFault for
         a missing key (S3's NoSuchKey) or an offset at or past the end (InvalidRange)."""
@@ -37,6 +45,11 @@ class EntryStore:
         if offset >= len(data):
             raise StorageFault(f"reading entry object {key} failed: InvalidRange")
         return data[offset:] if length is None else data[offset : offset + length]
+
+    def find(self, key: str) -> bytes | None:
+        """The whole object, or None when ``key`` has none."""
+        with self._lock:
+            return self._objects.get(key)
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:
         """The URL a client PUTs ``key``'s bytes to (served by the owner of ``base_url``)."""
