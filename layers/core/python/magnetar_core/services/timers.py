@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from magnetar_core.domain.errors import StorageFault
@@ -114,6 +115,6 @@ class DelayTimers:
                 log.error(
                     "timer of bucket %s of %s on %s (entries %s) not started: %s; released "
                     "once overdue", bucket, state.subscription, pk,
-                    list(state.delayed[bucket])[:20], exc,
+                    list(islice(state.delayed[bucket], 20)), exc,
                 )  # fmt: skip
         return started
