@@ -77,7 +77,8 @@ class Producer:
 
         Raises:
             TypeError: ``content`` does not match the schema (not bytes for the default).
-            ValueError: an argument of the wrong type.
+            ValueError: an argument of the wrong type, or a ``deliver_at`` (or ``deliver_after``
+                from now) outside a Java long.
             PulsarException: the publish failed (``Timeout``, ``MessageTooBig`` (nothing is
                 sent), ``ProducerFenced``, ``UnknownError`` when a ``message_router`` returns
                 no valid partition index, ...).
@@ -168,6 +169,10 @@ class Producer:
         deliver_ms = deliver_at or 0
         if deliver_after:
             deliver_ms = now + int(deliver_after.total_seconds() * 1000)
+        if not -(2**63) <= deliver_ms < 2**63:
+            raise ValueError(
+                f"Argument deliver_at must be epoch milliseconds within a Java long, not {deliver_ms}"
+            )
         fields: dict[str, Any] = {"payload": data, "publish_time_ms": now, "null_value": null}
         if sequence_id:
             fields["sequence_id"] = sequence_id

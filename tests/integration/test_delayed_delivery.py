@@ -151,6 +151,40 @@ def test_a_nack_with_a_2_s_delay_redelivers_after_2_s_with_count_plus_one(
     assert nacked + 2000 <= came <= nacked + 2000 + TICK + 1500
 
 
+def test_a_message_due_in_the_year_10000_waits_and_the_messages_after_it_are_received(
+    engine, topic, make_entry, aws_clients, local_stack
+):
+    """Issue 11, defect 1: the poison message used to make every receive a 502 (its
+    bucket's ``dueAt`` could not be formatted); now it is held and starts no timer."""
+    subs = engine.subscriptions
+    shared = subs.subscribe(topic, "sh", "c", "Shared", earliest=True)
+    keyed = subs.subscribe(topic, "ks", "c", "Key_Shared", earliest=True)
+    engine.producer.publish(topic, delayed_entry(b"year-10000", 253_402_300_800_000, key="k"))
+    for i in range(3):
+        engine.producer.publish(topic, make_entry(b"m%d" % i, key="k"))
+
+    for sub, consumer in (("sh", shared), ("ks", keyed)):
+        got = subs.receive(topic, sub, consumer.consumer_id, 10, 1000)
+        assert payloads(got) == [b"m0", b"m1", b"m2"]
+        assert subs.receive(topic, sub, consumer.consumer_id, 10, 0) == []
+        assert cursor_of(engine, topic, sub)[1].delayed_count() == 1
+    arn = local_stack.environment["TIMER_STATE_MACHINE_ARN"]
+    pk = cursor_of(engine, topic, "sh")[0]
+    suffixes = {
+        execution_name(pk, sub, cursor_of(engine, topic, sub)[1].timer_id, 0).split("-", 1)[1]
+        for sub in ("sh", "ks")
+    }
+    started = [
+        e["name"]
+        for page in aws_clients.stepfunctions.get_paginator("list_executions").paginate(
+            stateMachineArn=arn
+        )
+        for e in page["executions"]
+        if e["name"].split("-", 1)[1] in suffixes
+    ]
+    assert started == []  # Step Functions cannot wait past a year: no execution
+
+
 def test_a_nack_with_zero_delay_redelivers_at_once(engine, topic, make_entry):
     subs = engine.subscriptions
     c = subs.subscribe(topic, "n", "c", "Shared", earliest=True)
@@ -318,7 +352,7 @@ def test_stats_count_the_entries_waiting_in_the_delayed_set_per_subscription(eng
     one = engine.admin.stats(base.partition(0), partitioned=False)["subscriptions"]
     total = engine.admin.stats(base, partitioned=True)["subscriptions"]
 
-    # entries, as msgBacklog counts them (a batch counts once)
+    # msgDelayed counts entries (a batch counts once), msgBacklog messages (issue 11, defect 9)
     assert (one["sh"]["msgDelayed"], one["ex"]["msgDelayed"]) == (2, 0)
     assert (total["sh"]["msgDelayed"], total["ex"]["msgDelayed"]) == (4, 0)
-    assert one["sh"]["msgBacklog"] == 3
+    assert one["sh"]["msgBacklog"] == 4  # the batch's 2, "now" (unacked) and "one"

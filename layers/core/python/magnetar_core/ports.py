@@ -71,9 +71,9 @@ class LogStore(Protocol):
         ...
 
     def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
-        """``(entry_id, counts, bytes)`` of every entry with id in ``[start, end]``,
-        ascending; ``counts`` is 1 (True) when the entry holds whole messages, 0 for markers
-        and chunks other than a message's last."""
+        """``(entry_id, messages, bytes)`` of every entry with id in ``[start, end]``,
+        ascending; ``messages`` is how many messages the entry holds (a batch of n: n), 0
+        for markers and chunks other than a message's last (one query, no per-entry read)."""
         ...
 
     def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:

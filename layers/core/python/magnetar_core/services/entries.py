@@ -39,11 +39,27 @@ class DeliveredEntry:
     """With ``url``: ``(offset, length)`` of the entry in the object (segments hold many)."""
 
 
+_JAVA_LONG = range(-(2**63), 2**63)
+_LONG_FIELDS = (
+    ("sequenceId", "sequence_id"), ("publishTime", "publish_time_ms"),
+    ("eventTime", "event_time_ms"), ("deliverAt", "deliver_at_ms"),
+)  # fmt: skip
+
+
 def validated_metadata(entry: bytes) -> EntryMetadata:
-    """The entry's header and metadata, CRC checked; raises ChecksumError, InvalidMessage."""
+    """The entry's header and metadata, CRC checked, every id and time within a Java long
+    (as the JSON edge bounds them); raises ChecksumError, InvalidMessage."""
     try:
-        return read_metadata(entry)
+        meta = read_metadata(entry)
     except ChecksumMismatch as exc:
         raise ChecksumError(f"Entry checksum mismatch: {exc}") from exc
     except EntryFormatError as exc:
         raise InvalidMessage(f"Not a valid entry: {exc}") from exc
+    for i, message in enumerate(meta.messages):
+        for name, attribute in _LONG_FIELDS:
+            if getattr(message, attribute) not in _JAVA_LONG:
+                raise InvalidMessage(
+                    f"Not a valid entry: message {i}'s {name} must be within a Java long "
+                    f"({_JAVA_LONG.start} to {_JAVA_LONG.stop - 1})"
+                )
+    return meta

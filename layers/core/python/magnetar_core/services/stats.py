@@ -1,4 +1,13 @@
-"""Topic statistics in the shape of Pulsar's TopicStats (a subset), from the index and cursors."""
+"""Topic statistics in the shape of Pulsar's TopicStats (a subset), from the index and cursors.
+
+Counts are of messages, as Pulsar documents them: ``msgInCounter`` sums the index's
+per-entry message counts (a batch of n counts n, a chunked message once, markers 0) and
+``bytesInCounter`` the entries' bytes; ``msgBacklog`` counts the messages not yet
+acknowledged (a partly acknowledged batch counts the indexes left). The cursors are read
+before the index, so every entry a cursor knows of was committed when the index is read;
+should it still be missing (an entry expired meanwhile), it counts by what the cursor
+recorded of it. No count is ever below zero.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +36,7 @@ class Stats:
 
     def partition_stats(self, ref: PartitionRef) -> dict[str, Any]:
         """Stats of one log (a non-partitioned topic or one partition)."""
+        cursors = self._cursors.list(ref.key)  # first: see the module's docstring
         head = self._log.head(ref.key)
         rows = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
         counts = {entry_id: count for entry_id, count, _ in rows if count > 0}
@@ -34,15 +44,15 @@ class Stats:
         return {
             "msgInCounter": sum(counts.values()),
             "bytesInCounter": sum(size for _, _, size in rows),
-            "entriesCount": len(counts),
+            "entriesCount": sum(1 for _, _, size in rows if size > 0),  # markers: no bytes
             "lastMessageId": format_message_id(ref.ledger_id, head, ref.partition, -1)
             if head >= 0
             else None,
             "subscriptions": {
                 c.subscription: _subscription_stats(
-                    c, counts, head, ref.ledger_id, ref.partition, str(ref.topic)
+                    c, counts, ref.ledger_id, ref.partition, str(ref.topic)
                 )
-                for c in self._cursors.list(ref.key)
+                for c in cursors
             },
         }
 
@@ -82,26 +92,24 @@ class Stats:
         return total
 
 
-def _unacked_in(state: CursorState, entry_id: int, counts: dict[int, int]) -> int:
-    return counts.get(entry_id, 0) - len(state.batch_acks.get(entry_id, ()))
+def _unacked_in(state: CursorState, entry_id: int, messages: int) -> int:
+    """Messages of an entry of ``messages`` messages not acknowledged (at least 0)."""
+    acked = state.batch_acks.get(entry_id, ())
+    return max(0, messages - sum(1 for i in acked if 0 <= i < messages))
 
 
 def _subscription_stats(
-    state: CursorState, counts: dict[int, int], head: int, ledger: int, partition: int, topic: str
+    state: CursorState, counts: dict[int, int], ledger: int, partition: int, topic: str
 ) -> dict[str, Any]:
     backlog = sum(
-        _unacked_in(state, e, counts)
-        for e in range(state.mark_delete + 1, head + 1)
-        if e not in state.acked
+        _unacked_in(state, e, n)
+        for e, n in counts.items()
+        if e > state.mark_delete and e not in state.acked
     )
     consumers: list[dict[str, Any]] = []
     ks = state.key_shared
     for cid, info in sorted(state.consumers.items(), key=lambda kv: kv[1].name):
-        lease = state.leases.get(cid)
-        if ks is not None:
-            unacked = state.unacked_messages(cid)
-        else:
-            unacked = sum(_unacked_in(state, e, counts) for e in lease) if lease else 0
+        unacked = max(0, state.unacked_messages(cid))  # by the sizes recorded at dispatch
         consumer: dict[str, Any] = {
             "consumerName": info.name,
             "consumerId": cid,

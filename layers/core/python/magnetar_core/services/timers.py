@@ -1,18 +1,35 @@
 """Delay timers as a use case: buckets by the options and the clock (domain.timers), and
-the start of one timer workflow execution per new bucket through the TimerStarter port."""
+the start of one timer workflow execution per new bucket through the TimerStarter port.
+
+Nothing here fails a dispatch for one entry or one bucket: an entry whose due bucket cannot
+be computed goes out at once, a bucket beyond the timer horizon gets no execution, and a
+timer that cannot be started (other than for throttling) is left to the overdue rule
+(``TimerOptions.release_grace_ms``); each is logged with its entry ids.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from itertools import islice
 from typing import TYPE_CHECKING
 
-from magnetar_core.domain.timers import NackBackoff, TimerOptions, due_bucket, nack_bucket
+from magnetar_core.domain.errors import StorageFault
+from magnetar_core.domain.timers import (
+    NackBackoff,
+    TimerOptions,
+    beyond_horizon,
+    due_bucket,
+    nack_bucket,
+)
 from magnetar_core.ports import TimerStarter
 
 if TYPE_CHECKING:
     from magnetar_core.domain.cursor.state import CursorState
     from magnetar_core.domain.log import IndexEntry
+
+log = logging.getLogger("magnetar.timers")
 
 
 class DelayTimers:
@@ -39,7 +56,8 @@ class DelayTimers:
     ) -> dict[int, int]:
         """``{entry_id: bucket}`` of the index entries whose ``deliver_at_ms`` is still to
         come (delayed delivery: Shared and Key_Shared callers only), bucketed by ``tick_ms``
-        (a namespace's tick; None: the options')."""
+        (a namespace's tick; None: the options'). An entry whose bucket cannot be computed
+        (a corrupt index item) is logged and left out: it goes out at once."""
         if not self.active:
             return {}
         options = self.options
@@ -47,7 +65,14 @@ class DelayTimers:
             options = replace(options, tick_ms=tick_ms)
         out: dict[int, int] = {}
         for entry in entries:
-            bucket = due_bucket(entry.deliver_at_ms, now_ms, options)
+            try:
+                bucket = due_bucket(entry.deliver_at_ms, now_ms, options)
+            except (TypeError, ValueError, OverflowError) as exc:
+                log.error(
+                    "entry %s: deliverAt %r cannot be placed in a delay bucket (%s); "
+                    "delivered at once", entry.entry_id, entry.deliver_at_ms, exc,
+                )  # fmt: skip
+                continue
             if bucket is not None:
                 out[entry.entry_id] = bucket
         return out
@@ -71,10 +96,25 @@ class DelayTimers:
         """Start the timers of buckets in ``state.delayed`` that were not in ``before`` (call
         before writing the cursor: a lost write only leaves a harmless spare release). Sets
         ``state.timer_id`` to ``new_id`` when it has none. Returns how many were new
-        executions. Raises TooManyRequests, StorageFault."""
+        executions. A bucket beyond the timer horizon starts none, and one whose start
+        fails is logged and skipped: either is released once overdue by the grace. Raises
+        TooManyRequests (throttling: the caller's change is retried later)."""
         fresh = sorted(set(state.delayed) - before)
         if not fresh or self._starter is None:
             return 0
         if not state.timer_id:
             state.timer_id = new_id
-        return sum(self._starter.start(pk, state.subscription, state.timer_id, b) for b in fresh)
+        now = self._now_ms()
+        started = 0
+        for bucket in fresh:
+            if beyond_horizon(bucket, now, self.options.horizon_ms):
+                continue  # Step Functions cannot wait that long; the overdue rule releases it
+            try:
+                started += self._starter.start(pk, state.subscription, state.timer_id, bucket)
+            except (StorageFault, ValueError, OverflowError) as exc:
+                log.error(
+                    "timer of bucket %s of %s on %s (entries %s) not started: %s; released "
+                    "once overdue", bucket, state.subscription, pk,
+                    list(islice(state.delayed[bucket], 20)), exc,
+                )  # fmt: skip
+        return started

@@ -88,7 +88,8 @@ class LogStore:
         return [IndexEntry.from_item(item) for item in items]
 
     def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
-        """``(entry_id, message_count, bytes)`` of entries in ``[start, end]`` (paginated query)."""
+        """``(entry_id, messages, bytes)`` of entries in ``[start, end]`` (paginated query):
+        ``messages`` is the entry's message count, 0 for markers and partial chunks."""
         out: list[tuple[int, int, int]] = []
         kwargs = {
             "TableName": self._table,
@@ -98,7 +99,7 @@ class LogStore:
                 ":a": {"N": str(start)},
                 ":b": {"N": str(end)},
             },
-            "ProjectionExpression": "eid, n, #len",
+            "ProjectionExpression": "eid, n, #len, pc",
             "ExpressionAttributeNames": {"#len": "len"},
         }
         while start <= end:
@@ -107,7 +108,7 @@ class LogStore:
             out.extend(
                 (
                     int(i["eid"]["N"]),
-                    int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
+                    0 if i.get("pc", {}).get("BOOL", False) else int(i.get("n", {"N": "0"})["N"]),
                     int(i.get("len", {"N": "0"})["N"]),
                 )
                 for i in page["Items"]

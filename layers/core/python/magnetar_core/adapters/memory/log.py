@@ -59,13 +59,12 @@ class LogStore:
         return [e for e in self._entries(pk) if e.entry_id >= start][:limit]
 
     def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
-        """``(entry_id, holds messages, bytes)`` of entries in ``[start, end]``. As on
-        DynamoDB, where the query projects no ``pc``, a partial chunk counts as holding
-        messages."""
+        """``(entry_id, messages, bytes)`` of entries in ``[start, end]``: the message
+        count, 0 for markers and partial chunks."""
         if start > end:
             return []
         return [
-            (e.entry_id, e.count > 0, e.length)
+            (e.entry_id, 0 if e.partial_chunk else e.count, e.length)
             for e in self._entries(pk)
             if start <= e.entry_id <= end
         ]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from magnetar_core.adapters.memory.cursors import CursorStore
-from magnetar_core.domain.timers import execution_name
+from magnetar_core.domain.timers import execution_input, execution_name
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,10 @@ class TimerStarter:
 
     def start(self, pk: str, subscription: str, timer_id: str, bucket_ms: int) -> bool:
         """Start the timer that releases ``bucket_ms`` (epoch ms) on cursor ``(pk,
-        subscription)``; True if started now, False if it already existed (a retried start)."""
+        subscription)``; True if started now, False if it already existed (a retried start).
+        The workflow's input is built as the AWS adapter builds it (the same values fail)."""
         name = execution_name(pk, subscription, timer_id, bucket_ms)
+        execution_input(pk, subscription, bucket_ms)
         with self._cond:
             if name in self._started:
                 return False

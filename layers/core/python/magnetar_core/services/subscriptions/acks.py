@@ -8,7 +8,7 @@ from magnetar_core.domain.errors import (
     CumulativeAcknowledgementNotAllowedError,
     InvalidMessage,
 )
-from magnetar_core.domain.timers import NackBackoff
+from magnetar_core.domain.timers import INT64_MAX, NackBackoff
 from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -73,8 +73,14 @@ class Acknowledgements:
         without timers configured they come back at once. Raises InvalidMessage,
         ConsumerNotFound, TooManyRequests / StorageFault (starting a timer).
         """
-        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int) or delay_ms < 0:
-            raise InvalidMessage(f"delayMs must be a non-negative integer, not {delay_ms!r}")
+        if (
+            isinstance(delay_ms, bool)
+            or not isinstance(delay_ms, int)
+            or not 0 <= delay_ms <= INT64_MAX
+        ):
+            raise InvalidMessage(
+                f"delayMs must be an integer from 0 to {INT64_MAX}, not {delay_ms!r}"
+            )
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
         timer_id = self._ctx.runtime.new_id()[:12]
@@ -114,14 +120,16 @@ def parse_backoff(data: object) -> NackBackoff | None:
         raise InvalidMessage("backoff must be an object of minDelayMs, maxDelayMs, multiplier")
     values = [data.get("minDelayMs", 1000), data.get("maxDelayMs", 60_000)]
     multiplier = data.get("multiplier", 2)
-    if any(isinstance(v, bool) or not isinstance(v, int) for v in values) or (
-        isinstance(multiplier, bool) or not isinstance(multiplier, int | float)
-    ):
-        raise InvalidMessage("backoff delays must be integers (ms) and multiplier a number")
+    if any(
+        isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= INT64_MAX for v in values
+    ) or (isinstance(multiplier, bool) or not isinstance(multiplier, int | float)):
+        raise InvalidMessage(
+            f"backoff delays must be integers (ms) from 0 to {INT64_MAX} and multiplier a number"
+        )
     try:
         return NackBackoff(values[0], values[1], float(multiplier))
-    except ValueError as exc:
-        raise InvalidMessage(str(exc)) from exc
+    except (ValueError, OverflowError) as exc:  # OverflowError: an int beyond a float
+        raise InvalidMessage(f"backoff: {exc}") from exc
 
 
 def _positions(message_ids: list[str], ref: PartitionRef) -> list[tuple[int, int]]:
