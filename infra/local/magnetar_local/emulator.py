@@ -31,12 +31,9 @@ FAKE_CREDENTIALS = {
     "AWS_REGION": REGION,
 }
 
-# Runs moto.server.main with werkzeug's per-request log lines silenced (warnings and
-# errors still reach the log file).
-_BOOT = (
-    "import logging, sys; logging.getLogger('werkzeug').setLevel(logging.WARNING); "
-    "from moto.server import main; main(sys.argv[1:])"
-)
+# Runs moto's server with its DynamoDB and S3 writes made atomic, as AWS's are (see
+# moto_boot), and werkzeug's per-request log lines silenced.
+_BOOT = "import sys; from magnetar_local.moto_boot import main; main(sys.argv[1:])"
 
 
 class EmulatorError(RuntimeError):

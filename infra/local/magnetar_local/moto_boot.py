@@ -1,0 +1,72 @@
+"""The moto server process of the embedded stack, with DynamoDB's and S3's writes atomic.
+
+Real DynamoDB applies a conditional write atomically: of two concurrent ``PutItem`` calls
+with ``attribute_not_exists(pk)`` on one key, exactly one wins. moto's server handles
+requests on threads and checks a condition, then stores, with nothing in between held: two
+threads can both pass the check and the second write silently replaces the first. The
+engine's commit protocol (a conditional put at head + 1 is the commit point) then reports
+one entry id to two producers and loses a message. Serialising every write operation of
+the DynamoDB and S3 backends behind one lock restores the guarantee the engine relies on;
+reads stay concurrent.
+
+Run as ``python -m magnetar_local.moto_boot -H HOST -p PORT`` (moto.server's arguments).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+DYNAMODB_WRITES = (
+    "put_item",
+    "update_item",
+    "delete_item",
+    "transact_write_items",
+    "batch_write_item",
+)
+S3_WRITES = ("put_object", "copy_object", "delete_object")
+
+
+def _serialised(method: Callable[..., Any], lock: threading.RLock) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return method(*args, **kwargs)
+
+    return call
+
+
+def make_writes_atomic() -> threading.RLock:
+    """Wrap the write operations of moto's DynamoDB and S3 backends in one lock; returns
+    it. Idempotent (a wrapped method is not wrapped again)."""
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.s3.models import S3Backend
+
+    lock = threading.RLock()
+    for backend, names in ((DynamoDBBackend, DYNAMODB_WRITES), (S3Backend, S3_WRITES)):
+        for name in names:
+            method = getattr(backend, name, None)
+            if method is None or getattr(method, "__magnetar_atomic__", False):
+                continue
+            wrapped = _serialised(method, lock)
+            wrapped.__magnetar_atomic__ = True  # type: ignore[attr-defined]
+            setattr(backend, name, wrapped)
+    return lock
+
+
+def main(argv: list[str]) -> None:
+    """Start moto's server with atomic writes; werkzeug's per-request lines silenced
+    (warnings and errors still reach the log)."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    make_writes_atomic()
+    from moto.server import main as moto_main
+
+    moto_main(argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
