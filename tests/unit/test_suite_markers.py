@@ -1,6 +1,11 @@
 """The suite's markers: every test of tests/integration and tests/e2e is ``emulator``, every
 test of tests/spark is ``spark``, so ``make test-fast`` (``-m "not emulator and not spark and
-not slow"``) never starts a stack or a JVM. Collected in a subprocess, as pytest does."""
+not slow"``) never starts a stack or a JVM.
+
+Checked on the items this session collected when it collected those lanes (``make test``:
+every xdist worker collects the whole suite); otherwise pytest collects them in a
+subprocess.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+LANES = {"integration": "emulator", "e2e": "emulator", "spark": "spark"}
+
+
+def _lane_of(item: pytest.Item) -> str | None:
+    try:
+        parts = item.path.relative_to(ROOT / "tests").parts
+    except ValueError:
+        return None
+    return parts[0] if parts and parts[0] in LANES else None
 
 
 def _collected(marks: str, *directories: str) -> list[str]:
-    """Node ids pytest collects from ``directories`` with ``-m marks``."""
+    """Node ids pytest collects from ``directories`` with ``-m marks`` (a subprocess)."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          "-p", "no:xdist", "-m", marks, *directories],
@@ -25,7 +39,21 @@ def _collected(marks: str, *directories: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_every_integration_e2e_and_spark_test_carries_its_marker():
+def test_every_integration_e2e_and_spark_test_carries_its_marker(request):
+    by_lane: dict[str, list[pytest.Item]] = {lane: [] for lane in LANES}
+    for item in request.session.items:
+        lane = _lane_of(item)
+        if lane is not None:
+            by_lane[lane].append(item)
+    if all(by_lane.values()):  # this session collected every lane
+        unmarked = [
+            item.nodeid
+            for lane, items in by_lane.items()
+            for item in items
+            if item.get_closest_marker(LANES[lane]) is None
+        ]
+        assert unmarked == []
+        return
     assert _collected("not emulator", "tests/integration", "tests/e2e") == []
     assert _collected("not spark", "tests/spark") == []
     assert _collected("emulator", "tests/integration")  # the selection does select
