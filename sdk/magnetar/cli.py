@@ -12,20 +12,21 @@ of the service side (``local``, ``jobs``, ``perf``).
 repository's root distribution); with only the client installed they say what to install
 and exit with status 2.
 
-The service URL is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``, else
-``http://127.0.0.1:8080``.
+The service URL of produce / consume is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``,
+else the running ``magnetar local`` (``make run``, any port: its ``.magnetar/local.json``),
+else ``http://127.0.0.1:8080`` (see ``magnetar._service_url``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
 
-DEFAULT_SERVICE_URL = "http://127.0.0.1:8080"
+from magnetar._service_url import DEFAULT_SERVICE_URL, ServiceUrl, resolve_service_url
+
 # verb -> (module, function(argv) -> status) of the service side, imported on use
 SERVER_VERBS = {
     "local": ("magnetar_local.main", "run"),
@@ -46,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar", description="Magnetar command-line client")
     sub = p.add_subparsers(dest="command", required=True)
     url_help = (
-        f"HTTP URL of the Magnetar API (env MAGNETAR_SERVICE_URL, default {DEFAULT_SERVICE_URL})"
+        "HTTP URL of the Magnetar API (default: $MAGNETAR_SERVICE_URL, else the running "
+        f"`magnetar local` of this directory, else {DEFAULT_SERVICE_URL})"
     )
 
     prod = sub.add_parser("produce", help="produce messages to a topic")
@@ -92,19 +94,27 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _client(args: argparse.Namespace):  # noqa: ANN202
+def _client(service: ServiceUrl):  # noqa: ANN202
     import magnetar
 
-    url = args.service_url or os.environ.get("MAGNETAR_SERVICE_URL") or DEFAULT_SERVICE_URL
-    return magnetar.Client(url)
+    return magnetar.Client(service.url)
 
 
-def _produce(args: argparse.Namespace) -> int:
+def _unreachable_hint(service: ServiceUrl) -> str:
+    """What to do when nothing answers at ``service`` (printed after the error)."""
+    return (
+        f"No Magnetar service answers at {service.url} (from {service.source}). Start one "
+        "with `make run` (or `.venv/bin/magnetar local --port PORT`) in this directory, or "
+        "say where it runs: --service-url URL or MAGNETAR_SERVICE_URL=URL."
+    )
+
+
+def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
     texts = [t for m in args.messages for t in m.split(args.separator)]
     props = None
     if args.properties:
         props = dict(kv.split("=", 1) for kv in args.properties.split(",") if "=" in kv)
-    client = _client(args)
+    client = _client(service)
     try:
         producer = client.create_producer(args.topic)
         count = 0
@@ -121,10 +131,10 @@ def _produce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _consume(args: argparse.Namespace) -> int:
+def _consume(args: argparse.Namespace, service: ServiceUrl) -> int:
     import magnetar
 
-    client = _client(args)
+    client = _client(service)
     count = 0
     try:
         consumer = client.subscribe(
@@ -173,13 +183,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_server_verb(argv[0], argv[1:])
     args = _parser().parse_args(argv)
     handlers = {"produce": _produce, "consume": _consume}
+    service = resolve_service_url(args.service_url)
     try:
-        return handlers[args.command](args)
+        return handlers[args.command](args, service)
     except Exception as e:
         import magnetar
 
         if isinstance(e, magnetar.PulsarException | ValueError):
             print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+            if isinstance(e, magnetar.ConnectError):
+                print(_unreachable_hint(service), file=sys.stderr)
             return 1
         raise
 

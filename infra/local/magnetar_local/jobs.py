@@ -9,6 +9,7 @@ the foreground with the same launcher the local stack uses.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -117,9 +118,40 @@ def command_for(job: str, rest: Sequence[str], folder: Path | None = None) -> tu
     return [*launcher.command(job, {}), *rest], _emulator_env(launcher.environment())
 
 
+HELP_FLAGS = ("-h", "--help")
+
+
+def job_help(job: str, scripts_dir: Path | None = None) -> str:
+    """The usage and options of ``job``: its script's docstring, read without importing it
+    (no Spark starts). Raises UnknownJob."""
+    if job not in SCRIPTS:
+        raise UnknownJob(f"unknown job {job!r}: one of {', '.join(sorted(SCRIPTS))}")
+    script = Path(scripts_dir or LocalJobLauncher(Settings("", "", "", "")).scripts_dir)
+    tree = ast.parse((script / SCRIPTS[job]).read_text())
+    doc = ast.get_docstring(tree) or ""
+    return (
+        f"usage: magnetar jobs run {job} [--topic T] [--key value ...]\n"
+        "The local stack's --bucket, tables and --endpoint-url are added for you; the job's\n"
+        f"script (spark_glue/{SCRIPTS[job]}) says:\n\n{doc}"
+    )
+
+
+def _print_help(argv: list[str]) -> int:
+    """``magnetar jobs ... --help``: the job's help, else the general usage; runs nothing."""
+    job = argv[1] if len(argv) > 1 and argv[0] == "run" else None
+    if job in SCRIPTS:
+        print(job_help(job))
+    else:
+        print(USAGE)
+    return 0
+
+
 def run(argv: Sequence[str]) -> int:
-    """Entry of ``magnetar jobs``; returns the job's exit code (2: usage, 1: no stack)."""
+    """Entry of ``magnetar jobs``; returns the job's exit code (2: usage, 1: no stack).
+    ``-h`` / ``--help`` anywhere prints help and runs nothing."""
     argv = list(argv)
+    if any(a in HELP_FLAGS for a in argv):
+        return _print_help(argv)
     if argv[:1] == ["list"]:
         for job, script in sorted(SCRIPTS.items()):
             print(f"{job:18} spark_glue/{script}")
