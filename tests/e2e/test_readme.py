@@ -1,0 +1,137 @@
+"""Every code block of README.md runs as written, each on its own, against the local stack.
+
+A newcomer copies each fenced ``python`` or ``bash`` block into a file of its own and runs
+it (``.venv/bin/python tour.py``, ``bash tour.sh``) from the repository root while ``make
+run`` serves. These tests do the same: each block is written to a file and run in a
+subprocess, from the repository root, with the venv's ``bin`` first on the PATH; the
+README's ``http://127.0.0.1:8080`` is replaced by the test stack's URL (the README stays
+literal), and ``MAGNETAR_HOME`` names a folder with the stack's ``local.json``, so the CLI and
+``magnetar jobs`` find the stack as they find ``make run``'s.
+
+The rule for which blocks run, written in the README as an HTML comment on the line before
+the block:
+
+- ``<!-- not run: <reason> -->``: not run (set-up, installs, deploying to AWS);
+- ``<!-- runs Spark -->``: starts a Spark job (a JVM, 15-30 s each): run by the ``spark``
+  test, not by the emulator lane's;
+- no comment: run by ``test_every_readme_block_runs_alone_in_order``.
+
+Every run block must exit with status 0. Independence: every block runs in a process of its
+own, in README order, on one stack; the python blocks then run once more in reverse order
+(each after later blocks, and re-run), which a block that leans on an earlier one, or that
+cannot run twice, fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+README_URL = "http://127.0.0.1:8080"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+MARK = re.compile(r"<!--\s*(not run|runs Spark)\b(.*?)-->")
+BLOCK_TIMEOUT_S = 180
+
+
+@dataclass(frozen=True)
+class Block:
+    """A fenced block of README.md: its language, text, 1-based first line and marker
+    (``not run``, ``runs Spark`` or None)."""
+
+    language: str
+    text: str
+    line: int
+    mark: str | None
+
+    @property
+    def name(self) -> str:
+        return f"README.md:{self.line} ({self.language})"
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The fenced blocks of a markdown text with the marker comment on the line before each
+    (blank lines between them allowed)."""
+    blocks = []
+    for match in FENCE.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        mark = MARK.search(before)
+        line = text.count("\n", 0, match.start()) + 1
+        blocks.append(Block(match.group(1), match.group(2), line, mark and mark.group(1)))
+    return blocks
+
+
+def runnable(blocks: list[Block], mark: str | None) -> list[Block]:
+    """The python and bash blocks carrying ``mark``."""
+    return [b for b in blocks if b.language in ("python", "bash") and b.mark == mark]
+
+
+def run_block(block: Block, folder: Path, url: str, env: dict[str, str]) -> str:
+    """Write ``block`` to a file in ``folder`` (the README's URL replaced by ``url``) and run
+    it from the repository root; returns its stdout. Fails the test on a non-zero status."""
+    suffix = ".py" if block.language == "python" else ".sh"
+    path = folder / f"block_{block.line}{suffix}"
+    path.write_text(block.text.replace(README_URL, url))
+    command = [sys.executable, str(path)] if suffix == ".py" else ["bash", "-e", str(path)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=BLOCK_TIMEOUT_S)  # fmt: skip
+    assert done.returncode == 0, (
+        f"{block.name} exited {done.returncode}\n--- stdout\n{done.stdout}\n"
+        f"--- stderr\n{done.stderr}"
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def newcomer_env(local_stack, tmp_path) -> dict[str, str]:
+    """The environment of a newcomer's terminal next to ``make run``: the venv's bin first on
+    the PATH, the stack's ``local.json`` in ``MAGNETAR_HOME``, no MAGNETAR_SERVICE_URL."""
+    from magnetar_local.jobs import write_state
+
+    home = tmp_path / "magnetar-home"
+    write_state(local_stack, home)  # as `magnetar local` does, with this process's pid
+    env = {k: v for k, v in os.environ.items() if k != "MAGNETAR_SERVICE_URL"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["MAGNETAR_HOME"] = str(home)
+    return env
+
+
+def test_the_readme_marks_only_setup_installs_and_deploys_as_not_run():
+    blocks = readme_blocks(README.read_text())
+    skipped = [b.text.split("\n", 1)[0] for b in runnable(blocks, "not run")]
+    assert skipped == [
+        "make run    # installs into .venv, starts the service on an embedded AWS emulator at http://127.0.0.1:8080",
+        "pip install ./sdk",
+        "ARTIFACTS=my-magnetar-artifacts                      # a bucket of yours, in the stack's region",
+    ]  # fmt: skip
+    assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2
+
+
+def test_every_readme_block_runs_alone_in_order(local_stack, newcomer_env, tmp_path):
+    blocks = runnable(readme_blocks(README.read_text()), None)
+    outputs = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
+    tour = outputs[0].splitlines()
+    assert len(tour) == 10 and all("b'order-" in line for line in tour), outputs[0]
+    cli = next(o for b, o in zip(blocks, outputs, strict=True) if "magnetar consume" in b.text)
+    assert "3 messages successfully produced" in cli
+    assert "3 messages successfully consumed" in cli
+    python = [b for b in blocks if b.language == "python"]
+    for block in reversed(python):  # after the later ones, and a second time
+        run_block(block, tmp_path, local_stack.url, newcomer_env)
+
+
+@pytest.mark.spark
+def test_every_readme_block_that_runs_spark_runs_alone(local_stack, newcomer_env, tmp_path):
+    blocks = runnable(readme_blocks(README.read_text()), "runs Spark")
+    outputs = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
+    jobs = next(o for b, o in zip(blocks, outputs, strict=True) if "jobs run expire" in b.text)
+    assert "SUMMARY_JSON" in jobs
+    compaction = next(o for b, o in zip(blocks, outputs, strict=True) if "compaction" in b.text)
+    assert '"SUCCESS"' in compaction, compaction
