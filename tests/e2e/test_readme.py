@@ -136,7 +136,9 @@ def test_every_readme_block_that_runs_spark_runs_alone(
 
     # `magnetar jobs run` starts a JVM of its own (the tests' cheaper options); the jobs the
     # stack launches (compact-topic) run on this worker's SparkSession (jobs_in_process)
-    newcomer_env["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{TEST_JVM_OPTIONS}" pyspark-shell'
+    newcomer_env["PYSPARK_SUBMIT_ARGS"] = (
+        f'--driver-java-options "{TEST_JVM_OPTIONS}" pyspark-shell'
+    )
     blocks = runnable(readme_blocks(README.read_text()), "runs Spark")
     outputs = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
     jobs = next(o for b, o in zip(blocks, outputs, strict=True) if "jobs run expire" in b.text)
