@@ -13,7 +13,8 @@ the block:
 
 - ``<!-- not run: <reason> -->``: not run (set-up, installs, deploying to AWS);
 - ``<!-- runs Spark -->``: starts a Spark job (a JVM, 15-30 s each): run by the ``spark``
-  test, not by the emulator lane's;
+  test, on a service of its own (``magnetar local`` in a subprocess: the jobs sweep the whole
+  stack, which must not be the worker's shared one);
 - no comment: run by ``test_every_readme_block_runs_alone_in_order``.
 
 Every run block must exit with status 0. Independence: every block runs in a process of its
@@ -29,6 +30,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,19 +130,39 @@ def test_every_readme_block_runs_alone_in_order(local_stack, newcomer_env, tmp_p
         run_block(block, tmp_path, local_stack.url, newcomer_env)
 
 
-@pytest.mark.spark
-def test_every_readme_block_that_runs_spark_runs_alone(
-    local_stack, newcomer_env, tmp_path, jobs_in_process
-):
+@pytest.fixture
+def fresh_service(tmp_path):
+    """``magnetar local --port 0`` in a subprocess, as ``make run`` starts it, with its state
+    in ``MAGNETAR_HOME``; yields that environment (with the URL in ``local.json``, as the CLI
+    finds it) once the service answers. The tests' cheaper JVM options go to every Spark job
+    (``PYSPARK_SUBMIT_ARGS``): ``magnetar jobs run``'s and the ones the service launches."""
     from magnetar_local.testing import TEST_JVM_OPTIONS
 
-    # `magnetar jobs run` starts a JVM of its own (the tests' cheaper options); the jobs the
-    # stack launches (compact-topic) run on this worker's SparkSession (jobs_in_process)
-    newcomer_env["PYSPARK_SUBMIT_ARGS"] = (
-        f'--driver-java-options "{TEST_JVM_OPTIONS}" pyspark-shell'
-    )
+    home = tmp_path / "magnetar-home"
+    env = {k: v for k, v in os.environ.items() if k != "MAGNETAR_SERVICE_URL"}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["MAGNETAR_HOME"] = str(home)
+    env["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{TEST_JVM_OPTIONS}" pyspark-shell'
+    command = [sys.executable, "-m", "magnetar.cli", "local", "--port", "0"]
+    service = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "local.json").exists():
+            assert service.poll() is None, f"magnetar local exited {service.returncode}"
+            assert time.monotonic() < deadline, "magnetar local did not start in 120 s"
+            time.sleep(0.1)
+        yield env
+    finally:
+        service.terminate()  # SIGTERM: a clean stop that removes local.json
+        service.wait(60)
+
+
+@pytest.mark.spark
+def test_every_readme_block_that_runs_spark_runs_alone_on_a_fresh_service(fresh_service, tmp_path):
+    url = json.loads((Path(fresh_service["MAGNETAR_HOME"]) / "local.json").read_text())["url"]
     blocks = runnable(readme_blocks(README.read_text()), "runs Spark")
-    outputs = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
+    outputs = [run_block(b, tmp_path, url, fresh_service) for b in blocks]
     jobs = next(o for b, o in zip(blocks, outputs, strict=True) if "jobs run expire" in b.text)
     expire, segments = [json.loads(line.split(" ", 1)[1]) for line in jobs.splitlines()
                         if line.startswith("SUMMARY_JSON ")]  # fmt: skip
