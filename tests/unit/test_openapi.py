@@ -381,7 +381,7 @@ def test_the_error_enum_names_every_error_code_the_engine_and_the_gateways_emit(
     emitted = _error_codes_the_engine_can_emit() | {"NotFound", "UnknownError"}
     assert "ConsumerAssignError" in emitted
     assert emitted - names - NOT_YET_EMITTED == set()
-    assert NOT_YET_EMITTED <= emitted  # drop a name here once openapi.yaml lists it
+    assert emitted >= NOT_YET_EMITTED  # drop a name here once openapi.yaml lists it
 
 
 # Issue 12: the 401/403 errors of domain.security and magnetar_wire.tokens exist before any
