@@ -25,6 +25,9 @@ CLIENT_DEPENDENCIES = {
     "mmh3": "mmh3",
     "crc32c": "crc32c",
 }
+# import name -> distribution of the `tokens` extra, and the only client modules that import them
+TOKENS_EXTRA = {"jwt": "pyjwt", "cryptography": "cryptography"}
+TOKENS_MODULES = {"magnetar_wire/tokens.py", "magnetar_wire/token_keys.py"}
 SERVER_SIDE = {
     "boto3", "botocore", "moto", "pyspark", "aws-lambda-powertools", "aws_lambda_powertools",
     "pyyaml", "yaml", "magnetar_core", "magnetar_local", "magnetar_jobs", "magnetar_bench",
@@ -68,10 +71,15 @@ def test_the_client_wheel_requires_only_the_clients_pinned_dependencies(wheel):
     (meta,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
     metadata = Parser().parsestr(wheel.read(meta).decode())
     assert metadata["Name"] == "magnetar-client"
-    requires = metadata.get_all("Requires-Dist") or []
+    every = metadata.get_all("Requires-Dist") or []
+    requires = [r for r in every if "extra ==" not in r]
     assert {_name(r) for r in requires} == set(CLIENT_DEPENDENCIES.values())
-    assert all("==" in r for r in requires), requires
-    assert not {_name(r) for r in requires} & SERVER_SIDE
+    extra = [r for r in every if "extra ==" in r]
+    assert {_name(r) for r in extra} == set(TOKENS_EXTRA.values())
+    assert all('extra == "tokens"' in r for r in extra), extra
+    assert metadata.get_all("Provides-Extra") == ["tokens"]
+    assert all("==" in r for r in every), every
+    assert not {_name(r) for r in every} & SERVER_SIDE
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     assert "magnetar = magnetar.cli:main" in wheel.read(entry_points).decode()
 
@@ -94,8 +102,10 @@ def test_every_module_of_the_client_wheel_imports_only_the_stdlib_itself_or_its_
             for module in modules:
                 found.setdefault(module.split(".")[0], set()).add(name)
     # the CLI's service-side verbs are imported by name on use (importlib), never statically
-    assert {m: files for m, files in found.items() if m not in allowed} == {}
+    assert {m: files for m, files in found.items() if m not in allowed | set(TOKENS_EXTRA)} == {}
     assert set(CLIENT_DEPENDENCIES) <= set(found)  # the check sees the real imports
+    # the `tokens` extra's libraries only in the token codec (magnetar.tokens goes through it)
+    assert set().union(*(found[m] for m in TOKENS_EXTRA)) == TOKENS_MODULES
 
 
 def test_the_server_distribution_installs_the_client_rather_than_shipping_its_packages():
@@ -104,3 +114,10 @@ def test_the_server_distribution_installs_the_client_rather_than_shipping_its_pa
     assert not set(server["tool"]["setuptools"]["packages"]) & CLIENT_PACKAGES
     assert f"magnetar-client=={client['project']['version']}" in server["project"]["dependencies"]
     assert "scripts" not in server["project"]  # the `magnetar` command is the client's
+
+
+def test_the_server_pins_the_token_libraries_as_the_clients_tokens_extra():
+    server = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    client = tomllib.loads((ROOT / "sdk/pyproject.toml").read_text())
+    extra = set(client["project"]["optional-dependencies"]["tokens"])
+    assert extra <= set(server["project"]["dependencies"])

@@ -380,4 +380,11 @@ def test_the_error_enum_names_every_error_code_the_engine_and_the_gateways_emit(
     names = set(document["components"]["schemas"]["Error"]["properties"]["error"]["enum"])
     emitted = _error_codes_the_engine_can_emit() | {"NotFound", "UnknownError"}
     assert "ConsumerAssignError" in emitted
-    assert emitted - names == set()
+    assert emitted - names - NOT_YET_EMITTED == set()
+    assert emitted >= NOT_YET_EMITTED  # drop a name here once openapi.yaml lists it
+
+
+# Issue 12: the 401/403 errors of domain.security and magnetar_wire.tokens exist before any
+# route raises them; the step that wires authentication into the edge adds them to the Error
+# enum of openapi.yaml and empties this set.
+NOT_YET_EMITTED = {"AuthenticationError", "AuthorizationError"}

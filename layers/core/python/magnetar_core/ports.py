@@ -22,6 +22,7 @@ from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
+from magnetar_core.domain.security.model import NamespacePermissions, TenantInfo
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_wire.names import TopicName
 
@@ -263,3 +264,51 @@ class Stores:
     producer_state: ProducerStateStore
     buffers: BufferStore
     compaction: CompactionStore
+
+
+# Security (issue 12): tenants and namespace permissions. Not in ``Stores`` yet: the edge
+# wiring that uses them comes in a later step (docs/security.md, "Wired and pending").
+
+
+class TenantStore(Protocol):
+    """Tenants (Pulsar's TenantInfo), one versioned record per tenant name."""
+
+    def get(self, tenant: str) -> TenantInfo | None:
+        """The tenant's info (its ``version`` the stored one), strongly consistent; None
+        when there is no such tenant."""
+        ...
+
+    def list(self) -> list[str]:
+        """Every tenant's name, sorted."""
+        ...
+
+    def put(self, tenant: str, info: TenantInfo) -> TenantInfo:
+        """Write ``info`` if the stored record is still at ``info.version`` (0: only if the
+        tenant does not exist); returns what was stored (version + 1). Raises
+        ConditionFailed when someone created or changed it first."""
+        ...
+
+    def delete(self, tenant: str, info: TenantInfo) -> None:
+        """Delete the tenant if still at ``info.version``; raises ConditionFailed when it
+        changed since read (version 0: succeeds only if it does not exist)."""
+        ...
+
+
+class PermissionStore(Protocol):
+    """Namespace permissions (Pulsar's AuthPolicies of ``tenant/namespace``: namespace,
+    topic and subscription grants), one versioned record per namespace."""
+
+    def get(self, namespace: str) -> NamespacePermissions:
+        """The namespace's permissions, strongly consistent (none granted, version 0, when
+        none were written)."""
+        ...
+
+    def put(self, namespace: str, permissions: NamespacePermissions) -> NamespacePermissions:
+        """Replace the permissions if still at ``permissions.version``; returns what was
+        stored (version + 1). Raises ConditionFailed when someone wrote first."""
+        ...
+
+    def delete(self, namespace: str, permissions: NamespacePermissions) -> None:
+        """Delete the namespace's permissions if still at ``permissions.version`` (the
+        namespace is deleted); raises ConditionFailed when they changed since read."""
+        ...

@@ -1,0 +1,191 @@
+"""Every HTTP route's route class, as data, and the requirement a request must meet.
+
+``ROUTES`` maps ``(method, path template)`` — exactly as API Gateway names the route
+(``template.yaml``) — to its ``RouteClass`` and what it does, in words for 403 messages.
+Routes marked ``pending`` are issue 12's, classified before they are served. A route that is
+not in the table gets ``Unclassified``: denied to every role. ``tests/unit/
+test_security_routes.py`` fails when template.yaml has a route this table lacks.
+
+The classes follow Pulsar's ``PulsarAuthorizationProvider``: tenant, cluster and broker
+administration is the superusers'; namespace administration, namespace and topic policies,
+topic creation and deletion, compaction and permissions are the tenant admins'; data-path
+routes need ``produce`` or ``consume``; metadata and stats need either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from magnetar_core.domain.security.requirements import (
+    AnyRole,
+    Consume,
+    ListTopics,
+    Lookup,
+    Produce,
+    Requirement,
+    SuperuserOnly,
+    TenantAdmin,
+    Unclassified,
+)
+from magnetar_wire.names import TopicName, check_namespace
+
+
+class RouteClass(Enum):
+    """What a route needs; see the requirement of the same name."""
+
+    SUPERUSER = "superuser"
+    ANY_ROLE = "any role"
+    TENANT_ADMIN = "tenant admin"
+    LIST_TOPICS = "produce or consume on the namespace"
+    LOOKUP = "produce or consume"
+    PRODUCE = "produce"
+    CONSUME = "consume"
+    CONSUME_SUBSCRIPTION = "consume, and the subscription's permission"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route's class and what it does (words after "to"; ``{tenant}``, ``{namespace}``,
+    ``{topic}``... are filled from the path); ``pending``: not served yet."""
+
+    route_class: RouteClass
+    action: str
+    pending: bool = False
+
+
+_NS = "/admin/v2/namespaces/{tenant}/{namespace}"
+_TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
+_V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
+_CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
+_VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
+S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
+NS, L, P = RouteClass.LIST_TOPICS, RouteClass.LOOKUP, RouteClass.PRODUCE
+C, CS = RouteClass.CONSUME, RouteClass.CONSUME_SUBSCRIPTION
+
+
+def _policy_rows(prefix: str, where: str, names: dict[str, str]) -> list[tuple[str, str, RouteClass, str]]:  # fmt: skip
+    """Tenant-admin rows of policy routes: ``names`` maps a policy's path segment to its
+    methods (``"GET POST DELETE"``)."""
+    return [
+        (method, f"{prefix}/{name}", T, f"{_VERBS[method]} the {name} policy of {where}")
+        for name, methods in names.items()
+        for method in methods.split()
+    ]
+
+
+# fmt: off
+_SERVED: list[tuple[str, str, RouteClass, str]] = [
+    ("GET", "/admin/v2/brokers/health", S, "check the broker's health"),
+    *_policy_rows(_NS, "namespace {tenant}/{namespace}", {
+        "deduplication": "GET POST", "delayedDelivery": "GET POST DELETE",
+        "maxMessageSize": "GET POST", "messageTTL": "GET POST DELETE",
+        "retention": "GET POST DELETE",
+    }),
+    ("GET", "/admin/v2/{domain}/{tenant}/{namespace}", NS, ""),
+    ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/partitioned", NS, ""),
+    ("PUT", _TOPIC, T, "create topic {topic}"),
+    ("DELETE", _TOPIC, T, "delete topic {topic}"),
+    ("GET", _TOPIC + "/compaction", T, "read the compaction status of {topic}"),
+    ("PUT", _TOPIC + "/compaction", T, "compact {topic}"),
+    *_policy_rows(_TOPIC, "topic {topic}", {
+        "deduplicationEnabled": "GET POST", "messageTTL": "GET POST DELETE",
+        "retention": "GET POST DELETE",
+    }),
+    ("GET", _TOPIC + "/lastMessageId", C, ""),
+    ("GET", _TOPIC + "/stats", L, ""),
+    ("GET", _TOPIC + "/partitioned-stats", L, ""),
+    ("GET", _TOPIC + "/partitions", L, ""),
+    ("PUT", _TOPIC + "/partitions", T, "create partitioned topic {topic}"),
+    ("DELETE", _TOPIC + "/partitions", T, "delete partitioned topic {topic}"),
+    ("GET", _TOPIC + "/subscriptions", C, ""),
+    ("DELETE", _TOPIC + "/subscription/{subscription}", CS, ""),
+    ("POST", _V1 + "/messages", P, ""),
+    ("POST", _V1 + "/uploads", P, ""),
+    ("POST", _V1 + "/producers", P, ""),
+    ("DELETE", _V1 + "/producers/{producerName}", P, ""),
+    ("POST", _V1 + "/producers/{producerName}/heartbeat", P, ""),
+    ("POST", _V1 + "/subscriptions/{subscription}/consumers", CS, ""),
+    ("DELETE", _CONSUMER, CS, ""),
+    *[("POST", f"{_CONSUMER}/{verb}", CS, "") for verb in (
+        "ack", "nack", "redeliver", "receive", "heartbeat", "seek", "unsubscribe")],
+]
+# issue 12's routes: tenants, clusters, namespaces, permissions (classified, not served yet)
+_PENDING: list[tuple[str, str, RouteClass, str]] = [
+    ("GET", "/admin/v2/clusters", A, "list the clusters"),
+    ("GET", "/admin/v2/tenants", S, "list the tenants"),
+    ("GET", "/admin/v2/tenants/{tenant}", S, "read tenant {tenant}"),
+    ("PUT", "/admin/v2/tenants/{tenant}", S, "create tenant {tenant}"),
+    ("POST", "/admin/v2/tenants/{tenant}", S, "update tenant {tenant}"),
+    ("DELETE", "/admin/v2/tenants/{tenant}", S, "delete tenant {tenant}"),
+    ("GET", "/admin/v2/namespaces/{tenant}", T, "list the namespaces of tenant {tenant}"),
+    ("GET", _NS, T, "read the policies of namespace {tenant}/{namespace}"),
+    ("PUT", _NS, T, "create namespace {tenant}/{namespace}"),
+    ("DELETE", _NS, T, "delete namespace {tenant}/{namespace}"),
+    ("GET", _NS + "/topics", NS, ""),
+    ("GET", _NS + "/permissions", T, "read the permissions of namespace {tenant}/{namespace}"),
+    ("POST", _NS + "/permissions/{role}", T, "grant permissions on namespace {tenant}/{namespace}"),
+    ("DELETE", _NS + "/permissions/{role}", T, "revoke permissions on namespace {tenant}/{namespace}"),
+    ("GET", _NS + "/permissions/subscription", T, "read the subscription permissions of namespace {tenant}/{namespace}"),
+    ("POST", _NS + "/permissions/subscription/{subscription}", T, "grant permissions on subscription {subscription} of namespace {tenant}/{namespace}"),
+    ("DELETE", _NS + "/permissions/{subscription}/{role}", T, "revoke permissions on subscription {subscription} of namespace {tenant}/{namespace}"),
+    ("GET", _TOPIC + "/permissions", T, "read the permissions of topic {topic}"),
+    ("POST", _TOPIC + "/permissions/{role}", T, "grant permissions on topic {topic}"),
+    ("DELETE", _TOPIC + "/permissions/{role}", T, "revoke permissions on topic {topic}"),
+]
+# fmt: on
+
+ROUTES: dict[tuple[str, str], Route] = {
+    **{(m, path): Route(c, action) for m, path, c, action in _SERVED},
+    **{(m, path): Route(c, action, pending=True) for m, path, c, action in _PENDING},
+}
+"""Every route, by ``(method, path template)``."""
+
+
+def _topic(params: Mapping[str, str]) -> TopicName:
+    return TopicName.of(params["domain"], params["tenant"], params["namespace"], params["topic"])
+
+
+def _namespace(params: Mapping[str, str]) -> str | None:
+    if "namespace" not in params:
+        return None
+    check_namespace(params["tenant"], params["namespace"])
+    return f"{params['tenant']}/{params['namespace']}"
+
+
+def _required_namespace(params: Mapping[str, str]) -> str:
+    check_namespace(params["tenant"], params["namespace"])
+    return f"{params['tenant']}/{params['namespace']}"
+
+
+def _words(route: Route, params: Mapping[str, str]) -> str:
+    if "topic" in params and "domain" in params:
+        params = {**params, "topic": str(_topic(params))}
+    return route.action.format_map(params)
+
+
+_FACTORIES: dict[RouteClass, Callable[[Route, Mapping[str, str]], Requirement]] = {
+    S: lambda r, p: SuperuserOnly(_words(r, p), p.get("tenant"), _namespace(p)),
+    A: lambda r, p: AnyRole(_words(r, p), p.get("tenant"), _namespace(p)),
+    T: lambda r, p: TenantAdmin(p["tenant"], _words(r, p), _namespace(p)),
+    NS: lambda r, p: ListTopics(p["tenant"], _required_namespace(p)),
+    L: lambda r, p: Lookup(_topic(p)),
+    P: lambda r, p: Produce(_topic(p)),
+    C: lambda r, p: Consume(_topic(p)),
+    CS: lambda r, p: Consume(_topic(p), p["subscription"]),
+}
+
+
+def requirement_for(method: str, path_template: str, path_params: Mapping[str, str]) -> Requirement:
+    """What a request on route ``(method, path_template)`` with these (URL-decoded) path
+    parameters needs. A route not in ``ROUTES``, or whose parameters do not fit its class,
+    is ``Unclassified`` (denied to all). Raises InvalidTopicName (400) for invalid topic,
+    tenant or namespace names."""
+    route = ROUTES.get((method.upper(), path_template))
+    if route is None:
+        return Unclassified(method.upper(), path_template)
+    try:
+        return _FACTORIES[route.route_class](route, path_params)
+    except KeyError:
+        return Unclassified(method.upper(), path_template)

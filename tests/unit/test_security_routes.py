@@ -1,0 +1,124 @@
+"""Every HTTP route of template.yaml has a route class, and each class builds its requirement."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from magnetar_core.domain.security import (
+    AnyRole,
+    Consume,
+    ListTopics,
+    Lookup,
+    Produce,
+    SuperuserOnly,
+    TenantAdmin,
+    Unclassified,
+)
+from magnetar_core.domain.security.routes import ROUTES, RouteClass, requirement_for
+from magnetar_local.template import LocalTemplate
+from magnetar_wire.names import InvalidTopicName, TopicName
+
+TEMPLATE_ROUTES = {(r.method, r.path) for r in LocalTemplate().routes}
+SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
+          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app"}  # fmt: skip
+TOPIC = TopicName.parse("persistent://acme/orders/t")
+BY_CLASS = {
+    RouteClass.SUPERUSER: SuperuserOnly,
+    RouteClass.ANY_ROLE: AnyRole,
+    RouteClass.TENANT_ADMIN: TenantAdmin,
+    RouteClass.LIST_TOPICS: ListTopics,
+    RouteClass.LOOKUP: Lookup,
+    RouteClass.PRODUCE: Produce,
+    RouteClass.CONSUME: Consume,
+    RouteClass.CONSUME_SUBSCRIPTION: Consume,
+}
+
+
+def params_of(path: str) -> dict[str, str]:
+    return {name: SAMPLE[name] for name in re.findall(r"{(\w+)}", path)}
+
+
+def test_the_template_has_routes_to_check():
+    assert len(TEMPLATE_ROUTES) >= 50
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(TEMPLATE_ROUTES), ids=" ".join)
+def test_every_template_route_is_classified(method, path):
+    assert (method, path) in ROUTES, f"{method} {path} has no route class in domain/security/routes.py"  # fmt: skip
+    assert not isinstance(requirement_for(method, path, params_of(path)), Unclassified)
+
+
+def test_every_classified_route_not_marked_pending_is_served_by_the_template():
+    served = {key for key, route in ROUTES.items() if not route.pending}
+    assert served - TEMPLATE_ROUTES == set()
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(ROUTES), ids=" ".join)
+def test_each_route_builds_the_requirement_of_its_class_with_words_for_a_403(method, path):
+    requirement = requirement_for(method, path, params_of(path))
+    assert type(requirement) is BY_CLASS[ROUTES[(method, path)].route_class]
+    assert requirement.action and "{" not in requirement.action
+    if "tenant" in params_of(path):
+        assert requirement.tenant == "acme"
+    if "namespace" in params_of(path):
+        assert requirement.namespace == "acme/orders"
+
+
+PULSAR_CLASSES = [
+        ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages", Produce(TOPIC)),
+        ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/uploads", Produce(TOPIC)),
+        ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/ack", Consume(TOPIC, "billing")),
+        ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/seek", Consume(TOPIC, "billing")),
+        ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}", Consume(TOPIC, "billing")),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscriptions", Consume(TOPIC)),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/lastMessageId", Consume(TOPIC)),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", Lookup(TOPIC)),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", Lookup(TOPIC)),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}", ListTopics("acme", "acme/orders")),
+        ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}", TenantAdmin("acme", "delete topic persistent://acme/orders/t", "acme/orders")),
+        ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/retention", TenantAdmin("acme", "set the retention policy of namespace acme/orders", "acme/orders")),
+        ("GET", "/admin/v2/brokers/health", SuperuserOnly("check the broker's health")),
+        ("PUT", "/admin/v2/tenants/{tenant}", SuperuserOnly("create tenant acme", "acme")),
+        ("GET", "/admin/v2/clusters", AnyRole("list the clusters")),
+        ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/permissions/{role}", TenantAdmin("acme", "grant permissions on namespace acme/orders", "acme/orders")),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "expected"),
+    [pytest.param(m, p, e, id=f"{m} {p} needs {type(e).__name__}") for m, p, e in PULSAR_CLASSES],
+)
+def test_the_route_classes_are_pulsars(method, path, expected):
+    assert requirement_for(method, path, params_of(path)) == expected
+
+
+def test_the_method_may_come_in_any_case():
+    path = "/v1/{domain}/{tenant}/{namespace}/{topic}/messages"
+    assert requirement_for("post", path, params_of(path)) == Produce(TOPIC)
+
+
+def test_a_route_nobody_classified_is_unclassified_and_so_denied():
+    assert requirement_for("PATCH", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages", SAMPLE) == Unclassified("PATCH", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")  # fmt: skip
+    assert isinstance(requirement_for("GET", "/admin/v2/secret", {}), Unclassified)
+
+
+def test_a_route_whose_path_parameters_are_missing_is_unclassified():
+    path = "/v1/{domain}/{tenant}/{namespace}/{topic}/messages"
+    assert isinstance(requirement_for("POST", path, {"domain": "persistent"}), Unclassified)
+
+
+def test_an_invalid_topic_or_namespace_name_is_a_400_not_a_requirement():
+    path = "/v1/{domain}/{tenant}/{namespace}/{topic}/messages"
+    with pytest.raises(InvalidTopicName):
+        requirement_for("POST", path, {**params_of(path), "topic": "a b"})
+    ns_path = "/admin/v2/namespaces/{tenant}/{namespace}/retention"
+    with pytest.raises(InvalidTopicName):
+        requirement_for("GET", ns_path, {"tenant": "acme", "namespace": ".."})
+
+
+def test_a_non_persistent_topic_keeps_its_domain():
+    path = "/v1/{domain}/{tenant}/{namespace}/{topic}/messages"
+    requirement = requirement_for("POST", path, {**params_of(path), "domain": "non-persistent"})
+    assert requirement == Produce(TopicName.parse("non-persistent://acme/orders/t"))
