@@ -17,9 +17,10 @@ def negative_acknowledge(
     ids = http.field(body, "messageIds", list, [])
     delay_ms = http.field(body, "delayMs", int, 0)
     backoff = bodies.nack_backoff(body)
+    counts = http.field(body, "redeliveryCounts", dict, None)
     name = http.topic_of(domain, tenant, namespace, topic)
     moved = engine.subscriptions.negative_acknowledge(
-        name, subscription, consumer_id, ids, delay_ms, backoff
+        name, subscription, consumer_id, ids, delay_ms, backoff, counts
     )
     return http.ok({"redelivered": moved})
 

@@ -11,7 +11,7 @@ Key_Shared subscription ``KeySharedAcks`` also releases lease masks and draining
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from magnetar_core.domain.cursor.acks import Acked, AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
@@ -124,15 +124,23 @@ class Acknowledgements:
         entry_ids: Iterable[int],
         hashes_of: HashesOf | None,
         bucket_of: Callable[[int], int | None] | None,
+        seen: Mapping[int, int] | None = None,
     ) -> int:
         """Send entries in flight to ``consumer_id`` back for redelivery (count + 1).
 
         ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
         once); a delayed entry waits in the delayed set until its bucket is released.
-        Returns how many entries went back.
+        ``seen`` maps entry ids to the redelivery count of the delivery the consumer nacks:
+        an entry not in flight to the consumer, or whose count differs (a stale nack —
+        retried, or a second nack of one delivery — of a copy redelivered since), is left
+        alone. Returns how many entries went back.
         """
         lease = self.roster.leases.get(consumer_id)
-        held = sorted(e for e in set(entry_ids) if lease is not None and e in lease)
+        held = sorted(
+            e
+            for e in set(entry_ids)
+            if lease is not None and e in lease and not self._stale(consumer_id, e, seen)
+        )
         if self.ks:
             self.ks.release(consumer_id, held, hashes_of)
         for entry_id in held:
@@ -142,6 +150,18 @@ class Acknowledgements:
             self.requeue(entry_id, bucket)
         self.roster.drop_empty()
         return len(held)
+
+    def _stale(self, consumer_id: str, entry_id: int, seen: Mapping[int, int] | None) -> bool:
+        """Whether a nack that saw redelivery count ``seen[entry_id]`` is of an earlier
+        delivery than the consumer's current one. Unknown (False) without a count, and for a
+        Key_Shared entry split between consumers (the consumer's part may come from an
+        earlier delivery than the entry's count)."""
+        if not seen or entry_id not in seen:
+            return False
+        ks = self.key_shared
+        if ks is not None and ks.mask_of(consumer_id, entry_id) is not None:
+            return False
+        return seen[entry_id] != self.reads.count_of(entry_id)
 
     def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None) -> int:
         """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1);
