@@ -146,3 +146,20 @@ def test_malformed_redelivery_counts_are_invalid_message_and_change_nothing(svc)
     assert nack(svc, consumer, {"messageIds": [mid], "redeliveryCounts": {mid: 0}})[1] == {
         "redelivered": 1
     }
+
+
+def test_the_sdks_nack_sent_again_after_the_message_came_back_leaves_the_copy_alone(svc, client):
+    consumer = client.subscribe("t", "s", negative_ack_redelivery_delay_ms=0)
+    producer = client.create_producer("t")
+    producer.send(b"x")
+    consumer.negative_acknowledge(consumer.receive(5000))
+    again = consumer.receive(5000)
+    (first,) = svc.recorded("nack")
+
+    # what the ack outbox sends when it retries a request whose answer was lost
+    status, answer, _ = call(f"{svc.url}{first.path}", body=json.dumps(first.body).encode())
+
+    assert (status, answer, again.redelivery_count()) == (200, {"redelivered": 0}, 1)
+    assert first.body["redeliveryCounts"] == {str(again.message_id()): 0}
+    stats = call(f"{svc.url}/admin/v2/persistent/public/default/t/stats", method="GET")[1]
+    assert stats["subscriptions"]["s"]["unackedMessages"] == 1  # still held by the consumer
