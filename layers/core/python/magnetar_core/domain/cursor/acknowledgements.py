@@ -1,12 +1,13 @@
-"""Acknowledgement, redelivery and dead-lettering rules of a cursor, pure.
+"""Acknowledgement and redelivery rules of a cursor, pure.
 
 An entry wholly acknowledged leaves every part of the cursor: the redelivery set and its
 count, every lease, Key_Shared masks and the delayed set. An entry sent back (negative ack,
 a consumer gone) counts one more redelivery and waits in the redelivery set — or, with a
 nack delay, in the delayed set under its due bucket. An entry whose next delivery would
-exceed the dead letter policy goes to the outbox instead. ``Acknowledgements`` works on the
-parts ``CursorState`` hands it for one operation and keeps nothing of its own; on a
-Key_Shared subscription ``KeySharedAcks`` also releases lease masks and draining hashes.
+exceed the dead letter policy goes to the outbox instead (``DeadLettering``).
+``Acknowledgements`` works on the parts ``CursorState`` hands it for one operation and keeps
+nothing of its own; on a Key_Shared subscription ``KeySharedAcks`` also releases lease masks
+and draining hashes.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 from magnetar_core.domain.cursor.acks import Acked, AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
-from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.key_shared_acks import KeySharedAcks
 from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedState
 from magnetar_core.domain.cursor.reads import ReadState
-from magnetar_wire.names import TopicName
 
 
 class Acknowledgements:
@@ -195,24 +194,3 @@ class Acknowledgements:
                 self.reads.redeliver.add(entry_id)
                 moved += 1
         return moved
-
-    # -- dead letters ----------------------------------------------------------------------
-
-    def collect_dead_letters(
-        self, outbox: DeadLetterOutbox, topic: TopicName, subscription: str, new_id: str
-    ) -> int:
-        """Move exhausted entries (nobody holding any of their messages) from the
-        redelivery set to ``outbox``, in entry order; the outbox gets ``new_id`` as its
-        producer id when it has none. Returns how many moved. The caller checks the
-        subscription type (only Shared and Key_Shared dead-letter)."""
-        reads = self.reads
-        exhausted = outbox.exhausted(
-            reads.redelivery_counts, lambda e: e in reads.redeliver and not self.roster.holds(e)
-        )
-        for entry_id in exhausted:
-            reads.redeliver.remove(entry_id)
-            size = self.acks.size_of(entry_id)
-            indexes = self.acks.delivery_mask(entry_id, size)
-            count = size if indexes is None else len(indexes)
-            outbox.enqueue(entry_id, indexes, count, topic, subscription, new_id)
-        return len(exhausted)

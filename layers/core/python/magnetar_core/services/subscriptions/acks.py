@@ -95,9 +95,7 @@ class Acknowledgements:
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
             hashes_of = self._ctx.hashes_of(ref)
-            moved = state.negative_acknowledge(
-                consumer_id, entry_ids, hashes_of, bucket_of, seen
-            )
+            moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of, seen)
             if moved:
                 self._timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0
