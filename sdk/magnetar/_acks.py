@@ -89,13 +89,13 @@ class AckTracker:
         with self._cond:
             self._holds.received(sub, msg_id)
 
-    def delivered(self, sub: Sub, msg_id: MessageId) -> None:
-        """A message was handed to the application (starts its ack timeout)."""
+    def delivered(self, sub: Sub, msg_id: MessageId, seen: int | None = None) -> None:
+        """A message was handed out (redelivery count ``seen``): its ack timeout starts."""
         with self._cond:
             if self._holds.handed(sub, msg_id):
                 self._cond.notify_all()
             if self._timeouts.timeout:
-                self._timeouts.handed(sub, id_texts(msg_id), msg_id, self._clock())
+                self._timeouts.handed(sub, id_texts(msg_id), msg_id, self._clock(), seen)
                 self._cond.notify_all()
 
     def skip_if_acked(self, sub: Sub, msg_id: MessageId) -> bool:
@@ -205,8 +205,8 @@ class AckTracker:
     def _expire(self, now: float) -> None:
         """Queue requests sending back the deliveries whose ack timeout passed (lock
         held)."""
-        for sub, ids in self._timeouts.expired(now).items():
-            for body in self._cfg.timeout_bodies(ids, ACK_GROUP_MAX):
+        for sub, due in self._timeouts.expired(now).items():
+            for body in self._cfg.timeout_bodies(due, ACK_GROUP_MAX):
                 self._outbox.add(sub, "nack", body)
 
     def _next_wake(self, now: float) -> float | None:

@@ -197,7 +197,7 @@ class ConsumerCore:
                 self.log.debug("dropping %s on %s: acknowledged already", msg.message_id(),
                                sub.topic)  # fmt: skip
             sub.last_taken = msg.message_id()
-        self.ack_tracker.delivered(sub, msg.message_id())
+        self.ack_tracker.delivered(sub, msg.message_id(), msg.redelivery_count())
         return sub, msg
 
     def clear_queue(self) -> None:

@@ -45,13 +45,19 @@ class Redelivery:
             return None
         return max(0, math.ceil(self.nack_delay_ms - waited_seconds * 1000))
 
-    def timeout_bodies(self, ids: list[str], most: int) -> list[dict]:
-        """The ``POST .../nack`` bodies sending back messages whose ack timeout passed, at
-        most ``most`` ids each."""
-        extra = {}
-        if self.ack_timeout_backoff is not None:
-            extra = {"backoff": backoff_body(self.ack_timeout_backoff)}
-        return [{"messageIds": ids[i : i + most], **extra} for i in range(0, len(ids), most)]
+    def timeout_bodies(self, due: dict[str, int | None], most: int) -> list[dict]:
+        """The ``POST .../nack`` bodies sending back messages whose ack timeout passed (id
+        text -> the redelivery count it came with, None: unknown), at most ``most`` each."""
+        ids, out = list(due), []
+        for i in range(0, len(ids), most):
+            body: dict = {"messageIds": ids[i : i + most]}
+            if self.ack_timeout_backoff is not None:
+                body["backoff"] = backoff_body(self.ack_timeout_backoff)
+            seen = {t: c for t in body["messageIds"] if (c := due[t]) is not None}
+            if seen:
+                body["redeliveryCounts"] = seen
+            out.append(body)
+        return out
 
     @staticmethod
     def now_body(ids: list[str], seen: int | None = None) -> dict:

@@ -201,7 +201,9 @@ def test_a_consumer_s_unacked_message_comes_back_with_count_plus_one(svc, client
     clock.now += 10
     consumer._core.acks.wake()
     again = consumer.receive(5000)
-    assert [n.body for n in svc.recorded("nack")] == [{"messageIds": ["1:0:-1:-1"]}]
+    assert [n.body for n in svc.recorded("nack")] == [
+        {"messageIds": ["1:0:-1:-1"], "redeliveryCounts": {"1:0:-1:-1": 0}}
+    ]
     assert (first.redelivery_count(), again.data(), again.redelivery_count()) == (0, b"x", 1)
     consumer.acknowledge(again)
     clock.now += 20
