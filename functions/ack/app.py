@@ -3,7 +3,7 @@
 from magnetar_core.api import http
 
 app = http.make_app()
-engine = http.engine_from_env()
+engine = http.container_engine()
 
 
 @app.post(
@@ -13,7 +13,7 @@ def acknowledge(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     body = http.json_object(app)
-    done = engine.subscriptions.acknowledge(
+    done = engine().subscriptions.acknowledge(
         http.topic_of(domain, tenant, namespace, topic),
         subscription,
         consumer_id,

@@ -3,8 +3,7 @@
 from magnetar_core.api import http, views
 
 app = http.make_app()
-engine = http.engine_from_env()
-admin = engine.admin
+engine = http.container_engine()
 topic_of = http.topic_of
 
 
@@ -15,94 +14,94 @@ def health():
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")
 def set_namespace_deduplication(tenant: str, namespace: str):
-    engine.namespaces.set_deduplication(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_deduplication(tenant, namespace, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")
 def get_namespace_deduplication(tenant: str, namespace: str):
-    return http.ok(bool(engine.namespaces.get(tenant, namespace).deduplication))
+    return http.ok(bool(engine().namespaces.get(tenant, namespace).deduplication))
 
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
 def set_max_message_size(tenant: str, namespace: str):
-    engine.namespaces.set_max_message_size(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_max_message_size(tenant, namespace, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
 def get_max_message_size(tenant: str, namespace: str):
-    return http.ok(engine.namespaces.max_message_size(tenant, namespace))
+    return http.ok(engine().namespaces.max_message_size(tenant, namespace))
 
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
 def set_delayed_delivery(tenant: str, namespace: str):
-    engine.namespaces.set_delayed_delivery(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_delayed_delivery(tenant, namespace, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
 def get_delayed_delivery(tenant: str, namespace: str):
-    return http.ok(engine.namespaces.delayed_delivery(tenant, namespace).to_body())
+    return http.ok(engine().namespaces.delayed_delivery(tenant, namespace).to_body())
 
 
 @app.delete("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
 def remove_delayed_delivery(tenant: str, namespace: str):
-    engine.namespaces.remove_delayed_delivery(tenant, namespace)
+    engine().namespaces.remove_delayed_delivery(tenant, namespace)
     return http.no_content()
 
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/retention")
 def set_namespace_retention(tenant: str, namespace: str):
-    engine.namespaces.set_retention(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_retention(tenant, namespace, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/namespaces/<tenant>/<namespace>/retention")
 def get_namespace_retention(tenant: str, namespace: str):
-    return http.ok(engine.namespaces.retention(tenant, namespace).to_body())
+    return http.ok(engine().namespaces.retention(tenant, namespace).to_body())
 
 
 @app.delete("/admin/v2/namespaces/<tenant>/<namespace>/retention")
 def remove_namespace_retention(tenant: str, namespace: str):
-    engine.namespaces.remove_retention(tenant, namespace)
+    engine().namespaces.remove_retention(tenant, namespace)
     return http.no_content()
 
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
 def set_namespace_message_ttl(tenant: str, namespace: str):
-    engine.namespaces.set_message_ttl(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_message_ttl(tenant, namespace, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
 def get_namespace_message_ttl(tenant: str, namespace: str):
-    return http.ok(engine.namespaces.message_ttl(tenant, namespace))
+    return http.ok(engine().namespaces.message_ttl(tenant, namespace))
 
 
 @app.delete("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
 def remove_namespace_message_ttl(tenant: str, namespace: str):
-    engine.namespaces.remove_message_ttl(tenant, namespace)
+    engine().namespaces.remove_message_ttl(tenant, namespace)
     return http.no_content()
 
 
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
 def set_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    engine.namespaces.set_topic_retention(name, http.json_body(app))
+    engine().namespaces.set_topic_retention(name, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
 def get_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    retention = engine.namespaces.topic_retention(name, applied=http.flag(app, "applied"))
+    retention = engine().namespaces.topic_retention(name, applied=http.flag(app, "applied"))
     return http.no_content() if retention is None else http.ok(retention.to_body())
 
 
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
 def remove_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
-    engine.namespaces.remove_topic_retention(topic_of(domain, tenant, namespace, topic))
+    engine().namespaces.remove_topic_retention(topic_of(domain, tenant, namespace, topic))
     return http.no_content()
 
 
@@ -112,117 +111,125 @@ def set_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
     seconds = http.int_query(app, "messageTTL")  # Pulsar's form; a JSON body works too
     if seconds is None:
         seconds = http.json_body(app)
-    engine.namespaces.set_topic_message_ttl(name, seconds)
+    engine().namespaces.set_topic_message_ttl(name, seconds)
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
 def get_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    seconds = engine.namespaces.topic_message_ttl(name, applied=http.flag(app, "applied"))
+    seconds = engine().namespaces.topic_message_ttl(name, applied=http.flag(app, "applied"))
     return http.no_content() if seconds is None else http.ok(seconds)
 
 
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
 def remove_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
-    engine.namespaces.remove_topic_message_ttl(topic_of(domain, tenant, namespace, topic))
+    engine().namespaces.remove_topic_message_ttl(topic_of(domain, tenant, namespace, topic))
     return http.no_content()
 
 
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")
 def set_topic_deduplication(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    engine.namespaces.set_topic_deduplication(name, http.json_body(app))
+    engine().namespaces.set_topic_deduplication(name, http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")
 def get_topic_deduplication(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    engine.topics.get(name)
-    return http.ok(engine.namespaces.effective(name, fresh=True).deduplication)
+    engine().topics.get(name)
+    return http.ok(engine().namespaces.effective(name, fresh=True).deduplication)
 
 
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>")
 def create_topic(domain: str, tenant: str, namespace: str, topic: str):
-    admin.create_topic(topic_of(domain, tenant, namespace, topic), None)
+    engine().admin.create_topic(topic_of(domain, tenant, namespace, topic), None)
     return http.no_content()
 
 
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
 def create_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
-    admin.create_topic(topic_of(domain, tenant, namespace, topic), http.json_body(app))
+    engine().admin.create_topic(topic_of(domain, tenant, namespace, topic), http.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
 def get_partitions(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(admin.partitions(topic_of(domain, tenant, namespace, topic)))
+    return http.ok(engine().admin.partitions(topic_of(domain, tenant, namespace, topic)))
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>")
 def list_topics(domain: str, tenant: str, namespace: str):
     return http.ok(
-        admin.list_topics(topic_of(domain, tenant, namespace, "x"), partitioned_only=False)
+        engine().admin.list_topics(topic_of(domain, tenant, namespace, "x"), partitioned_only=False)
     )
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/partitioned")
 def list_partitioned_topics(domain: str, tenant: str, namespace: str):
     return http.ok(
-        admin.list_topics(topic_of(domain, tenant, namespace, "x"), partitioned_only=True)
+        engine().admin.list_topics(topic_of(domain, tenant, namespace, "x"), partitioned_only=True)
     )
 
 
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>")
 def delete_topic(domain: str, tenant: str, namespace: str, topic: str):
-    admin.delete_topic(topic_of(domain, tenant, namespace, topic), False, http.flag(app, "force"))
+    engine().admin.delete_topic(
+        topic_of(domain, tenant, namespace, topic), False, http.flag(app, "force")
+    )
     return http.no_content()
 
 
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
 def delete_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
-    admin.delete_topic(topic_of(domain, tenant, namespace, topic), True, http.flag(app, "force"))
+    engine().admin.delete_topic(
+        topic_of(domain, tenant, namespace, topic), True, http.flag(app, "force")
+    )
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/stats")
 def stats(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=False))
+    return http.ok(
+        engine().admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=False)
+    )
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitioned-stats")
 def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True))
+    return http.ok(
+        engine().admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True)
+    )
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/lastMessageId")
 def last_message_id(domain: str, tenant: str, namespace: str, topic: str):
-    last = engine.subscriptions.last_message_id(topic_of(domain, tenant, namespace, topic))
+    last = engine().subscriptions.last_message_id(topic_of(domain, tenant, namespace, topic))
     return http.ok(views.last_message_id(last))
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscriptions")
 def subscriptions(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(admin.subscriptions(topic_of(domain, tenant, namespace, topic)))
+    return http.ok(engine().admin.subscriptions(topic_of(domain, tenant, namespace, topic)))
 
 
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscription/<subscription>")
 def delete_subscription(domain: str, tenant: str, namespace: str, topic: str, subscription: str):
     name = topic_of(domain, tenant, namespace, topic)
-    admin.delete_subscription(name, subscription, http.flag(app, "force"))
+    engine().admin.delete_subscription(name, subscription, http.flag(app, "force"))
     return http.no_content()
 
 
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/compaction")
 def trigger_compaction(domain: str, tenant: str, namespace: str, topic: str):
-    engine.compaction.trigger(topic_of(domain, tenant, namespace, topic))
+    engine().compaction.trigger(topic_of(domain, tenant, namespace, topic))
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/compaction")
 def compaction_status(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(engine.compaction.status(topic_of(domain, tenant, namespace, topic)))
+    return http.ok(engine().compaction.status(topic_of(domain, tenant, namespace, topic)))
 
 
 lambda_handler = http.lambda_handler(app)

@@ -3,7 +3,7 @@
 from magnetar_core.api import bodies, http, views
 
 app = http.make_app()
-engine = http.engine_from_env()
+engine = http.container_engine()
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers")
@@ -14,7 +14,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         return http.error_response(
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
-    handle = engine.subscriptions.subscribe(
+    handle = engine().subscriptions.subscribe(
         http.topic_of(domain, tenant, namespace, topic),
         subscription,
         http.field(body, "consumerName", str, None),
@@ -39,7 +39,7 @@ def close(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine.subscriptions.close(name, subscription, consumer_id)
+    engine().subscriptions.close(name, subscription, consumer_id)
     return http.ok({"closed": True})
 
 
@@ -50,7 +50,7 @@ def unsubscribe(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine.subscriptions.unsubscribe(name, subscription, consumer_id)
+    engine().subscriptions.unsubscribe(name, subscription, consumer_id)
     return http.ok({"unsubscribed": True})
 
 
@@ -61,7 +61,7 @@ def heartbeat(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine.subscriptions.heartbeat(name, subscription, consumer_id)
+    engine().subscriptions.heartbeat(name, subscription, consumer_id)
     return http.ok({"alive": True})
 
 
@@ -70,7 +70,7 @@ def heartbeat(
 )
 def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str):
     body = http.json_object(app)
-    engine.subscriptions.seek(
+    engine().subscriptions.seek(
         http.topic_of(domain, tenant, namespace, topic),
         subscription,
         consumer_id,

@@ -4,7 +4,7 @@ or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."
 from magnetar_core.api import bodies, http
 
 app = http.make_app()
-engine = http.engine_from_env()
+engine = http.container_engine()
 
 
 @app.post(
@@ -17,9 +17,10 @@ def negative_acknowledge(
     ids = http.field(body, "messageIds", list, [])
     delay_ms = http.field(body, "delayMs", int, 0)
     backoff = bodies.nack_backoff(body)
+    counts = http.field(body, "redeliveryCounts", dict, None)
     name = http.topic_of(domain, tenant, namespace, topic)
-    moved = engine.subscriptions.negative_acknowledge(
-        name, subscription, consumer_id, ids, delay_ms, backoff
+    moved = engine().subscriptions.negative_acknowledge(
+        name, subscription, consumer_id, ids, delay_ms, backoff, counts
     )
     return http.ok({"redelivered": moved})
 
@@ -31,7 +32,7 @@ def redeliver(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    moved = engine.subscriptions.redeliver_unacknowledged(name, subscription, consumer_id)
+    moved = engine().subscriptions.redeliver_unacknowledged(name, subscription, consumer_id)
     return http.ok({"redelivered": moved})
 
 

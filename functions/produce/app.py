@@ -3,7 +3,7 @@
 from magnetar_core.api import bodies, http, views
 
 app = http.make_app()
-engine = http.engine_from_env()
+engine = http.container_engine()
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/messages")
@@ -12,28 +12,28 @@ def produce(domain: str, tenant: str, namespace: str, topic: str):
     epoch = http.epoch(app)
     scheme = bodies.hashing_scheme(app)
     if http.content_type(app) == http.ENTRY_CONTENT_TYPE:
-        result = engine.producer.publish(
+        result = engine().producer.publish(
             name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme
         )
     else:
         body = http.json_object(app)
         if "entryRef" in body:
             ref = http.field(body, "entryRef", str, "")
-            result = engine.producer.publish(
+            result = engine().producer.publish(
                 name, entry_ref=ref, epoch=epoch, hashing_scheme=scheme
             )
         else:
-            producer = f"rest-{engine.runtime.new_id()[:12]}"
-            entry = views.entry_from_json(body, engine.runtime.now_ms(), producer)
-            result = engine.producer.publish(name, entry, epoch=epoch, hashing_scheme=scheme)
+            producer = f"rest-{engine().runtime.new_id()[:12]}"
+            entry = views.entry_from_json(body, engine().runtime.now_ms(), producer)
+            result = engine().producer.publish(name, entry, epoch=epoch, hashing_scheme=scheme)
     return http.ok(views.publish_result(result))
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/uploads")
 def upload(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine.topics.resolve(name, create=True)
-    return http.ok(views.upload(engine.producer.new_upload(name, http.UPLOAD_EXPIRY_SECONDS)))
+    engine().topics.resolve(name, create=True)
+    return http.ok(views.upload(engine().producer.new_upload(name, http.UPLOAD_EXPIRY_SECONDS)))
 
 
 lambda_handler = http.lambda_handler(app)

@@ -3,13 +3,13 @@
 from magnetar_core.api import http, limits, views
 
 app = http.make_app()
-engine = http.engine_from_env()
+engine = http.container_engine()
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers")
 def register(domain: str, tenant: str, namespace: str, topic: str):
     body = http.json_object(app)
-    registration = engine.access.register(
+    registration = engine().access.register(
         http.topic_of(domain, tenant, namespace, topic),
         http.field(body, "producerName", str, None, limits.MAX_PRODUCER_NAME_BYTES),
         http.field(body, "accessMode", str, "Shared"),
@@ -21,14 +21,14 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>/heartbeat")
 def heartbeat(domain: str, tenant: str, namespace: str, topic: str, producer_name: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    epoch = engine.access.heartbeat(name, producer_name, http.epoch(app, required=True))
+    epoch = engine().access.heartbeat(name, producer_name, http.epoch(app, required=True))
     return http.ok({"epoch": epoch})
 
 
 @app.delete("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>")
 def release(domain: str, tenant: str, namespace: str, topic: str, producer_name: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    released = engine.access.release(name, producer_name, http.epoch(app))
+    released = engine().access.release(name, producer_name, http.epoch(app))
     return http.ok({"released": released})
 
 

@@ -3,7 +3,7 @@
 from magnetar_core.api import http, views
 
 app = http.make_app()
-engine = http.engine_from_env()
+engine = http.container_engine()
 
 
 @app.post(
@@ -16,7 +16,7 @@ def receive(
     shape = http.field(body, "format", str, "json")
     if shape not in ("json", "entry"):
         return http.error_response("InvalidMessage", "format must be json or entry", 400)
-    delivered = engine.subscriptions.receive(
+    delivered = engine().subscriptions.receive(
         http.topic_of(domain, tenant, namespace, topic),
         subscription,
         consumer_id,

@@ -1,8 +1,7 @@
 """Client-side acknowledgement handling, as Pulsar's client does it:
 
-- acks are grouped: one ``POST .../ack`` per sub-consumer per group, sent every
-  ``ACK_GROUP_TIME`` seconds, when ``ACK_GROUP_MAX`` acks and nacks are pending, and on
-  flush / close;
+- acks are grouped: one ``POST .../ack`` per sub-consumer per group, sent every ``ACK_GROUP_TIME``
+  seconds, when ``ACK_GROUP_MAX`` acks and nacks are pending, and on flush / close;
 - negative acks are grouped the same way and sent at once (``POST .../nack``) with the
   redelivery delay (``delayMs``) or the backoff object: the SERVICE holds the messages for
   the delay (a timer per due bucket) and applies the backoff by each message's redelivery
@@ -16,17 +15,18 @@
   at the first tick instant at or after ``t + timeout`` (so within ``timeout + tick``).
   The service counts each such redelivery (``redelivery_count`` + 1).
 
-Nothing is dropped silently. Requests go out in order per sub-consumer (``_ack_outbox``); a
-retryable failure (busy, throttled, timed out, unreachable, 5xx) is retried after a jittered
-backoff of at most ``RETRY_MAX_SECONDS``, for as long as the consumer is open (the consumer's
-``post_ack`` subscribes again first when the service forgot the consumer). A refused request, or one
-still failing when ``flush``'s deadline passes (on close), is logged as an ERROR naming the
-message ids lost (the service redelivers them: at-least-once).
+A nack of a received ``Message`` carries the redelivery count it was delivered with
+(``redeliveryCounts``): the service ignores it once the message was redelivered (a retry of
+a request that went through, or a second nack). Nothing is dropped silently: requests go out
+in order per sub-consumer (``Outbox``, sent by ``AckSender``), retried after a jittered
+backoff of at most ``RETRY_MAX_SECONDS`` while the consumer is open; a refused one, or one
+still failing at ``flush``'s deadline (on close), is logged as an ERROR naming the ids lost.
+Parts: ``Redelivery`` (settings, bodies), ``AckGroup`` (the open group), ``BatchHolds`` /
+``AckedIds`` (``magnetar._held``), ``UnackedTimeouts`` (the ack timeout).
 
-One daemon thread ("magnetar-acks") drives the timers; ``stop()`` joins it. Times are
-seconds of ``clock`` (default ``monotonic``, this module's ``time.monotonic``: tests patch it
-or pass a fake clock, then call ``wake``, or ``run_due`` on a tracker made with
-``start=False``).
+One daemon thread ("magnetar-acks") drives the timers; ``stop()`` joins it. Times are seconds
+of ``clock`` (default: this module's ``monotonic``, which tests patch, or pass a fake clock
+and call ``wake``, or ``run_due`` on a tracker made with ``start=False``).
 """
 
 from __future__ import annotations
@@ -36,22 +36,23 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._ack_group import AckGroup
 from ._ack_outbox import Outbox, Request
+from ._ack_sender import AckSender, Post
 from ._ack_timeout import UnackedTimeouts
-from ._failures import JitteredBackoff, describe, retryable
+from ._failures import JitteredBackoff
 from ._held import AckedIds, BatchHolds, Waiting
-from ._policies import MultiplierRedeliveryBackoff, backoff_body
 from ._recovery import run_parallel
+from ._redelivery import Redelivery
 from .message import MessageId, id_texts
 
 if TYPE_CHECKING:
     from ._receiver import Sub
 
-__all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker", "Redelivery"]
+__all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker", "Post", "Redelivery"]
 
 ACK_GROUP_TIME = 0.1  # seconds: Pulsar's acknowledgementGroupTime (100 ms)
 ACK_GROUP_MAX = 1000  # Pulsar's maxAcknowledgmentGroupSize; also the most ids per request
@@ -59,40 +60,7 @@ RETRY_BASE_SECONDS = 0.1  # first retry of a failed ack / nack request after 0.0
 RETRY_MAX_SECONDS = 5.0  # retries of one sub-consumer's requests are at most this far apart
 NACK_HOLD_MIN_SECONDS = 1.0  # the least a batch message's nack may wait for its neighbours
 
-# post(sub, action, body[, timeout]) sends one request for one sub-consumer
-Post = Callable[..., Any]
 monotonic = time.monotonic  # the default clock
-
-
-@dataclass(frozen=True)
-class Redelivery:
-    """A consumer's redelivery settings (ms): nack delay or backoff (the backoff wins, as
-    in Pulsar), ack timeout (0: off), its tick and optional backoff."""
-
-    nack_delay_ms: int = 60_000
-    nack_backoff: MultiplierRedeliveryBackoff | None = None
-    ack_timeout_ms: int = 0
-    tick_ms: int = 1000
-    ack_timeout_backoff: MultiplierRedeliveryBackoff | None = None
-
-    def nack_body(self, ids: list[str], delay_ms: int | None = None) -> dict:
-        """The ``POST .../nack`` body of a negative acknowledgement (``delay_ms``: what is
-        left of the delay of a nack that waited in the client)."""
-        if self.nack_backoff is not None:
-            return {"messageIds": ids, "backoff": backoff_body(self.nack_backoff)}
-        return {"messageIds": ids, "delayMs": self.nack_delay_ms if delay_ms is None else delay_ms}
-
-    def timeout_body(self, ids: list[str]) -> dict:
-        """The ``POST .../nack`` body sending back messages whose ack timeout passed."""
-        if self.ack_timeout_backoff is not None:
-            return {"messageIds": ids, "backoff": backoff_body(self.ack_timeout_backoff)}
-        return {"messageIds": ids}
-
-    def nack_hold_seconds(self, least: float) -> float:
-        """How long a batch message's nack may wait for the batch's other messages handed
-        to the application: its delay (the backoff's least), and at least ``least``."""
-        delay = self.nack_backoff.min_delay_ms if self.nack_backoff else self.nack_delay_ms
-        return max(delay / 1000, least)
 
 
 class AckTracker:
@@ -100,19 +68,14 @@ class AckTracker:
 
     def __init__(self, post: Post, redelivery: Redelivery, log: logging.Logger,
                  clock: Callable[[], float] | None = None, start: bool = True) -> None:  # fmt: skip
-        self._post = post
         self._cfg = redelivery
-        self._log = log
         self._clock = clock or monotonic
         self._timeouts = UnackedTimeouts(redelivery.ack_timeout_ms / 1000,
                                          redelivery.tick_ms / 1000, self._clock())  # fmt: skip
         self._cond = threading.Condition()
-        self._acks: dict[Sub, list[str]] = {}
-        self._cumulative: dict[Sub, MessageId] = {}  # the highest per sub-consumer
-        self._nacks: dict[tuple[Sub, int | None], list[str]] = {}  # (sub, delay left) -> ids
-        self._count = 0
-        self._deadline: float | None = None
+        self._group = AckGroup()
         self._outbox = Outbox(JitteredBackoff(RETRY_BASE_SECONDS, RETRY_MAX_SECONDS))
+        self._sender = AckSender(post, self._outbox, self._cond, log, self._clock)
         self._holds = BatchHolds()
         self._acked = AckedIds()
         self._stopping = False
@@ -121,20 +84,18 @@ class AckTracker:
             self._thread = threading.Thread(target=self._run, name="magnetar-acks", daemon=True)
             self._thread.start()
 
-    # ------------------------------------------------------------------ the application side
-
     def received(self, sub: Sub, msg_id: MessageId) -> None:
         """A message reached the consumer's receiver queue (batch messages are held)."""
         with self._cond:
             self._holds.received(sub, msg_id)
 
-    def delivered(self, sub: Sub, msg_id: MessageId) -> None:
-        """A message was handed to the application (starts its ack timeout)."""
+    def delivered(self, sub: Sub, msg_id: MessageId, seen: int | None = None) -> None:
+        """A message was handed out (redelivery count ``seen``): its ack timeout starts."""
         with self._cond:
             if self._holds.handed(sub, msg_id):
                 self._cond.notify_all()
             if self._timeouts.timeout:
-                self._timeouts.handed(sub, id_texts(msg_id), msg_id, self._clock())
+                self._timeouts.handed(sub, id_texts(msg_id), msg_id, self._clock(), seen)
                 self._cond.notify_all()
 
     def skip_if_acked(self, sub: Sub, msg_id: MessageId) -> bool:
@@ -146,10 +107,11 @@ class AckTracker:
             self._release(self._holds.settle(sub, msg_id))
             return True
 
-    def redeliver_now(self, sub: Sub, ids: list[str]) -> None:
-        """Queue a nack without delay of ``ids`` (an entry the client could not read)."""
+    def redeliver_now(self, sub: Sub, ids: list[str], seen: int | None = None) -> None:
+        """Queue a nack without delay of ``ids`` (an entry the client could not read;
+        ``seen``: the redelivery count it came with)."""
         with self._cond:
-            self._outbox.add(sub, "nack", {"messageIds": ids})
+            self._outbox.add(sub, "nack", self._cfg.now_body(ids, seen))
             self._cond.notify_all()
 
     def ack(self, sub: Sub, msg_id: MessageId) -> None:
@@ -157,7 +119,7 @@ class AckTracker:
         with self._cond:
             self._acked.add(sub, msg_id)
             for text in id_texts(msg_id):
-                self._acks.setdefault(sub, []).append(text)
+                self._group.ack(sub, text)
                 self._timeouts.settled(sub, text)
                 self._queued_one()
             self._release(self._holds.settle(sub, msg_id))
@@ -166,17 +128,19 @@ class AckTracker:
         """Queue a cumulative ack (only the highest per sub-consumer is sent)."""
         with self._cond:
             self._acked.add_cumulative(sub, msg_id)
-            current = self._cumulative.get(sub)
-            if current is None or current < msg_id:
-                self._cumulative[sub] = msg_id
+            self._group.ack_cumulative(sub, msg_id)
             self._timeouts.settled_up_to(sub, msg_id)
             self._queued_one()
 
-    def nack(self, sub: Sub, msg_id: MessageId) -> None:
+    def nack(self, sub: Sub, msg_id: MessageId, seen: int | None = None) -> None:
         """Queue a negative ack: sent with the next group, carrying the redelivery delay or
-        backoff for the service to apply (a batch message's may wait, see the module)."""
+        backoff for the service to apply (a batch message's may wait, see the module) and
+        ``seen``, the redelivery count the message was delivered with, when known (not for
+        a chunked message: its chunks' entries may have different counts)."""
         with self._cond:
             texts = id_texts(msg_id)
+            if seen is not None and len(texts) == 1:
+                self._group.seen[(sub, texts[0])] = seen
             for text in texts:
                 self._timeouts.settled(sub, text)
             now = self._clock()
@@ -198,8 +162,7 @@ class AckTracker:
         seek send everything back anyway)."""
         with self._cond:
             self._timeouts.clear()
-            self._count -= sum(len(ids) for ids in self._nacks.values())
-            self._nacks.clear()
+            self._group.drop_nacks()
             self._holds.drop()
 
     def clear_acked(self) -> None:
@@ -221,43 +184,34 @@ class AckTracker:
         for item in waiting:
             by_sub.setdefault(item[0], []).append(item)
         for sub, items in by_sub.items():
-            waited = now - max(since for _, _, since in items)
-            left = None  # the whole delay (or the backoff)
-            if self._cfg.nack_backoff is None and waited >= 0.001:
-                left = max(0, math.ceil(self._cfg.nack_delay_ms - waited * 1000))
+            left = self._cfg.nack_left_ms(now - max(since for _, _, since in items))
             for _, text, _ in items:
-                self._nacks.setdefault((sub, left), []).append(text)
+                self._group.nack(sub, text, left)
                 self._queued_one()
 
     def _queued_one(self) -> None:
-        self._count += 1
-        if self._deadline is None:
-            self._deadline = self._clock() + ACK_GROUP_TIME
-        if self._count >= ACK_GROUP_MAX:
+        """One ack or nack joined the group (lock held): start its time, or send it full."""
+        if self._group.deadline is None:
+            self._group.deadline = self._clock() + ACK_GROUP_TIME
+        if self._group.count >= ACK_GROUP_MAX:
             self._take_group()
         self._cond.notify_all()
 
     def _take_group(self) -> None:
-        """Move the open group to the outbox (acks before nacks) and start a new group (lock
-        held)."""
-        for sub, ids in self._acks.items():
-            self._outbox.add(sub, "ack", {"messageIds": ids, "cumulative": False})
-        for sub, mid in self._cumulative.items():
-            self._outbox.add(sub, "ack", {"messageIds": [str(mid)], "cumulative": True})
-        for (sub, left), ids in self._nacks.items():
-            self._outbox.add(sub, "nack", self._cfg.nack_body(ids, left))
-        self._acks, self._cumulative, self._nacks = {}, {}, {}
-        self._count, self._deadline = 0, None
+        """Move the open group to the outbox and start a new group (lock held)."""
+        for sub, action, body in self._group.take(self._cfg):
+            self._outbox.add(sub, action, body)
 
     def _expire(self, now: float) -> None:
         """Queue requests sending back the deliveries whose ack timeout passed (lock
         held)."""
-        for sub, ids in self._timeouts.expired(now).items():
-            for i in range(0, len(ids), ACK_GROUP_MAX):
-                self._outbox.add(sub, "nack", self._cfg.timeout_body(ids[i : i + ACK_GROUP_MAX]))
+        for sub, due in self._timeouts.expired(now).items():
+            for body in self._cfg.timeout_bodies(due, ACK_GROUP_MAX):
+                self._outbox.add(sub, "nack", body)
 
     def _next_wake(self, now: float) -> float | None:
-        times = [] if self._deadline is None else [self._deadline]
+        deadline = self._group.deadline
+        times = [] if deadline is None else [deadline]
         check = self._timeouts.next_check()
         if check is not None:
             times.append(check)
@@ -269,62 +223,17 @@ class AckTracker:
             times.append(retry)
         return max(0.0, min(times) - now) if times else None
 
-    # ------------------------------------------------------------------ sending
-
     def _take_due(self, now: float, force: bool = False) -> list[tuple[Sub, list[Request]]]:
         """Nacks whose hold is up, the open group once its time is up (or ``force``),
         expired deliveries: into the outbox; then the outbox's queues that may go now
         (lock held)."""
         hold = self._cfg.nack_hold_seconds(NACK_HOLD_MIN_SECONDS)
         self._release(self._holds.due(math.inf if force else now - hold))
-        if force or (self._deadline is not None and self._deadline <= now):
+        deadline = self._group.deadline
+        if force or (deadline is not None and deadline <= now):
             self._take_group()
         self._expire(now)
         return self._outbox.take(now, force)
-
-    def _send(self, batches: list[tuple[Sub, list[Request]]], deadline: float | None = None) -> int:
-        """Send each sub-consumer's requests in order; a retryable failure puts the rest
-        back for a later attempt. Returns how many requests were tried."""
-        tried = 0
-        for sub, requests in batches:
-            unsent: list[Request] = []
-            for i, (action, body) in enumerate(requests):
-                tried += 1
-                if not self._send_one(sub, action, body, deadline):
-                    unsent = requests[i:]
-                    break
-            with self._cond:
-                self._outbox.done(sub, unsent, self._clock())
-                self._cond.notify_all()
-        return tried
-
-    def _send_one(self, sub: Sub, action: str, body: dict, deadline: float | None) -> bool:
-        """Send one request; False when it should be tried again later."""
-        try:
-            if deadline is None:
-                self._post(sub, action, body)
-            else:
-                self._post(sub, action, body, max(deadline - time.monotonic(), 0.05))
-        except Exception as e:
-            if retryable(e):
-                if not self._outbox.attempts.get(sub):
-                    self._log.warning("%s of %d message(s) on %s failed: %s; retrying",
-                                      action, len(body.get("messageIds", [])),
-                                      _topic(sub), describe(e))  # fmt: skip
-                self._log.debug("%s on %s failed: %r", action, _topic(sub), e)
-                return False
-            self._lost(sub, action, body, describe(e))
-            return True
-        if self._outbox.attempts.get(sub):
-            self._log.info("%s on %s went through after %d failed attempt(s)", action,
-                           _topic(sub), self._outbox.attempts[sub])  # fmt: skip
-        return True
-
-    def _lost(self, sub: Sub, action: str, body: dict, why: str) -> None:
-        ids = body.get("messageIds", [])
-        what = "acknowledgement" if action == "ack" else "negative acknowledgement"
-        self._log.error("%s of %d message(s) on %s lost (%s); the service will redeliver "
-                        "them: %s", what, len(ids), _topic(sub), why, " ".join(ids))  # fmt: skip
 
     def flush(self, timeout: float | None = None) -> None:
         """Send every pending ack and nack now (one request per sub-consumer and kind).
@@ -341,8 +250,8 @@ class AckTracker:
                 if deadline is not None and time.monotonic() >= deadline:
                     for sub, requests in self._outbox.drain():
                         for action, body in requests:
-                            self._lost(sub, action, body, "the consumer closed before the "
-                                                          "service took it")  # fmt: skip
+                            why = "the consumer closed before the service took it"
+                            self._sender.lost(sub, action, body, why)
                     return
                 batches = self._take_due(self._clock(), force=force)
                 force = False
@@ -356,9 +265,9 @@ class AckTracker:
                     self._cond.wait(max(left, 0.0))
                     continue
             if deadline is None:
-                self._send(batches)
+                self._sender.send(batches)
             else:
-                run_parallel([partial(self._send, [b], deadline) for b in batches], "flush")
+                run_parallel([partial(self._sender.send, [b], deadline) for b in batches], "flush")
 
     def run_due(self) -> int:
         """Send what is due by the clock now (the housekeeping thread does this; tests with
@@ -366,7 +275,7 @@ class AckTracker:
         requests tried."""
         with self._cond:
             batches = self._take_due(self._clock())
-        return self._send(batches)
+        return self._sender.send(batches)
 
     def _run(self) -> None:
         while True:
@@ -377,7 +286,7 @@ class AckTracker:
                 if not batches:
                     self._cond.wait(self._next_wake(self._clock()))
                     continue
-            self._send(batches)
+            self._sender.send(batches)
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop the housekeeping thread and join it (at most ``timeout`` seconds); pending
@@ -388,7 +297,3 @@ class AckTracker:
         thread = self._thread
         if thread is not None and threading.current_thread() is not thread:
             thread.join(timeout)
-
-
-def _topic(sub: Any) -> str:
-    return str(getattr(sub, "topic", sub))

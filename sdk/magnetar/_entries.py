@@ -39,7 +39,7 @@ def fetch_entry_bytes(core: ConsumerCore, sub: Sub, e: dict) -> bytes | None:
     core.log.error("cannot fetch entry %s:%s on %s (%s); asking for redelivery",
                    e.get("ledgerId"), e.get("entryId"), sub.topic, error)  # fmt: skip
     text = f"{e.get('ledgerId')}:{e.get('entryId')}:{e.get('partition', sub.partition)}:-1"
-    core.ack_tracker.redeliver_now(sub, [text])
+    core.ack_tracker.redeliver_now(sub, [text], e.get("redeliveryCount"))
     return None
 
 

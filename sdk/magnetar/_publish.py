@@ -4,7 +4,9 @@
   when it fits ``maxMessageSize`` (the whole entry: header, metadata and stored payload, as the
   service checks it), else chunks when chunking is on, else ``MessageTooBig``.
 - ``post_entry`` commits one entry: inline up to ``INLINE_MAX_BYTES``, else through
-  ``POST .../uploads``, a plain PUT to the presigned URL and ``{"entryRef": ...}``.
+  ``POST .../uploads``, a plain PUT to the presigned URL and ``{"entryRef": ...}``;
+  ``commit_entry`` retries it while nothing was stored, and ``entry_message_ids`` reads the
+  messages' ids from the answer.
 
 Chunks (Pulsar's chunking): the message is first encoded whole, compressed; only if that
 entry is too big is the *uncompressed* payload cut into slices, each its own non-batched entry
@@ -17,6 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import requests
@@ -24,11 +29,20 @@ import requests
 from magnetar_wire import ChunkInfo, Codec, EntryMessage, encode_entry
 
 from . import exceptions as exc
+from .message import MessageId
 
 if TYPE_CHECKING:
     from ._http import Transport
+    from ._registration import Lease
 
-__all__ = ["ENTRY_CONTENT_TYPE", "INLINE_MAX_BYTES", "build_entries", "post_entry"]
+__all__ = [
+    "ENTRY_CONTENT_TYPE",
+    "INLINE_MAX_BYTES",
+    "build_entries",
+    "commit_entry",
+    "entry_message_ids",
+    "post_entry",
+]
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
 INLINE_MAX_BYTES = 1 << 20  # docs/http-api.md inlineMaxBytes: larger entries go through S3
@@ -117,3 +131,48 @@ def post_entry(
         )
     return t.call("POST", f"{base}/messages{query}", json_body={"entryRef": upload["entryRef"]},
                   timeout=timeout)  # fmt: skip
+
+
+def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | None,
+                 aborted: Callable[[], bool]) -> Any:  # fmt: skip
+    """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
+    nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
+    ``TooManyRequests`` — as pulsar-client resends until ``send_timeout_millis``
+    (``deadline``, seconds of ``time.monotonic``; None: no limit) or until ``aborted()``.
+    Raises the service's error, or Timeout once the deadline passes."""
+    pause = 0.02
+    while True:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise exc.Timeout("the message was not stored within send_timeout_millis")
+        try:
+            return post_entry(t, lease.base, entry, lease.epoch, remaining)
+        except (exc.ServiceUnitNotReady, exc.TooManyRequests):
+            if aborted():
+                raise
+            time.sleep(random.uniform(pause / 2, pause))
+            pause = min(pause * 2, 1.0)
+
+
+def entry_message_ids(resp: Any, count: int, batched: bool) -> list[MessageId]:
+    """The ids of the ``count`` messages of an entry from the produce response ``resp``
+    (``-1:-1:<partition>:-1`` each for a duplicate, as Pulsar answers); raises UnknownError
+    for a malformed response."""
+    if not isinstance(resp, dict):
+        raise exc.UnknownError(f"unexpected produce response: {resp!r}")
+    topic = resp.get("topic")
+    texts = resp.get("messageIds")
+    if isinstance(texts, list) and len(texts) == count:
+        return [MessageId.from_text(t, topic) for t in texts]
+    ledger, entry = resp.get("ledgerId"), resp.get("entryId")
+    partition = resp.get("partition", -1)
+    if resp.get("duplicate"):
+        ledger, entry, batched = -1, -1, False
+    if not (isinstance(ledger, int) and isinstance(entry, int)):
+        raise exc.UnknownError(f"unexpected produce response: {resp!r}")
+    ids = []
+    for i in range(count):
+        mid = MessageId(partition, ledger, entry, i if batched else -1)
+        mid._topic = topic
+        ids.append(mid)
+    return ids

@@ -1,10 +1,8 @@
-"""The consumer's engine: one sub-consumer per topic / partition, each with ONE long-poll
-receive in flight on its own daemon thread, a shared receiver queue, and the listener thread.
-
-A failing receive is retried with a jittered backoff; when the service forgot the consumer or
-its subscription, the sub-consumer subscribes again (``_recovery``). ``close()`` aborts the
-in-flight long polls (socket shutdown), sends the pending acks and unregisters every
-sub-consumer at once, all within one operation timeout, and joins the threads it started.
+"""The consumer's engine: one sub-consumer (``Sub``) per topic / partition, each with ONE
+long-poll receive in flight on its own daemon thread (``_polling``), a shared receiver queue,
+and the listener thread. ``close()`` aborts the in-flight long polls (socket shutdown),
+sends the pending acks and unregisters every sub-consumer at once, all within one operation
+timeout, and joins the threads it started.
 """
 
 from __future__ import annotations
@@ -14,17 +12,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
-from ._entries import decode_response
 from ._failures import consumer_gone, describe
 from ._http import LongPoll, Transport
-from ._recovery import Streak, resubscribe, run_parallel
-from .message import Message, MessageId
+from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
+from ._recovery import resubscribe, run_parallel
+from ._sub import Sub
+from .message import Message
 
 if TYPE_CHECKING:
     from ._acks import AckTracker
@@ -33,32 +31,6 @@ if TYPE_CHECKING:
     from .consumer import Consumer
 
 __all__ = ["MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
-
-RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
-# A consumer whose receiver queue stays full sends a heartbeat this often: the service
-# disconnects consumers silent for CONSUMER_LEASE_MS (60 s by default).
-HEARTBEAT_SECONDS = 20.0
-MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
-
-
-@dataclass(eq=False)
-class Sub:
-    """One registered consumer on one topic or partition."""
-
-    topic: str
-    base: str  # /v1/.../subscriptions/{sub}/consumers
-    partition: int
-    consumer_id: str = ""
-    queued: int = 0  # messages in the shared queue, plus reserved space of the open poll
-    poll: LongPoll | None = None
-    thread: threading.Thread | None = None
-    connected: bool = True
-    extra: dict = field(default_factory=dict)
-    # set by ConsumerCore.register right after construction (its on_drop closes over the Sub)
-    chunks: ChunkAssembler = field(init=False, repr=False)
-    stopped: bool = False  # removed from a regex subscription
-    last_taken: MessageId | None = None  # the last message handed to the application
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # (re)subscribing
 
 
 class ConsumerCore:
@@ -86,7 +58,7 @@ class ConsumerCore:
         self.watcher: PatternWatcher | None = None  # of a regex subscription
         self.started = False
         self._listener_thread: threading.Thread | None = None
-        self._closed_event = threading.Event()
+        self.closed_event = threading.Event()
 
     @property
     def ack_tracker(self) -> AckTracker:
@@ -105,7 +77,7 @@ class ConsumerCore:
         sub = Sub(topic, f"/v1/{path}/subscriptions/{quote(subscription, safe='')}/consumers",
                   partition)  # fmt: skip
         sub.chunks = ChunkAssembler(*self.chunk_limits,
-                                    on_drop=lambda ids, ack: self._chunks_dropped(sub, ids, ack))  # fmt: skip
+                                    on_drop=partial(chunks_dropped, self, sub))  # fmt: skip
         self.subscribe(sub, self.body)
         with self.cond:
             self.subs = [*self.subs, sub]  # copied: other threads iterate it unlocked
@@ -192,85 +164,9 @@ class ConsumerCore:
 
     def _start_poll(self, sub: Sub) -> None:
         sub.poll = poll = LongPoll(self.t)
-        sub.thread = threading.Thread(target=self._poll_loop, args=(sub, poll), daemon=True,
+        sub.thread = threading.Thread(target=poll_loop, args=(self, sub, poll), daemon=True,
                                       name=f"magnetar-receive-{sub.topic}")  # fmt: skip
         sub.thread.start()
-
-    # ------------------------------------------------------------------ receive loop
-
-    def _share(self) -> int:
-        return max(1, self.queue_size // max(len(self.subs), 1))
-
-    def _poll_loop(self, sub: Sub, poll: LongPoll) -> None:
-        streak = Streak(self.log, sub.topic)
-        while True:
-            with self.cond:
-                while not self.stopping and not sub.stopped and sub.queued >= self._share():
-                    if not self.cond.wait(HEARTBEAT_SECONDS):
-                        break  # the queue stayed full: keep the consumer's lease alive
-                if self.stopping or sub.stopped:
-                    return
-                want = min(self._share() - sub.queued, MAX_RECEIVE_MESSAGES)
-                if want > 0:
-                    sub.queued += want  # reserve the space
-            if want <= 0:
-                self._heartbeat(sub)
-                continue
-            wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
-            body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
-            messages: list[Message] = []
-            consumer_id, pause = sub.consumer_id, 0.0
-            try:
-                resp = poll.post(f"{sub.base}/{consumer_id}/receive", body,
-                                 RECEIVE_WAIT_MS / 1000 + self.t.operation_timeout)  # fmt: skip
-                messages = self._decode(sub, resp)
-                sub.connected = True
-                streak.succeeded()
-            except exc.AlreadyClosed:
-                return
-            except exc.PulsarException as e:
-                if sub.stopped:
-                    return
-                sub.connected = False
-                pause = streak.failed(e)
-                if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
-                    pause = 0.0
-            finally:
-                with self.cond:
-                    sub.queued -= want
-            if pause and self._closed_event.wait(pause):
-                return
-            for msg in messages:  # held before the application can settle them
-                self.ack_tracker.received(sub, msg.message_id())
-            with self.cond:
-                if sub.stopped:
-                    return
-                for msg in messages:
-                    self.queue.append((sub, msg))
-                sub.queued += len(messages)
-                self.cond.notify_all()
-
-    def _heartbeat(self, sub: Sub) -> None:
-        """Tell the service the consumer lives while it is not receiving (full queue)."""
-        consumer_id = sub.consumer_id
-        try:
-            self.post(sub, "heartbeat", {})
-        except exc.PulsarException as e:
-            self.log.warning("heartbeat on %s failed: %s", sub.topic, describe(e))
-            if consumer_gone(e):
-                resubscribe(self, sub, consumer_id, e)
-
-    def _chunks_dropped(self, sub: Sub, ids: list[MessageId], ack: bool) -> None:
-        self.log.warning("dropping an incomplete chunked message on %s (%d chunks, %s)",
-                         sub.topic, len(ids), "acknowledged" if ack else "left unacknowledged")  # fmt: skip
-        for msg_id in ids:
-            if ack:
-                self.ack_tracker.ack(sub, msg_id)
-            else:
-                self.ack_tracker.delivered(sub, msg_id)  # the ack timeout, when set, brings it back
-
-    def _decode(self, sub: Sub, resp: Any) -> list[Message]:
-        return decode_response(self, sub, resp)
 
     # ------------------------------------------------------------------ application side
 
@@ -301,7 +197,7 @@ class ConsumerCore:
                 self.log.debug("dropping %s on %s: acknowledged already", msg.message_id(),
                                sub.topic)  # fmt: skip
             sub.last_taken = msg.message_id()
-        self.ack_tracker.delivered(sub, msg.message_id())
+        self.ack_tracker.delivered(sub, msg.message_id(), msg.redelivery_count())
         return sub, msg
 
     def clear_queue(self) -> None:
@@ -352,7 +248,7 @@ class ConsumerCore:
                 return
             self.stopping = True
             self.cond.notify_all()
-        self._closed_event.set()
+        self.closed_event.set()
         deadline = time.monotonic() + self.t.operation_timeout
         me = threading.current_thread()
         for sub in self.subs:

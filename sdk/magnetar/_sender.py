@@ -23,8 +23,8 @@ from magnetar_wire import Codec, EntryFormatError, EntryMessage
 from . import exceptions as exc
 from ._batches import Batch, BatchContainer, BatchLimits, Pending
 from ._enums import Result
-from ._publish import build_entries, post_entry
-from ._registration import Heartbeat, Lease, Registration, release_all
+from ._publish import build_entries, commit_entry, entry_message_ids
+from ._registration import Heartbeat, Registration, release_all
 from .message import ChunkMessageId, MessageId
 
 if TYPE_CHECKING:
@@ -256,8 +256,8 @@ class SenderCore:
             lease = self.reg.leases[max(batch.partition, 0)]
             ids: list[MessageId] = []
             for entry in entries:
-                resp = self._post(lease, entry, deadline)
-                ids += self._ids(resp, len(items), batch.batched)
+                resp = commit_entry(self._t, lease, entry, deadline, lambda: self._aborted)
+                ids += entry_message_ids(resp, len(items), batch.batched)
             if len(entries) > 1:
                 ids = [ChunkMessageId(ids)]
             results: list[Outcome] = [(Result.Ok, i, None) for i in ids]
@@ -273,24 +273,6 @@ class SenderCore:
                 self.last_sequence_id = max(self.last_sequence_id, seq)
         self._complete(items, results)
 
-    def _post(self, lease: Lease, entry: bytes, deadline: float | None) -> Any:
-        """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
-        nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
-        ``TooManyRequests`` — as pulsar-client resends until ``send_timeout_millis``.
-        Raises the service's error, or Timeout once the deadline passes."""
-        pause = 0.02
-        while True:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise exc.Timeout("the message was not stored within send_timeout_millis")
-            try:
-                return post_entry(self._t, lease.base, entry, lease.epoch, remaining)
-            except (exc.ServiceUnitNotReady, exc.TooManyRequests):
-                if self._aborted:
-                    raise
-                time.sleep(random.uniform(pause / 2, pause))
-                pause = min(pause * 2, 1.0)
-
     def _complete(self, items: list[Pending], results: list[Outcome]) -> None:
         with self._cond:
             self._pending -= len(items)
@@ -301,23 +283,3 @@ class SenderCore:
                 item.done(result, msg_id, error)
             except Exception:  # a user callback failed: log it, keep sending
                 self.log.exception("send callback raised")
-
-    def _ids(self, resp: Any, count: int, batched: bool) -> list[MessageId]:
-        if not isinstance(resp, dict):
-            raise exc.UnknownError(f"unexpected produce response: {resp!r}")
-        topic = resp.get("topic")
-        texts = resp.get("messageIds")
-        if isinstance(texts, list) and len(texts) == count:
-            return [MessageId.from_text(t, topic) for t in texts]
-        ledger, entry = resp.get("ledgerId"), resp.get("entryId")
-        partition = resp.get("partition", -1)
-        if resp.get("duplicate"):  # -1:-1:<partition>:-1 for every message, as Pulsar answers
-            ledger, entry, batched = -1, -1, False
-        if not (isinstance(ledger, int) and isinstance(entry, int)):
-            raise exc.UnknownError(f"unexpected produce response: {resp!r}")
-        ids = []
-        for i in range(count):
-            mid = MessageId(partition, ledger, entry, i if batched else -1)
-            mid._topic = topic
-            ids.append(mid)
-        return ids

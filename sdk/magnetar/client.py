@@ -8,10 +8,7 @@ import threading
 import weakref
 from typing import Any
 
-from magnetar_wire import Codec
-
 from . import exceptions as exc
-from ._batches import BatchLimits
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -30,8 +27,7 @@ from ._policies import (
     MultiplierRedeliveryBackoff,
 )
 from ._receiver import ConsumerCore
-from ._registration import register_all
-from ._sender import SenderConfig, SenderCore
+from ._sender import SenderCore
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
@@ -170,65 +166,9 @@ class Client:
         routing is described in ``magnetar._routing``.
         """
         self._check_open()
-        schema = schema if schema is not None else BytesSchema()
-        check_type(str, topic, "topic")
-        check_type_or_none(str, producer_name, "producer_name")
-        check_type(Schema, schema, "schema")
-        check_type_or_none(int, initial_sequence_id, "initial_sequence_id")
-        for name, value in (("send_timeout_millis", send_timeout_millis),
-                            ("max_pending_messages", max_pending_messages),
-                            ("max_pending_messages_across_partitions",
-                             max_pending_messages_across_partitions),
-                            ("batching_max_messages", batching_max_messages),
-                            ("batching_max_allowed_size_in_bytes",
-                             batching_max_allowed_size_in_bytes),
-                            ("batching_max_publish_delay_ms", batching_max_publish_delay_ms)):  # fmt: skip
-            check_type(int, value, name)
-        check_type(CompressionType, compression_type, "compression_type")
-        for name, value in (("block_if_queue_full", block_if_queue_full),
-                            ("batching_enabled", batching_enabled),
-                            ("chunking_enabled", chunking_enabled),
-                            ("lazy_start_partitioned_producers", lazy_start_partitioned_producers)):  # fmt: skip
-            check_type(bool, value, name)
-        check_type(PartitionsRoutingMode, message_routing_mode, "message_routing_mode")
-        check_type_or_none(dict, properties, "properties")
-        check_type(BatchingType, batching_type, "batching_type")
-        check_type_or_none(str, encryption_key, "encryption_key")
-        check_type(ProducerAccessMode, access_mode, "access_mode")
-        check_type(HashingScheme, hashing_scheme, "hashing_scheme")
-        if message_router is not None and not callable(message_router):
-            raise ValueError("Argument message_router is expected to be a function")
-        if batching_enabled and chunking_enabled:
-            raise ValueError("Batching and chunking of messages can't be enabled together.")
-        if encryption_key or crypto_key_reader is not None:
-            raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
-        topic_name = parse_topic(topic)
-        n = self._partitions(topic_name)
-        targets = [topic_name.partition(i) for i in range(n)] if n else [topic_name]
-        if message_router is not None:
-            message_routing_mode = PartitionsRoutingMode.CustomPartition
-        elif message_routing_mode == PartitionsRoutingMode.CustomPartition and n:
-            raise exc.InvalidConfiguration("CustomPartition routing needs a message_router")
-        reg = register_all(self._t, [f"/v1/{t.path()}" for t in targets], producer_name,
-                           access_mode.name, self._stopping, self._log)  # fmt: skip
-        initial = initial_sequence_id if initial_sequence_id is not None else -1
-        last = max(initial, reg.last_sequence_id)
-        limits = BatchLimits(batching_max_messages, batching_max_allowed_size_in_bytes,
-                             max(batching_max_publish_delay_ms, 0) / 1000, reg.max_message_size)  # fmt: skip
-        cfg = SenderConfig(
-            registration=reg, codec=Codec(int(compression_type)),
-            send_timeout=send_timeout_millis / 1000 if send_timeout_millis > 0 else None,
-            max_pending=max_pending_messages, block_if_full=block_if_queue_full,
-            batching=batching_enabled, limits=limits,
-            key_based=batching_type == BatchingType.KeyBased, chunking=chunking_enabled,
-            exclusive=access_mode != ProducerAccessMode.Shared,
-            next_sequence_id=last + 1, last_sequence_id=last,
-        )  # fmt: skip
-        core = SenderCore(self._t, cfg, self._log)
-        self._producers.add(core)
-        return Producer(core, str(topic_name), n, schema=schema, routing_mode=message_routing_mode,
-                        message_router=message_router, log=self._log,
-                        hashing_scheme=hashing_scheme)  # fmt: skip
+        from ._producer_setup import open_producer
+
+        return open_producer(self, locals())
 
     # ------------------------------------------------------------------ consumer
 

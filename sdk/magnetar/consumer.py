@@ -115,9 +115,12 @@ class Consumer:
         """Ask for redelivery after ``negative_ack_redelivery_delay_ms`` (or the
         ``negative_ack_redelivery_backoff``'s delay for the message's redelivery count). The
         nack is sent with the next ack group (within 100 ms) and the service holds the
-        message for the delay; it comes back with ``redelivery_count()`` + 1."""
+        message for the delay; it comes back with ``redelivery_count()`` + 1. Given the
+        ``Message``, the nack carries its redelivery count: should the request be sent again
+        or the message be nacked twice, the copy redelivered meanwhile stays."""
         sub, msg_id = self._resolve(message)
-        self._core.ack_tracker.nack(sub, msg_id)
+        seen = message.redelivery_count() if isinstance(message, Message) else None
+        self._core.ack_tracker.nack(sub, msg_id, seen)
 
     def reconsume_later(self, message: Message, delay: Any,
                         properties: dict | None = None) -> None:  # fmt: skip

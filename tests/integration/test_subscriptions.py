@@ -66,6 +66,30 @@ def test_nack_redelivers_with_redelivery_count_plus_one(engine, topic, make_entr
     assert payloads(again) == [b"retry-me"]
 
 
+def test_a_stale_nack_with_the_old_redelivery_count_does_not_redeliver_again(
+    engine, topic, make_entry
+):
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "stale", "c", "Shared", earliest=True)
+    engine.producer.publish(topic, make_entry(b"once"))
+    ids = entry_ids(subs.receive(topic, "stale", c.consumer_id, 10, 0))
+    seen = {ids[0]: 0}
+    assert (
+        subs.negative_acknowledge(topic, "stale", c.consumer_id, ids, redelivery_counts=seen) == 1
+    )
+    again = subs.receive(topic, "stale", c.consumer_id, 10, 0)
+
+    stale = subs.negative_acknowledge(topic, "stale", c.consumer_id, ids, redelivery_counts=seen)
+
+    assert ([d.redelivery_count for d in again], stale) == ([1], 0)
+    assert subs.receive(topic, "stale", c.consumer_id, 10, 0) == []
+    current = {ids[0]: 1}
+    assert (
+        subs.negative_acknowledge(topic, "stale", c.consumer_id, ids, redelivery_counts=current)
+        == 1
+    )
+
+
 def test_a_closed_consumers_unacked_messages_go_to_the_others(engine, topic, make_entry):
     subs = engine.subscriptions
     a = subs.subscribe(topic, "cl", "a", "Shared", earliest=True)

@@ -1,11 +1,15 @@
-"""Architecture rules import-linter cannot see: the Lambda handlers are not a package."""
+"""Architecture rules import-linter cannot see: the Lambda handlers are not a package, and
+they read settings once at the edge, on their first request, never at import time."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
+
+from magnetar_core.api import http
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
@@ -46,3 +50,40 @@ def test_a_handler_imports_no_third_party_library(handler):
         if m.split(".")[0] not in {"magnetar_core", "__future__"}
     ]
     assert third_party == []
+
+
+SETTINGS_NAMES = ("TOPICS_TABLE", "LOG_TABLE", "CURSORS_TABLE", "ENTRIES_BUCKET")
+
+
+def _load(handler: Path, name: str):
+    """A fresh load of a handler module (one Lambda container)."""
+    spec = importlib.util.spec_from_file_location(f"arch_{handler.parent.name}_{name}", handler)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("handler", HANDLERS, ids=lambda p: p.parent.name)
+def test_a_handler_loads_without_settings_and_reads_them_on_its_first_use(handler, monkeypatch):
+    for name in SETTINGS_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+    module = _load(handler, "bare")  # no settings read at import time
+
+    with pytest.raises(KeyError, match="TOPICS_TABLE"):
+        module.engine()
+
+
+def test_a_container_builds_its_engine_once_and_each_container_its_own(monkeypatch):
+    for name in SETTINGS_NAMES:
+        monkeypatch.setenv(name, f"t-{name.lower()}")
+    built: list = []
+    monkeypatch.setattr(http.Engine, "build", staticmethod(lambda s: built.append(s) or object()))
+    first, second = (_load(ROOT / "functions/ack/app.py", n) for n in ("one", "two"))
+    assert built == []
+
+    engines = [first.engine(), first.engine(), second.engine()]
+
+    assert engines[0] is engines[1] and engines[0] is not engines[2]
+    assert [s.topics_table for s in built] == ["t-topics_table"] * 2

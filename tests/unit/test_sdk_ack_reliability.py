@@ -157,7 +157,11 @@ def test_the_nacks_of_one_batch_go_in_one_request_with_the_whole_remaining_delay
     assert svc.wait_for(lambda s: s.recorded("nack"))
     time.sleep(3 * _acks.ACK_GROUP_TIME)
     assert [r.body for r in svc.recorded("nack")] == [
-        {"messageIds": [str(m.message_id()) for m in msgs], "delayMs": 0}
+        {
+            "messageIds": [str(m.message_id()) for m in msgs],
+            "delayMs": 0,
+            "redeliveryCounts": {str(m.message_id()): 0 for m in msgs},
+        }
     ]
 
 

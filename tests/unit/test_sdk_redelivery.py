@@ -92,8 +92,9 @@ def test_a_nack_backoff_goes_to_the_service_which_delays_each_redelivery_by_its_
         gaps.append(time.monotonic() - nacked)
         counts.append(msg.redelivery_count())
     bodies = [n.body for n in svc.recorded("nack")]
-    assert bodies == [{"messageIds": ["1:0:-1:-1"],
-                       "backoff": {"minDelayMs": 200, "maxDelayMs": 400, "multiplier": 2.0}}] * 3  # fmt: skip
+    assert bodies == [{"messageIds": ["1:0:-1:-1"], "redeliveryCounts": {"1:0:-1:-1": count},
+                       "backoff": {"minDelayMs": 200, "maxDelayMs": 400, "multiplier": 2.0}}
+                      for count in range(3)]  # fmt: skip
     assert counts == [0, 1, 2, 3]
     assert [g >= d for g, d in zip(gaps, [0.2, 0.4, 0.4], strict=True)] == [True] * 3
 
@@ -108,7 +109,11 @@ def test_many_nacks_travel_in_one_request_per_sub_consumer(svc, client, monkeypa
     assert svc.wait_for(lambda s: s.recorded("nack"))
     nacks = svc.recorded("nack")
     assert [n.body for n in nacks] == [
-        {"messageIds": [f"1:{i}:-1:-1" for i in range(50)], "delayMs": 0}
+        {
+            "messageIds": [f"1:{i}:-1:-1" for i in range(50)],
+            "delayMs": 0,
+            "redeliveryCounts": {f"1:{i}:-1:-1": 0 for i in range(50)},
+        }
     ]
 
 
@@ -196,7 +201,9 @@ def test_a_consumer_s_unacked_message_comes_back_with_count_plus_one(svc, client
     clock.now += 10
     consumer._core.acks.wake()
     again = consumer.receive(5000)
-    assert [n.body for n in svc.recorded("nack")] == [{"messageIds": ["1:0:-1:-1"]}]
+    assert [n.body for n in svc.recorded("nack")] == [
+        {"messageIds": ["1:0:-1:-1"], "redeliveryCounts": {"1:0:-1:-1": 0}}
+    ]
     assert (first.redelivery_count(), again.data(), again.redelivery_count()) == (0, b"x", 1)
     consumer.acknowledge(again)
     clock.now += 20

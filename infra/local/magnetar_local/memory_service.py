@@ -15,11 +15,10 @@ error (``fail_next``) or stall it (``delay``)::
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -31,41 +30,19 @@ from magnetar_core.adapters.memory import (
     TimerStarter,
     memory_stores,
 )
-from magnetar_core.api.http import ENTRY_CONTENT_TYPE, injected_engine
+from magnetar_core.api.http import ENTRY_CONTENT_TYPE
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_local.events import HttpRequest, HttpResponse, json_response
-from magnetar_local.gateway import Gateway, Handler, HandlerLoader
-from magnetar_local.template import DEFAULT_TEMPLATE, FunctionSpec, LocalTemplate
+from magnetar_local.memory_gateway import MemoryGateway
+from magnetar_local.recorded import OBJECTS_PATH, Recorded, kind_of
+from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_wire import decode_entry
 from magnetar_wire.names import TopicName
 
 __all__ = ["MemoryService", "Recorded", "memory_settings", "sdk_threads"]
-
-OBJECTS_PATH = "/_objects"
-
-_TOPIC = r"/(?:persistent|non-persistent)/[^/]+/[^/]+/[^/]+"
-_CONSUMERS = r"^/v1" + _TOPIC + r"/subscriptions/[^/]+/consumers"
-_KINDS: list[tuple[str, str, re.Pattern[str]]] = [
-    (m, kind, re.compile(rx))
-    for m, kind, rx in (
-        ("GET", "list_topics", r"^/admin/v2/(?:persistent|non-persistent)/[^/]+/[^/]+$"),
-        ("GET", "partitions", r"^/admin/v2" + _TOPIC + r"/partitions$"),
-        ("PUT", "create_partitioned", r"^/admin/v2" + _TOPIC + r"/partitions$"),
-        ("POST", "produce", r"^/v1" + _TOPIC + r"/messages$"),
-        ("POST", "upload", r"^/v1" + _TOPIC + r"/uploads$"),
-        ("POST", "register", r"^/v1" + _TOPIC + r"/producers$"),
-        ("POST", "heartbeat", r"^/v1" + _TOPIC + r"/producers/[^/]+/heartbeat$"),
-        ("DELETE", "release", r"^/v1" + _TOPIC + r"/producers/[^/]+$"),
-        ("POST", "subscribe", _CONSUMERS + r"$"),
-        ("DELETE", "close", _CONSUMERS + r"/[^/]+$"),
-        ("POST", "action", _CONSUMERS + r"/[^/]+/(?P<action>\w+)$"),
-        ("PUT", "s3_put", "^" + OBJECTS_PATH + "/"),
-        ("GET", "s3_get", "^" + OBJECTS_PATH + "/"),
-    )
-]
 
 
 def memory_settings(**changes: Any) -> Settings:
@@ -88,20 +65,6 @@ def sdk_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("magnetar-")]
 
 
-@dataclass
-class Recorded:
-    """One request the service received. ``body``: the decoded entry of a produce (also of
-    one by ``entryRef``), parsed JSON, or None for object uploads."""
-
-    method: str
-    kind: str  # produce, register, subscribe, receive, ack, nack, redeliver, close, ...
-    path: str
-    body: Any
-    headers: dict
-    at: float = field(default_factory=time.monotonic)
-    query: dict = field(default_factory=dict)
-
-
 class _Clock:
     """The runtime's clock and sleep, with a stop: once stopped, sleeps return at once and
     the monotonic clock jumps far ahead, so server-side long polls end with the service."""
@@ -114,36 +77,6 @@ class _Clock:
 
     def monotonic_ms(self) -> float:
         return time.monotonic() * 1000 + (1e12 if self.stopped.is_set() else 0)
-
-
-class _EngineLoader(HandlerLoader):
-    """Loads each handler container with an engine of ``new_engine`` injected."""
-
-    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Callable[[], Engine]):
-        super().__init__(functions)
-        self._new_engine = new_engine
-
-    def _load(self, spec: FunctionSpec, serial: int = 0) -> Handler:  # type: ignore[override]
-        with injected_engine(self._new_engine()):
-            # a name of its own: the emulator stack's gateway may load the same functions
-            return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
-
-    def forget(self) -> None:
-        """Drop idle containers: the next requests load new ones (new settings)."""
-        with self._lock:
-            self._idle.clear()
-
-
-class _Gateway(Gateway):
-    poll_interval_s = 0.01  # a test service stops at the end of every test
-
-    def __init__(self, service: MemoryService, template: LocalTemplate) -> None:
-        super().__init__(template.routes, template.functions)
-        self.service = service
-        self.loader = _EngineLoader(template.functions, service.new_engine)
-
-    def invoke(self, request: HttpRequest) -> HttpResponse:
-        return self.service.handle(request, super().invoke)
 
 
 class MemoryService:
@@ -175,7 +108,7 @@ class MemoryService:
         assert isinstance(cursors, CursorStore) and isinstance(entries, EntryStore)
         self._entries = entries
         self.timers = TimerStarter(cursors, self.runtime.now_ms)
-        self.gateway = _Gateway(self, _template(template))
+        self.gateway = MemoryGateway(self, _template(template))
         self.requests: list[Recorded] = []
         self.errors: list[tuple[str, int, dict]] = []  # (kind, status, body), used once each
         self.delay: dict[str, float] = {}  # kind -> seconds to stall before handling
@@ -271,7 +204,7 @@ class MemoryService:
     ) -> HttpResponse:
         """Record ``request``, answer an injected error or stall it, then serve it: entry
         objects here, everything else by ``invoke`` (the gateway's handlers)."""
-        kind = _kind_of(request.method, request.raw_path)
+        kind = kind_of(request.method, request.raw_path)
         headers = dict(request.headers)
         recorded = Recorded(
             request.method, kind, request.raw_path, self._body_of(kind, request, headers),
@@ -332,14 +265,6 @@ def _template(path: Path | str) -> LocalTemplate:
         if key not in _TEMPLATES:
             _TEMPLATES[key] = LocalTemplate(key)
         return _TEMPLATES[key]
-
-
-def _kind_of(method: str, path: str) -> str:
-    for m, kind, pattern in _KINDS:
-        match = pattern.match(path)
-        if m == method and match:
-            return match.group("action") if kind == "action" else kind
-    return "other"
 
 
 def topic_name(topic: str) -> TopicName:

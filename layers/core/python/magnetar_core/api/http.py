@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -120,20 +121,40 @@ def _path_arguments(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
     return next_middleware(app)
 
 
-def engine_from_env() -> Engine:
-    """The engine for this Lambda container, from settings read once here at the edge (or
-    the engine ``injected_engine`` hands to handler modules loaded inside it)."""
-    injected = _injected.get()
-    if injected is not None:
-        return injected
-    return Engine.build(Settings.from_env(os.environ))
+class ContainerEngine:
+    """The engine of one Lambda container (one load of a handler module), built on the first
+    call from settings read then, once, at the edge — never at import — and kept for the
+    container's later invocations (Lambda reuses the container). A handler module loaded
+    inside ``injected_engine`` gets that engine instead (captured when the module is
+    loaded). Calling it raises what ``Settings.from_env`` / ``Engine.build`` raise (a
+    handler answers a logged 500)."""
+
+    def __init__(self) -> None:
+        self._engine = _injected.get()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Engine:
+        engine = self._engine
+        if engine is None:
+            with self._lock:  # one build even when a local gateway shares the module
+                if self._engine is None:
+                    self._engine = Engine.build(Settings.from_env(os.environ))
+                engine = self._engine
+        return engine
+
+
+def container_engine() -> ContainerEngine:
+    """A handler module's engine, built lazily on its first invocation (``ContainerEngine``):
+    ``engine = http.container_engine()`` at module level, ``engine().subscriptions`` in a
+    route."""
+    return ContainerEngine()
 
 
 @contextmanager
 def injected_engine(engine: Engine) -> Iterator[Engine]:
-    """Within the block (this thread / context only), ``engine_from_env`` returns ``engine``:
-    load a handler module inside it to run the handler on an engine built elsewhere (e.g. on
-    in-memory adapters) instead of one built from the environment."""
+    """Within the block (this thread / context only), ``container_engine`` makes engines that
+    return ``engine``: load a handler module inside it to run the handler on an engine built
+    elsewhere (e.g. on in-memory adapters) instead of one built from the environment."""
     token = _injected.set(engine)
     try:
         yield engine

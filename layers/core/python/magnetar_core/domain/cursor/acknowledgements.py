@@ -1,26 +1,25 @@
-"""Acknowledgement, redelivery and dead-lettering rules of a cursor, pure.
+"""Acknowledgement and redelivery rules of a cursor, pure.
 
 An entry wholly acknowledged leaves every part of the cursor: the redelivery set and its
 count, every lease, Key_Shared masks and the delayed set. An entry sent back (negative ack,
 a consumer gone) counts one more redelivery and waits in the redelivery set — or, with a
 nack delay, in the delayed set under its due bucket. An entry whose next delivery would
-exceed the dead letter policy goes to the outbox instead. ``Acknowledgements`` works on the
-parts ``CursorState`` hands it for one operation and keeps nothing of its own; on a
-Key_Shared subscription ``KeySharedAcks`` also releases lease masks and draining hashes.
+exceed the dead letter policy goes to the outbox instead (``DeadLettering``).
+``Acknowledgements`` works on the parts ``CursorState`` hands it for one operation and keeps
+nothing of its own; on a Key_Shared subscription ``KeySharedAcks`` also releases lease masks
+and draining hashes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from magnetar_core.domain.cursor.acks import Acked, AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
-from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.key_shared_acks import KeySharedAcks
 from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedState
 from magnetar_core.domain.cursor.reads import ReadState
-from magnetar_wire.names import TopicName
 
 
 class Acknowledgements:
@@ -124,15 +123,23 @@ class Acknowledgements:
         entry_ids: Iterable[int],
         hashes_of: HashesOf | None,
         bucket_of: Callable[[int], int | None] | None,
+        seen: Mapping[int, int] | None = None,
     ) -> int:
         """Send entries in flight to ``consumer_id`` back for redelivery (count + 1).
 
         ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
         once); a delayed entry waits in the delayed set until its bucket is released.
-        Returns how many entries went back.
+        ``seen`` maps entry ids to the redelivery count of the delivery the consumer nacks:
+        an entry not in flight to the consumer, or whose count differs (a stale nack —
+        retried, or a second nack of one delivery — of a copy redelivered since), is left
+        alone. Returns how many entries went back.
         """
         lease = self.roster.leases.get(consumer_id)
-        held = sorted(e for e in set(entry_ids) if lease is not None and e in lease)
+        held = sorted(
+            e
+            for e in set(entry_ids)
+            if lease is not None and e in lease and not self._stale(consumer_id, e, seen)
+        )
         if self.ks:
             self.ks.release(consumer_id, held, hashes_of)
         for entry_id in held:
@@ -142,6 +149,18 @@ class Acknowledgements:
             self.requeue(entry_id, bucket)
         self.roster.drop_empty()
         return len(held)
+
+    def _stale(self, consumer_id: str, entry_id: int, seen: Mapping[int, int] | None) -> bool:
+        """Whether a nack that saw redelivery count ``seen[entry_id]`` is of an earlier
+        delivery than the consumer's current one. Unknown (False) without a count, and for a
+        Key_Shared entry split between consumers (the consumer's part may come from an
+        earlier delivery than the entry's count)."""
+        if not seen or entry_id not in seen:
+            return False
+        ks = self.key_shared
+        if ks is not None and ks.mask_of(consumer_id, entry_id) is not None:
+            return False
+        return seen[entry_id] != self.reads.count_of(entry_id)
 
     def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None) -> int:
         """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1);
@@ -175,24 +194,3 @@ class Acknowledgements:
                 self.reads.redeliver.add(entry_id)
                 moved += 1
         return moved
-
-    # -- dead letters ----------------------------------------------------------------------
-
-    def collect_dead_letters(
-        self, outbox: DeadLetterOutbox, topic: TopicName, subscription: str, new_id: str
-    ) -> int:
-        """Move exhausted entries (nobody holding any of their messages) from the
-        redelivery set to ``outbox``, in entry order; the outbox gets ``new_id`` as its
-        producer id when it has none. Returns how many moved. The caller checks the
-        subscription type (only Shared and Key_Shared dead-letter)."""
-        reads = self.reads
-        exhausted = outbox.exhausted(
-            reads.redelivery_counts, lambda e: e in reads.redeliver and not self.roster.holds(e)
-        )
-        for entry_id in exhausted:
-            reads.redeliver.remove(entry_id)
-            size = self.acks.size_of(entry_id)
-            indexes = self.acks.delivery_mask(entry_id, size)
-            count = size if indexes is None else len(indexes)
-            outbox.enqueue(entry_id, indexes, count, topic, subscription, new_id)
-        return len(exhausted)

@@ -1,9 +1,9 @@
 """Dead letters of a cursor, pure: the subscription's policy and its outbox.
 
-``CursorState.collect_dead_letters`` takes the entries whose next delivery would exceed the
-policy's redelivery count out of the redelivery set and ``enqueue``s them here with
-sequence ids from ``next_sequence`` (never reused: the counter only grows, even
-when a seek drops pending items). An entry in the outbox is neither available, leased nor
+``CursorState.collect_dead_letters`` (``DeadLettering``) takes the entries whose next
+delivery would exceed the policy's redelivery count out of the redelivery set and
+``enqueue``s them here with sequence ids from ``next_sequence`` (never reused: the counter
+only grows, even when a seek drops pending items). An entry in the outbox is neither available, leased nor
 delayed, so nobody receives it again; once its messages are in the dead letter topic,
 ``settle`` hands it back to be acknowledged. Both happen inside the cursor writes the
 dispatcher makes anyway (see ``dead_lettering``). ``producer_id`` names the outbox's

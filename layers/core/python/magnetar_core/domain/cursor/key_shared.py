@@ -29,9 +29,13 @@ from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
 from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.key_shared_acks import KeySharedAcks
-from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedState
+from magnetar_core.domain.cursor.key_shared_state import (
+    HashesOf,
+    KeySharedOptions,
+    KeySharedState,
+)
 from magnetar_core.domain.cursor.reads import ReadState
-from magnetar_core.domain.cursor.records import Delivery
+from magnetar_core.domain.cursor.records import ConsumerInfo, Delivery
 from magnetar_core.domain.keyshared.draining import Move
 from magnetar_core.domain.rangeset import RangeSet
 
@@ -55,6 +59,26 @@ class KeySharedCursor:
         self.reader = reader
 
     # -- joins -----------------------------------------------------------------------------
+
+    @classmethod
+    def join(
+        cls,
+        current: KeySharedState | None,
+        info: ConsumerInfo,
+        options: KeySharedOptions,
+        subscription: str,
+        parts: tuple[AckRecords, ReadState, ConsumerRoster, DelayedSet],
+        hashes_of: HashesOf | None,
+    ) -> KeySharedState:
+        """A consumer joins the subscription's selector with ``options`` (``current``: the
+        subscription's state, None when it was not Key_Shared); hashes the join moved are
+        blocked at their previous owners (``block_moved``). Returns the state. Raises
+        ConsumerAssignError / HashRangeConflict (STICKY ranges), ConsumerBusy (options that
+        differ from the subscription's), ValueError (``block_moved``)."""
+        ks = KeySharedState.for_join(current, options, subscription)
+        moves = ks.join(info.consumer_id, info.name, options)
+        cls(ks, *parts).block_moved(moves, hashes_of)
+        return ks
 
     def block_moved(self, moves: Iterable[Move], hashes_of: HashesOf | None) -> None:
         """After a join moved hash ranges (``KeySharedState.join``): block each moved hash

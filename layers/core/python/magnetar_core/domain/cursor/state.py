@@ -4,7 +4,7 @@
 ``reads`` (ReadState), ``roster`` (ConsumerRoster), ``delays`` (DelayedSet), ``outbox``
 (DeadLetterOutbox), ``key_shared`` (KeySharedState, None unless Key_Shared) — and the public
 operations. Rules that span parts work on them one operation at a time: ``SharedDispatch``,
-``KeySharedCursor`` (dispatch) and ``Acknowledgements``. The records callers read and assign
+``KeySharedCursor`` (dispatch), ``Acknowledgements``, ``Membership`` and ``DeadLettering``. The records callers read and assign
 (``mark_delete``, ``leases``...) are ``Delegated`` to the parts. Every mutation returns what
 it did, so callers can shape responses and tests can assert exactly.
 """
@@ -18,12 +18,14 @@ from typing import Any
 from magnetar_core.domain.cursor.acknowledgements import Acknowledgements
 from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
+from magnetar_core.domain.cursor.dead_letter_rules import DeadLettering
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.delegated import Delegated
 from magnetar_core.domain.cursor.dispatching import SharedDispatch
 from magnetar_core.domain.cursor.key_shared import KeySharedCursor
 from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedOptions, KeySharedState
+from magnetar_core.domain.cursor.membership import Membership
 from magnetar_core.domain.cursor.reads import ReadState
 from magnetar_core.domain.cursor.records import (
     EXCLUSIVE,
@@ -34,11 +36,11 @@ from magnetar_core.domain.cursor.records import (
     ConsumerInfo,
     Delivery,
 )
-from magnetar_core.domain.dead_letter import DEAD_LETTER_TYPES, DeadLetter, DeadLetterPolicy
+from magnetar_core.domain.dead_letter import DeadLetter, DeadLetterPolicy
 from magnetar_core.domain.rangeset import RangeSet
 from magnetar_wire.names import TopicName
 
-__all__ = ["EXCLUSIVE", "FAILOVER", "SHARED", "SUBSCRIPTION_TYPES", "CursorState"]
+__all__ = ["EXCLUSIVE", "FAILOVER", "KEY_SHARED", "SHARED", "SUBSCRIPTION_TYPES", "CursorState"]
 
 
 @dataclass(init=False)
@@ -137,38 +139,21 @@ class CursorState:
         key_shared: KeySharedOptions | None = None,
         hashes_of: HashesOf | None = None,
     ) -> None:
-        """Register a consumer; raises ConsumerBusy on an Exclusive clash or a type clash.
-        A Key_Shared consumer joins the selector with ``key_shared`` options (default
-        AUTO_SPLIT); ``hashes_of`` loads hashes of messages in flight, to block moved hashes.
-        Raises ConsumerAssignError / HashRangeConflict (STICKY ranges), ConsumerBusy (its
-        options differ from the subscription's)."""
-        self.roster.admit(sub_type, self.sub_type, self.subscription)
-        if sub_type == KEY_SHARED:
-            options = key_shared or KeySharedOptions()
-            ks = KeySharedState.for_join(self.key_shared, options, self.subscription)
-            moves = ks.join(info.consumer_id, info.name, options)
-            self.key_shared = ks
-            self._key_shared_cursor(ks).block_moved(moves, hashes_of)
-        else:
-            self.key_shared = None
+        """Register a consumer; a Key_Shared one joins the selector with ``key_shared``
+        options (``Membership.join``, which says what it raises)."""
+        membership = self._membership()
+        self.key_shared = membership.join(info, sub_type, self.sub_type, key_shared, hashes_of)
         self.sub_type = sub_type
-        self.roster.register(info)
 
     def remove_consumer(self, consumer_id: str) -> int:
         """Unregister a consumer; its in-flight entries go back for redelivery (count + 1).
         Returns how many entries went back."""
-        self.roster.unregister(consumer_id)
-        if self.key_shared is not None:
-            self.key_shared.leave(consumer_id)
-        return self.redeliver_all(consumer_id)
+        return self._membership().leave(consumer_id)
 
     def expire_consumers(self, now_ms: int, lease_ms: int) -> list[str]:
         """Disconnect consumers not seen for ``lease_ms``; their entries go back for
         redelivery. Returns the ids removed."""
-        gone = self.roster.lapsed(now_ms, lease_ms)
-        for consumer_id in gone:
-            self.remove_consumer(consumer_id)
-        return gone
+        return self._membership().expire(now_ms, lease_ms)
 
     def touch(self, consumer_id: str, now_ms: int, every_ms: int) -> bool:
         """Record that a consumer is alive, at most once every ``every_ms``; True if recorded."""
@@ -202,8 +187,7 @@ class CursorState:
         due: Mapping[int, int] | None = None,
     ) -> list[Delivery]:
         """Lease whole entries to ``consumer_id`` (``SharedDispatch.dispatch``)."""
-        parts = (self.acks, self.reads, self.roster, self.delays, self._reader())
-        return SharedDispatch(*parts).dispatch(
+        return SharedDispatch(*self._parts(), self._reader()).dispatch(
             consumer_id, candidates, max_messages, max_unacked_entries, due
         )
 
@@ -256,11 +240,14 @@ class CursorState:
         entry_ids: Iterable[int],
         hashes_of: HashesOf | None = None,
         bucket_of: Callable[[int], int | None] | None = None,
+        seen: Mapping[int, int] | None = None,
     ) -> int:
         """Send entries in flight to ``consumer_id`` back for redelivery (count + 1), or to
-        the delayed set under ``bucket_of(redelivery_count)``; returns how many went back."""
+        the delayed set under ``bucket_of(redelivery_count)``; a stale nack (``seen``: the
+        redelivery count it saw, by entry id, differs from the entry's) is ignored. Returns
+        how many went back (``Acknowledgements.negative_acknowledge``)."""
         acks = self._acknowledgements()
-        return acks.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of)
+        return acks.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of, seen)
 
     def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None = None) -> int:
         """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""
@@ -280,25 +267,27 @@ class CursorState:
         """Move exhausted entries (Shared and Key_Shared only) from the redelivery set to the
         dead letter outbox, whose ``dead_letter_id`` becomes ``new_id`` when it has none;
         returns how many moved."""
-        if self.sub_type not in DEAD_LETTER_TYPES or self.dead_letter_policy is None:
-            return 0
-        acks = self._acknowledgements()
-        return acks.collect_dead_letters(self.outbox, topic, self.subscription, new_id)
+        return self._dead_lettering().collect(topic, self.subscription, new_id)
 
     def settle_dead_letters(self, through_sequence: int, hashes_of: HashesOf | None = None) -> int:
         """Acknowledge the entries of outbox items with a sequence id up to
         ``through_sequence`` (published) and drop them from the outbox; returns how many."""
-        done = self.outbox.settle(through_sequence)
-        if done:
-            self.acknowledge([(entry_id, -1) for entry_id in done], hashes_of)
-        return len(done)
+        return self._dead_lettering().settle(through_sequence, hashes_of)
+
+    def _parts(self) -> tuple[AckRecords, ReadState, ConsumerRoster, DelayedSet]:
+        return self.acks, self.reads, self.roster, self.delays
 
     def _acknowledgements(self) -> Acknowledgements:
-        return Acknowledgements(self.acks, self.reads, self.roster, self.delays, self.key_shared)
+        return Acknowledgements(*self._parts(), self.key_shared)
+
+    def _membership(self) -> Membership:
+        return Membership(self._acknowledgements(), self.subscription)
+
+    def _dead_lettering(self) -> DeadLettering:
+        return DeadLettering(self._acknowledgements(), self.outbox, self.sub_type)
 
     def _key_shared_cursor(self, ks: KeySharedState) -> KeySharedCursor:
-        parts = (self.acks, self.reads, self.roster, self.delays)
-        return KeySharedCursor(ks, *parts, self._reader())
+        return KeySharedCursor(ks, *self._parts(), self._reader())
 
     def _reader(self) -> Acknowledgements | None:
         """The acknowledgement rules a reader's (non-durable) cursor applies at dispatch."""

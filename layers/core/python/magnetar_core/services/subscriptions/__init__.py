@@ -211,11 +211,12 @@ class Subscriptions:
         message_ids: list[str],
         delay_ms: int = 0,
         backoff: NackBackoff | None = None,
+        redelivery_counts: dict[str, int] | None = None,
     ) -> int:
-        """Send these messages' entries back for redelivery, now or after a delay
-        (``Acknowledgements.negative_acknowledge``); returns how many."""
+        """Send these messages' entries back for redelivery, now or after a delay, unless
+        the nack is stale (``Acknowledgements.negative_acknowledge``); returns how many."""
         return self.acks.negative_acknowledge(
-            topic, subscription, consumer_id, message_ids, delay_ms, backoff
+            topic, subscription, consumer_id, message_ids, delay_ms, backoff, redelivery_counts
         )
 
     def redeliver_unacknowledged(

@@ -65,13 +65,17 @@ class Acknowledgements:
         message_ids: list[str],
         delay_ms: int = 0,
         backoff: NackBackoff | None = None,
+        redelivery_counts: dict[str, int] | None = None,
     ) -> int:
         """Send the entries of these messages back for redelivery; returns how many.
 
         ``delay_ms`` > 0 (or a ``backoff`` by redelivery count, which wins) holds them in
         the delayed set until a timer releases their due bucket (strict: never early);
-        without timers configured they come back at once. Raises InvalidMessage,
-        ConsumerNotFound, TooManyRequests / StorageFault (starting a timer).
+        without timers configured they come back at once. ``redelivery_counts`` (message id
+        -> the redelivery count the consumer saw) makes a stale nack harmless: an entry
+        whose count differs (redelivered since: a retried or repeated nack) stays where it
+        is. Raises InvalidMessage, ConsumerNotFound, TooManyRequests / StorageFault
+        (starting a timer).
         """
         if (
             isinstance(delay_ms, bool)
@@ -83,6 +87,7 @@ class Acknowledgements:
             )
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
+        seen = _seen_counts(redelivery_counts, message_ids, ref)
         timer_id = self._ctx.runtime.new_id()[:12]
 
         def change(state: CursorState) -> tuple[int, bool]:
@@ -90,7 +95,7 @@ class Acknowledgements:
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
             hashes_of = self._ctx.hashes_of(ref)
-            moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of)
+            moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of, seen)
             if moved:
                 self._timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0
@@ -130,6 +135,35 @@ def parse_backoff(data: object) -> NackBackoff | None:
         return NackBackoff(values[0], values[1], float(multiplier))
     except (ValueError, OverflowError) as exc:  # OverflowError: an int beyond a float
         raise InvalidMessage(f"backoff: {exc}") from exc
+
+
+def _seen_counts(
+    counts: object, message_ids: list[str], ref: PartitionRef
+) -> dict[int, int] | None:
+    """A nack body's ``redeliveryCounts`` {message id: count seen} as counts by entry id of
+    this partition (the highest when ids of one entry disagree), or None; raises
+    InvalidMessage for a malformed map or an id that is not in ``messageIds``."""
+    if counts is None:
+        return None
+    if not isinstance(counts, dict) or not all(
+        isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= INT64_MAX
+        for c in counts.values()
+    ):
+        raise InvalidMessage(
+            "redeliveryCounts must be an object of message id -> redelivery count "
+            f"(an integer from 0 to {INT64_MAX})"
+        )
+    named = set(message_ids)
+    unknown = [k for k in counts if k not in named]
+    if unknown:
+        raise InvalidMessage(
+            f"redeliveryCounts names message id {unknown[0]!r}, which is not in messageIds"
+        )
+    seen: dict[int, int] = {}
+    for text, count in counts.items():
+        for entry, _ in _positions([text], ref):
+            seen[entry] = max(seen.get(entry, count), count)
+    return seen
 
 
 def _positions(message_ids: list[str], ref: PartitionRef) -> list[tuple[int, int]]:

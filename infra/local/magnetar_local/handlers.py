@@ -1,0 +1,134 @@
+"""Loading the real handlers in-process, as Lambda runs them: the handlers' environment in
+``os.environ`` and a pool of *containers* (separate loads of a handler module) per function.
+
+Every handler runs in this process and shares one ``os.environ``: the gateway applies the
+union of the functions' resolved environments (today they are all the Globals) plus the
+emulator endpoint and fake credentials before loading any handler. Each ``functions/<name>/
+app.py`` is loaded under its own module name (they are all called ``app``). A handler
+directory should hold only ``app.py``: sibling modules would share one ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from magnetar_local.template import FunctionSpec
+
+__all__ = ["Handler", "HandlerLoader", "apply_handler_environment"]
+
+log = logging.getLogger("magnetar_local.gateway")  # the gateway's log, as before the split
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+def apply_handler_environment(
+    functions: Mapping[str, FunctionSpec], extra: Mapping[str, str]
+) -> dict[str, str]:
+    """Set ``os.environ`` for the handlers; returns what was set.
+
+    Later functions win where two functions define a variable differently (logged).
+    """
+    merged: dict[str, str] = {}
+    for spec in functions.values():
+        for name, value in spec.environment.items():
+            if name in merged and merged[name] != value:
+                log.warning("%s differs between functions; using %s's value", name, spec.logical_id)
+            merged[name] = value
+    merged.update(extra)
+    os.environ.update(merged)
+    return merged
+
+
+def _handler_path(spec: FunctionSpec) -> Path:
+    """``app.lambda_handler`` in ``functions/x/`` -> ``functions/x/app.py``."""
+    return spec.code_dir / (spec.handler.rpartition(".")[0].replace(".", "/") + ".py")
+
+
+class HandlerLoader:
+    """Loads handlers as Lambda runs them: one request at a time per *container*.
+
+    Each container is a separate load of the handler module (its own module globals:
+    resolver, engine, caches). A request borrows an idle container of its function or
+    loads a new one, so concurrent requests never share a Powertools resolver, whose
+    current event lives on the app object; Lambda scales out the same way.
+    """
+
+    def __init__(self, functions: Mapping[str, FunctionSpec]) -> None:
+        self.functions = dict(functions)
+        self._registered: dict[str, Handler] = {}
+        self._idle: dict[str, list[Handler]] = {}
+        self._loaded = 0
+        self._lock = threading.Lock()
+        self._load_lock = threading.Lock()  # module loads touch sys.path: one at a time
+
+    def register(self, name: str, handler: Handler, spec: FunctionSpec | None = None) -> None:
+        """Use ``handler`` for function ``name`` (tests register small handlers this way)."""
+        with self._lock:
+            self._registered[name] = handler
+            if spec is not None:
+                self.functions[name] = spec
+
+    def available(self, name: str) -> bool:
+        """True when function ``name`` has a registered handler or an existing handler file."""
+        spec = self.functions.get(name)
+        return name in self._registered or (spec is not None and _handler_path(spec).is_file())
+
+    def containers(self, name: str) -> int:
+        """How many idle containers function ``name`` has now."""
+        with self._lock:
+            return len(self._idle.get(name, ()))
+
+    @contextmanager
+    def lease(self, name: str) -> Iterator[Handler]:
+        """Borrow a container of function ``name`` for one request.
+
+        Raises FileNotFoundError if its handler file is missing.
+        """
+        with self._lock:
+            registered = self._registered.get(name)
+            idle = self._idle.setdefault(name, [])
+            handler = registered or (idle.pop() if idle else None)
+            self._loaded += handler is None
+            serial = self._loaded
+        if handler is None:
+            with self._load_lock:
+                handler = self._load(self.functions[name], serial)
+        try:
+            yield handler
+        finally:
+            if registered is None:
+                with self._lock:
+                    self._idle[name].append(handler)
+
+    def get(self, name: str) -> Handler:
+        """A handler of function ``name`` for a single caller (tests, events replay)."""
+        with self.lease(name) as handler:
+            return handler
+
+    @staticmethod
+    def _load(spec: FunctionSpec, serial: int = 0) -> Handler:
+        path, attribute = _handler_path(spec), spec.handler.rpartition(".")[2]
+        if not path.is_file():
+            raise FileNotFoundError(f"{spec.logical_id}: handler file {path} does not exist")
+        module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}"
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = module
+        sys.path.insert(0, str(spec.code_dir))  # as on Lambda, for imports at load time
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+        finally:
+            sys.path.remove(str(spec.code_dir))
+        return getattr(module, attribute)

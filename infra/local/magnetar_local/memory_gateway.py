@@ -1,0 +1,51 @@
+"""The gateway of a ``MemoryService``: the real handlers, each container loaded with an engine
+on the service's in-memory stores injected (``magnetar_core.api.http.injected_engine``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from magnetar_core.api.http import injected_engine
+from magnetar_core.engine import Engine
+from magnetar_local.events import HttpRequest, HttpResponse
+from magnetar_local.gateway import Gateway, Handler, HandlerLoader
+from magnetar_local.template import FunctionSpec, LocalTemplate
+
+if TYPE_CHECKING:
+    from magnetar_local.memory_service import MemoryService
+
+__all__ = ["EngineLoader", "MemoryGateway"]
+
+
+class EngineLoader(HandlerLoader):
+    """Loads each handler container with an engine of ``new_engine`` injected."""
+
+    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Callable[[], Engine]):
+        super().__init__(functions)
+        self._new_engine = new_engine
+
+    def _load(self, spec: FunctionSpec, serial: int = 0) -> Handler:  # type: ignore[override]
+        with injected_engine(self._new_engine()):
+            # a name of its own: the emulator stack's gateway may load the same functions
+            return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
+
+    def forget(self) -> None:
+        """Drop idle containers: the next requests load new ones (new settings)."""
+        with self._lock:
+            self._idle.clear()
+
+
+class MemoryGateway(Gateway):
+    """The local gateway in front of a ``MemoryService``: its requests go through
+    ``service.handle`` (recording, injected errors) to handlers loaded by ``EngineLoader``."""
+
+    poll_interval_s = 0.01  # a test service stops at the end of every test
+
+    def __init__(self, service: MemoryService, template: LocalTemplate) -> None:
+        super().__init__(template.routes, template.functions)
+        self.service = service
+        self.loader = EngineLoader(template.functions, service.new_engine)
+
+    def invoke(self, request: HttpRequest) -> HttpResponse:
+        return self.service.handle(request, super().invoke)

@@ -1,0 +1,110 @@
+"""The receive loop of one sub-consumer: ONE long-poll receive in flight at a time, on the
+sub-consumer's own daemon thread, filling the consumer's shared receiver queue.
+
+Each sub-consumer may fill its share of the queue (``queue_size`` / sub-consumers); while
+its share is full it sends a heartbeat every ``HEARTBEAT_SECONDS`` instead. A failing
+receive is retried with a jittered backoff (``Streak``); when the service forgot the
+consumer or its subscription, the sub-consumer subscribes again (``_recovery``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import exceptions as exc
+from ._entries import decode_response
+from ._failures import consumer_gone, describe
+from ._http import LongPoll
+from ._recovery import Streak, resubscribe
+from .message import Message, MessageId
+
+if TYPE_CHECKING:
+    from ._receiver import ConsumerCore
+    from ._sub import Sub
+
+__all__ = ["HEARTBEAT_SECONDS", "MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "poll_loop"]
+
+RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
+# A consumer whose receiver queue stays full sends a heartbeat this often: the service
+# disconnects consumers silent for CONSUMER_LEASE_MS (60 s by default).
+HEARTBEAT_SECONDS = 20.0
+MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
+
+
+def share(core: ConsumerCore) -> int:
+    """How many messages of the receiver queue one sub-consumer may fill."""
+    return max(1, core.queue_size // max(len(core.subs), 1))
+
+
+def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
+    """Receive for ``sub`` until the consumer stops or ``sub`` is stopped (its thread)."""
+    streak = Streak(core.log, sub.topic)
+    while True:
+        with core.cond:
+            while not core.stopping and not sub.stopped and sub.queued >= share(core):
+                if not core.cond.wait(HEARTBEAT_SECONDS):
+                    break  # the queue stayed full: keep the consumer's lease alive
+            if core.stopping or sub.stopped:
+                return
+            want = min(share(core) - sub.queued, MAX_RECEIVE_MESSAGES)
+            if want > 0:
+                sub.queued += want  # reserve the space
+        if want <= 0:
+            heartbeat(core, sub)
+            continue
+        wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
+        body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
+        messages: list[Message] = []
+        consumer_id, pause = sub.consumer_id, 0.0
+        try:
+            resp = poll.post(f"{sub.base}/{consumer_id}/receive", body,
+                             RECEIVE_WAIT_MS / 1000 + core.t.operation_timeout)  # fmt: skip
+            messages = decode_response(core, sub, resp)
+            sub.connected = True
+            streak.succeeded()
+        except exc.AlreadyClosed:
+            return
+        except exc.PulsarException as e:
+            if sub.stopped:
+                return
+            sub.connected = False
+            pause = streak.failed(e)
+            if consumer_gone(e) and resubscribe(core, sub, consumer_id, e):
+                pause = 0.0
+        finally:
+            with core.cond:
+                sub.queued -= want
+        if pause and core.closed_event.wait(pause):
+            return
+        for msg in messages:  # held before the application can settle them
+            core.ack_tracker.received(sub, msg.message_id())
+        with core.cond:
+            if sub.stopped:
+                return
+            for msg in messages:
+                core.queue.append((sub, msg))
+            sub.queued += len(messages)
+            core.cond.notify_all()
+
+
+def heartbeat(core: ConsumerCore, sub: Sub) -> None:
+    """Tell the service the consumer lives while it is not receiving (full queue)."""
+    consumer_id = sub.consumer_id
+    try:
+        core.post(sub, "heartbeat", {})
+    except exc.PulsarException as e:
+        core.log.warning("heartbeat on %s failed: %s", sub.topic, describe(e))
+        if consumer_gone(e):
+            resubscribe(core, sub, consumer_id, e)
+
+
+def chunks_dropped(core: ConsumerCore, sub: Sub, ids: list[MessageId], ack: bool) -> None:
+    """An incomplete chunked message was dropped: its chunks are acknowledged (``ack``) or
+    left for the ack timeout to bring back."""
+    core.log.warning("dropping an incomplete chunked message on %s (%d chunks, %s)",
+                     sub.topic, len(ids), "acknowledged" if ack else "left unacknowledged")  # fmt: skip
+    for msg_id in ids:
+        if ack:
+            core.ack_tracker.ack(sub, msg_id)
+        else:
+            core.ack_tracker.delivered(sub, msg_id)  # the ack timeout, when set, brings it back

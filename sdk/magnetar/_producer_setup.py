@@ -1,0 +1,96 @@
+"""``Client.create_producer`` behind the public signature: its arguments checked, the
+producer registered on every partition (``_registration``) and its sender configured."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from magnetar_wire import Codec
+
+from . import exceptions as exc
+from ._batches import BatchLimits
+from ._enums import (
+    BatchingType,
+    CompressionType,
+    HashingScheme,
+    PartitionsRoutingMode,
+    ProducerAccessMode,
+)
+from ._registration import register_all
+from ._sender import SenderConfig, SenderCore
+from ._topics import parse_topic
+from ._validate import check_type, check_type_or_none
+from .producer import Producer
+from .schema import BytesSchema, Schema
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["open_producer", "validate_producer"]
+
+
+def validate_producer(a: dict[str, Any]) -> None:
+    """Check the arguments of ``create_producer`` (given as a dict); raises ValueError for
+    wrong types or batching together with chunking, OperationNotSupported for end-to-end
+    encryption."""
+    check_type(str, a["topic"], "topic")
+    check_type_or_none(str, a["producer_name"], "producer_name")
+    check_type(Schema, a["schema"], "schema")
+    check_type_or_none(int, a["initial_sequence_id"], "initial_sequence_id")
+    for name in ("send_timeout_millis", "max_pending_messages",
+                 "max_pending_messages_across_partitions", "batching_max_messages",
+                 "batching_max_allowed_size_in_bytes", "batching_max_publish_delay_ms"):  # fmt: skip
+        check_type(int, a[name], name)
+    check_type(CompressionType, a["compression_type"], "compression_type")
+    for name in ("block_if_queue_full", "batching_enabled", "chunking_enabled",
+                 "lazy_start_partitioned_producers"):  # fmt: skip
+        check_type(bool, a[name], name)
+    check_type(PartitionsRoutingMode, a["message_routing_mode"], "message_routing_mode")
+    check_type_or_none(dict, a["properties"], "properties")
+    check_type(BatchingType, a["batching_type"], "batching_type")
+    check_type_or_none(str, a["encryption_key"], "encryption_key")
+    check_type(ProducerAccessMode, a["access_mode"], "access_mode")
+    check_type(HashingScheme, a["hashing_scheme"], "hashing_scheme")
+    if a["message_router"] is not None and not callable(a["message_router"]):
+        raise ValueError("Argument message_router is expected to be a function")
+    if a["batching_enabled"] and a["chunking_enabled"]:
+        raise ValueError("Batching and chunking of messages can't be enabled together.")
+    if a["encryption_key"] or a["crypto_key_reader"] is not None:
+        raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
+
+
+def open_producer(client: Client, a: dict[str, Any]) -> Producer:
+    """A producer for ``client.create_producer``'s arguments ``a`` (see there for what it
+    raises)."""
+    a = {**a, "schema": a["schema"] if a["schema"] is not None else BytesSchema()}
+    validate_producer(a)
+    topic_name = parse_topic(a["topic"])
+    n = client._partitions(topic_name)
+    targets = [topic_name.partition(i) for i in range(n)] if n else [topic_name]
+    routing_mode = a["message_routing_mode"]
+    if a["message_router"] is not None:
+        routing_mode = PartitionsRoutingMode.CustomPartition
+    elif routing_mode == PartitionsRoutingMode.CustomPartition and n:
+        raise exc.InvalidConfiguration("CustomPartition routing needs a message_router")
+    reg = register_all(client._t, [f"/v1/{t.path()}" for t in targets], a["producer_name"],
+                       a["access_mode"].name, client._stopping, client._log)  # fmt: skip
+    initial = a["initial_sequence_id"] if a["initial_sequence_id"] is not None else -1
+    last = max(initial, reg.last_sequence_id)
+    limits = BatchLimits(a["batching_max_messages"], a["batching_max_allowed_size_in_bytes"],
+                         max(a["batching_max_publish_delay_ms"], 0) / 1000,
+                         reg.max_message_size)  # fmt: skip
+    send_timeout = a["send_timeout_millis"]
+    cfg = SenderConfig(
+        registration=reg, codec=Codec(int(a["compression_type"])),
+        send_timeout=send_timeout / 1000 if send_timeout > 0 else None,
+        max_pending=a["max_pending_messages"], block_if_full=a["block_if_queue_full"],
+        batching=a["batching_enabled"], limits=limits,
+        key_based=a["batching_type"] == BatchingType.KeyBased, chunking=a["chunking_enabled"],
+        exclusive=a["access_mode"] != ProducerAccessMode.Shared,
+        next_sequence_id=last + 1, last_sequence_id=last,
+    )  # fmt: skip
+    core = SenderCore(client._t, cfg, client._log)
+    client._producers.add(core)
+    return Producer(core, str(topic_name), n, schema=a["schema"], routing_mode=routing_mode,
+                    message_router=a["message_router"], log=client._log,
+                    hashing_scheme=a["hashing_scheme"])  # fmt: skip
