@@ -1,6 +1,6 @@
 """Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions and policies."""
 
-from magnetar_core.api import http, views
+from magnetar_core.api import bodies, http, views
 
 app = http.make_app()
 engine = http.engine_from_env()
@@ -151,7 +151,8 @@ def create_topic(domain: str, tenant: str, namespace: str, topic: str):
 
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
 def create_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
-    admin.create_topic(topic_of(domain, tenant, namespace, topic), http.json_body(app))
+    name = topic_of(domain, tenant, namespace, topic)
+    admin.create_topic(name, bodies.partition_count(app))
     return http.no_content()
 
 
