@@ -108,18 +108,45 @@ SENT: Counter[str] = Counter()
 """Requests sent per lane in this process, with ``<lane> 5xx`` for server errors."""
 
 
-def rejected_requests_change_nothing(before: Any, read_back: Callable[[], Any]):
-    """A check: when the response is 4xx, ``read_back()`` equals ``before`` (the state read
-    back just before the request)."""
+class ReadBack:
+    """The stored state, read back by ``read`` only when needed: the state after a rejected
+    request is the state before the next one (requests are sequential and nothing else
+    writes the state read), so a run of rejections costs one read per request."""
+
+    def __init__(self, read: Callable[[], Any]) -> None:
+        self.read = read
+        self._last: Any = None
+
+    def current(self) -> Any:
+        """The state now (the last read, unless a request may have changed it since)."""
+        if self._last is None:
+            self._last = self.read()
+        return self._last
+
+    def reread(self) -> Any:
+        self._last = self.read()
+        return self._last
+
+    def forget(self) -> None:
+        """An accepted request may have changed the state: read it again next time."""
+        self._last = None
+
+
+def rejected_requests_change_nothing(before: Any, state: ReadBack):
+    """A check: when the response is 4xx, the state read back equals ``before`` (the state
+    read back just before the request)."""
 
     def check(ctx: Any, response: Any, case: Any) -> bool | None:
-        if 400 <= response.status_code < 500:
-            after = read_back()
-            if after != before:
-                raise AssertionError(
-                    f"{case.operation.label} answered {response.status_code} but changed the "
-                    f"stored state: {_difference(before, after)}"
-                )
+        if not 400 <= response.status_code < 500:
+            state.forget()
+            return None
+        after = state.reread()
+        if after != before:
+            state.forget()
+            raise AssertionError(
+                f"{case.operation.label} answered {response.status_code} but changed the "
+                f"stored state: {_difference(before, after)}"
+            )
         return None
 
     return check
@@ -139,17 +166,20 @@ def cap_waits(case: Any) -> None:
         body["waitMs"] = min(body["waitMs"], MAX_WAIT_MS)
 
 
-def run_case(case: Any, base_url: str, lane: str, read_back: Callable[[], Any]) -> None:
+def run_case(case: Any, base_url: str, lane: str, state: ReadBack) -> None:
     """Send ``case`` to ``base_url`` and run every check on the answer (raises on a failure)."""
     cap_waits(case)
-    before = read_back()
-    response = case.call(base_url=base_url, headers=AUTH_HEADERS or None, timeout=30)
+    before = state.current()
+    try:
+        response = case.call(base_url=base_url, headers=AUTH_HEADERS or None, timeout=30)
+    except BaseException:
+        state.forget()
+        raise
     SENT[lane] += 1
-    SENT[f"phase {case.meta.phase.name.value if case.meta else None} {case.meta.generation.mode.value if case.meta else None}"] += 1
     if response.status_code >= 500:
         SENT[f"{lane} 5xx"] += 1
     case.validate_response(
-        response, checks=[*CHECKS, rejected_requests_change_nothing(before, read_back)]
+        response, checks=[*CHECKS, rejected_requests_change_nothing(before, state)]
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from fuzz_support import SETTINGS, memory_state, report, run_case, schema
+from fuzz_support import SETTINGS, ReadBack, memory_state, report, run_case, schema
 
 from magnetar_local.memory_service import MemoryService
 
@@ -19,14 +19,13 @@ def lane():
     started = time.monotonic()
     yield
     print(report("memory", started))
-    from fuzz_support import SENT; print(SENT)
 
 
 @pytest.fixture
 def service(lane):
     """A service of its own for each operation: its stores stay small to read back whole."""
     with MemoryService() as svc:
-        yield svc
+        yield svc, ReadBack(lambda: memory_state(svc))
 
 
 @schema.parametrize()
@@ -34,4 +33,5 @@ def service(lane):
 def test_every_operation_answers_fuzzed_requests_as_documented_and_rejections_change_nothing(
     case, service
 ):
-    run_case(case, service.url, "memory", lambda: memory_state(service))
+    svc, state = service
+    run_case(case, svc.url, "memory", state)
