@@ -149,6 +149,7 @@ def rejected_requests_change_nothing(before: Any, state: ReadBack):
             )
         return None
 
+    check.__name__ = "rejected_requests_change_nothing"
     return check
 
 
