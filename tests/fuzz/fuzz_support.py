@@ -8,7 +8,7 @@ Every fuzzed request is checked for:
   * ``rejected_requests_change_nothing``: a request answered 4xx leaves the stored state as it
     was (a snapshot read back before and after the request, compared).
 
-Auth hook: the API has no security scheme yet (issue 11 follows the security issue). Once
+Auth hook: the API has no security scheme yet (the security issue adds one). Once
 openapi.yaml declares one, pass its credentials as ``AUTH_HEADERS`` (sent with every request
 by ``run_case``) and add schemathesis's ``ignored_auth`` check to ``CHECKS``, so a request
 without or with wrong credentials must be a 401/403 that changes nothing.
