@@ -8,7 +8,9 @@ Markers (``--strict-markers``; declared in pyproject.toml):
                 and tests/e2e, and any test that uses ``local_stack`` or ``aws_clients``;
   ``spark``     needs a Spark session (a JVM): every test of tests/spark, any test that uses
                 the ``spark`` fixture, and tests that run a job's main() (marked in place);
-  ``slow``      takes long even on a quiet machine.
+  ``slow``      takes long even on a quiet machine;
+  ``fuzz``      the fuzz lane (schemathesis over openapi.yaml): every test of tests/fuzz; its
+                memory-service part is fast, its emulator part is ``emulator`` by fixture.
 ``make test-fast`` runs ``-m "not emulator and not spark and not slow"``.
 
 Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
@@ -32,7 +34,12 @@ from magnetar_local.testing import (  # noqa: F401 - pytest fixtures
 )
 
 TESTS = Path(__file__).resolve().parent
-DIRECTORY_MARKERS = {"integration": "emulator", "e2e": "emulator", "spark": "spark"}
+DIRECTORY_MARKERS = {
+    "integration": "emulator",
+    "e2e": "emulator",
+    "spark": "spark",
+    "fuzz": "fuzz",
+}
 """tests/<directory> -> the marker every test in it carries."""
 FIXTURE_MARKERS = {
     "local_stack": "emulator",

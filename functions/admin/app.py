@@ -1,6 +1,6 @@
 """Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions and policies."""
 
-from magnetar_core.api import http, views
+from magnetar_core.api import bodies, http, views
 
 app = http.make_app()
 engine = http.container_engine()
@@ -150,7 +150,8 @@ def create_topic(domain: str, tenant: str, namespace: str, topic: str):
 
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
 def create_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
-    engine().admin.create_topic(topic_of(domain, tenant, namespace, topic), http.json_body(app))
+    name = topic_of(domain, tenant, namespace, topic)
+    engine().admin.create_topic(name, bodies.partition_count(app))
     return http.no_content()
 
 

@@ -14,7 +14,9 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from magnetar_core.api import http
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
+from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.timers import NackBackoff
+from magnetar_core.services.admin import MAX_PARTITIONS
 from magnetar_core.services.subscriptions.acks import parse_backoff
 from magnetar_wire.routing import HASHING_SCHEMES, JAVA_STRING_HASH
 
@@ -39,6 +41,19 @@ def dead_letter_policy(body: dict[str, Any]) -> DeadLetterPolicy | None:
 def nack_backoff(body: dict[str, Any]) -> NackBackoff | None:
     """The nack body's ``backoff`` {minDelayMs, maxDelayMs, multiplier} (None when absent)."""
     return parse_backoff(body.get("backoff"))
+
+
+def partition_count(app: APIGatewayHttpResolver) -> Any:
+    """The create-partitioned-topic body: the partition count, which the admin service checks
+    (1..MAX_PARTITIONS). Raises InvalidMessage when there is none (no body, or ``null``),
+    which would otherwise create a non-partitioned topic (found by tests/fuzz)."""
+    count = http.json_body(app)
+    if count is None:
+        raise InvalidMessage(
+            f"The body must be the partition count: an integer from 1 to {MAX_PARTITIONS} "
+            "(a non-partitioned topic is created by PUT on the topic's own path)"
+        )
+    return count
 
 
 def hashing_scheme(app: APIGatewayHttpResolver) -> str:

@@ -1,0 +1,211 @@
+"""Schemathesis over openapi.yaml, shared by the fuzz tests: the schema with the lane's fixed
+seed and bounds, the entry body strategy, the checks, and state read back from the stores.
+
+Every fuzzed request is checked for:
+  * ``not_a_server_error``: no 5xx;
+  * ``status_code_conformance``, ``content_type_conformance``, ``response_schema_conformance``:
+    the status is documented for the operation, the content type and body match its schema;
+  * ``rejected_requests_change_nothing``: a request answered 4xx leaves the stored state as it
+    was (a snapshot read back before and after the request, compared).
+
+Auth hook: the API has no security scheme yet (the security issue adds one). Once
+openapi.yaml declares one, pass its credentials as ``AUTH_HEADERS`` (sent with every request
+by ``run_case``) and add schemathesis's ``ignored_auth`` check to ``CHECKS``, so a request
+without or with wrong credentials must be a 401/403 that changes nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import schemathesis
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from magnetar_core.api.http import ENTRY_CONTENT_TYPE
+from magnetar_wire import EntryMessage, encode_entry
+
+OPENAPI = Path(__file__).resolve().parents[2] / "openapi.yaml"
+SEED = 20261124
+"""The lane's fixed seed: every run sends the same requests (``derandomize``, no database)."""
+MAX_EXAMPLES = 4
+"""Examples per operation and generation mode (positive, negative) of the fuzzing phase; the
+examples and coverage phases add their own (about 25 per operation)."""
+MAX_WAIT_MS = 50
+"""Generated ``waitMs`` values are capped to this: a long poll up to 20 s is valid input, but
+waiting it out tells the fuzzer nothing."""
+AUTH_HEADERS: dict[str, str] = {}
+"""Credentials sent with every fuzzed request: none until the API has a security scheme."""
+
+CONFIG = schemathesis.Config.from_dict(
+    {
+        "seed": SEED,
+        "generation": {"mode": "all", "database": "none", "max-examples": MAX_EXAMPLES},
+        # One unexpected method per path (the local gateway once answered TRACE with 501).
+        "phases": {"coverage": {"unexpected-methods": ["trace"]}, "stateful": {"enabled": False}},
+    }
+)
+SETTINGS = settings(
+    max_examples=MAX_EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def _entry_messages() -> st.SearchStrategy[list[EntryMessage]]:
+    message = st.builds(
+        EntryMessage,
+        payload=st.binary(max_size=64),
+        sequence_id=st.integers(0, 2**63 - 1),
+        key=st.none() | st.text(max_size=16),
+        properties=st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=3),
+        deliver_at_ms=st.integers(0, 2**63 - 1),
+    )
+    return st.lists(message, min_size=1, max_size=4)
+
+
+@st.composite
+def _entry_bodies(draw: st.DrawFn) -> bytes:
+    """Entries in the entry format, whole or damaged (cut, a byte flipped), or any bytes."""
+    kind = draw(st.sampled_from(["valid", "cut", "flipped", "bytes"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=256))
+    try:
+        entry = encode_entry(draw(_entry_messages()), producer_name=draw(st.text(max_size=12)))
+    except Exception:  # the codec refuses some drawn fields (e.g. surrogates): send bytes
+        return draw(st.binary(max_size=64))
+    if kind == "cut":
+        return entry[: draw(st.integers(0, len(entry) - 1))]
+    if kind == "flipped":
+        at = draw(st.integers(0, len(entry) - 1))
+        return entry[:at] + bytes([entry[at] ^ draw(st.integers(1, 255))]) + entry[at + 1 :]
+    return entry
+
+
+schemathesis.openapi.media_type(ENTRY_CONTENT_TYPE, _entry_bodies())
+schema = schemathesis.openapi.from_path(OPENAPI, config=CONFIG)
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+SENT: Counter[str] = Counter()
+"""Requests sent per lane in this process, with ``<lane> 5xx`` for server errors."""
+
+
+class ReadBack:
+    """The stored state, read back by ``read`` only when needed: the state after a rejected
+    request is the state before the next one (requests are sequential and nothing else
+    writes the state read), so a run of rejections costs one read per request."""
+
+    def __init__(self, read: Callable[[], Any]) -> None:
+        self.read = read
+        self._last: Any = None
+
+    def current(self) -> Any:
+        """The state now (the last read, unless a request may have changed it since)."""
+        if self._last is None:
+            self._last = self.read()
+        return self._last
+
+    def reread(self) -> Any:
+        self._last = self.read()
+        return self._last
+
+    def forget(self) -> None:
+        """An accepted request may have changed the state: read it again next time."""
+        self._last = None
+
+
+def rejected_requests_change_nothing(before: Any, state: ReadBack):
+    """A check: when the response is 4xx, the state read back equals ``before`` (the state
+    read back just before the request)."""
+
+    def check(ctx: Any, response: Any, case: Any) -> bool | None:
+        if not 400 <= response.status_code < 500:
+            state.forget()
+            return None
+        after = state.reread()
+        if after != before:
+            state.forget()
+            raise AssertionError(
+                f"{case.operation.label} answered {response.status_code} but changed the "
+                f"stored state: {_difference(before, after)}"
+            )
+        return None
+
+    check.__name__ = "rejected_requests_change_nothing"
+    return check
+
+
+def _difference(before: Any, after: Any) -> str:
+    if isinstance(before, dict) and isinstance(after, dict):
+        changed = sorted(str(k) for k in set(before) | set(after) if before.get(k) != after.get(k))
+        return f"changed {changed[:10]}"
+    return "the state differs"
+
+
+def cap_waits(case: Any) -> None:
+    """Cap a generated ``waitMs`` at MAX_WAIT_MS (negative and non-integers stay as drawn)."""
+    body = case.body
+    if isinstance(body, dict) and isinstance(body.get("waitMs"), int) and body["waitMs"] > 0:
+        body["waitMs"] = min(body["waitMs"], MAX_WAIT_MS)
+
+
+def run_case(case: Any, base_url: str, lane: str, state: ReadBack) -> None:
+    """Send ``case`` to ``base_url`` and run every check on the answer (raises on a failure)."""
+    cap_waits(case)
+    before = state.current()
+    try:
+        response = case.call(base_url=base_url, headers=AUTH_HEADERS or None, timeout=30)
+    except BaseException:
+        state.forget()
+        raise
+    SENT[lane] += 1
+    if response.status_code >= 500:
+        SENT[f"{lane} 5xx"] += 1
+    case.validate_response(
+        response, checks=[*CHECKS, rejected_requests_change_nothing(before, state)]
+    )
+
+
+def report(lane: str, started_s: float) -> str:
+    """One line for the run's log: requests sent, 5xx, seconds."""
+    return (
+        f"fuzz {lane}: {SENT[lane]} requests, {SENT[f'{lane} 5xx']} 5xx, "
+        f"{time.monotonic() - started_s:.1f} s, seed {SEED}"
+    )
+
+
+def memory_state(service: Any) -> dict[str, Any]:
+    """Everything a MemoryService stores: its three tables (topics, log, cursors; policies,
+    producers, buffers and compaction state live in them), its entry objects and its delay
+    timers, as deep copies (read under each store's lock)."""
+    tables = service.tables
+    with tables.lock:
+        state: dict[str, Any] = {
+            name: copy.deepcopy(getattr(tables, name)._partitions)
+            for name in ("topics", "log", "cursors")
+        }
+    entries = service.stores.entries
+    with entries._lock:
+        state["entries"] = dict(entries._objects)
+    timers = service.timers
+    with timers._cond:
+        state["timers"] = (set(timers._started), sorted(timers._pending))
+    return state

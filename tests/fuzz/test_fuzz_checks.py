@@ -1,0 +1,61 @@
+"""The fuzz lane's own checks can fail: a rejected request that writes, and a 5xx, are caught
+(run through ``run_case`` with exact requests against a MemoryService whose admin is broken
+on purpose)."""
+
+from __future__ import annotations
+
+import pytest
+from fuzz_support import ReadBack, memory_state, run_case, schema
+from schemathesis.core.failures import FailureGroup
+
+from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.services.admin import Admin
+from magnetar_local.memory_service import MemoryService, topic_name
+
+PARTITIONS = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions"
+NAMES = {"domain": "persistent", "tenant": "public", "namespace": "default", "topic": "t"}
+
+
+@pytest.fixture
+def svc():
+    with MemoryService() as service:
+        yield service
+
+
+def _create_partitioned(svc: MemoryService) -> None:
+    case = schema[PARTITIONS]["PUT"].Case(path_parameters=NAMES, body=2)
+    run_case(case, svc.url, "checks", ReadBack(lambda: memory_state(svc)))
+
+
+def _text(group: FailureGroup) -> str:
+    return "\n".join(str(failure) for failure in group.exceptions)
+
+
+def test_a_rejected_request_that_wrote_fails_the_lane(svc, monkeypatch):
+    create = Admin.create_topic
+
+    def writes_then_rejects(self, name, partitions):
+        create(self, name, partitions)
+        raise InvalidMessage("rejected after writing")
+
+    monkeypatch.setattr(Admin, "create_topic", writes_then_rejects)
+    with pytest.raises(FailureGroup) as failed:
+        _create_partitioned(svc)
+    assert "answered 400 but changed the stored state: changed ['topics']" in _text(failed.value)
+
+
+def test_a_server_error_fails_the_lane(svc, monkeypatch):
+    def breaks(self, name, partitions):
+        raise RuntimeError("broken on purpose")
+
+    monkeypatch.setattr(Admin, "create_topic", breaks)
+    with pytest.raises(FailureGroup) as failed:
+        _create_partitioned(svc)
+    assert "Server error" in _text(failed.value)
+
+
+def test_an_accepted_request_passes_the_lane(svc):
+    _create_partitioned(svc)
+    assert svc.engine.admin.partitions(topic_name("persistent/public/default/t")) == {
+        "partitions": 2
+    }
