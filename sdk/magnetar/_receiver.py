@@ -2,7 +2,12 @@
 receive in flight on its own daemon thread, a shared receiver queue, and the listener thread.
 
 A failing receive is retried with a jittered backoff; when the service forgot the consumer or
-its subscription, the sub-consumer subscribes again (``_recovery``). ``close()`` aborts the
+its subscription, the sub-consumer subscribes again (``_recovery``). A receive that failed
+after it may have been served (a timeout, a 5xx: the Lambda may have leased entries to this
+consumer and died before answering, or its answer was lost) leaves those entries leased to a
+consumer that never got them: before its next receive the sub-consumer asks the service to
+redeliver everything in flight to it and drops its queued messages (as Pulsar's client does
+when its connection breaks), so nothing stays stuck while the consumer lives. ``close()`` aborts the
 in-flight long polls (socket shutdown), sends the pending acks and unregisters every
 sub-consumer at once, all within one operation timeout, and joins the threads it started.
 """
@@ -21,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
 from ._entries import decode_response
-from ._failures import consumer_gone, describe
+from ._failures import consumer_gone, describe, retryable
 from ._http import LongPoll, Transport
 from ._recovery import Streak, resubscribe, run_parallel
 from .message import Message, MessageId
@@ -59,6 +64,7 @@ class Sub:
     stopped: bool = False  # removed from a regex subscription
     last_taken: MessageId | None = None  # the last message handed to the application
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # (re)subscribing
+    lost_receive: bool = False  # a receive may have been served unseen: redeliver first
 
 
 class ConsumerCore:
@@ -216,6 +222,10 @@ class ConsumerCore:
             if want <= 0:
                 self._heartbeat(sub)
                 continue
+            if sub.lost_receive and not self._redeliver_lost(sub, streak):
+                with self.cond:
+                    sub.queued -= want
+                continue
             wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
             body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
             messages: list[Message] = []
@@ -233,8 +243,11 @@ class ConsumerCore:
                     return
                 sub.connected = False
                 pause = streak.failed(e)
-                if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
-                    pause = 0.0
+                if consumer_gone(e):
+                    if resubscribe(self, sub, consumer_id, e):
+                        pause = 0.0
+                elif retryable(e):
+                    sub.lost_receive = True
             finally:
                 with self.cond:
                     sub.queued -= want
@@ -249,6 +262,25 @@ class ConsumerCore:
                     self.queue.append((sub, msg))
                 sub.queued += len(messages)
                 self.cond.notify_all()
+
+    def _redeliver_lost(self, sub: Sub, streak: Streak) -> bool:
+        """After a receive that may have been served unseen: have the service redeliver
+        what is in flight to ``sub``, then drop its queued messages (they come again). False
+        when the request failed (after the streak's pause: the loop tries again)."""
+        consumer_id = sub.consumer_id
+        try:
+            self.post(sub, "redeliver", {})
+        except exc.AlreadyClosed:
+            return False
+        except exc.PulsarException as e:
+            if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
+                sub.lost_receive = False  # a new registration holds nothing
+                return True
+            self._closed_event.wait(streak.failed(e))
+            return False
+        sub.lost_receive = False
+        self.drop_queued(sub)
+        return True
 
     def _heartbeat(self, sub: Sub) -> None:
         """Tell the service the consumer lives while it is not receiving (full queue)."""

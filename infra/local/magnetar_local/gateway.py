@@ -5,7 +5,9 @@ union of the functions' resolved environments (today they are all the Globals) p
 emulator endpoint and fake credentials before loading any handler. Each ``functions/<name>/
 app.py`` is loaded under its own module name (they are all called ``app``). A handler
 directory should hold only ``app.py``: sibling modules would share one ``sys.modules``.
-Function timeouts are not enforced (``get_remaining_time_in_millis`` still counts down).
+Function timeouts are not enforced (``get_remaining_time_in_millis`` still counts down), but
+a handler that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: the
+gateway answers 504 and throws its container away (fault injection uses it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,12 @@ def apply_handler_environment(
     return merged
 
 
+class InvocationAbandoned(BaseException):  # noqa: N818 - not an error the handler may catch
+    """Raised inside a handler: this invocation ends here, as a Lambda that times out or
+    crashes ends (not an ``Exception``, so no ``except Exception`` in the engine catches it).
+    The gateway answers 504 as API Gateway does and discards the container."""
+
+
 def _handler_path(spec: FunctionSpec) -> Path:
     """``app.lambda_handler`` in ``functions/x/`` -> ``functions/x/app.py``."""
     return spec.code_dir / (spec.handler.rpartition(".")[0].replace(".", "/") + ".py")
@@ -70,10 +78,13 @@ class HandlerLoader:
     resolver, engine, caches). A request borrows an idle container of its function or
     loads a new one, so concurrent requests never share a Powertools resolver, whose
     current event lives on the app object; Lambda scales out the same way.
+    ``container_context`` (a context-manager factory) wraps every container load: e.g.
+    ``injected_engine`` to run new containers on an engine built elsewhere.
     """
 
     def __init__(self, functions: Mapping[str, FunctionSpec]) -> None:
         self.functions = dict(functions)
+        self.container_context: Callable[[], AbstractContextManager[Any]] = nullcontext
         self._registered: dict[str, Handler] = {}
         self._idle: dict[str, list[Handler]] = {}
         self._loaded = 0
@@ -110,14 +121,23 @@ class HandlerLoader:
             self._loaded += handler is None
             serial = self._loaded
         if handler is None:
-            with self._load_lock:
+            with self._load_lock, self.container_context():
                 handler = self._load(self.functions[name], serial)
+        abandoned = False
         try:
             yield handler
+        except InvocationAbandoned:
+            abandoned = True  # a crashed or timed-out Lambda's container is gone
+            raise
         finally:
-            if registered is None:
+            if registered is None and not abandoned:
                 with self._lock:
                     self._idle[name].append(handler)
+
+    def forget(self) -> None:
+        """Drop idle containers: the next requests load new ones (cold starts)."""
+        with self._lock:
+            self._idle.clear()
 
     def get(self, name: str) -> Handler:
         """A handler of function ``name`` for a single caller (tests, events replay)."""
@@ -262,6 +282,12 @@ class Gateway:
             with self.loader.lease(match.route.function) as handler:
                 result = handler(event, context)
             response = to_http_response(result)
+        except InvocationAbandoned:
+            log.warning(
+                "request %s (Lambda request %s): %s abandoned (timed out or crashed)",
+                request_id, context.aws_request_id, match.route.function,
+            )  # fmt: skip
+            response = json_response(504, {"message": "Endpoint request timed out"})
         except InvalidLambdaResponse:
             log.exception(
                 "request %s (Lambda request %s): %s returned a malformed response",

@@ -128,11 +128,6 @@ class _EngineLoader(HandlerLoader):
             # a name of its own: the emulator stack's gateway may load the same functions
             return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
 
-    def forget(self) -> None:
-        """Drop idle containers: the next requests load new ones (new settings)."""
-        with self._lock:
-            self._idle.clear()
-
 
 class _Gateway(Gateway):
     poll_interval_s = 0.01  # a test service stops at the end of every test
@@ -228,7 +223,7 @@ class MemoryService:
         them (call it before the requests it should affect)."""
         self.settings = replace(self.settings, **changes)
         self._engine = None
-        self.gateway.loader.forget()  # type: ignore[attr-defined]
+        self.gateway.loader.forget()
 
     def create_partitioned_topic(self, topic: str, partitions: int) -> None:
         """Create ``topic`` (a full name or ``domain/tenant/namespace/name``) partitioned."""
