@@ -42,6 +42,7 @@ class Model:
     stored_messages: int = 0
     negative_backlogs: list[str] = field(default_factory=list)
     nacks: int = 0
+    send_results: Counter[str] = field(default_factory=Counter)  # failed sends by result
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -152,5 +153,6 @@ class Model:
                                 "redelivered": len(items) - firsts,
                                 "after_ack_requested": self.delivered_after_ack_requested[sub]}  # fmt: skip
             return {"sent_confirmed": len(self.confirmed),
-                    "sends_failed": len(self.unconfirmed), "stored": self.stored_messages,
+                    "sends_failed": len(self.unconfirmed),
+                    "send_failures": dict(self.send_results), "stored": self.stored_messages,
                     "nacks": self.nacks, "subscriptions": per_sub}  # fmt: skip

@@ -127,10 +127,7 @@ class Running:
         name = f"{self.w.topic}-p{p}"
         pending = list(range(count))
         while pending:
-            producer = self.client.create_producer(
-                self._partition_topic(p), producer_name=name, batching_enabled=self.w.batching,
-                batching_max_messages=20, block_if_queue_full=True, send_timeout_millis=30000,
-            )  # fmt: skip
+            producer = self._create_producer(p, name)
             # With deduplication the service knows the last sequence id stored for this name:
             # anything at or below it is stored (or dropped for good); the rest is sent again.
             last = producer.last_sequence_id()
@@ -150,6 +147,22 @@ class Running:
                 self.errors.append(f"producer {name}: {error!r}")
             pending = sorted(failed)
 
+    def _create_producer(self, p: int, name: str) -> Any:
+        """Create the producer (again after a retryable failure, as an application does)."""
+        for attempt in range(20):
+            try:
+                return self.client.create_producer(
+                    self._partition_topic(p), producer_name=name,
+                    batching_enabled=self.w.batching, batching_max_messages=20,
+                    block_if_queue_full=True, send_timeout_millis=30000,
+                )  # fmt: skip
+            except (pulsar.Timeout, pulsar.ServiceUnitNotReady, pulsar.TooManyRequests,
+                    pulsar.UnknownError, pulsar.ConnectError,
+                    pulsar.ProducerBusy) as error:  # fmt: skip
+                self.errors.append(f"create producer {name} (retried): {error!r}"[:200])
+                time.sleep(min(0.1 * 2**attempt, 2.0))
+        raise RuntimeError(f"cannot create producer {name}: {self.errors[-1]}")
+
     def _on_sent(self, payload: str, key: str, failed: list[int]) -> Any:
         def done(result: Any, message_id: Any) -> None:
             if result == pulsar.Result.Ok and message_id is not None:
@@ -157,16 +170,27 @@ class Running:
             else:
                 with self.lock:
                     failed.append(int(payload.split(":")[1]))
+                    self.model.send_results[str(result)] += 1
 
         return done
 
     # ------------------------------------------------------------------ consumers
     def _subscribe(self, sub: str, kind: str) -> tuple[Any, threading.Thread]:
-        consumer = self.client.subscribe(
-            self.w.full_topic, sub, consumer_type=TYPES[kind],
-            negative_ack_redelivery_delay_ms=100,
-            initial_position=pulsar.InitialPosition.Earliest,
-        )  # fmt: skip
+        """Subscribe (again after a retryable failure, as an application does)."""
+        for attempt in range(20):
+            try:
+                consumer = self.client.subscribe(
+                    self.w.full_topic, sub, consumer_type=TYPES[kind],
+                    negative_ack_redelivery_delay_ms=100,
+                    initial_position=pulsar.InitialPosition.Earliest,
+                )  # fmt: skip
+                break
+            except (pulsar.Timeout, pulsar.ServiceUnitNotReady, pulsar.TooManyRequests,
+                    pulsar.UnknownError, pulsar.ConnectError) as error:  # fmt: skip
+                self.errors.append(f"subscribe {sub} (retried): {error!r}"[:200])
+                time.sleep(min(0.1 * 2**attempt, 2.0))
+        else:
+            raise RuntimeError(f"cannot subscribe {sub}: {self.errors[-1]}")
         thread = threading.Thread(target=self._consume, args=(sub, consumer), daemon=True,
                                   name=f"chaos-consumer-{sub}")  # fmt: skip
         thread.start()
