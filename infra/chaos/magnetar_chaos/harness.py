@@ -16,11 +16,11 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from magnetar_chaos.faults import FaultInjector
-from magnetar_chaos.observer import GatewayObserver
+from magnetar_chaos.observer import GatewayObserver, observing
 from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
 from magnetar_core.api.http import injected_engine
 from magnetar_core.engine import Engine
@@ -53,18 +53,13 @@ def faulty(stack: LocalStack, injector: FaultInjector) -> Iterator[GatewayObserv
     observed; afterwards the gateway is as before (its faulty containers dropped)."""
     gateway = _gateway(stack)
     engines = FaultyEngines(injector)
-    observer = GatewayObserver()
     loader = gateway.loader
     loader.forget()
     loader.container_context = engines.container
-    plain_invoke = gateway.invoke
-    gateway.invoke = observer.wrap(plain_invoke)  # type: ignore[method-assign]
     try:
-        yield observer
+        with observing(gateway) as observer:
+            yield observer
     finally:
-        gateway.invoke = plain_invoke  # type: ignore[method-assign]
-        from contextlib import nullcontext
-
         loader.container_context = nullcontext
         loader.forget()
 

@@ -115,9 +115,11 @@ class Model:
 
     def _key_order(self, subs: dict[str, str]) -> dict[str, Any]:
         out: list[str] = []
+        counts: dict[str, int] = {}
         for sub, kind in subs.items():
             if kind not in ORDERED:
                 continue
+            before = len(out)
             seen: set[str] = set()
             last: dict[str, Position] = {}
             for payload, key, position, _ in self.deliveries[sub]:
@@ -127,7 +129,8 @@ class Model:
                 if key in last and position < last[key]:
                     out.append(f"{sub} key {key}: {payload} at {position} after {last[key]}")
                 last[key] = max(position, last.get(key, position))
-        return {"ok": not out, "violations": out[:20]}
+            counts[sub] = len(out) - before
+        return {"ok": not out, "by_subscription": counts, "violations": out[:20]}
 
     def _stats(self, subs: dict[str, str], stats: dict[str, Any] | None) -> dict[str, Any]:
         if stats is None:

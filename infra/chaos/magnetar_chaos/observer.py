@@ -14,10 +14,12 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from magnetar_local.events import HttpRequest, HttpResponse
+from magnetar_local.gateway import Gateway
 
 _ACTION = re.compile(
     r"^/v1/(?:persistent|non-persistent)/[^/]+/[^/]+/[^/]+/subscriptions/(?P<sub>[^/]+)"
@@ -99,3 +101,15 @@ class GatewayObserver:
         """Answers by ``action status``, e.g. ``{"ack 200": 812, "receive 504": 3}``."""
         with self._lock:
             return {f"{a} {s}": n for (a, s), n in sorted(self.statuses.items())}
+
+
+@contextmanager
+def observing(gateway: Gateway) -> Iterator[GatewayObserver]:
+    """Within the block, ``gateway``'s answers are recorded by the observer it yields."""
+    observer = GatewayObserver()
+    plain = gateway.invoke
+    gateway.invoke = observer.wrap(plain)  # type: ignore[method-assign]
+    try:
+        yield observer
+    finally:
+        gateway.invoke = plain  # type: ignore[method-assign]

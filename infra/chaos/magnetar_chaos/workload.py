@@ -37,7 +37,9 @@ class Workload:
     subscriptions: tuple[str, ...] = ("Shared", "Key_Shared", "Failover")
     consumers_per_subscription: int = 2
     nack_rate: float = 0.05
+    nack_delay_ms: int = 100
     batching: bool = True
+    batch_max_messages: int = 20
     work_s: float = 0.0
     seed: int = 1
     namespace: str = "chaos"
@@ -153,7 +155,8 @@ class Running:
             try:
                 return self.client.create_producer(
                     self._partition_topic(p), producer_name=name,
-                    batching_enabled=self.w.batching, batching_max_messages=20,
+                    batching_enabled=self.w.batching,
+                    batching_max_messages=self.w.batch_max_messages,
                     block_if_queue_full=True, send_timeout_millis=30000,
                 )  # fmt: skip
             except (pulsar.Timeout, pulsar.ServiceUnitNotReady, pulsar.TooManyRequests,
@@ -181,7 +184,7 @@ class Running:
             try:
                 consumer = self.client.subscribe(
                     self.w.full_topic, sub, consumer_type=TYPES[kind],
-                    negative_ack_redelivery_delay_ms=100,
+                    negative_ack_redelivery_delay_ms=self.w.nack_delay_ms,
                     initial_position=pulsar.InitialPosition.Earliest,
                 )  # fmt: skip
                 break
