@@ -60,6 +60,7 @@ def chaos_run(
     if injector is not None:
         injector.enabled = False  # the read-back below is not part of the experiment
     running.stop()
+    leftovers = drain_leftovers(client, workload, model)
     read_back(client, workload, model)
     stats = _stats(client, workload, subs)
     results = model.check(
@@ -73,7 +74,7 @@ def chaos_run(
                      "producers": workload.producers, "subscriptions": subs,
                      "consumers_per_subscription": workload.consumers_per_subscription,
                      "nack_rate": workload.nack_rate, "topic": workload.full_topic},  # fmt: skip
-        "counts": model.counts(),
+        "counts": {**model.counts(), "drained_at_end": leftovers},
         "faults": injector.summary() if injector is not None else None,
         "gateway": observer.summary() if observer is not None else None,
         "invariants": results,
@@ -95,6 +96,30 @@ def watch_backlogs(
         backlog = stats["subscriptions"].get(sub, {}).get("msgBacklog", 0)
         if backlog < 0:
             model.negative_backlogs.append(f"{sub}: {backlog}")
+
+
+def drain_leftovers(client: pulsar.Client, workload: Workload, model: Model) -> dict[str, int]:
+    """After the workload: one consumer per subscription takes and acks whatever is still
+    unacknowledged (messages whose ack was lost with its consumer: at-least-once), until
+    nothing comes for 2 s; returns how many per subscription (recorded as deliveries)."""
+    from magnetar_chaos.workload import TYPES, position_of
+
+    taken: dict[str, int] = {}
+    for sub, kind in workload.subscription_types().items():
+        consumer = client.subscribe(workload.full_topic, sub, consumer_type=TYPES[kind])
+        taken[sub] = 0
+        try:
+            while True:
+                msg = consumer.receive(2000)
+                model.delivered(sub, msg.data().decode(), msg.partition_key(),
+                                position_of(msg.message_id()), msg.redelivery_count())  # fmt: skip
+                consumer.acknowledge(msg)
+                taken[sub] += 1
+        except pulsar.Timeout:
+            pass
+        finally:
+            consumer.close()
+    return taken
 
 
 def read_back(client: pulsar.Client, workload: Workload, model: Model) -> None:
