@@ -9,6 +9,7 @@ confirmed ack of it is an acknowledged message delivered again: a violation.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -48,10 +49,9 @@ class GatewayObserver:
         def observed(request: HttpRequest) -> HttpResponse:
             arrived = time.monotonic()
             response = invoke(request)
-            try:
+            # an answer the harness does not understand is not evidence
+            with contextlib.suppress(ValueError, KeyError, TypeError):
                 self._record(request, response, arrived)
-            except (ValueError, KeyError, TypeError):
-                pass  # an answer the harness does not understand is not evidence
             return response
 
         return observed
