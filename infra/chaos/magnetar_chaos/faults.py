@@ -137,19 +137,19 @@ class FaultInjector:
 
     def _before_send(self, request: Any, event_name: str, **_: Any) -> AWSResponse | None:
         # event_name: before-send.<service id>.<Operation>, e.g. before-send.dynamodb.PutItem
-        _, service_id, operation = event_name.split(".", 2)
-        service = {"sfn": "stepfunctions"}.get(service_id.lower(), service_id.lower())
-        drawn = self._draw(f"{service}.{operation}")
+        _event, service_id, operation = event_name.split(".", 2)
+        service_name = {"sfn": "stepfunctions"}.get(service_id.lower(), service_id.lower())
+        drawn = self._draw(f"{service_name}.{operation}")
         if drawn is None:
             return None
         kind, after = drawn
         if after:
             self._http.send(request)  # applied on the emulator; the answer is lost
         if kind == "die":
-            raise InvocationAbandoned(f"injected: the handler dies at {service}.{operation}")
+            raise InvocationAbandoned(f"injected: the handler dies at {service_name}.{operation}")
         if kind == "timeout":
             raise ReadTimeoutError(endpoint_url=request.url)
-        return _error_response(service, request.url, kind)
+        return _error_response(service_name, request.url, kind)
 
     def summary(self) -> dict[str, Any]:
         """``{"calls": n, "injected": {kind: {operation: n}}, "total": n}``."""

@@ -48,7 +48,8 @@ def chaos_run(
             sends_done_s = time.monotonic() - started
         if sends_done_s is not None and model.done(list(subs)):
             break
-        if not swapped and min(model.progress(list(subs)).values()) >= swap_at * workload.messages:
+        progress = min(model.progress(list(subs)).values())
+        if swap_at is not None and not swapped and progress >= swap_at * workload.messages:
             for sub in subs:
                 running.swap(sub)
             swapped = True
