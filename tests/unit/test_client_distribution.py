@@ -28,6 +28,7 @@ CLIENT_DEPENDENCIES = {
 SERVER_SIDE = {
     "boto3", "botocore", "moto", "pyspark", "aws-lambda-powertools", "aws_lambda_powertools",
     "pyyaml", "yaml", "magnetar_core", "magnetar_local", "magnetar_jobs", "magnetar_bench",
+    "magnetar_chaos",
 }  # fmt: skip
 
 
