@@ -157,7 +157,10 @@ class Running:
                     self._partition_topic(p), producer_name=name,
                     batching_enabled=self.w.batching,
                     batching_max_messages=self.w.batch_max_messages,
-                    block_if_queue_full=True, send_timeout_millis=30000,
+                    # the send timeout counts from enqueue (as in Pulsar): a bounded queue
+                    # keeps slow, faulted commits from timing out messages still queued
+                    block_if_queue_full=True, max_pending_messages=100,
+                    send_timeout_millis=30000,
                 )  # fmt: skip
             except (pulsar.Timeout, pulsar.ServiceUnitNotReady, pulsar.TooManyRequests,
                     pulsar.UnknownError, pulsar.ConnectError,
