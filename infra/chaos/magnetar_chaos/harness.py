@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
 
 from magnetar_chaos.faults import FaultInjector
 from magnetar_chaos.observer import GatewayObserver, observing
@@ -101,8 +100,3 @@ def quiet_logs() -> None:
     service = os.environ.get("POWERTOOLS_SERVICE_NAME", "magnetar")
     logging.getLogger(service).setLevel(logging.CRITICAL)
     logging.getLogger("magnetar").setLevel(logging.CRITICAL)
-
-
-def describe_stack(stack: LocalStack) -> dict[str, Any]:
-    """Where the stack runs (for reports)."""
-    return {"url": stack.url, "aws": stack.aws_endpoint_url}

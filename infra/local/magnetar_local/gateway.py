@@ -88,6 +88,7 @@ class HandlerLoader:
         self._registered: dict[str, Handler] = {}
         self._idle: dict[str, list[Handler]] = {}
         self._loaded = 0
+        self._generation = 0  # forget() starts a new one: older containers are not reused
         self._lock = threading.Lock()
         self._load_lock = threading.Lock()  # module loads touch sys.path: one at a time
 
@@ -119,7 +120,7 @@ class HandlerLoader:
             idle = self._idle.setdefault(name, [])
             handler = registered or (idle.pop() if idle else None)
             self._loaded += handler is None
-            serial = self._loaded
+            serial, generation = self._loaded, self._generation
         if handler is None:
             with self._load_lock, self.container_context():
                 handler = self._load(self.functions[name], serial)
@@ -132,12 +133,15 @@ class HandlerLoader:
         finally:
             if registered is None and not abandoned:
                 with self._lock:
-                    self._idle[name].append(handler)
+                    if generation == self._generation:
+                        self._idle.setdefault(name, []).append(handler)
 
     def forget(self) -> None:
-        """Drop idle containers: the next requests load new ones (cold starts)."""
+        """Drop every container: idle ones now, busy ones when their request ends; the next
+        requests load new ones (cold starts)."""
         with self._lock:
             self._idle.clear()
+            self._generation += 1
 
     def get(self, name: str) -> Handler:
         """A handler of function ``name`` for a single caller (tests, events replay)."""
