@@ -53,7 +53,7 @@ def test_under_injected_aws_faults_acked_sends_are_delivered_once_stored_and_sta
 def test_batched_messages_under_nacks_and_a_consumer_swap_are_never_delivered_again_once_acked(
     local_stack,
 ):
-    workload = Workload(messages=1000, partitions=4, producers=4, subscriptions=("Shared",),
+    workload = Workload(messages=600, partitions=4, producers=4, subscriptions=("Shared",),
                         consumers_per_subscription=4, nack_rate=0.05, nack_delay_ms=0,
                         batch_max_messages=100, work_s=0.005)  # fmt: skip
     with observing(local_stack.gateway) as observer:
