@@ -26,32 +26,42 @@ from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_local.gateway import Gateway
 from magnetar_local.stack import LocalStack
+from magnetar_local.template import FunctionSpec
 
 
 class FaultyEngines:
     """Makes each container's engine on clients with ``injector`` installed (clients made
-    once and shared: boto3 clients are thread-safe; each engine keeps its own caches)."""
+    once and shared: boto3 clients are thread-safe; each engine keeps its own caches).
+    Functions named in ``spared`` (template logical ids, e.g. ``NackFunction``) get clean
+    clients: to tell which function's faults break an invariant."""
 
-    def __init__(self, injector: FaultInjector) -> None:
+    def __init__(self, injector: FaultInjector, spared: frozenset[str] = frozenset()) -> None:
         settings = Settings.from_env(os.environ)
+        self.settings = settings
+        self.clean = (*make_clients(settings), make_stepfunctions_client(settings))
         dynamodb, s3 = make_clients(settings)
         sfn = make_stepfunctions_client(settings)
-        self.settings = settings
         self.clients = tuple(injector.install(c) for c in (dynamodb, s3, sfn))
+        self.spared = spared
 
     @contextmanager
-    def container(self) -> Iterator[Engine]:
-        """Loads within this block get a new engine on the faulty clients."""
-        with injected_engine(Engine.build(self.settings, clients=self.clients)) as engine:
+    def container(self, spec: FunctionSpec) -> Iterator[Engine]:
+        """Loads within this block get a new engine on the faulty clients (clean ones for a
+        spared function)."""
+        clients = self.clean if spec.logical_id in self.spared else self.clients
+        with injected_engine(Engine.build(self.settings, clients=clients)) as engine:
             yield engine
 
 
 @contextmanager
-def faulty(stack: LocalStack, injector: FaultInjector) -> Iterator[GatewayObserver]:
-    """Within the block, the stack's handlers run on faulty clients and the gateway is
-    observed; afterwards the gateway is as before (its faulty containers dropped)."""
+def faulty(
+    stack: LocalStack, injector: FaultInjector, spared: frozenset[str] = frozenset()
+) -> Iterator[GatewayObserver]:
+    """Within the block, the stack's handlers (but ``spared`` functions) run on faulty
+    clients and the gateway is observed; afterwards the gateway is as before (its faulty
+    containers dropped)."""
     gateway = _gateway(stack)
-    engines = FaultyEngines(injector)
+    engines = FaultyEngines(injector, spared)
     loader = gateway.loader
     loader.forget()
     loader.container_context = engines.container
@@ -59,7 +69,7 @@ def faulty(stack: LocalStack, injector: FaultInjector) -> Iterator[GatewayObserv
         with observing(gateway) as observer:
             yield observer
     finally:
-        loader.container_context = nullcontext
+        loader.container_context = lambda spec: nullcontext()
         loader.forget()
 
 

@@ -78,13 +78,16 @@ class HandlerLoader:
     resolver, engine, caches). A request borrows an idle container of its function or
     loads a new one, so concurrent requests never share a Powertools resolver, whose
     current event lives on the app object; Lambda scales out the same way.
-    ``container_context`` (a context-manager factory) wraps every container load: e.g.
-    ``injected_engine`` to run new containers on an engine built elsewhere.
+    ``container_context(spec)`` (a context-manager factory, given the function's spec) wraps
+    every container load: e.g. ``injected_engine`` to run new containers on an engine built
+    elsewhere.
     """
 
     def __init__(self, functions: Mapping[str, FunctionSpec]) -> None:
         self.functions = dict(functions)
-        self.container_context: Callable[[], AbstractContextManager[Any]] = nullcontext
+        self.container_context: Callable[[FunctionSpec], AbstractContextManager[Any]] = (
+            lambda spec: nullcontext()
+        )
         self._registered: dict[str, Handler] = {}
         self._idle: dict[str, list[Handler]] = {}
         self._loaded = 0
@@ -122,8 +125,9 @@ class HandlerLoader:
             self._loaded += handler is None
             serial, generation = self._loaded, self._generation
         if handler is None:
-            with self._load_lock, self.container_context():
-                handler = self._load(self.functions[name], serial)
+            spec = self.functions[name]
+            with self._load_lock, self.container_context(spec):
+                handler = self._load(spec, serial)
         abandoned = False
         try:
             yield handler
