@@ -23,11 +23,11 @@ from magnetar_local.events import HttpRequest, HttpResponse
 from magnetar_local.gateway import Gateway
 
 _ACTION = re.compile(
-    r"^/v1/(?:persistent|non-persistent)/[^/]+/[^/]+/[^/]+/subscriptions/(?P<sub>[^/]+)"
-    r"/consumers/[^/]+/(?P<action>ack|receive|nack)$"
+    r"^/v1/(?P<topic>(?:persistent|non-persistent)/[^/]+/[^/]+/[^/]+)/subscriptions/"
+    r"(?P<sub>[^/]+)/consumers/[^/]+/(?P<action>ack|receive|nack)$"
 )
 
-EntryKey = tuple[str, int, int, int]  # (subscription, ledger, entry, partition)
+EntryKey = tuple[str, int, int, int]  # (topic/subscription, ledger, entry, partition)
 
 
 @dataclass
@@ -63,7 +63,7 @@ class GatewayObserver:
             self.statuses[(action, response.status)] += 1
         if match is None or response.status != 200:
             return
-        sub = match.group("sub")
+        sub = f"{match.group('topic')}/{match.group('sub')}"  # topics differ between rounds
         if action == "ack":
             body = json.loads(request.body or b"{}")
             if body.get("cumulative"):
