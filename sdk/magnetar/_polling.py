@@ -4,7 +4,13 @@ sub-consumer's own daemon thread, filling the consumer's shared receiver queue.
 Each sub-consumer may fill its share of the queue (``queue_size`` / sub-consumers); while
 its share is full it sends a heartbeat every ``HEARTBEAT_SECONDS`` instead. A failing
 receive is retried with a jittered backoff (``Streak``); when the service forgot the
-consumer or its subscription, the sub-consumer subscribes again (``_recovery``).
+consumer or its subscription, the sub-consumer subscribes again (``_recovery``). A receive
+that failed after it may have been served (a timeout, a 5xx: the Lambda may have leased
+entries to this consumer and died before answering, or its answer was lost) leaves those
+entries leased to a consumer that never got them: before its next receive the sub-consumer
+asks the service to redeliver everything in flight to it and drops its queued messages (as
+Pulsar's client does when its connection breaks), so nothing stays stuck while the consumer
+lives.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from . import exceptions as exc
 from ._entries import decode_response
-from ._failures import consumer_gone, describe
+from ._failures import consumer_gone, describe, retryable
 from ._http import LongPoll
 from ._recovery import Streak, resubscribe
 from .message import Message, MessageId
@@ -52,6 +58,10 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
         if want <= 0:
             heartbeat(core, sub)
             continue
+        if sub.lost_receive and not redeliver_lost(core, sub, streak):
+            with core.cond:
+                sub.queued -= want
+            continue
         wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
         body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
         messages: list[Message] = []
@@ -69,8 +79,11 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
                 return
             sub.connected = False
             pause = streak.failed(e)
-            if consumer_gone(e) and resubscribe(core, sub, consumer_id, e):
-                pause = 0.0
+            if consumer_gone(e):
+                if resubscribe(core, sub, consumer_id, e):
+                    pause = 0.0
+            elif retryable(e):
+                sub.lost_receive = True
         finally:
             with core.cond:
                 sub.queued -= want
@@ -85,6 +98,26 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
                 core.queue.append((sub, msg))
             sub.queued += len(messages)
             core.cond.notify_all()
+
+
+def redeliver_lost(core: ConsumerCore, sub: Sub, streak: Streak) -> bool:
+    """After a receive that may have been served unseen: have the service redeliver what is
+    in flight to ``sub``, then drop its queued messages (they come again). False when the
+    request failed (after the streak's pause: the loop tries again)."""
+    consumer_id = sub.consumer_id
+    try:
+        core.post(sub, "redeliver", {})
+    except exc.AlreadyClosed:
+        return False
+    except exc.PulsarException as e:
+        if consumer_gone(e) and resubscribe(core, sub, consumer_id, e):
+            sub.lost_receive = False  # a new registration holds nothing
+            return True
+        core.closed_event.wait(streak.failed(e))
+        return False
+    sub.lost_receive = False
+    core.drop_queued(sub)
+    return True
 
 
 def heartbeat(core: ConsumerCore, sub: Sub) -> None:

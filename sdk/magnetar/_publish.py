@@ -138,8 +138,13 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
     """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
     nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
     ``TooManyRequests`` — as pulsar-client resends until ``send_timeout_millis``
-    (``deadline``, seconds of ``time.monotonic``; None: no limit) or until ``aborted()``.
-    Raises the service's error, or Timeout once the deadline passes."""
+    (``deadline``, seconds of ``time.monotonic``; None: no limit) or until ``aborted()``;
+    and after an answer that says nothing either way — a gateway timeout (a Lambda that
+    timed out or crashed, perhaps after storing), a 5xx, a broken connection — as
+    pulsar-client resends its pending messages after a reconnect: with the same sequence
+    ids, so with deduplication on the service drops a copy already stored (without it a
+    duplicate is possible: at-least-once). Raises the service's error, or Timeout once the
+    deadline passes."""
     pause = 0.02
     while True:
         remaining = None if deadline is None else deadline - time.monotonic()
@@ -147,7 +152,8 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
             raise exc.Timeout("the message was not stored within send_timeout_millis")
         try:
             return post_entry(t, lease.base, entry, lease.epoch, remaining)
-        except (exc.ServiceUnitNotReady, exc.TooManyRequests):
+        except (exc.ServiceUnitNotReady, exc.TooManyRequests, exc.Timeout,
+                exc.UnknownError, exc.ConnectError):  # fmt: skip
             if aborted():
                 raise
             time.sleep(random.uniform(pause / 2, pause))

@@ -30,3 +30,4 @@ class Sub:
     stopped: bool = False  # removed from a regex subscription
     last_taken: MessageId | None = None  # the last message handed to the application
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # (re)subscribing
+    lost_receive: bool = False  # a receive may have been served unseen: redeliver first

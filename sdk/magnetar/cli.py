@@ -1,5 +1,5 @@
 """The ``magnetar`` command: pulsar-client's ``produce`` / ``consume`` verbs, and the verbs
-of the service side (``local``, ``jobs``, ``perf``).
+of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
 
     magnetar produce TOPIC -m TEXT [-m TEXT ...] [-n N] [-k KEY] [-p k=v,...]
     magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
@@ -7,8 +7,10 @@ of the service side (``local``, ``jobs``, ``perf``).
     magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
     magnetar perf produce|consume|idle|delayed|segments|expire ...   (benchmarks)
+    magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
 
-``local``, ``jobs`` and ``perf`` live with the service (magnetar_local, magnetar_bench: the
+``local``, ``jobs``, ``perf`` and ``chaos`` live with the service (magnetar_local,
+magnetar_bench, magnetar_chaos: the
 repository's root distribution); with only the client installed they say what to install
 and exit with status 2.
 
@@ -32,6 +34,7 @@ SERVER_VERBS = {
     "local": ("magnetar_local.main", "run"),
     "jobs": ("magnetar_local.jobs", "run"),
     "perf": ("magnetar_bench.cli", "main"),
+    "chaos": ("magnetar_chaos.cli", "main"),
 }
 INSTALL_HINT = (
     "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
@@ -88,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
         nargs=argparse.REMAINDER,
         help="produce|consume|idle|delayed|segments|expire [-n N] [--batch K] ...",
     )
+
+    chaos = sub.add_parser("chaos", help="fault injection and soak runs (service side)")
+    chaos.add_argument("rest", nargs=argparse.REMAINDER, help="run|soak [--messages N] ...")
 
     jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")

@@ -31,6 +31,7 @@ TOKENS_MODULES = {"magnetar_wire/tokens.py", "magnetar_wire/token_keys.py"}
 SERVER_SIDE = {
     "boto3", "botocore", "moto", "pyspark", "aws-lambda-powertools", "aws_lambda_powertools",
     "pyyaml", "yaml", "magnetar_core", "magnetar_local", "magnetar_jobs", "magnetar_bench",
+    "magnetar_chaos",
 }  # fmt: skip
 
 

@@ -4,16 +4,16 @@ and 4) — on the engine over in-memory adapters."""
 
 from __future__ import annotations
 
-import collections
 import logging
-import random
-import threading
 import time
 
 import pytest
 
 import magnetar as pulsar
 from magnetar import _acks
+from magnetar_chaos.observer import observing
+from magnetar_chaos.run import chaos_run
+from magnetar_chaos.workload import Workload
 
 SHARED = pulsar.ConsumerType.Shared
 TOO_BUSY = "Subscription s is too busy; retry"
@@ -196,77 +196,15 @@ def drain(consumers, quiet: float) -> list:
     return out
 
 
-def stress(client, svc, topic, messages, *, swap: bool, seed: int = 11) -> tuple[int, int]:
-    """4 batching producers, 4 Shared consumers (one swapped mid-run when ``swap``), 5 %
-    nacks without delay on 4 partitions. Returns (messages acked, acked ones delivered
-    again)."""
-    rng = random.Random(seed)
-    lock = threading.Lock()
-    acked: set[bytes] = set()
-    again: collections.Counter[bytes] = collections.Counter()
-    stop = threading.Event()
-
-    def consume(consumer):
-        while not stop.is_set():
-            try:
-                msg = consumer.receive(100)
-            except pulsar.Timeout:
-                continue
-            except pulsar.AlreadyClosed:
-                return
-            with lock:
-                if msg.data() in acked:
-                    again[msg.data()] += 1
-                    continue
-                nack = rng.random() < 0.05
-            time.sleep(0.0005)  # the application's work
-            try:
-                if nack:
-                    consumer.negative_acknowledge(msg)
-                else:
-                    consumer.acknowledge(msg)
-            except pulsar.AlreadyClosed:
-                return
-            if not nack:
-                with lock:
-                    acked.add(msg.data())
-
-    def subscribe():
-        consumer = client.subscribe(topic, "s", consumer_type=SHARED,
-                                    negative_ack_redelivery_delay_ms=0)  # fmt: skip
-        thread = threading.Thread(target=consume, args=(consumer,))
-        thread.start()
-        return consumer, thread
-
-    def send(p):
-        producer = client.create_producer(topic, batching_enabled=True, batching_max_messages=20,
-                                          block_if_queue_full=True)  # fmt: skip
-        for i in range(messages // 4):
-            producer.send_async(b"%d-%d" % (p, i), lambda r, m: None)
-        producer.flush()
-        producer.close()
-
-    running = [subscribe() for _ in range(4)]
-    producers = [threading.Thread(target=send, args=(p,)) for p in range(4)]
-    for t in producers:
-        t.start()
-    if swap:
-        assert svc.wait_for(lambda s: len(s.recorded("ack")) >= 20, timeout=20)
-        running[0][0].close()
-        running.append(subscribe())
-    for t in producers:
-        t.join()
-    deadline = time.monotonic() + 60
-    while len(acked) < messages and time.monotonic() < deadline:
-        time.sleep(0.05)
-    stop.set()
-    for consumer, thread in running:
-        thread.join()
-        consumer.close()
-    return len(acked), sum(again.values())
-
-
 def test_under_stress_with_nacks_and_a_consumer_swap_no_acked_message_comes_back(svc, client):
-    svc.create_partitioned_topic("persistent/public/default/stress", 4)
-    acked, again = stress(client, svc, "stress", 2000, swap=True)
-    assert (acked, again) == (2000, 0)
+    """4 batching producers, 4 Shared consumers (one swapped once a quarter is acked), 5 %
+    nacks without delay, 4 partitions: the chaos harness's workload and model."""
+    workload = Workload(messages=2000, partitions=4, producers=4, subscriptions=("Shared",),
+                        consumers_per_subscription=4, nack_rate=0.05, nack_delay_ms=0,
+                        seed=11)  # fmt: skip
+    with observing(svc.gateway) as observer:
+        report = chaos_run(client, workload, observer=observer, deadline_s=60)
+    broken = {k: v for k, v in report["invariants"].items() if not v["ok"]}
+    assert broken == {} and not report["timed_out"], report["invariants"]
+    shared = report["counts"]["subscriptions"]["sub-shared"]
+    assert (shared["distinct"], shared["after_ack_requested"]) == (2000, 0)

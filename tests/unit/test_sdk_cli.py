@@ -72,7 +72,8 @@ class _NotInstalled:
 
 @pytest.mark.parametrize(
     ("verb", "package"),
-    [("local", "magnetar_local"), ("jobs", "magnetar_local"), ("perf", "magnetar_bench")],
+    [("local", "magnetar_local"), ("jobs", "magnetar_local"), ("perf", "magnetar_bench"),
+     ("chaos", "magnetar_chaos")],  # fmt: skip
 )
 def test_a_service_side_verb_without_the_service_installed_says_what_to_install_and_exits_2(
     verb, package, capsys, monkeypatch
@@ -97,3 +98,8 @@ def test_the_service_side_verbs_are_handed_everything_after_the_verb(monkeypatch
     monkeypatch.setattr(magnetar_bench.cli, "main", lambda argv: seen.append(argv) or 0)
     assert cli.main(["perf", "produce", "-n", "10", "--batch", "1"]) == 0
     assert seen == [["produce", "-n", "10", "--batch", "1"]]
+
+
+def test_magnetar_chaos_is_handed_everything_after_the_verb_and_refuses_unknown_faults(capsys):
+    assert cli.main(["chaos", "run", "--faults", "throttle,meteor"]) == 2
+    assert "unknown fault kinds ['meteor']" in capsys.readouterr().err

@@ -1,10 +1,12 @@
-"""A producer resends what the service says it did not store (contention, throttling)."""
+"""A producer resends what the service says it did not store (contention, throttling), and
+what it may or may not have stored (a gateway timeout, a 5xx) with the same sequence ids."""
 
 from __future__ import annotations
 
 import pytest
 
 import magnetar as pulsar
+from magnetar_local.events import json_response
 
 
 def test_a_send_answered_with_service_unit_not_ready_is_resent_and_succeeds(svc, client):
@@ -38,4 +40,29 @@ def test_an_error_other_than_not_stored_is_not_retried(svc, client):
     with pytest.raises(pulsar.MessageTooBig):
         producer.send(b"x")
     assert len(svc.recorded("produce")) == 1
+    producer.close()
+
+
+def test_a_send_whose_lambda_timed_out_after_storing_is_resent_and_stored_once_with_dedup(
+    svc, client
+):
+    """The answer of the first commit is lost after the entry was stored (API Gateway
+    answers 504): the resend carries the same sequence id and deduplication drops it."""
+    svc.engine.namespaces.set_deduplication("public", "default", True)
+    producer = client.create_producer("persistent://public/default/t", batching_enabled=False,
+                                      producer_name="p")  # fmt: skip
+    handle, lost = svc.handle, []
+
+    def store_then_lose(request, invoke):
+        response = handle(request, invoke)
+        if request.raw_path.endswith("/messages") and not lost:
+            lost.append(response.status)
+            return json_response(504, {"message": "Endpoint request timed out"})
+        return response
+
+    svc.handle = store_then_lose
+    producer.send(b"x")
+    reader = client.create_reader("persistent://public/default/t", pulsar.MessageId.earliest)
+    stored = [reader.read_next(2000).data()]
+    assert (lost, stored, reader.has_message_available()) == ([200], [b"x"], False)
     producer.close()

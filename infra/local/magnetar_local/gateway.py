@@ -2,7 +2,9 @@
 
 Handlers are loaded and pooled by ``magnetar_local.handlers`` (``HandlerLoader``; their
 environment by ``apply_handler_environment``, both importable from here too). Function
-timeouts are not enforced (``get_remaining_time_in_millis`` still counts down).
+timeouts are not enforced (``get_remaining_time_in_millis`` still counts down), but a handler
+that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: the gateway
+answers 504 and throws its container away (fault injection uses it).
 """
 
 from __future__ import annotations
@@ -25,11 +27,22 @@ from magnetar_local.events import (
     json_response,
     to_http_response,
 )
-from magnetar_local.handlers import Handler, HandlerLoader, apply_handler_environment
+from magnetar_local.handlers import (
+    Handler,
+    HandlerLoader,
+    InvocationAbandoned,
+    apply_handler_environment,
+)
 from magnetar_local.routes import RouteTable
 from magnetar_local.template import FunctionSpec, RouteSpec
 
-__all__ = ["Gateway", "Handler", "HandlerLoader", "apply_handler_environment"]
+__all__ = [
+    "Gateway",
+    "Handler",
+    "HandlerLoader",
+    "InvocationAbandoned",
+    "apply_handler_environment",
+]
 
 log = logging.getLogger("magnetar_local.gateway")
 
@@ -151,6 +164,12 @@ class Gateway:
             with self.loader.lease(match.route.function) as handler:
                 result = handler(event, context)
             response = to_http_response(result)
+        except InvocationAbandoned:
+            log.warning(
+                "request %s (Lambda request %s): %s abandoned (timed out or crashed)",
+                request_id, context.aws_request_id, match.route.function,
+            )  # fmt: skip
+            response = json_response(504, {"message": "Endpoint request timed out"})
         except InvalidLambdaResponse:
             log.exception(
                 "request %s (Lambda request %s): %s returned a malformed response",
@@ -282,14 +301,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.rfile.readline()
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
-
-    def __getattr__(self, name: str) -> Any:
-        """``do_<METHOD>`` of every other method (TRACE, QUERY, ...) dispatches too: a method
-        no route has is a 404 NotFound in the error shape, not the standard library's 501
-        HTML page (found by tests/fuzz)."""
-        if name.startswith("do_"):
-            return self._dispatch
-        raise AttributeError(name)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s %s", self.address_string(), format % args)

@@ -6,6 +6,8 @@ union of the functions' resolved environments (today they are all the Globals) p
 emulator endpoint and fake credentials before loading any handler. Each ``functions/<name>/
 app.py`` is loaded under its own module name (they are all called ``app``). A handler
 directory should hold only ``app.py``: sibling modules would share one ``sys.modules``.
+A handler that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: its
+container is thrown away (the gateway answers 504; fault injection uses it).
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from magnetar_local.template import FunctionSpec
 
-__all__ = ["Handler", "HandlerLoader", "apply_handler_environment"]
+__all__ = ["Handler", "HandlerLoader", "InvocationAbandoned", "apply_handler_environment"]
 
 log = logging.getLogger("magnetar_local.gateway")  # the gateway's log, as before the split
 
@@ -52,6 +54,12 @@ def _handler_path(spec: FunctionSpec) -> Path:
     return spec.code_dir / (spec.handler.rpartition(".")[0].replace(".", "/") + ".py")
 
 
+class InvocationAbandoned(BaseException):  # noqa: N818 - not an error the handler may catch
+    """Raised inside a handler: this invocation ends here, as a Lambda that times out or
+    crashes ends (not an ``Exception``, so no ``except Exception`` in the engine catches it).
+    The gateway answers 504 as API Gateway does and discards the container."""
+
+
 class HandlerLoader:
     """Loads handlers as Lambda runs them: one request at a time per *container*.
 
@@ -59,13 +67,20 @@ class HandlerLoader:
     resolver, engine, caches). A request borrows an idle container of its function or
     loads a new one, so concurrent requests never share a Powertools resolver, whose
     current event lives on the app object; Lambda scales out the same way.
+    ``container_context(spec)`` (a context-manager factory, given the function's spec) wraps
+    every container load: e.g. ``injected_engine`` to run new containers on an engine built
+    elsewhere.
     """
 
     def __init__(self, functions: Mapping[str, FunctionSpec]) -> None:
         self.functions = dict(functions)
+        self.container_context: Callable[[FunctionSpec], AbstractContextManager[Any]] = (
+            lambda spec: nullcontext()
+        )
         self._registered: dict[str, Handler] = {}
         self._idle: dict[str, list[Handler]] = {}
         self._loaded = 0
+        self._generation = 0  # forget() starts a new one: older containers are not reused
         self._lock = threading.Lock()
         self._load_lock = threading.Lock()  # module loads touch sys.path: one at a time
 
@@ -97,16 +112,29 @@ class HandlerLoader:
             idle = self._idle.setdefault(name, [])
             handler = registered or (idle.pop() if idle else None)
             self._loaded += handler is None
-            serial = self._loaded
+            serial, generation = self._loaded, self._generation
         if handler is None:
-            with self._load_lock:
-                handler = self._load(self.functions[name], serial)
+            spec = self.functions[name]
+            with self._load_lock, self.container_context(spec):
+                handler = self._load(spec, serial)
+        abandoned = False
         try:
             yield handler
+        except InvocationAbandoned:
+            abandoned = True  # a crashed or timed-out Lambda's container is gone
+            raise
         finally:
-            if registered is None:
+            if registered is None and not abandoned:
                 with self._lock:
-                    self._idle[name].append(handler)
+                    if generation == self._generation:
+                        self._idle.setdefault(name, []).append(handler)
+
+    def forget(self) -> None:
+        """Drop every container: idle ones now, busy ones when their request ends; the next
+        requests load new ones (cold starts)."""
+        with self._lock:
+            self._idle.clear()
+            self._generation += 1
 
     def get(self, name: str) -> Handler:
         """A handler of function ``name`` for a single caller (tests, events replay)."""

@@ -30,11 +30,6 @@ class EngineLoader(HandlerLoader):
             # a name of its own: the emulator stack's gateway may load the same functions
             return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
 
-    def forget(self) -> None:
-        """Drop idle containers: the next requests load new ones (new settings)."""
-        with self._lock:
-            self._idle.clear()
-
 
 class MemoryGateway(Gateway):
     """The local gateway in front of a ``MemoryService``: its requests go through

@@ -161,7 +161,7 @@ class MemoryService:
         them (call it before the requests it should affect)."""
         self.settings = replace(self.settings, **changes)
         self._engine = None
-        self.gateway.loader.forget()  # type: ignore[attr-defined]
+        self.gateway.loader.forget()
 
     def create_partitioned_topic(self, topic: str, partitions: int) -> None:
         """Create ``topic`` (a full name or ``domain/tenant/namespace/name``) partitioned."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -119,3 +120,37 @@ def version_condition(version: int, absent_attribute: str = "pk") -> dict[str, o
         "ConditionExpression": "ver = :v",
         "ExpressionAttributeValues": {":v": {"N": str(version)}},
     }
+
+
+WRITE_TOKEN = "wtok"
+"""Attribute of a conditionally written item: the token of the write that made it."""
+
+
+def put_conditional(
+    dynamodb: BotoClient, table: str, item: Item, key: Item, condition: dict[str, object],
+    action: str,
+) -> None:
+    """``put_item`` under ``condition``, exactly once even when an answer is lost.
+
+    botocore retries a write whose answer was lost (a read timeout, a 5xx after the write
+    landed); the retry then fails the condition against the write itself. So every write
+    carries a fresh token (``wtok``), and a failed condition is checked with a strongly
+    consistent read of ``key``: when the item holds this write's token, the write landed
+    and this is a success. Raises ConditionFailed (someone else wrote), TooManyRequests,
+    StorageFault (see ``translated``).
+    """
+    token = uuid.uuid4().hex
+    with translated(action):
+        try:
+            dynamodb.put_item(
+                TableName=table, Item={**item, WRITE_TOKEN: {"S": token}}, **condition
+            )
+            return
+        except ClientError as exc:
+            if error_code(exc) not in _CONDITION:
+                raise
+            stored = dynamodb.get_item(
+                TableName=table, Key=key, ConsistentRead=True, ProjectionExpression=WRITE_TOKEN
+            ).get("Item") or {}
+            if stored.get(WRITE_TOKEN, {}).get("S") != token:
+                raise

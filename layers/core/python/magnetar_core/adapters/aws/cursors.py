@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import json
 
-from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    put_conditional,
+    translated,
+    version_condition,
+)
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
@@ -105,11 +110,16 @@ class CursorStore:
         """Write ``state`` if nobody wrote since it was read (version ``state.version``).
 
         A new cursor (version 0) is written only if none exists. Raises ConditionFailed.
-        On success ``state.version`` is the new version.
+        On success ``state.version`` is the new version. A write whose answer was lost and
+        that botocore retried counts once (``put_conditional``): otherwise the dispatcher
+        re-planned on top of its own landed write, and entries that write leased to the
+        consumer were never sent to it.
         """
-        condition = version_condition(state.version)
-        with translated(f"writing cursor {state.subscription} of {pk}"):
-            self._ddb.put_item(TableName=self._table, Item=cursor_to_item(pk, state), **condition)
+        put_conditional(
+            self._ddb, self._table, cursor_to_item(pk, state),
+            {"pk": {"S": pk}, "sub": {"S": state.subscription}},
+            version_condition(state.version), f"writing cursor {state.subscription} of {pk}",
+        )  # fmt: skip
         state.version += 1
 
     def delete(self, pk: str, state: CursorState) -> None:

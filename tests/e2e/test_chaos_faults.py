@@ -1,0 +1,66 @@
+"""The bounded fault-injection lane (issue 11): SDK -> gateway -> real handlers -> emulator,
+with throttling, 5xx, timeouts and handlers dying at the engine's AWS calls (produce,
+receive, ack, nack, dispatch, dead letters and timers all go through them), checked by the
+independent model of magnetar_chaos; and, without faults, that acknowledged messages stay
+acknowledged under nacks and a consumer swap. ``magnetar chaos run`` is the long version
+(docs/reliability.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+import magnetar as pulsar
+from magnetar_chaos.faults import FaultInjector, FaultPlan
+from magnetar_chaos.harness import faulty
+from magnetar_chaos.observer import observing
+from magnetar_chaos.run import chaos_run
+from magnetar_chaos.workload import Workload
+
+pytestmark = pytest.mark.emulator
+
+
+def failed(report: dict, *, except_key_shared_order: bool = False) -> dict:
+    """The invariants that do not hold (Key_Shared's per-key order aside when asked)."""
+    bad = {k: v for k, v in report["invariants"].items() if not v["ok"]}
+    order = bad.get("key_order")
+    others = order and any(n for s, n in order["by_subscription"].items() if s != "sub-key_shared")
+    if except_key_shared_order and order is not None and not others:
+        del bad["key_order"]
+    return bad
+
+
+def test_under_injected_aws_faults_acked_sends_are_delivered_once_stored_and_stay_acked(
+    local_stack,
+):
+    injector = FaultInjector(FaultPlan(rate_per_call=0.05, seed=5))
+    workload = Workload(messages=300, partitions=2, producers=2, consumers_per_subscription=2)
+    with faulty(local_stack, injector) as observer:
+        client = pulsar.Client(local_stack.url)
+        try:
+            report = chaos_run(client, workload, injector=injector, observer=observer,
+                               deadline_s=90)  # fmt: skip
+        finally:
+            client.close()
+    assert report["faults"]["total"] > 20, report["faults"]
+    assert {kind.split("-")[0] for kind in report["faults"]["injected"]} == {
+        "throttle", "5xx", "timeout", "die"
+    }  # fmt: skip
+    # Key_Shared's per-key order under dying handlers is an open finding (docs/reliability.md)
+    assert failed(report, except_key_shared_order=True) == {}, report["invariants"]
+    assert not report["timed_out"], report["counts"]
+
+
+def test_batched_messages_under_nacks_and_a_consumer_swap_are_never_delivered_again_once_acked(
+    local_stack,
+):
+    workload = Workload(messages=600, partitions=4, producers=4, subscriptions=("Shared",),
+                        consumers_per_subscription=4, nack_rate=0.05, nack_delay_ms=0,
+                        batch_max_messages=100, work_s=0.005)  # fmt: skip
+    with observing(local_stack.gateway) as observer:
+        client = pulsar.Client(local_stack.url)
+        try:
+            report = chaos_run(client, workload, observer=observer, deadline_s=120)
+        finally:
+            client.close()
+    assert failed(report) == {} and not report["timed_out"], report["invariants"]
+    assert report["counts"]["subscriptions"]["sub-shared"]["after_ack_requested"] == 0

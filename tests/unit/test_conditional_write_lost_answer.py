@@ -1,0 +1,57 @@
+"""A conditional DynamoDB write whose answer was lost and that botocore sent again counts
+once: the retry fails its condition against the write itself, which is a success (found by
+``magnetar chaos``: the dispatcher re-planned on its own landed cursor write)."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+from magnetar_core.adapters.aws.clients import WRITE_TOKEN
+from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.errors import ConditionFailed
+
+
+class LosingTable:
+    """One DynamoDB table (a dict) whose put_item, on its first call, stores the item and
+    then fails as botocore's retry of it does (the condition fails against itself)."""
+
+    def __init__(self, lose_first: bool) -> None:
+        self.items: dict[tuple, dict] = {}
+        self.lose_first = lose_first
+
+    def put_item(self, TableName, Item, **condition):  # noqa: N803 - boto3's names
+        key = (Item["pk"]["S"], Item["sub"]["S"])
+        if self.lose_first:
+            self.lose_first = False
+            self.items[key] = Item
+            raise ClientError({"Error": {"Code": "ConditionalCheckFailedException"}}, "PutItem")
+        self.items[key] = Item
+
+    def get_item(self, TableName, Key, **kwargs):  # noqa: N803 - boto3's names
+        item = self.items.get((Key["pk"]["S"], Key["sub"]["S"]))
+        return {"Item": item} if item else {}
+
+
+def test_a_cursor_write_whose_answer_was_lost_and_was_retried_counts_as_written():
+    table = LosingTable(lose_first=True)
+    state = CursorState(subscription="s", sub_type="Shared", mark_delete=-1, read_position=0)
+    CursorStore(table, "cursors").put("t|1", state)
+    assert state.version == 1 and WRITE_TOKEN in table.items[("t|1", "s")]
+
+
+def test_a_cursor_write_that_lost_to_another_writer_still_fails_its_condition():
+    table = LosingTable(lose_first=False)
+    other = CursorState(subscription="s", sub_type="Shared", mark_delete=-1, read_position=0)
+    CursorStore(table, "cursors").put("t|1", other)
+    table.lose_first = False
+
+    def refuse(TableName, Item, **condition):  # noqa: N803
+        raise ClientError({"Error": {"Code": "ConditionalCheckFailedException"}}, "PutItem")
+
+    table.put_item = refuse  # type: ignore[method-assign]
+    mine = CursorState(subscription="s", sub_type="Shared", mark_delete=-1, read_position=0)
+    with pytest.raises(ConditionFailed):
+        CursorStore(table, "cursors").put("t|1", mine)
+    assert mine.version == 0
