@@ -302,5 +302,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
 
+    def __getattr__(self, name: str) -> Any:
+        """``do_<METHOD>`` of every other method (TRACE, QUERY, ...) dispatches too: a method
+        no route has is a 404 NotFound in the error shape, not the standard library's 501
+        HTML page (found by tests/fuzz)."""
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s %s", self.address_string(), format % args)
