@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -57,11 +57,46 @@ def error_response(code: str, message: str, status: int) -> Response:
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
 
 
+class _Resolver(APIGatewayHttpResolver):
+    """Powertools' HTTP API resolver with the event being resolved kept on the instance.
+
+    Powertools stores the current event and Lambda context on the ``BaseRouter`` *class*,
+    shared by every resolver of the process. One Lambda process resolves one event at a
+    time, but the local gateway runs many containers' handlers in one process, on threads:
+    there a concurrent request's event replaced this one's mid-route (a produce read a
+    receive's body; a partition's path parameters served another partition's request).
+    Here ``current_event`` and ``lambda_context`` are per resolver (a container serves one
+    request at a time), set by ``resolve`` before Powertools routes.
+    """
+
+    def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        self.__dict__["_event"] = self._to_proxy_event(dict(event))
+        self.__dict__["_context"] = context
+        return super().resolve(event, context)
+
+    @property
+    def current_event(self) -> Any:
+        return self.__dict__.get("_event")
+
+    @current_event.setter
+    def current_event(self, value: Any) -> None:
+        self.__dict__["_event"] = value
+
+    @property
+    def lambda_context(self) -> Any:
+        return self.__dict__.get("_context")
+
+    @lambda_context.setter
+    def lambda_context(self, value: Any) -> None:
+        self.__dict__["_context"] = value
+
+
 def make_app() -> APIGatewayHttpResolver:
     """An HTTP API (payload 2.0) resolver whose errors are Pulsar-named JSON: domain errors
     with their status, anything unexpected as a logged 500 ``UnknownError`` naming the
-    request id; path parameters decoded once (by API Gateway) and bounded in length."""
-    app = APIGatewayHttpResolver()
+    request id; path parameters decoded once (by API Gateway) and bounded in length. Its
+    current event is its own (``_Resolver``), never another thread's."""
+    app = _Resolver()
     app.use([_path_arguments])
 
     @app.exception_handler(MagnetarError)

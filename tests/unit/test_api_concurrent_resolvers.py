@@ -1,0 +1,54 @@
+"""Two handler containers resolving at once in one process (the local gateway's threads)
+each see their own event: Powertools keeps the current event on its router *class*, which
+mixed requests up under load (a produce read a receive's body; partitions crossed)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from magnetar_core.api import http
+
+
+def _event(path: str, body: str) -> dict:
+    return {
+        "version": "2.0",
+        "routeKey": "POST /echo/{name}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json"},
+        "requestContext": {
+            "http": {"method": "POST", "path": path, "sourceIp": "127.0.0.1"},
+            "requestId": f"req-{path}",
+            "stage": "$default",
+        },
+        "pathParameters": {"name": path.rsplit("/", 1)[1]},
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def test_a_route_sees_its_own_body_and_path_while_another_container_resolves_a_request():
+    first_inside = threading.Event()
+    second_done = threading.Event()
+    apps = [http.make_app(), http.make_app()]
+    seen: dict[str, tuple[str, str]] = {}
+
+    for app in apps:
+
+        @app.post("/echo/<name>")
+        def echo(name: str, app=app):  # noqa: ANN202
+            if name == "first":
+                first_inside.set()
+                assert second_done.wait(5)  # the other container resolves meanwhile
+            seen[name] = (app.current_event.body or "", app.current_event.path)
+            return http.ok({"name": name})
+
+    first = threading.Thread(target=lambda: apps[0].resolve(_event("/echo/first", '{"a":1}'), None))
+    first.start()
+    assert first_inside.wait(5)
+    answer = apps[1].resolve(_event("/echo/second", '{"b":2}'), None)
+    second_done.set()
+    first.join(5)
+    assert json.loads(answer["body"]) == {"name": "second"}
+    assert seen == {"first": ('{"a":1}', "/echo/first"), "second": ('{"b":2}', "/echo/second")}
