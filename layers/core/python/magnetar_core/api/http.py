@@ -29,6 +29,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
+from magnetar_core.api.resolver import ThreadResolver
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
@@ -60,8 +61,9 @@ def error_response(code: str, message: str, status: int) -> Response:
 def make_app() -> APIGatewayHttpResolver:
     """An HTTP API (payload 2.0) resolver whose errors are Pulsar-named JSON: domain errors
     with their status, anything unexpected as a logged 500 ``UnknownError`` naming the
-    request id; path parameters decoded once (by API Gateway) and bounded in length."""
-    app = APIGatewayHttpResolver()
+    request id; path parameters decoded once (by API Gateway) and bounded in length; the
+    current event kept per thread (``ThreadResolver``)."""
+    app = ThreadResolver()
     app.use([_path_arguments])
 
     @app.exception_handler(MagnetarError)
