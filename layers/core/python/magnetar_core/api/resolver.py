@@ -47,7 +47,7 @@ class ThreadResolver(APIGatewayHttpResolver):
     def current_event(self, value: APIGatewayProxyEventV2) -> None:
         self._local.event = value
 
-    @property  # type: ignore[override]
+    @property
     def lambda_context(self) -> Any:
         return getattr(self._local, "context", None)
 
