@@ -9,6 +9,9 @@ Messages are named by their payload ``<producer>:<sequence id>``; positions are
 - ``acked_never_dispatched_again``: no message is dispatched by a receive that arrived after
   its ack was confirmed (see observer.py; only when the harness runs the gateway);
 - ``stored_once``: with deduplication, each (producer name, sequence id) is stored once;
+- ``partition_consistent``: every message is delivered, and read back, on the partition its
+  producer sends to (producer ``p`` -> partition ``p % partitions``; a reader's messages
+  on the reader's partition), at the position its send was confirmed with;
 - ``key_order``: on Key_Shared and Failover subscriptions, per key, first deliveries follow
   the topic's order (message positions increase);
 - ``stats``: every subscription's ``msgBacklog`` is 0 at the end and was never negative,
@@ -42,6 +45,9 @@ class Model:
     stored_messages: int = 0
     negative_backlogs: list[str] = field(default_factory=list)
     nacks: int = 0
+    partitions: int = 0  # of the topic (0: not partitioned)
+    read_positions: list[tuple[str, Position, int]] = field(default_factory=list)
+    # (payload, position, the reader's partition) of every message read back
     send_results: Counter[str] = field(default_factory=Counter)  # failed sends by result
 
     def __post_init__(self) -> None:
@@ -70,6 +76,11 @@ class Model:
                 self.delivered_after_ack_requested[sub] += 1
                 return False
             return True
+
+    def read_back(self, payload: str, position: Position, reader_partition: int) -> None:
+        """A reader of partition ``reader_partition`` (-1: the topic) read ``payload``."""
+        with self._lock:
+            self.read_positions.append((payload, position, reader_partition))
 
     def ack_requested(self, sub: str, payload: str) -> None:
         with self._lock:
@@ -109,9 +120,29 @@ class Model:
                 }  # fmt: skip
             twice = sorted(f"{p}:{s}" for (p, s), n in self.stored.items() if n > 1)
             results["stored_once"] = {"ok": not twice, "stored_twice": twice[:20]}
+            results["partition_consistent"] = self._partition_consistent(subs)
             results["key_order"] = self._key_order(subs)
             results["stats"] = self._stats(subs, stats)
             return results
+
+    def _partition_consistent(self, subs: dict[str, str]) -> dict[str, Any]:
+        """Deliveries and read-backs on the sending producer's partition, at the confirmed
+        position (a send confirmed as a duplicate has no position: -1)."""
+        out: list[str] = []
+        seen = [(f"{s}", payload, position, -1) for s in subs
+                for payload, _, position, _ in self.deliveries[s]]  # fmt: skip
+        seen += [("read back", payload, position, reader)
+                 for payload, position, reader in self.read_positions]  # fmt: skip
+        for where, payload, position, reader in seen:
+            producer = int(payload.split(":")[0])
+            wanted = producer % self.partitions if self.partitions > 0 else -1
+            confirmed = self.confirmed.get(payload)
+            at = confirmed[1] if confirmed is not None and confirmed[1][2] >= 0 else None
+            if position[0] != wanted or reader not in (-1, position[0]) or at not in (None, position):
+                out.append(f"{where}: {payload} at {position}, sent to partition {wanted}"
+                           + (f" (confirmed at {at})" if at is not None else "")
+                           + (f" by the reader of partition {reader}" if reader >= 0 else ""))  # fmt: skip
+        return {"ok": not out, "count": len(out), "violations": out[:20]}
 
     def _key_order(self, subs: dict[str, str]) -> dict[str, Any]:
         out: list[str] = []

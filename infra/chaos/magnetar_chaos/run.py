@@ -16,7 +16,7 @@ import magnetar as pulsar
 from magnetar_chaos.faults import FaultInjector
 from magnetar_chaos.model import Model
 from magnetar_chaos.observer import GatewayObserver
-from magnetar_chaos.workload import Running, Workload
+from magnetar_chaos.workload import Running, Workload, position_of
 
 
 def chaos_run(
@@ -32,7 +32,7 @@ def chaos_run(
     """Run ``workload``; ``during(running, model)`` is called about every 0.2 s while it
     runs (soak: churn, restarts). Returns the report (``report["ok"]``: every invariant
     held)."""
-    model = Model()
+    model = Model(partitions=workload.partitions)
     started = time.monotonic()
     running = Running(client, workload, model).start()
     subs = workload.subscription_types()
@@ -131,13 +131,15 @@ def read_back(client: pulsar.Client, workload: Workload, model: Model) -> None:
         if workload.partitions > 0
         else [workload.full_topic]
     )
-    for topic in topics:
+    for p, topic in enumerate(topics):
         reader = client.create_reader(topic, pulsar.MessageId.earliest)
         try:
             while reader.has_message_available():
                 msg = reader.read_next(10_000)
                 model.stored[(msg.producer_name(), msg.sequence_id())] += 1
                 model.stored_messages += 1
+                model.read_back(msg.data().decode(), position_of(msg.message_id()),
+                                p if workload.partitions > 0 else -1)  # fmt: skip
         finally:
             reader.close()
 

@@ -65,8 +65,10 @@ class HandlerLoader:
 
     Each container is a separate load of the handler module (its own module globals:
     resolver, engine, caches). A request borrows an idle container of its function or
-    loads a new one, so concurrent requests never share a Powertools resolver, whose
-    current event lives on the app object; Lambda scales out the same way.
+    loads a new one, so concurrent requests never share a resolver; Lambda scales out the
+    same way. Powertools keeps the current event in a class attribute shared by every
+    resolver of the process: the handlers' resolver (``magnetar_core.api.http._Resolver``)
+    keeps it per instance, or concurrent containers would read each other's requests.
     ``container_context(spec)`` (a context-manager factory, given the function's spec) wraps
     every container load: e.g. ``injected_engine`` to run new containers on an engine built
     elsewhere.
