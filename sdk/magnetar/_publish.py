@@ -29,6 +29,7 @@ import requests
 from magnetar_wire import ChunkInfo, Codec, EntryMessage, encode_entry
 
 from . import exceptions as exc
+from ._failures import RETRYABLE
 from .message import MessageId
 
 if TYPE_CHECKING:
@@ -152,8 +153,7 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
             raise exc.Timeout("the message was not stored within send_timeout_millis")
         try:
             return post_entry(t, lease.base, entry, lease.epoch, remaining)
-        except (exc.ServiceUnitNotReady, exc.TooManyRequests, exc.Timeout,
-                exc.UnknownError, exc.ConnectError):  # fmt: skip
+        except RETRYABLE:
             if aborted():
                 raise
             time.sleep(random.uniform(pause / 2, pause))

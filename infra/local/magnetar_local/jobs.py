@@ -18,13 +18,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from magnetar._service_url import STATE_FILE, pid_alive
+from magnetar._service_url import state_dir as client_state_dir
 from magnetar_core.settings import Settings
 from magnetar_local.launcher import SCRIPTS, LocalJobLauncher, UnknownJob
 
 if TYPE_CHECKING:
     from magnetar_local.stack import LocalStack
 
-STATE_FILE = "local.json"
 USAGE = (
     "usage: magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]\n"
     "       magnetar jobs list\n"
@@ -34,11 +35,8 @@ USAGE = (
 
 
 def state_dir(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """``$MAGNETAR_HOME`` or ``<cwd>/.magnetar``."""
-    env = os.environ if env is None else env
-    if env.get("MAGNETAR_HOME"):
-        return Path(env["MAGNETAR_HOME"])
-    return (cwd or Path.cwd()) / ".magnetar"
+    """``$MAGNETAR_HOME`` or ``<cwd>/.magnetar`` (the folder the CLI looks in too)."""
+    return client_state_dir(os.environ if env is None else env, cwd or Path.cwd())
 
 
 def write_state(stack: LocalStack, folder: Path | None = None) -> Path:
@@ -74,12 +72,8 @@ def read_state(folder: Path | None = None) -> dict:
     ProcessLookupError (the stack that wrote it has exited)."""
     path = (folder or state_dir()) / STATE_FILE
     state = json.loads(path.read_text())
-    try:
-        os.kill(int(state["pid"]), 0)
-    except PermissionError:
-        pass  # alive, another user's process
-    except OSError as exc:
-        raise ProcessLookupError(f"the local stack of {path} (pid {state['pid']}) is gone") from exc
+    if not pid_alive(int(state["pid"])):
+        raise ProcessLookupError(f"the local stack of {path} (pid {state['pid']}) is gone")
     return state
 
 
