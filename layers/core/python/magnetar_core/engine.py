@@ -20,6 +20,7 @@ from magnetar_core.adapters.aws.glue import GlueJobLauncher
 from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.policies import PolicyStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.runtime import Runtime
@@ -179,6 +180,8 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         producer_state=ProducerStateStore(dynamodb, settings.cursors_table),
         buffers=BufferStore(dynamodb, settings.cursors_table),
         compaction=CompactionStore(dynamodb, settings.cursors_table, settings.log_table),
+        tenants=TenantStore(dynamodb, settings.topics_table),
+        permissions=PermissionStore(dynamodb, settings.topics_table),
     )
 
 

@@ -264,10 +264,11 @@ class Stores:
     producer_state: ProducerStateStore
     buffers: BufferStore
     compaction: CompactionStore
+    tenants: TenantStore
+    permissions: PermissionStore
 
 
-# Security (issue 12): tenants and namespace permissions. Not in ``Stores`` yet: the edge
-# wiring that uses them comes in a later step (docs/security.md, "Wired and pending").
+# Security (issue 12): tenants and namespace permissions.
 
 
 class TenantStore(Protocol):

@@ -15,6 +15,7 @@ from magnetar_core.adapters.memory.entries import DEFAULT_BASE_URL, EntryStore
 from magnetar_core.adapters.memory.log import LogStore
 from magnetar_core.adapters.memory.policies import PolicyStore
 from magnetar_core.adapters.memory.producers import ProducerStateStore
+from magnetar_core.adapters.memory.security import PermissionStore, TenantStore
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.adapters.memory.topics import TopicStore
@@ -27,8 +28,10 @@ __all__ = [
     "EntryStore",
     "LogStore",
     "MemoryTables",
+    "PermissionStore",
     "PolicyStore",
     "ProducerStateStore",
+    "TenantStore",
     "TimerStarter",
     "TopicStore",
     "memory_stores",
@@ -50,4 +53,6 @@ def memory_stores(
         producer_state=ProducerStateStore(tables),
         buffers=BufferStore(tables),
         compaction=CompactionStore(tables),
+        tenants=TenantStore(tables),
+        permissions=PermissionStore(tables),
     )
