@@ -13,7 +13,8 @@ Markers (``--strict-markers``; declared in pyproject.toml):
                 memory-service part is fast, its emulator part is ``emulator`` by fixture.
 ``make test-fast`` runs ``-m "not emulator and not spark and not slow"``.
 
-Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
+Tests run longest first (``run_order``): ``slow``, then ``spark``, then ``emulator``, then the
+rest. Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
 own JVM (measured: spreading the Spark tests beats keeping them on one worker, which then
 ends minutes after the other).
 """
@@ -63,8 +64,23 @@ def markers_of(item: pytest.Item) -> set[str]:
     return names | {marker for fixture, marker in FIXTURE_MARKERS.items() if fixture in fixtures}
 
 
+RUN_FIRST = ("slow", "spark", "emulator")
+"""Markers in the order their tests start: the longest first, so that pytest-xdist's ``load``
+scheduling fills the end of the run with short tests instead of waiting for one long test
+on one worker (longest-processing-time-first)."""
+
+
+def run_order(item: pytest.Item) -> int:
+    """0 for ``slow`` tests, 1 for ``spark``, 2 for ``emulator``, 3 for the rest."""
+    for rank, name in enumerate(RUN_FIRST):
+        if item.get_closest_marker(name) is not None:
+            return rank
+    return len(RUN_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         present = {mark.name for mark in item.iter_markers()}
         for name in sorted(markers_of(item) - present):
             item.add_marker(name)
+    items.sort(key=run_order)  # stable: file order within each rank

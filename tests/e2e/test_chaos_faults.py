@@ -29,6 +29,7 @@ def failed(report: dict, *, except_key_shared_order: bool = False) -> dict:
     return bad
 
 
+@pytest.mark.slow
 def test_under_injected_aws_faults_acked_sends_are_delivered_once_stored_and_stay_acked(
     local_stack,
 ):
@@ -50,6 +51,7 @@ def test_under_injected_aws_faults_acked_sends_are_delivered_once_stored_and_sta
     assert not report["timed_out"], report["counts"]
 
 
+@pytest.mark.slow
 def test_batched_messages_under_nacks_and_a_consumer_swap_are_never_delivered_again_once_acked(
     local_stack,
 ):

@@ -68,6 +68,7 @@ def log_key_of(topic: str, msg_id) -> str:
     return f"{topic}|{msg_id.ledger_id()}"
 
 
+@pytest.mark.slow
 def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     client, local_stack, aws_clients, namespace
 ):
@@ -108,6 +109,7 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     consumer.close()
 
 
+@pytest.mark.slow
 def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
     client, local_stack, aws_clients, namespace, engine_clients
 ):
@@ -142,6 +144,7 @@ def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
     consumer.close()
 
 
+@pytest.mark.slow
 def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
     client, local_stack, aws_clients, namespace, engine_clients
 ):
@@ -243,6 +246,7 @@ def test_a_namespace_ttl_moves_the_cursor_past_expired_unacknowledged_messages(
     consumer.close()
 
 
+@pytest.mark.slow
 def test_namespace_retention_keeps_acknowledged_messages_until_they_are_older_than_it(
     client, local_stack, aws_clients, namespace
 ):
@@ -297,6 +301,7 @@ def test_deduplication_still_knows_producers_whose_entries_expired(
     assert cold.producer.publish(TopicName.parse(topic), resent).duplicate
 
 
+@pytest.mark.slow
 def test_a_run_that_crashed_after_deleting_items_is_finished_by_the_next_one(
     client, local_stack, aws_clients, namespace
 ):

@@ -117,6 +117,7 @@ def test_the_readme_marks_only_setup_installs_and_deploys_as_not_run():
     assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2
 
 
+@pytest.mark.slow
 def test_every_readme_block_runs_alone_in_order(local_stack, newcomer_env, tmp_path):
     blocks = runnable(readme_blocks(README.read_text()), None)
     outputs = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
@@ -159,6 +160,7 @@ def fresh_service(tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_every_readme_block_that_runs_spark_runs_alone_on_a_fresh_service(fresh_service, tmp_path):
     url = json.loads((Path(fresh_service["MAGNETAR_HOME"]) / "local.json").read_text())["url"]
     blocks = runnable(readme_blocks(README.read_text()), "runs Spark")

@@ -39,6 +39,7 @@ def _read_all(reader, wait_ms: int = 3000) -> list[tuple[str | None, bytes, puls
 
 
 @pytest.mark.usefixtures("jobs_in_process")
+@pytest.mark.slow
 def test_a_compacted_reader_reads_the_latest_value_of_each_key_then_new_messages(
     client, local_stack
 ):

@@ -38,6 +38,7 @@ def drain(consumer, timeout_millis: int = 3000) -> list:
             return out
 
 
+@pytest.mark.slow
 def test_nacks_with_a_backoff_come_back_after_the_delay_table(client):
     t = topic()
     backoff = pulsar.MultiplierRedeliveryBackoff(1000, 3000, 2)  # 1, 2, 3, 3 s
@@ -86,6 +87,7 @@ def test_a_nack_delay_is_held_by_the_service_for_all_nacked_messages_in_order(cl
     consumer.close()
 
 
+@pytest.mark.slow
 def test_an_unacked_message_comes_back_after_the_ack_timeout(client):
     t = topic()
     consumer = client.subscribe(t, "s", consumer_type=SHARED, unacked_messages_timeout_ms=10_000,
@@ -104,6 +106,7 @@ def test_an_unacked_message_comes_back_after_the_ack_timeout(client):
     consumer.close()
 
 
+@pytest.mark.slow
 def test_a_message_nacked_past_the_policy_lands_in_the_dead_letter_topic_once_in_order(
     client, local_stack
 ):
@@ -193,6 +196,7 @@ def kill(consumer) -> None:
     consumer._core.close(flush_acks=False, delete=False)
 
 
+@pytest.mark.slow
 def test_a_consumer_killed_without_closing_has_its_messages_redelivered_to_another(
     short_lease_url,
 ):

@@ -57,6 +57,7 @@ def _summary(output: str) -> dict:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_magnetar_jobs_run_compacts_a_topic_of_the_running_local_stack(
     local_stack, client, tmp_path
 ):

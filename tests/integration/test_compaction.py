@@ -88,6 +88,7 @@ def _reader(engine, topic, name):
 VIEW = [(2, -1, "a", b"a2"), (4, 0, "d", b"d1"), (4, 1, "b", b"b2")]
 
 
+@pytest.mark.slow
 def test_a_compacted_reader_sees_latest_per_key_up_to_the_horizon_then_the_live_log(
     engine, keyed, run_job
 ):
@@ -120,6 +121,7 @@ def test_a_normal_consumer_still_sees_every_message(engine, keyed, run_job):
     ]
 
 
+@pytest.mark.slow
 def test_a_rerun_with_nothing_new_changes_nothing_and_a_later_run_folds_in_new_messages(
     engine, keyed, run_job, aws_clients, settings
 ):
@@ -220,6 +222,7 @@ def test_compacted_reads_need_an_exclusive_or_failover_subscription(engine, topi
         )
 
 
+@pytest.mark.slow
 def test_a_partitioned_topic_is_compacted_on_every_partition(engine, topic, run_job):
     engine.admin.create_topic(topic, 2)
     for i, key in ((0, "a"), (0, "a"), (1, "b"), (1, "c")):

@@ -195,6 +195,7 @@ def test_a_nack_with_zero_delay_redelivers_at_once(engine, topic, make_entry):
     assert [d.redelivery_count for d in again] == [1]
 
 
+@pytest.mark.slow
 def test_200_delayed_messages_due_in_the_same_second_start_exactly_one_execution(
     engine, topic, aws_clients, local_stack
 ):

@@ -106,6 +106,7 @@ def _plan(spark, args, topic) -> list[Segment]:
     return [Segment.of(r) for r in rows]
 
 
+@pytest.mark.slow
 def test_reads_before_during_and_after_a_compaction_return_the_same_messages(
     spark, settings, topic, argv
 ):
