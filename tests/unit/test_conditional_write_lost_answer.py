@@ -8,9 +8,18 @@ import pytest
 from botocore.exceptions import ClientError
 
 from magnetar_core.adapters.aws.clients import WRITE_TOKEN
+from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.cursors import CursorStore
+from magnetar_core.adapters.aws.policies import PolicyStore
+from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.domain.compaction import CompactionState
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.policies import NamespacePolicies
+from magnetar_core.domain.producers import ProducerLease
+from magnetar_core.domain.topic import TopicMeta
+from magnetar_wire.names import TopicName
 
 
 class LosingTable:
@@ -21,8 +30,13 @@ class LosingTable:
         self.items: dict[tuple, dict] = {}
         self.lose_first = lose_first
 
+    @staticmethod
+    def key_of(item: dict) -> tuple:
+        """(partition key, sort key): ``sub`` in the cursors table, ``name`` in topics'."""
+        return item["pk"]["S"], (item.get("sub") or item["name"])["S"]
+
     def put_item(self, TableName, Item, **condition):  # noqa: N803 - boto3's names
-        key = (Item["pk"]["S"], Item["sub"]["S"])
+        key = self.key_of(Item)
         if self.lose_first:
             self.lose_first = False
             self.items[key] = Item
@@ -30,7 +44,7 @@ class LosingTable:
         self.items[key] = Item
 
     def get_item(self, TableName, Key, **kwargs):  # noqa: N803 - boto3's names
-        item = self.items.get((Key["pk"]["S"], Key["sub"]["S"]))
+        item = self.items.get(self.key_of(Key))
         return {"Item": item} if item else {}
 
 
@@ -55,3 +69,37 @@ def test_a_cursor_write_that_lost_to_another_writer_still_fails_its_condition():
     with pytest.raises(ConditionFailed):
         CursorStore(table, "cursors").put("t|1", mine)
     assert mine.version == 0
+
+
+def write_lease(table: LosingTable) -> int:
+    lease = ProducerLease(epoch=1, holder="p", mode="Exclusive", seen_ms=5)
+    ProducerStateStore(table, "cursors").put_lease("t|1", lease)
+    return lease.version
+
+
+def write_compaction_state(table: LosingTable) -> int:
+    state = CompactionState()
+    CompactionStore(table, "cursors", "log").put("t", state)
+    return state.version
+
+
+def write_policies(table: LosingTable) -> int:
+    stored = PolicyStore(table, "topics").put("acme/orders", NamespacePolicies(deduplication=True))
+    return stored.version
+
+
+def write_topic(table: LosingTable) -> int:
+    name = TopicName.parse("persistent://acme/orders/t")
+    TopicStore(table, "topics").put(TopicMeta(name, 1, 0, "active", 1, 0), None)
+    return 1
+
+
+@pytest.mark.parametrize(
+    "write", [write_lease, write_compaction_state, write_policies, write_topic],
+    ids=["producer lease", "compaction state", "namespace policies", "topic"],
+)  # fmt: skip
+def test_every_versioned_write_whose_answer_was_lost_counts_as_written_once(write):
+    table = LosingTable(lose_first=True)
+    assert write(table) == 1
+    [item] = table.items.values()
+    assert WRITE_TOKEN in item

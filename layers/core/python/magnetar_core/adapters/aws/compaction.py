@@ -17,7 +17,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    put_conditional,
+    translated,
+    version_condition,
+)
 from magnetar_core.domain.compaction import (
     CompactedEntry,
     CompactionState,
@@ -123,11 +128,11 @@ class CompactionStore:
     def put(self, pk: str, state: CompactionState) -> None:
         """Write ``state`` if unchanged since read (version; 0: only if absent). On success
         ``state.version`` is the new version. Raises ConditionFailed."""
-        condition = version_condition(state.version)
-        with translated(f"writing the compaction state of {pk}"):
-            self._ddb.put_item(
-                TableName=self._cursors, Item=pointer_to_item(pk, state), **condition
-            )
+        put_conditional(
+            self._ddb, self._cursors, pointer_to_item(pk, state),
+            {"pk": {"S": pk}, "sub": {"S": POINTER}}, version_condition(state.version),
+            f"writing the compaction state of {pk}",
+        )  # fmt: skip
         state.version += 1
 
     # -- compacted ledgers -----------------------------------------------------------------

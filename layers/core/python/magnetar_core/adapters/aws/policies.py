@@ -3,7 +3,12 @@ under the reserved name ``$policies`` (``$`` never occurs in topic names)."""
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    put_conditional,
+    translated,
+    version_condition,
+)
 from magnetar_core.domain.policies import (
     DelayedDeliveryPolicies,
     NamespacePolicies,
@@ -90,6 +95,6 @@ class PolicyStore:
             item["msg_ttl_s"] = {"N": str(policies.message_ttl_seconds)}
         # version 0: no item yet, or one written before versions existed
         condition = version_condition(policies.version, "ver")
-        with translated(f"writing policies of {namespace}"):
-            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+        put_conditional(self._ddb, self._table, item, self._key(namespace), condition,
+                        f"writing policies of {namespace}")  # fmt: skip
         return stored

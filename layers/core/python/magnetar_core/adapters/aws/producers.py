@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import json
 
-from magnetar_core.adapters.aws.clients import BotoClient, translated, version_condition
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    Item,
+    put_conditional,
+    translated,
+    version_condition,
+)
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 
 LEASE = "$producers"
@@ -42,7 +48,7 @@ class ProducerStateStore:
 
     def put_lease(self, pk: str, lease: ProducerLease) -> None:
         """Write ``lease`` if unchanged since read (version); raises ConditionFailed."""
-        item = {
+        item: Item = {
             "pk": {"S": pk},
             "sub": {"S": LEASE},
             "ep": {"N": str(lease.epoch)},
@@ -52,9 +58,10 @@ class ProducerStateStore:
         if lease.holder is not None:
             item["holder"] = {"S": lease.holder}
             item["mode"] = {"S": lease.mode or "Exclusive"}
-        condition = version_condition(lease.version)
-        with translated(f"writing the producer lease of {pk}"):
-            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+        put_conditional(
+            self._ddb, self._table, item, {"pk": {"S": pk}, "sub": {"S": LEASE}},
+            version_condition(lease.version), f"writing the producer lease of {pk}",
+        )  # fmt: skip
         lease.version += 1
 
     def snapshot(self, pk: str) -> DedupSnapshot:

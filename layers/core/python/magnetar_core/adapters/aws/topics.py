@@ -6,7 +6,7 @@ re-created topic gets a new ledger and never sees the old one's entries or curso
 
 from __future__ import annotations
 
-from magnetar_core.adapters.aws.clients import BotoClient, Item, translated
+from magnetar_core.adapters.aws.clients import BotoClient, Item, put_conditional, translated
 from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_wire.names import TopicName
@@ -63,6 +63,7 @@ class TopicStore:
         item.update(retention_attributes(meta.retention))
         if meta.message_ttl_seconds is not None:
             item["msg_ttl_s"] = {"N": str(meta.message_ttl_seconds)}
+        condition: dict[str, object]
         if previous is None:
             condition = {
                 "ConditionExpression": "attribute_not_exists(#n)",
@@ -73,8 +74,8 @@ class TopicStore:
                 "ConditionExpression": "ver = :v",
                 "ExpressionAttributeValues": {":v": {"N": str(previous.version)}},
             }
-        with translated(f"writing topic {meta.name}"):
-            self._ddb.put_item(TableName=self._table, Item=item, **condition)
+        key = {"pk": item["pk"], "name": item["name"]}
+        put_conditional(self._ddb, self._table, item, key, condition, f"writing topic {meta.name}")
 
     def list(self, namespace_name: str) -> list[TopicMeta]:
         """Active topics of a namespace (``domain://tenant/namespace``), by name."""
