@@ -19,8 +19,6 @@ import time
 
 from magnetar_jobs.catalog import index_frame, partitions
 from magnetar_jobs.common import (
-    Progress,
-    Summary,
     dynamodb_client,
     parse_args,
     s3_client,
@@ -29,6 +27,7 @@ from magnetar_jobs.common import (
 from magnetar_jobs.compact_segments_load import JOB, load_partition
 from magnetar_jobs.compact_segments_transform import SegmentParams, transform
 from magnetar_jobs.garbage import purge_due
+from magnetar_jobs.reporting import Progress, Summary
 
 DEFAULTS = {
     "target-segment-bytes": str(8 * 1024 * 1024),

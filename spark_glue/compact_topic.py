@@ -45,27 +45,20 @@ from magnetar_core.services.compaction import update_state
 from magnetar_jobs import catalog, garbage
 from magnetar_jobs.common import (
     JobArgs,
-    Progress,
-    Summary,
     dynamodb_client,
     parse_args,
     s3_client,
     spark_session,
 )
-from magnetar_jobs.compact_topic_io import (
-    delete_ledger,
-    error_text,
-    extract,
-    list_objects,
-    load,
-    messages_of,
-)
+from magnetar_jobs.compact_topic_extract import error_text, extract, messages_of
+from magnetar_jobs.compact_topic_load import delete_ledger, list_objects, load
 from magnetar_jobs.compact_topic_transform import (
     CompactParams,
     kept_batches,
     safe_horizon,
     transform,
 )
+from magnetar_jobs.reporting import Progress, Summary
 
 JOB = "compact-topic"
 

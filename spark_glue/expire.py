@@ -27,8 +27,6 @@ import time
 
 from magnetar_jobs import garbage
 from magnetar_jobs.common import (
-    Progress,
-    Summary,
     dynamodb_client,
     parse_args,
     s3_client,
@@ -37,6 +35,7 @@ from magnetar_jobs.common import (
 from magnetar_jobs.expire_extract import extract
 from magnetar_jobs.expire_load import JOB, LoadOptions, load
 from magnetar_jobs.expire_transform import ExpireParams, transform
+from magnetar_jobs.reporting import Progress, Summary
 
 DEFAULT_GRACE_MS = 900_000
 DEFAULT_ORPHAN_AGE_MS = 3_600_000

@@ -9,12 +9,11 @@ import pytest
 
 from magnetar_jobs.common import (
     JobArgs,
-    Progress,
-    Summary,
     parse_args,
     settings_of,
     spark_session,
 )
+from magnetar_jobs.reporting import Progress, Summary
 
 
 def test_glue_style_arguments_give_the_tables_from_the_prefix_and_keep_unknown_ones_as_options():

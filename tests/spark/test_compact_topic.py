@@ -10,7 +10,7 @@ import pickle
 import compact_topic
 import pytest
 
-from magnetar_jobs.compact_topic_io import (
+from magnetar_jobs.compact_topic_extract import (
     ENTRY_SCHEMA,
     entry_metadata,
     entry_row,
@@ -130,9 +130,9 @@ def test_id_ranges_are_cut_into_contiguous_slices():
 def test_a_python_worker_error_is_reported_by_its_exception_line():
     worker = RuntimeError(
         "An exception was thrown from the Python worker.\nTraceback (most recent call last):\n"
-        '  File "x.py", line 1, in f\nmagnetar_jobs.compact_topic_io.EntryUnreadable: entry 3 (k): boom\n'
+        '  File "x.py", line 1, in f\nmagnetar_jobs.compact_topic_extract.EntryUnreadable: entry 3 (k): boom\n'
     )
-    assert error_text(worker) == "magnetar_jobs.compact_topic_io.EntryUnreadable: entry 3 (k): boom"
+    assert error_text(worker) == "magnetar_jobs.compact_topic_extract.EntryUnreadable: entry 3 (k): boom"
     assert error_text(ValueError("bad")) == "ValueError: bad"
 
 
