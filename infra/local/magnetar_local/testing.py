@@ -208,8 +208,11 @@ def jobs_in_process(local_stack: LocalStack, spark: Any, monkeypatch: pytest.Mon
 
 def _handler_engines() -> list[Any]:
     """The engines of the handler containers loaded so far (``magnetar_fn_*`` modules)."""
+    from magnetar_core.api.http import ContainerEngine
     from magnetar_core.engine import Engine
 
     modules = [m for name, m in list(sys.modules.items()) if name.startswith("magnetar_fn_")]
-    engines = [v for m in modules for v in vars(m).values() if isinstance(v, Engine)]
+    values = [v for m in modules for v in vars(m).values()]
+    engines = [v for v in values if isinstance(v, Engine)]
+    engines += [v.built for v in values if isinstance(v, ContainerEngine) and v.built is not None]
     return [e for e in engines if e.compaction is not None]

@@ -168,6 +168,11 @@ class ContainerEngine:
         self._engine = _injected.get()
         self._lock = threading.Lock()
 
+    @property
+    def built(self) -> Engine | None:
+        """The engine, once built (or injected); None before the first call."""
+        return self._engine
+
     def __call__(self) -> Engine:
         engine = self._engine
         if engine is None:
