@@ -2,8 +2,11 @@
 
 After every step: no key is in flight to two consumers at once; a message is handed out only
 to the consumer its hash selects and only when every earlier message of its key is
-acknowledged or already in flight to that same consumer (order by key); the cursor's leases
-agree with what the model saw delivered. At the end every message gets delivered and acked.
+acknowledged or already in flight to that same consumer (order by key); whatever the nacks
+(at once, or with a delay: the delayed set and its releases), a message is first delivered
+only after every earlier message of its key was (Pulsar's per-key order of first
+deliveries); the cursor's leases agree with what the model saw delivered. At the end every
+message gets delivered and acked.
 """
 
 from hypothesis import given, settings
@@ -21,16 +24,22 @@ KEY_HASHES = [100, 16_000, 20_000, 33_000, 40_000, 50_000, 65_000]
 CONSUMERS = [f"c{i}" for i in range(4)]
 WINDOW, READ_LIMIT, MAX_UNACKED = 3, 4, 6
 
-steps = st.lists(
+step = st.one_of(
+    st.tuples(st.just("produce"), st.lists(st.integers(0, 6), min_size=1, max_size=4)),
+    st.tuples(st.just("produce"), st.lists(st.integers(0, 6), min_size=1, max_size=4)),
+    st.tuples(st.just("receive"), st.sampled_from(CONSUMERS), st.integers(1, 5)),
+    st.tuples(st.just("join"), st.sampled_from(CONSUMERS)),
+    st.tuples(st.just("leave"), st.sampled_from(CONSUMERS)),
+    st.tuples(st.just("receive"), st.sampled_from(CONSUMERS), st.integers(1, 5)),
+    st.tuples(st.just("ack"), st.sampled_from(CONSUMERS), st.integers(1, 4)),
+    st.tuples(st.just("nack"), st.sampled_from(CONSUMERS)),
+)
+steps = st.lists(step, min_size=20, max_size=80)
+delayed_steps = st.lists(
     st.one_of(
-        st.tuples(st.just("produce"), st.lists(st.integers(0, 6), min_size=1, max_size=4)),
-        st.tuples(st.just("produce"), st.lists(st.integers(0, 6), min_size=1, max_size=4)),
-        st.tuples(st.just("receive"), st.sampled_from(CONSUMERS), st.integers(1, 5)),
-        st.tuples(st.just("join"), st.sampled_from(CONSUMERS)),
-        st.tuples(st.just("leave"), st.sampled_from(CONSUMERS)),
-        st.tuples(st.just("receive"), st.sampled_from(CONSUMERS), st.integers(1, 5)),
-        st.tuples(st.just("ack"), st.sampled_from(CONSUMERS), st.integers(1, 4)),
-        st.tuples(st.just("nack"), st.sampled_from(CONSUMERS)),
+        step,
+        st.tuples(st.just("delayed_nack"), st.sampled_from(CONSUMERS)),
+        st.tuples(st.just("release")),
     ),
     min_size=20,
     max_size=80,
@@ -44,7 +53,9 @@ class Model:
         self.keys: list[tuple[int, ...]] = []  # per entry: key of each message
         self.acked: set[tuple[int, int]] = set()
         self.flight: dict[str, set[tuple[int, int]]] = {}
+        self.first: set[tuple[int, int]] = set()  # messages delivered at least once
         self.nacked = False
+        self.buckets = 0  # due buckets of delayed nacks so far (each a new one)
 
     def hashes_of(self, entry_ids):
         return {e: tuple(KEY_HASHES[k] for k in self.keys[e]) for e in entry_ids}
@@ -80,10 +91,13 @@ class Model:
         key = self.keys[msg[0]][msg[1]]
         assert msg not in self.acked and all(msg not in f for f in self.flight.values())
         assert self.state.key_shared.selector.select(KEY_HASHES[key]) == cid
+        earlier = [m for m in self.messages_of(key) if m < msg]
         if not self.nacked:
-            for earlier in self.messages_of(key):
-                if earlier < msg:
-                    assert earlier in self.acked or earlier in self.flight[cid], (earlier, msg)
+            for m in earlier:
+                assert m in self.acked or m in self.flight[cid], (m, msg)
+        if msg not in self.first:
+            assert all(m in self.first for m in earlier), ("first delivered out of order", msg)
+            self.first.add(msg)
         self.flight[cid].add(msg)
 
     def messages_of(self, key: int):
@@ -103,6 +117,21 @@ class Model:
             self.nacked = True
             self.state.redeliver_all(cid, self.hashes_of)
             self.flight[cid] = set()
+
+    def delayed_nack(self, cid: str) -> None:
+        """Nack the consumer's first entry with a delay (a new due bucket)."""
+        if cid in self.flight and self.flight[cid]:
+            self.nacked = True
+            entry = min(e for e, _ in self.flight[cid])
+            self.buckets += 1
+            due = self.buckets * 1000
+            self.state.negative_acknowledge(cid, [entry], self.hashes_of, lambda count: due)
+            self.flight[cid] = {m for m in self.flight[cid] if m[0] != entry}
+
+    def release(self) -> None:
+        """Every delayed bucket's timer fires."""
+        self.state.released = set(self.state.delayed)
+        self.state.consume_releases(now_ms=10**12)
 
     def check(self) -> None:
         owners: dict[int, set[str]] = {}
@@ -138,6 +167,7 @@ def run(model: Model, program) -> None:
     for _ in range(200):
         if model.state.mark_delete == len(model.keys) - 1:
             break
+        model.release()
         for cid in list(model.flight):
             model.receive(cid, 5)
             model.check()
@@ -160,6 +190,16 @@ def test_keys_stay_with_one_consumer_in_order_while_consumers_join_and_leave(pro
 @settings(max_examples=examples(200), deadline=None)
 @given(steps, st.booleans())
 def test_nacks_keep_each_key_at_one_consumer_at_a_time(program, consistent):
+    global allow_nacks
+    allow_nacks = True
+    run(Model(consistent), program)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(delayed_steps, st.booleans())
+def test_delayed_nacks_never_let_a_keys_later_message_be_first_delivered_before(
+    program, consistent
+):
     global allow_nacks
     allow_nacks = True
     run(Model(consistent), program)

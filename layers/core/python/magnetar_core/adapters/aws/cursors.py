@@ -2,7 +2,7 @@
 
 Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
 range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
-(with ``ks``: a Key_Shared subscription's selector, draining hashes and lease masks; ``dl``:
+(with ``ks``: a Key_Shared subscription's selector, draining hashes, lease and delay masks; ``dl``:
 delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
 ``dlp``: the dead letter policy, ``dlq``: the dead letter outbox).
 ``rel`` is a top-level number set of buckets released by timer workflows: Step Functions

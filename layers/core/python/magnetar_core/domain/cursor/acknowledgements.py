@@ -129,6 +129,8 @@ class Acknowledgements:
 
         ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
         once); a delayed entry waits in the delayed set until its bucket is released.
+        On Key_Shared, a delayed nack of the consumer's part of a split batch entry delays
+        that part only (``KeySharedAcks.delay_parts``).
         ``seen`` maps entry ids to the redelivery count of the delivery the consumer nacks:
         an entry not in flight to the consumer, or whose count differs (a stale nack —
         retried, or a second nack of one delivery — of a copy redelivered since), is left
@@ -140,13 +142,16 @@ class Acknowledgements:
             for e in set(entry_ids)
             if lease is not None and e in lease and not self._stale(consumer_id, e, seen)
         )
+        buckets = {e: bucket_of(self.reads.count_of(e)) if bucket_of else None for e in held}
         if self.ks:
+            delayed = [e for e in held if self.delays.pending(buckets[e])]
+            if delayed:
+                self.ks.delay_parts(consumer_id, delayed, self.delays.union())
             self.ks.release(consumer_id, held, hashes_of)
         for entry_id in held:
             if lease is not None:
                 lease.remove(entry_id)
-            bucket = bucket_of(self.reads.count_of(entry_id)) if bucket_of else None
-            self.requeue(entry_id, bucket)
+            self.requeue(entry_id, buckets[entry_id])
         self.roster.drop_empty()
         return len(held)
 
@@ -189,8 +194,12 @@ class Acknowledgements:
         (see ``DelayedSet.consume_releases``); returns how many joined the redelivery set
         (entries acknowledged meanwhile do not)."""
         moved = 0
-        for entry_id in self.delays.consume_releases(now_ms, grace_ms):
+        released = self.delays.consume_releases(now_ms, grace_ms)
+        for entry_id in released:
             if not self.acks.is_acked(entry_id):
                 self.reads.redeliver.add(entry_id)
                 moved += 1
+        if self.key_shared is not None and self.key_shared.delayed and released:
+            waiting = self.delays.union()
+            self.key_shared.undelay([e for e in released if e not in waiting])
         return moved

@@ -137,14 +137,15 @@ class KeySharedCursor:
         ``candidates`` are ``(entry_id, per-message hashes)``: redelivery entries ascending,
         then (unless the window was truncated) new entries from the read position. A message
         is handed out when it is available, its hash selects this consumer and it is not
-        draining elsewhere. The read position advances over every new entry considered; an
+        draining elsewhere, nor waiting in the delayed set: of a delayed entry with a delay
+        mask (``KeySharedAcks.delay_parts``) the messages outside the mask are available.
+        The read position advances over every new entry considered; an
         entry keeps its place in the redelivery set while it has messages left for others.
         Stops once ``max_messages`` messages are handed out, the consumer holds
         ``max_unacked_messages``, or a new partial lease would exceed ``max_masked_entries``
         masks in the subscription (bounding the cursor item). ``due`` maps entries that
-        must wait to their due bucket: an entry nobody holds goes to the delayed set instead;
-        entries in the delayed set are skipped. Returns Deliveries (none when the consumer
-        is not in the selector).
+        must wait to their due bucket: an entry nobody holds goes to the delayed set
+        instead. Returns Deliveries (none when the consumer is not in the selector).
         """
         ks, acks, reads = self.ks, self.acks, self.reads
         if consumer_id not in ks.selector.consumers():
@@ -159,7 +160,10 @@ class KeySharedCursor:
                 break
             count = len(hashes)
             fresh = entry_id == reads.read_position and entry_id not in reads.redeliver
-            if entry_id in waiting or (not fresh and entry_id not in reads.redeliver):
+            held_back = ks.delayed.get(entry_id, ()) if entry_id in waiting else ()
+            if entry_id in waiting and not held_back:
+                continue  # delayed whole
+            if not fresh and entry_id not in reads.redeliver:
                 continue
             if count == 0 or acks.is_acked(entry_id):
                 reads.redeliver.remove(entry_id)
@@ -177,8 +181,9 @@ class KeySharedCursor:
                 reads.read_position += fresh
                 reads.redeliver.remove(entry_id)
                 self.delays.defer(entry_id, bucket)
+                ks.undelay([entry_id])  # it waits whole now
                 continue
-            available = self.holdings.available(entry_id, count)
+            available = [i for i in self.holdings.available(entry_id, count) if i not in held_back]
             mine = [
                 i
                 for i in available

@@ -2,7 +2,8 @@
 
 An ack or a negative ack of messages held by a consumer drops them from its lease masks and,
 when that consumer has draining hashes, counts them out of those (the hashes come from the
-``hashes_of`` loader, called only then). ``KeySharedAcks`` works on the parts of a cursor
+``hashes_of`` loader, called only then). A nack with a delay of a consumer's part of a split
+batch entry delays only that part (``delay_parts``). ``KeySharedAcks`` works on the parts of a cursor
 that ``CursorState`` hands it for one operation; it keeps nothing of its own.
 """
 
@@ -14,6 +15,7 @@ from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
 from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedState
 from magnetar_core.domain.cursor.reads import ReadState
+from magnetar_core.domain.rangeset import RangeSet
 
 
 class KeySharedAcks:
@@ -83,3 +85,19 @@ class KeySharedAcks:
                 released += [(entry_id, i, consumer_id) for i in sorted(held)]
             self.ks.drop_mask(consumer_id, entry_id)
         self.ks.release_draining(released, hashes_of)
+
+    def delay_parts(self, consumer_id: str, entry_ids: Iterable[int], waiting: RangeSet) -> None:
+        """Before a consumer's entries go to the delayed set (a nack with a delay): where
+        the consumer holds only part of an entry's unacknowledged messages, record that
+        part as the entry's delay mask, so the delay holds back the nacked messages only.
+        The rest (another consumer's, leased or still to be delivered) stays available:
+        held back with the entry, it would be overtaken by its keys' later entries.
+        ``waiting`` are the entries already delayed; one delayed whole stays whole."""
+        for entry_id in entry_ids:
+            prior = self.ks.delayed.get(entry_id)
+            if entry_id in waiting and prior is None:
+                continue
+            size = self.acks.size_of(entry_id)
+            held = self.held_by(consumer_id, entry_id, size)
+            if prior is not None or len(held) < size - len(self.acks.acked_indexes(entry_id)):
+                self.ks.delay(entry_id, held)

@@ -1,10 +1,11 @@
-"""Key_Shared options and state kept in a cursor: selector, draining hashes, lease masks.
+"""Key_Shared options and state kept in a cursor: selector, draining hashes, lease masks,
+delay masks.
 
 The state's own rules live here (who joins how, which batch indexes a consumer holds, what
 an ack releases from draining hashes); ``key_shared`` and ``key_shared_acks`` combine them
 with the cursor's other parts. Serialised into the cursor item's JSON under ``ks`` (see
-``adapters.aws.cursors``); masks travel as hex bitmaps so a partly leased batch entry costs
-a few bytes.
+``adapters.aws.cursors``); masks travel as hex bitmaps so a partly leased (or partly
+delayed) batch entry costs a few bytes.
 """
 
 from __future__ import annotations
@@ -83,11 +84,15 @@ def _is_int(x: Any) -> bool:
 
 @dataclass
 class KeySharedState:
-    """The selector, the draining hashes and the message-level leases of batch entries."""
+    """The selector, the draining hashes, the message-level leases of batch entries and
+    the delay masks: for an entry in the cursor's delayed set, the batch indexes that wait
+    (absent: the whole entry waits; its other messages stay available to their consumers,
+    see ``KeySharedAcks.delay_parts``)."""
 
     selector: KeySharedSelector
     draining: DrainingHashes
     masks: dict[str, dict[int, set[int]]] = field(default_factory=dict)
+    delayed: dict[int, set[int]] = field(default_factory=dict)
 
     @property
     def mode(self) -> str:
@@ -203,7 +208,7 @@ class KeySharedState:
         """Drop masks of entries now acknowledged (``acked(entry_id)``); with None, every
         mask and every draining hash (a seek drops everything in flight)."""
         if acked is None:
-            self.masks = {}
+            self.masks, self.delayed = {}, {}
             state = self.draining.to_dict()
             state.pop("e", None)
             self.draining = DrainingHashes.from_dict(state)
@@ -212,6 +217,18 @@ class KeySharedState:
             for entry_id in [e for e in m if acked(e)]:
                 del m[entry_id]
         self.masks = {c: m for c, m in self.masks.items() if m}
+        self.undelay([e for e in self.delayed if acked(e)])
+
+    # -- delay masks -----------------------------------------------------------------------
+
+    def delay(self, entry_id: int, indexes: Iterable[int]) -> None:
+        """Batch indexes ``indexes`` of a delayed entry wait (with those that waited)."""
+        self.delayed.setdefault(entry_id, set()).update(indexes)
+
+    def undelay(self, entry_ids: Iterable[int]) -> None:
+        """Forget the delay masks of entries no longer in the delayed set."""
+        for entry_id in entry_ids:
+            self.delayed.pop(entry_id, None)
 
     # -- draining --------------------------------------------------------------------------
 
@@ -233,15 +250,16 @@ class KeySharedState:
                 self.draining.on_ack(per[i], consumer_id)
 
     def to_dict(self) -> dict[str, Any]:
-        """Compact JSON: masks as hex bitmaps (bit ``i`` set: batch index ``i`` held)."""
+        """Compact JSON: lease masks (``m``) and delay masks (``dm``) as hex bitmaps (bit
+        ``i`` set: batch index ``i`` held, or waiting)."""
         masks = {
-            cid: {str(e): format(sum(1 << i for i in idx), "x") for e, idx in m.items()}
-            for cid, m in self.masks.items()
-            if m
+            cid: {str(e): _hex(idx) for e, idx in m.items()} for cid, m in self.masks.items() if m
         }
         out: dict[str, Any] = {"s": self.selector.to_dict(), "d": self.draining.to_dict()}
         if masks:
             out["m"] = masks
+        if self.delayed:
+            out["dm"] = {str(e): _hex(idx) for e, idx in self.delayed.items()}
         return out
 
     @classmethod
@@ -251,7 +269,13 @@ class KeySharedState:
             cid: {int(e): _bits(int(h, 16)) for e, h in m.items()}
             for cid, m in data.get("m", {}).items()
         }
-        return cls(selector_from_dict(data["s"]), DrainingHashes.from_dict(data["d"]), masks)
+        delayed = {int(e): _bits(int(h, 16)) for e, h in data.get("dm", {}).items()}
+        selector, draining = selector_from_dict(data["s"]), DrainingHashes.from_dict(data["d"])
+        return cls(selector, draining, masks, delayed)
+
+
+def _hex(indexes: Iterable[int]) -> str:
+    return format(sum(1 << i for i in indexes), "x")
 
 
 def _bits(value: int) -> set[int]:
