@@ -2,7 +2,7 @@
 
 ``ROUTES`` maps ``(method, path template)`` — exactly as API Gateway names the route
 (``template.yaml``) — to its ``RouteClass`` and what it does, in words for 403 messages.
-Routes marked ``pending`` are issue 12's, classified before they are served. A route that is
+Routes marked ``pending`` are classified before they are served (none today). A route that is
 not in the table gets ``Unclassified``: denied to every role. ``tests/unit/
 test_security_routes.py`` fails when template.yaml has a route this table lacks.
 
@@ -134,6 +134,8 @@ _PENDING: list[tuple[str, str, RouteClass, str]] = [
     ("POST", _TOPIC + "/permissions/{role}", T, "grant permissions on topic {topic}"),
     ("DELETE", _TOPIC + "/permissions/{role}", T, "revoke permissions on topic {topic}"),
 ]
+_PENDING: list[tuple[str, str, RouteClass, str]] = []
+"""Routes classified before they are served (none now: issue 12's tenancy routes are)."""
 # fmt: on
 
 ROUTES: dict[tuple[str, str], Route] = {
