@@ -144,6 +144,13 @@ class LocalStack:
         """A boto3 resource for ``service`` on the emulator."""
         return self.session.resource(service, endpoint_url=self.aws_endpoint_url, **kwargs)
 
+    def create_namespaces(self, *namespaces: str) -> None:
+        """Create each ``tenant/namespace`` (and its tenant) unless it exists, through the
+        gateway's admin routes: topics are created only inside an existing namespace."""
+        from magnetar_local.tenancy import ensure_namespaces_at
+
+        ensure_namespaces_at(self.url, *namespaces)
+
     def name(self, logical_id: str) -> str:
         """Physical name of a template resource, e.g. ``name("TopicsTable") == "magnetar-topics"``."""
         return self.template.physical_name(logical_id)

@@ -110,9 +110,7 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("DELETE", _CONSUMER, CS, ""),
     *[("POST", f"{_CONSUMER}/{verb}", CS, "") for verb in (
         "ack", "nack", "redeliver", "receive", "heartbeat", "seek", "unsubscribe")],
-]
-# issue 12's routes: tenants, clusters, namespaces, permissions (classified, not served yet)
-_PENDING: list[tuple[str, str, RouteClass, str]] = [
+    # tenancy (functions/tenants): clusters, tenants, namespaces, permissions
     ("GET", "/admin/v2/clusters", A, "list the clusters"),
     ("GET", "/admin/v2/tenants", S, "list the tenants"),
     ("GET", "/admin/v2/tenants/{tenant}", S, "read tenant {tenant}"),
