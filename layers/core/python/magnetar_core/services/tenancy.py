@@ -1,13 +1,15 @@
 """Which tenants and namespaces exist: the registry every tenancy use case and the topic
-lifecycle ask, and the defaults ``public`` and ``public/default``.
+lifecycle ask, and the cluster's initialization with ``public`` and ``public/default``.
 
-As Pulsar standalone creates ``public`` and ``public/default`` when it starts and finds
-them missing, the registry creates them when a use finds them missing: reading tenant
-``public``, listing tenants or ``public``'s namespaces, or asking whether
-``public/default`` exists (a topic created there). So they exist from the start on a fresh
-deployment, with no provisioning step, and a deleted one is back at its next use (Pulsar
-standalone: at its next start). Nothing here runs on the produce or receive path of an
-existing topic: the topic lifecycle asks only when it creates a topic.
+As ``pulsar initialize-cluster-metadata`` does once per Pulsar cluster (and Pulsar
+standalone at its first start), ``initialize`` creates the tenant ``public`` and the
+namespace ``public/default`` once per deployment, and records that it did (a marker record,
+``INITIALIZED``). The local stack initializes when it starts; a deployment on AWS on its
+first use: reading tenant ``public``, listing tenants or ``public``'s namespaces, or asking
+whether ``public/default`` exists (a topic created there) when it is missing. Once the
+marker exists nothing is created again, so a deleted ``public/default`` stays deleted.
+Nothing here runs on the produce or receive path of an existing topic: the topic lifecycle
+asks only when it creates a topic.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from magnetar_wire.names import TopicName, check_namespace, check_tenant
 
 DEFAULT_TENANT = "public"
 DEFAULT_NAMESPACE = "public/default"
+INITIALIZED = "$cluster/initialized"
+"""The initialization marker: a NamespaceStore record whose name no namespace can have
+(``$`` is not allowed in tenant names)."""
 
 
 def namespace_name(tenant: str, namespace: str) -> str:
@@ -43,23 +48,29 @@ class Registry:
         self._tenants = tenants
         self._namespaces = namespaces
         self.cluster = cluster
+        self._initialized = False  # the marker was seen by this process
 
-    def create_defaults(self) -> None:
+    def initialize(self) -> bool:
         """Create ``public`` (no admin roles, the cluster allowed) and ``public/default``
-        when missing; a concurrent creator winning is fine."""
+        unless the deployment was initialized before (the marker); True when it was done
+        now. Concurrent initializers are fine (each create is conditional)."""
+        if self._initialized or self._namespaces.exists(INITIALIZED):
+            self._initialized = True
+            return False
         if self._tenants.get(DEFAULT_TENANT) is None:
             with contextlib.suppress(ConditionFailed):
                 self._tenants.put(DEFAULT_TENANT, TenantInfo(allowed_clusters=frozenset({self.cluster})))  # fmt: skip
-        if not self._namespaces.exists(DEFAULT_NAMESPACE):
+        for namespace in (DEFAULT_NAMESPACE, INITIALIZED):
             with contextlib.suppress(ConditionFailed):
-                self._namespaces.create(DEFAULT_NAMESPACE)
+                self._namespaces.create(namespace)
+        self._initialized = True
+        return True
 
     # ------------------------------------------------------------ tenants
     def tenant(self, tenant: str) -> TenantInfo | None:
         """The tenant's info (fresh read), None when there is no such tenant."""
         info = self._tenants.get(tenant)
-        if info is None and tenant == DEFAULT_TENANT:
-            self.create_defaults()
+        if info is None and tenant == DEFAULT_TENANT and self.initialize():
             info = self._tenants.get(tenant)
         return info
 
@@ -74,22 +85,18 @@ class Registry:
         return info
 
     def tenant_names(self) -> list[str]:
-        """Every tenant, sorted (``public`` made when missing)."""
+        """Every tenant, sorted."""
         names = self._tenants.list()
-        if DEFAULT_TENANT not in names:
-            self.create_defaults()
+        if DEFAULT_TENANT not in names and self.initialize():
             names = self._tenants.list()
         return names
 
     # ------------------------------------------------------------ namespaces
     def namespace_exists(self, namespace: str) -> bool:
-        """Whether ``tenant/namespace`` exists (``public/default`` made when missing)."""
+        """Whether ``tenant/namespace`` exists."""
         if self._namespaces.exists(namespace):
             return True
-        if namespace == DEFAULT_NAMESPACE:
-            self.create_defaults()
-            return True
-        return False
+        return namespace == DEFAULT_NAMESPACE and self.initialize()
 
     def require_namespace(self, namespace: str) -> None:
         """Raises NotFound (404) "Namespace does not exist" unless it exists."""
@@ -106,8 +113,7 @@ class Registry:
     def namespace_names(self, tenant: str) -> list[str]:
         """The tenant's namespaces as ``tenant/namespace``, sorted."""
         names = self._namespaces.list(tenant)
-        if tenant == DEFAULT_TENANT and DEFAULT_NAMESPACE not in names:
-            self.create_defaults()
+        if tenant == DEFAULT_TENANT and DEFAULT_NAMESPACE not in names and self.initialize():
             names = self._namespaces.list(tenant)
         return names
 

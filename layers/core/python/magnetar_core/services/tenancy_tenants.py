@@ -39,6 +39,11 @@ class Tenants:
         self._namespaces = namespaces
         self._rt = runtime
 
+    def initialize_cluster(self) -> bool:
+        """Create ``public`` and ``public/default`` unless the deployment was initialized
+        (``Registry.initialize``); True when done now."""
+        return self._registry.initialize()
+
     def clusters(self) -> list[str]:
         """Pulsar's ``GET /admin/v2/clusters``: the deployment's one cluster."""
         return [self._registry.cluster]
