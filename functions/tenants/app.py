@@ -65,7 +65,8 @@ def delete_namespace(tenant: str, namespace: str):
 
 @app.get(_NS + "/topics")
 def namespace_topics(tenant: str, namespace: str):
-    return http.ok(engine().namespace_admin.topics(tenant, namespace))
+    mode = http.choice_query(app, "mode", ("PERSISTENT", "NON_PERSISTENT", "ALL"), "PERSISTENT")
+    return http.ok(engine().namespace_admin.topics(tenant, namespace, mode))
 
 
 @app.get(_NS + "/permissions")

@@ -28,6 +28,8 @@ from magnetar_core.services.topics import Topics
 from magnetar_wire.names import DOMAINS
 
 UPDATE_ATTEMPTS = 8
+MODES = {"PERSISTENT": ("persistent",), "NON_PERSISTENT": ("non-persistent",), "ALL": DOMAINS}
+"""Pulsar's topic listing modes -> the domains listed."""
 
 
 class NamespaceAdmin:
@@ -80,17 +82,22 @@ class NamespaceAdmin:
             self._policies.get(ns), self._permissions.get(ns), self._registry.cluster
         )
 
-    def topics(self, tenant: str, namespace: str) -> list[str]:
-        """Pulsar's ``GET .../{namespace}/topics``: every topic of both domains, a
-        partitioned topic as its partitions. Raises NotFound, InvalidTopicName."""
+    def topics(self, tenant: str, namespace: str, mode: str = "PERSISTENT") -> list[str]:
+        """Pulsar's ``GET .../{namespace}/topics?mode=``: the topics of ``mode``'s domains
+        (``PERSISTENT``, as Pulsar's default, ``NON_PERSISTENT`` or ``ALL``), a partitioned
+        topic as its partitions. Raises NotFound, InvalidTopicName, InvalidMessage."""
         ns = namespace_name(tenant, namespace)
+        if mode not in MODES:
+            raise InvalidMessage(f"mode must be one of {', '.join(MODES)}, not {mode[:64]!r}")
         self._registry.require_namespace(ns)
         return [
-            str(ref.topic) for meta in self._metas(ns) for ref in self._topics.partitions_of(meta)
+            str(ref.topic)
+            for meta in self._metas(ns, MODES[mode])
+            for ref in self._topics.partitions_of(meta)
         ]
 
-    def _metas(self, ns: str) -> list[TopicMeta]:
-        return [meta for domain in DOMAINS for meta in self._topics.list(f"{domain}://{ns}")]
+    def _metas(self, ns: str, domains: tuple[str, ...] = DOMAINS) -> list[TopicMeta]:
+        return [meta for domain in domains for meta in self._topics.list(f"{domain}://{ns}")]
 
     def delete(self, tenant: str, namespace: str, force: bool) -> None:
         """Delete ``tenant/namespace``; with topics only when ``force`` (they are deleted,
