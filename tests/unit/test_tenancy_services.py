@@ -152,6 +152,7 @@ def test_a_namespace_with_topics_is_deleted_only_with_force(engine):
     with pytest.raises(Conflict, match="Cannot delete non empty namespace"):
         engine.namespace_admin.delete("acme", "orders", force=False)
     engine.namespace_admin.delete("acme", "orders", force=True)
+    engine.namespace_admin.create("acme", "orders", None)
     assert engine.admin.list_topics(partitioned, partitioned_only=False) == []
 
 
@@ -195,7 +196,9 @@ def test_a_topic_in_a_namespace_that_does_not_exist_is_topic_not_found(engine, c
     topic = TopicName.parse("persistent://acme/nope/t")
     with pytest.raises(TopicNotFound, match="Namespace does not exist: acme/nope"):
         create(engine, topic)
-    assert engine.admin.list_topics(topic, partitioned_only=False) == []
+    with pytest.raises(NotFound, match="Namespace does not exist: acme/nope"):
+        engine.admin.list_topics(topic, partitioned_only=False)
+    assert engine.tenants.names() == ["public"]
 
 
 def test_producing_to_an_existing_topic_never_reads_the_namespace(engine, stores, monkeypatch):

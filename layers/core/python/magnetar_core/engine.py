@@ -165,7 +165,7 @@ class Engine:
             producer=producer,
             subscriptions=subscriptions,
             stats=stats,
-            admin=Admin(topics, subscriptions, stats),
+            admin=Admin(topics, subscriptions, stats, registry),
             namespaces=namespaces,
             access=ProducerAccess(
                 topics,
