@@ -8,6 +8,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
     magnetar perf produce|consume|idle|delayed|segments|expire ...   (benchmarks)
     magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
+    magnetar admin clusters|tenants|namespaces|topics ...   (pulsar-admin's verbs; see
+                   magnetar.admin_cli)
 
 ``local``, ``jobs``, ``perf`` and ``chaos`` live with the service (magnetar_local,
 magnetar_bench, magnetar_chaos: the
@@ -94,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
 
     chaos = sub.add_parser("chaos", help="fault injection and soak runs (service side)")
     chaos.add_argument("rest", nargs=argparse.REMAINDER, help="run|soak [--messages N] ...")
+
+    admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
+    admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
 
     jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
@@ -187,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in SERVER_VERBS:  # everything after the verb is the server's
         return _run_server_verb(argv[0], argv[1:])
+    if argv[:1] == ["admin"]:
+        from magnetar.admin_cli import main as admin_main
+
+        return admin_main(argv[1:])
     args = _parser().parse_args(argv)
     handlers = {"produce": _produce, "consume": _consume}
     service = resolve_service_url(args.service_url)

@@ -28,8 +28,7 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.errors import ConditionFailed, InvalidTopicName
-from magnetar_core.domain.runtime import Runtime
-from magnetar_core.services.topics import Topics
+from magnetar_core.services.topics import fence_ledger
 from magnetar_wire.names import TopicName
 
 from . import garbage
@@ -133,7 +132,6 @@ class _Ledgers:
         self.cursors = CursorStore(self.ddb, args.cursors_table)
         self.producers = ProducerStateStore(self.ddb, args.cursors_table)
         self.topic_store = TopicStore(self.ddb, args.topics_table)
-        self.topics = Topics(self.topic_store, self.log, self.cursors, Runtime())
 
     def live(self, pk: str, actions: list, deleted: list) -> dict:
         out = _result(pk)
@@ -172,7 +170,7 @@ class _Ledgers:
             out["ok"] = False
             return out
         if compacted_owner(pk) is None:
-            self.topics.fence(pk)
+            fence_ledger(self.log, pk)
             self.cursors.delete_all(pk)
         out["entries_deleted"] = self._delete(pk, deleted)
         out["bytes_deleted"] = sum(r.len for r in deleted)

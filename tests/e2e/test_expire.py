@@ -26,8 +26,10 @@ pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("spark")]
 
 
 @pytest.fixture
-def namespace() -> str:
-    return f"public/exp{uuid.uuid4().hex[:8]}"
+def namespace(local_stack) -> str:
+    name = f"public/exp{uuid.uuid4().hex[:8]}"
+    local_stack.create_namespaces(name)
+    return name
 
 
 def run_expire(local_stack, namespace: str, *extra: str):

@@ -126,6 +126,7 @@ def test_a_null_value_is_distinct_from_an_empty_payload(client):
 
 def test_dedup_keeps_last_sequence_id_and_drops_resends(local_stack, client):
     ns = f"public/dedup-{uuid.uuid4().hex[:8]}"
+    local_stack.create_namespaces(ns)
     r = requests.post(f"{local_stack.url}/admin/v2/namespaces/{ns}/deduplication", data="true",
                       headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
     assert r.status_code in (200, 204), r.text
@@ -199,6 +200,7 @@ def test_a_chunked_message_is_stored_whole_with_dedup_on_and_its_resend_dropped(
 ):
     # every chunk carries the message's sequence id: only the last chunk may advance it
     ns = f"public/dedup-{uuid.uuid4().hex[:8]}"
+    local_stack.create_namespaces(ns)
     for policy, body in (("deduplication", "true"), ("maxMessageSize", "2048")):
         r = requests.post(f"{local_stack.url}/admin/v2/namespaces/{ns}/{policy}", data=body,
                           headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip

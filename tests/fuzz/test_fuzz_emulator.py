@@ -40,7 +40,9 @@ schema = schemathesis.openapi.from_path(
 
 @pytest.fixture(scope="module")
 def stack_state(local_stack, aws_clients):
-    """Reads the fuzz namespace's items and objects back from the emulator."""
+    """Reads the fuzz namespace's items and objects back from the emulator (the namespace
+    created first: topics are created only in an existing namespace)."""
+    local_stack.create_namespaces(f"{TENANT}/{NAMESPACE}")
     env = local_stack.environment
     tables = [env["TOPICS_TABLE"], env["LOG_TABLE"], env["CURSORS_TABLE"]]
     bucket = env["ENTRIES_BUCKET"]

@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from magnetar_core.domain.errors import StorageFault
+from magnetar_local.tenancy import ensure_namespaces
 from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.names import TopicName
 
@@ -14,6 +15,7 @@ from magnetar_wire.names import TopicName
 @pytest.fixture
 def dedup_topic(engine) -> TopicName:
     topic = TopicName.parse(f"persistent://public/dedup-{uuid.uuid4().hex[:8]}/t")
+    ensure_namespaces(engine, f"{topic.tenant}/{topic.namespace}")
     engine.namespaces.set_deduplication(topic.tenant, topic.namespace, True)
     return topic
 

@@ -17,6 +17,7 @@ from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import execution_name
 from magnetar_core.engine import Engine
+from magnetar_local.tenancy import ensure_namespaces
 from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.names import TopicName
 
@@ -260,13 +261,15 @@ def test_a_release_racing_with_a_cursor_write_is_not_lost(engine, topic, make_en
     assert after.released == set() and after.delayed == {}
 
 
-def namespace_topic() -> TopicName:
-    """A topic in a namespace nobody configured (``public/<fresh>``)."""
-    return TopicName.parse(f"persistent://public/dd-{uuid.uuid4().hex[:8]}/t")
+def namespace_topic(engine) -> TopicName:
+    """A topic in a namespace nobody configured (``public/<fresh>``), created."""
+    topic = TopicName.parse(f"persistent://public/dd-{uuid.uuid4().hex[:8]}/t")
+    ensure_namespaces(engine, f"{topic.tenant}/{topic.namespace}")
+    return topic
 
 
 def test_with_the_namespace_switch_off_a_delayed_message_on_shared_comes_at_once(engine):
-    topic = namespace_topic()
+    topic = namespace_topic(engine)
     engine.namespaces.set_delayed_delivery(
         topic.tenant, topic.namespace, {"active": False, "tickTime": 1000}
     )
@@ -279,7 +282,7 @@ def test_with_the_namespace_switch_off_a_delayed_message_on_shared_comes_at_once
 
 
 def test_a_namespace_tick_sets_the_due_buckets(engine):
-    topic = namespace_topic()
+    topic = namespace_topic(engine)
     engine.namespaces.set_delayed_delivery(
         topic.tenant, topic.namespace, {"active": True, "tickTime": 7000}
     )

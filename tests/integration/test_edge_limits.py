@@ -25,6 +25,7 @@ def test_a_partitioned_topic_with_every_name_at_its_limit_is_produced_and_consum
     namespace = unique + "n" * (limits.MAX_NAMESPACE_BYTES - 32)
     topic = unique + "x" * (limits.MAX_TOPIC_BYTES - 32)
     subscription = "s" * limits.MAX_SUBSCRIPTION_BYTES
+    local_stack.create_namespaces(f"{tenant}/{namespace}")
     base = f"{local_stack.url}/admin/v2/persistent/{tenant}/{namespace}/{topic}"
     assert call(base + "/partitions", "PUT", body=b"2")[0] == 204
     data = f"{local_stack.url}/v1/persistent/{tenant}/{namespace}/{topic}"

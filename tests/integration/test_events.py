@@ -93,6 +93,28 @@ TOPIC_POLICY_EVENTS = (
     "admin_remove_topic_message_ttl",
 )
 COMPACTION_EVENTS = ("admin_compaction_status", "admin_trigger_compaction")
+TENANCY_EVENTS = (
+    "tenancy_list_clusters",
+    "tenancy_list_tenants",
+    "tenancy_create_tenant",
+    "tenancy_get_tenant",
+    "tenancy_update_tenant",
+    "tenancy_list_namespaces",
+    "tenancy_create_namespace",
+    "tenancy_get_namespace",
+    "tenancy_namespace_topics",
+    "tenancy_grant_namespace_permission",
+    "tenancy_namespace_permissions",
+    "tenancy_grant_subscription_permission",
+    "tenancy_subscription_permissions",
+    "tenancy_revoke_subscription_permission",
+    "tenancy_grant_topic_permission",
+    "tenancy_topic_permissions",
+    "tenancy_revoke_topic_permission",
+    "tenancy_revoke_namespace_permission",
+    "tenancy_delete_namespace",
+    "tenancy_delete_tenant",
+)
 SCENARIOS = (
     ADMIN_EVENTS,
     SHARED_EVENTS,
@@ -103,6 +125,7 @@ SCENARIOS = (
     RETENTION_EVENTS,
     TOPIC_POLICY_EVENTS,
     COMPACTION_EVENTS,
+    TENANCY_EVENTS,
 )
 
 
@@ -131,7 +154,14 @@ class Replay:
     declared: tuple[str, ...]
     topic: str = field(default_factory=lambda: f"events-demo-{uuid.uuid4().hex[:10]}")
     namespace: str = field(default_factory=lambda: f"events-demo-ns-{uuid.uuid4().hex[:10]}")
+    tenant: str = field(default_factory=lambda: f"events-demo-tenant-{uuid.uuid4().hex[:10]}")
+    create_namespace: bool = True
+    """Create ``public/<namespace>`` first (the namespace policy samples need it)."""
     ran: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.create_namespace:
+            self.stack.create_namespaces(f"public/{self.namespace}")
 
     @property
     def full_topic(self) -> str:
@@ -140,7 +170,9 @@ class Replay:
     def __call__(self, name: str, body: str | None = None, **replacements: str) -> Reply:
         """Replay ``name``; ``body`` replaces the sample's (JSON text) for a bad-input case."""
         assert name in self.declared, f"{name} is not declared for this scenario"
-        event = load_event(name, topic=self.topic, namespace=self.namespace, **replacements)
+        event = load_event(
+            name, topic=self.topic, namespace=self.namespace, tenant=self.tenant, **replacements
+        )
         if body is not None:
             event["body"] = body
             event["headers"]["content-length"] = str(len(body.encode()))
@@ -619,4 +651,46 @@ def test_the_compaction_events_start_a_run_report_it_running_then_done(
         assert time.monotonic() < deadline, "the local compact-topic run did not finish"
         time.sleep(0.1)  # the launcher's background run reports through the pointer item
     assert run("admin_compaction_status").json == {"status": "SUCCESS", "lastError": ""}
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_tenancy_events_create_a_tenant_and_namespace_grant_and_revoke_then_delete_them(
+    local_stack,
+):
+    run = Replay(local_stack, TENANCY_EVENTS, create_namespace=False)
+    namespace = f"{run.tenant}/{run.namespace}"
+
+    assert (run("tenancy_list_clusters").json) == ["magnetar"]
+    assert "public" in run("tenancy_list_tenants").json
+    assert run("tenancy_create_tenant").status == 204
+    again = run("tenancy_create_tenant")
+    assert (again.status, again.error()) == (409, "Conflict")
+    assert run("tenancy_get_tenant").json == {
+        "adminRoles": ["demo-admin"], "allowedClusters": ["magnetar"]}  # fmt: skip
+    assert run("tenancy_update_tenant").status == 204
+    assert run("tenancy_list_namespaces").json == []
+    assert run("tenancy_create_namespace").status == 204
+    assert run("tenancy_list_namespaces").json == [namespace]
+    assert run("tenancy_get_namespace").json["replication_clusters"] == ["magnetar"]
+    assert run("tenancy_namespace_topics").json == []
+
+    assert run("tenancy_grant_namespace_permission").status == 204
+    assert run("tenancy_namespace_permissions").json == {"demo-role": ["consume", "produce"]}
+    assert run("tenancy_grant_subscription_permission").status == 204
+    assert run("tenancy_subscription_permissions").json == {"demo": ["demo-role"]}
+    assert run("tenancy_revoke_subscription_permission").status == 204
+    gone = run("tenancy_revoke_subscription_permission")
+    assert (gone.status, gone.error()) == (412, "PreconditionFailed")
+    assert run("tenancy_grant_topic_permission").status == 204
+    assert run("tenancy_topic_permissions").json == {"demo-role": ["consume", "produce"]}
+    assert run("tenancy_revoke_topic_permission").status == 204
+    assert run("tenancy_revoke_namespace_permission").status == 204
+    assert run("tenancy_namespace_permissions").json == {}
+
+    assert run("tenancy_delete_namespace").status == 204
+    missing = run("tenancy_get_namespace")
+    assert (missing.status, missing.error()) == (404, "NotFound")
+    assert run("tenancy_delete_tenant").status == 204
+    assert run.tenant not in run("tenancy_list_tenants").json
     run.assert_ran_everything()

@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from magnetar_core.domain.errors import NotAllowedError
+from magnetar_local.tenancy import ensure_namespaces
 from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.names import TopicName
 
@@ -23,6 +24,7 @@ def _delayed_entry(deliver_at_ms: int) -> bytes:
 def test_an_entry_delayed_beyond_the_namespace_maximum_is_refused_and_nothing_is_stored(engine):
     namespace = f"public/maxdelay-{uuid.uuid4().hex[:8]}"
     tenant, local = namespace.split("/")
+    ensure_namespaces(engine, namespace)
     engine.namespaces.set_delayed_delivery(
         tenant, local, {"active": True, "tickTime": 1000, "maxDeliveryDelayInMillis": 10_000}
     )

@@ -49,9 +49,11 @@ def call(local_stack):
 
 
 @pytest.fixture
-def namespace() -> str:
-    """A namespace nobody configured (``public/<fresh>``)."""
-    return f"public/policies-{uuid.uuid4().hex[:10]}"
+def namespace(local_stack) -> str:
+    """A namespace nobody configured (``public/<fresh>``), created."""
+    name = f"public/policies-{uuid.uuid4().hex[:10]}"
+    local_stack.create_namespaces(name)
+    return name
 
 
 def _refused(answer: Answer) -> tuple[int, str]:

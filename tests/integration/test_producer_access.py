@@ -111,8 +111,10 @@ def test_a_lapsed_exclusive_lease_lets_another_producer_in_and_fences_the_dead_h
 
 
 def test_registration_reports_the_namespace_max_message_size(engine):
+    from magnetar_local.tenancy import ensure_namespaces
     from magnetar_wire.names import TopicName
 
     topic = TopicName.parse(f"persistent://public/size-{uuid.uuid4().hex[:8]}/t")
+    ensure_namespaces(engine, f"{topic.tenant}/{topic.namespace}")
     engine.namespaces.set_max_message_size(topic.tenant, topic.namespace, 2048)
     assert engine.access.register(topic, None, "Shared").max_message_size_bytes == 2048

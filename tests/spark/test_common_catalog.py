@@ -9,6 +9,7 @@ import pytest
 
 from magnetar_jobs.catalog import dead_ledgers, index_frame, partitions
 from magnetar_jobs.common import engine_of, parse_args, s3_client
+from magnetar_local.tenancy import ensure_namespaces
 from magnetar_wire.names import TopicName
 
 
@@ -29,8 +30,11 @@ def job_args(local_stack):
 
 @pytest.fixture
 def namespace(job_args) -> str:
-    """A fresh namespace, so the listing holds only this test's topics."""
-    return f"cat{uuid.uuid4().hex[:8]}"
+    """A fresh namespace of tenant ``public`` (created), so the listing holds only this
+    test's topics."""
+    name = f"cat{uuid.uuid4().hex[:8]}"
+    ensure_namespaces(engine_of(job_args), f"public/{name}")
+    return name
 
 
 def _entry(payload: bytes) -> bytes:

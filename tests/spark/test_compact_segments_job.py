@@ -29,8 +29,10 @@ def settings(local_stack) -> Settings:
 
 
 @pytest.fixture
-def topic() -> TopicName:
-    return TopicName.parse(f"persistent://public/seg{uuid.uuid4().hex[:8]}/t")
+def topic(local_stack) -> TopicName:
+    name = TopicName.parse(f"persistent://public/seg{uuid.uuid4().hex[:8]}/t")
+    local_stack.create_namespaces(f"{name.tenant}/{name.namespace}")
+    return name
 
 
 @pytest.fixture

@@ -148,6 +148,7 @@ def test_names_longer_than_the_keys_allow_are_a_400_invalid_topic_name(svc, path
 def test_names_at_the_limits_are_accepted(svc):
     tenant, namespace = "t" * limits.MAX_TENANT_BYTES, "n" * limits.MAX_NAMESPACE_BYTES
     topic = "x" * limits.MAX_TOPIC_BYTES
+    svc.create_namespaces(f"{tenant}/{namespace}")
     base = f"{svc.url}/v1/persistent/{tenant}/{namespace}/{topic}"
     status, body, _ = call(base + "/messages", body=b'{"messages": [{"payload": "YWJj"}]}')
     assert status == 200, body

@@ -147,7 +147,9 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("DELETE", consumer + "/{consumerId}")] == "ConsumersFunction"
     assert routes[("GET", "/admin/v2/brokers/health")] == "AdminFunction"
     assert routes[("DELETE", topic + "/subscription/{subscription}")] == "AdminFunction"
-    assert len(routes) == 50
+    assert routes[("GET", "/admin/v2/tenants")] == "TenancyFunction"
+    assert routes[("POST", topic + "/permissions/{role}")] == "TenancyFunction"
+    assert len(routes) == 70
 
 
 def _table(*keys: str) -> RouteTable:

@@ -72,8 +72,12 @@ class _NotInstalled:
 
 @pytest.mark.parametrize(
     ("verb", "package"),
-    [("local", "magnetar_local"), ("jobs", "magnetar_local"), ("perf", "magnetar_bench"),
-     ("chaos", "magnetar_chaos")],  # fmt: skip
+    [
+        ("local", "magnetar_local"),
+        ("jobs", "magnetar_local"),
+        ("perf", "magnetar_bench"),
+        ("chaos", "magnetar_chaos"),
+    ],  # fmt: skip
 )
 def test_a_service_side_verb_without_the_service_installed_says_what_to_install_and_exits_2(
     verb, package, capsys, monkeypatch

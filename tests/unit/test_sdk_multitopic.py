@@ -89,6 +89,7 @@ def test_topic_of_a_multi_topic_consumer_is_what_pulsar_client_returns(client):
 
 
 def test_regex_subscribes_to_the_matching_topics_of_the_namespace_only(client, svc):
+    svc.create_namespaces("other/default")
     svc.create_partitioned_topic("persistent/public/default/finance-p", 2)
     send(client, "finance-eu", b"eu")
     send(client, "marketing", b"no")

@@ -68,6 +68,7 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         "AckFunction",
         "NackFunction",
         "AdminFunction",
+        "TenancyFunction",
     }
     for resource in functions.values():
         properties = resource["Properties"]
@@ -112,7 +113,7 @@ def test_only_the_admin_function_and_the_maintenance_jobs_may_delete_entries(tra
 
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
-    assert len(template.routes) == 50
+    assert len(template.routes) == 70
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"

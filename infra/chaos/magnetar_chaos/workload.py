@@ -77,6 +77,8 @@ class Running:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Running:
         t = self.client._t  # the SDK's transport: admin calls the SDK has no API for
+        if f"public/{self.w.namespace}" not in t.call("GET", "/admin/v2/namespaces/public"):
+            t.call("PUT", f"/admin/v2/namespaces/public/{self.w.namespace}")
         t.call("POST", f"/admin/v2/namespaces/public/{self.w.namespace}/deduplication",
                json_body=True)  # fmt: skip
         if self.w.partitions > 0:

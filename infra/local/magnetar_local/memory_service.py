@@ -39,6 +39,7 @@ from magnetar_local.events import HttpRequest, HttpResponse, json_response
 from magnetar_local.memory_gateway import MemoryGateway
 from magnetar_local.recorded import OBJECTS_PATH, Recorded, kind_of
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+from magnetar_local.tenancy import ensure_namespaces
 from magnetar_wire import decode_entry
 from magnetar_wire.names import TopicName
 
@@ -118,7 +119,9 @@ class MemoryService:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> MemoryService:
-        """Bind, serve in a daemon thread and run the timers. Returns self."""
+        """Initialize the cluster (``public``, ``public/default``), bind, serve in a daemon
+        thread and run the timers. Returns self."""
+        self.engine.tenants.initialize_cluster()
         self.gateway.start()
         self._entries.base_url = self.url + OBJECTS_PATH
         self.timers.run(poll_ms=20)
@@ -162,6 +165,11 @@ class MemoryService:
         self.settings = replace(self.settings, **changes)
         self._engine = None
         self.gateway.loader.forget()
+
+    def create_namespaces(self, *namespaces: str) -> None:
+        """Create each ``tenant/namespace`` (and its tenant) unless it exists: topics are
+        created only inside an existing namespace."""
+        ensure_namespaces(self.engine, *namespaces)
 
     def create_partitioned_topic(self, topic: str, partitions: int) -> None:
         """Create ``topic`` (a full name or ``domain/tenant/namespace/name``) partitioned."""

@@ -2,8 +2,9 @@
 
 Every ``events/<name>.json`` is a payload 2.0 event for ``sam local invoke -e``. Its path names
 placeholder values: the topic ``events-demo`` (and ``events-demo-partitioned``), the
-subscription ``demo``, the consumer id ``demo-consumer-id`` and, in the namespace policy
-routes, the namespace ``events-demo-ns``. ``load_event`` swaps them for
+subscription ``demo``, the consumer id ``demo-consumer-id``, in the namespace policy
+routes the namespace ``events-demo-ns`` and in the tenancy routes the tenant
+``events-demo-tenant`` (other samples name tenant ``public``). ``load_event`` swaps them for
 real ones so the same samples drive tests against a live stack::
 
     event = load_event("ack", topic="orders-1a2b", consumer_id=handle["consumerId"])
@@ -33,6 +34,7 @@ PLACEHOLDERS = {
     "subscription": "demo",
     "consumer_id": "demo-consumer-id",
     "namespace": "events-demo-ns",
+    "tenant": "events-demo-tenant",
 }
 
 # The pathParameters each placeholder may appear in.
@@ -41,6 +43,7 @@ _PARAMETERS = {
     "subscription": ("subscription",),
     "consumer_id": ("consumerId",),
     "namespace": ("namespace",),
+    "tenant": ("tenant",),
 }
 
 
@@ -54,8 +57,8 @@ def load_event(
 ) -> dict[str, Any]:
     """Read ``<directory>/<name>.json`` and replace the placeholders named in ``replacements``.
 
-    ``replacements`` keywords are ``topic``, ``subscription``, ``consumer_id`` and
-    ``namespace`` (see
+    ``replacements`` keywords are ``topic``, ``subscription``, ``consumer_id``,
+    ``namespace`` and ``tenant`` (see
     PLACEHOLDERS). Raises FileNotFoundError for an unknown name and TypeError for an unknown
     keyword. The file is not changed; each call returns a new dict.
     """

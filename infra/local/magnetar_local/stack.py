@@ -70,6 +70,7 @@ class LocalStack:
             self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
             provision(self.template, self.session, self.emulator.url)
             self._prepare_process()
+            self._initialize_cluster()
             self.gateway = Gateway(
                 self.template.routes,
                 self.template.functions,
@@ -144,6 +145,13 @@ class LocalStack:
         """A boto3 resource for ``service`` on the emulator."""
         return self.session.resource(service, endpoint_url=self.aws_endpoint_url, **kwargs)
 
+    def create_namespaces(self, *namespaces: str) -> None:
+        """Create each ``tenant/namespace`` (and its tenant) unless it exists, through the
+        gateway's admin routes: topics are created only inside an existing namespace."""
+        from magnetar_local.tenancy import ensure_namespaces_at
+
+        ensure_namespaces_at(self.url, *namespaces)
+
     def name(self, logical_id: str) -> str:
         """Physical name of a template resource, e.g. ``name("TopicsTable") == "magnetar-topics"``."""
         return self.template.physical_name(logical_id)
@@ -174,6 +182,22 @@ class LocalStack:
                 if Path(path).is_dir() and path not in sys.path:
                     sys.path.append(path)
                     self._added_paths.append(path)
+
+    def _initialize_cluster(self) -> None:
+        """Create ``public`` and ``public/default``, as ``pulsar initialize-cluster-metadata``
+        does (the engine's registry, on the emulator's topics table)."""
+        from magnetar_core.adapters.aws.namespaces import NamespaceStore
+        from magnetar_core.adapters.aws.security import TenantStore
+        from magnetar_core.services.tenancy import Registry
+        from magnetar_core.settings import Settings
+
+        settings = Settings.from_env(self.environment)
+        dynamodb = self.client("dynamodb")
+        Registry(
+            TenantStore(dynamodb, settings.topics_table),
+            NamespaceStore(dynamodb, settings.topics_table),
+            settings.cluster_name,
+        ).initialize()
 
     def _await_ready(self, timeout_s: float) -> None:
         gateway = self._running_gateway()

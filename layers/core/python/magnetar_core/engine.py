@@ -18,6 +18,7 @@ from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
 from magnetar_core.adapters.aws.glue import GlueJobLauncher
 from magnetar_core.adapters.aws.log import LogStore
+from magnetar_core.adapters.aws.namespaces import NamespaceStore
 from magnetar_core.adapters.aws.policies import PolicyStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
@@ -37,6 +38,10 @@ from magnetar_core.services.produce import Producer
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.tenancy import Registry
+from magnetar_core.services.tenancy_namespaces import NamespaceAdmin
+from magnetar_core.services.tenancy_permissions import Permissions
+from magnetar_core.services.tenancy_tenants import Tenants
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
 from magnetar_core.settings import Settings
@@ -47,7 +52,8 @@ LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 
 @dataclass(frozen=True)
 class Engine:
-    """Everything a handler calls: topics, producer, subscriptions, stats, admin."""
+    """Everything a handler calls: topics, producer, subscriptions, stats, admin, and the
+    tenancy use cases (tenants and clusters, namespaces, permissions)."""
 
     runtime: Runtime
     topics: Topics
@@ -59,6 +65,9 @@ class Engine:
     access: ProducerAccess
     entries: ports.EntryStore
     compaction: Compaction
+    tenants: Tenants
+    namespace_admin: NamespaceAdmin
+    permissions: Permissions
 
     @classmethod
     def build(
@@ -95,7 +104,8 @@ class Engine:
         the one ``settings.job_launcher`` names, made on first use)."""
         runtime = runtime or Runtime()
         log, cursors, entries = stores.log, stores.cursors, stores.entries
-        topics = Topics(stores.topics, log, cursors, runtime)
+        registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
+        topics = Topics(stores.topics, log, cursors, runtime, registry)
         namespaces = Namespaces(
             stores.policies,
             stores.topics,
@@ -103,6 +113,7 @@ class Engine:
             runtime,
             settings.max_message_size_bytes,
             settings.policy_cache_ms,
+            registry=registry,
             delayed_delivery_enabled=settings.delayed_delivery_enabled,
             delayed_delivery_tick_ms=settings.delayed_delivery_tick_ms,
         )
@@ -145,13 +156,16 @@ class Engine:
         )
         stats = Stats(topics, log, cursors)
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
+        namespace_admin = NamespaceAdmin(
+            registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
+        )
         return cls(
             runtime=runtime,
             topics=topics,
             producer=producer,
             subscriptions=subscriptions,
             stats=stats,
-            admin=Admin(topics, subscriptions, stats),
+            admin=Admin(topics, subscriptions, stats, registry),
             namespaces=namespaces,
             access=ProducerAccess(
                 topics,
@@ -166,6 +180,9 @@ class Engine:
             ),
             entries=entries,
             compaction=Compaction(topics, stores.compaction, make_launcher, runtime),
+            tenants=Tenants(registry, stores.tenants, namespace_admin, runtime),
+            namespace_admin=namespace_admin,
+            permissions=Permissions(registry, stores.permissions, runtime),
         )
 
 
@@ -182,6 +199,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         compaction=CompactionStore(dynamodb, settings.cursors_table, settings.log_table),
         tenants=TenantStore(dynamodb, settings.topics_table),
         permissions=PermissionStore(dynamodb, settings.topics_table),
+        namespaces=NamespaceStore(dynamodb, settings.topics_table),
     )
 
 

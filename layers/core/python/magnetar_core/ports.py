@@ -266,6 +266,7 @@ class Stores:
     compaction: CompactionStore
     tenants: TenantStore
     permissions: PermissionStore
+    namespaces: NamespaceStore
 
 
 # Security (issue 12): tenants and namespace permissions.
@@ -312,4 +313,26 @@ class PermissionStore(Protocol):
     def delete(self, namespace: str, permissions: NamespacePermissions) -> None:
         """Delete the namespace's permissions if still at ``permissions.version`` (the
         namespace is deleted); raises ConditionFailed when they changed since read."""
+        ...
+
+
+class NamespaceStore(Protocol):
+    """The namespaces that exist (``tenant/namespace``), one record each, listed by tenant.
+    A namespace's policies and permissions are records of their own (PolicyStore,
+    PermissionStore); this one says only that it exists."""
+
+    def exists(self, namespace: str) -> bool:
+        """Whether the namespace exists (strongly consistent)."""
+        ...
+
+    def list(self, tenant: str) -> list[str]:
+        """The namespaces of ``tenant`` as ``tenant/namespace``, sorted."""
+        ...
+
+    def create(self, namespace: str) -> None:
+        """Record the namespace; raises ConditionFailed when it exists."""
+        ...
+
+    def delete(self, namespace: str) -> None:
+        """Remove the namespace's record; raises ConditionFailed when there is none."""
         ...

@@ -45,6 +45,9 @@ class Settings:
     """Where local job runs write their output (``JOB_LOG_DIR``; None: a temp folder)."""
     delayed_delivery_release_grace_ms: int = 30_000
     """A delay bucket overdue by more than this is released though its timer never fired."""
+    cluster_name: str = "magnetar"
+    """The deployment's one Pulsar cluster (``CLUSTER_NAME``): what ``GET /admin/v2/clusters``
+    lists and the only name a tenant's ``allowedClusters`` may hold."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -81,4 +84,5 @@ class Settings:
             job_scripts_dir=env.get("JOB_SCRIPTS_DIR") or None,
             job_log_dir=env.get("JOB_LOG_DIR") or None,
             delayed_delivery_release_grace_ms=number("DELAYED_DELIVERY_RELEASE_GRACE_MS", 30_000),
+            cluster_name=env.get("CLUSTER_NAME") or "magnetar",
         )

@@ -14,7 +14,14 @@ from urllib.parse import quote
 
 from .errors import InvalidTopicName
 
-__all__ = ["DOMAINS", "PARTITION_SUFFIX", "InvalidTopicName", "TopicName", "check_namespace"]
+__all__ = [
+    "DOMAINS",
+    "PARTITION_SUFFIX",
+    "InvalidTopicName",
+    "TopicName",
+    "check_namespace",
+    "check_tenant",
+]
 
 DOMAINS = ("persistent", "non-persistent")
 PARTITION_SUFFIX = "-partition-"
@@ -48,6 +55,12 @@ def _check_partition_suffix(local: str, full: str) -> None:
             f"Invalid topic name '{full}': '{PARTITION_SUFFIX}{suffix}' is not a partition "
             f"index (0 to {MAX_PARTITION_INDEX}, no sign or leading zero)"
         )
+
+
+def check_tenant(tenant: str) -> None:
+    """Raise InvalidTopicName unless ``tenant`` is a valid tenant name (a topic name's tenant
+    part)."""
+    _check_part("tenant", tenant, tenant)
 
 
 def check_namespace(tenant: str, namespace: str) -> None:

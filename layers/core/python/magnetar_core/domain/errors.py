@@ -28,6 +28,11 @@ TopicBusy = _error("TopicBusy", 409)
 MessageTooBig = _error("MessageTooBig", 413)
 TooManyRequests = _error("TooManyRequests", 429)
 ServiceUnitNotReady = _error("ServiceUnitNotReady", 503)
+# Tenant and namespace administration: pulsar-admin's exception names (NotFoundException,
+# ConflictException, PreconditionFailedException) without the suffix, Pulsar's statuses.
+NotFound = _error("NotFound", 404)
+Conflict = _error("Conflict", 409)
+PreconditionFailed = _error("PreconditionFailed", 412)
 
 
 class ConditionFailed(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from magnetar_core.domain.errors import InvalidMessage, TopicNotFound
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import Subscriptions
+from magnetar_core.services.tenancy import Registry
 from magnetar_core.services.topics import Topics
 from magnetar_wire.names import TopicName
 
@@ -14,7 +15,10 @@ MAX_PARTITIONS = 1024
 class Admin:
     """Topic and subscription administration."""
 
-    def __init__(self, topics: Topics, subscriptions: Subscriptions, stats: Stats) -> None:
+    def __init__(
+        self, topics: Topics, subscriptions: Subscriptions, stats: Stats, registry: Registry
+    ) -> None:
+        self._registry = registry
         self._topics = topics
         self._subscriptions = subscriptions
         self._stats = stats
@@ -39,7 +43,9 @@ class Admin:
         return {"partitions": self._topics.get(name).partitions}
 
     def list_topics(self, namespace: TopicName, partitioned_only: bool) -> list[str]:
-        """Topic names of a namespace: partitions by partition name, as Pulsar lists them."""
+        """Topic names of a namespace: partitions by partition name, as Pulsar lists them.
+        Raises NotFound (404) "Namespace does not exist" for a namespace that does not."""
+        self._registry.require_namespace(f"{namespace.tenant}/{namespace.namespace}")
         out: list[str] = []
         for meta in self._topics.list(namespace.namespace_name):
             if partitioned_only:

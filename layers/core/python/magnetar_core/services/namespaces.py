@@ -23,8 +23,9 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.ports import PolicyStore, TopicStore
 from magnetar_core.services import optimistic
+from magnetar_core.services.tenancy import Registry, namespace_name
 from magnetar_core.services.topics import Topics
-from magnetar_wire.names import TopicName, check_namespace
+from magnetar_wire.names import TopicName
 
 MIN_MESSAGE_SIZE = 1024
 MAX_MESSAGE_SIZE = 100 * 1024 * 1024
@@ -57,7 +58,8 @@ class EffectivePolicies:
 
 class Namespaces:
     """Policy administration and lookup. Lookups are cached for ``cache_ms`` per process, so
-    a change reaches warm Lambda containers within that time."""
+    a change reaches warm Lambda containers within that time. Administration answers
+    NotFound (404) for a namespace that does not exist (``registry``)."""
 
     def __init__(
         self,
@@ -68,10 +70,12 @@ class Namespaces:
         default_max_message_size: int,
         cache_ms: int,
         *,
+        registry: Registry,
         delayed_delivery_enabled: bool = True,
         delayed_delivery_tick_ms: int = 1000,
     ) -> None:
         self._store = store
+        self._registry = registry
         self._topic_store = topic_store
         self._topics = topics
         self._rt = runtime
@@ -84,8 +88,11 @@ class Namespaces:
         self._lock = threading.Lock()
 
     def get(self, tenant: str, namespace: str) -> NamespacePolicies:
-        """The namespace's stored policies (fresh read)."""
-        return self._store.get(_namespace(tenant, namespace))
+        """The namespace's stored policies (fresh read); raises NotFound (404) when the
+        namespace does not exist, InvalidTopicName."""
+        ns = namespace_name(tenant, namespace)
+        self._registry.require_namespace(ns)
+        return self._store.get(ns)
 
     def _cached(self, namespace: str, fresh: bool) -> NamespacePolicies:
         now = self._rt.monotonic_ms()
@@ -148,8 +155,10 @@ class Namespaces:
 
     # ------------------------------------------------------------ namespace level
     def _update(self, tenant: str, namespace: str, **changes: Any) -> None:
-        """Change some of a namespace's policies with a versioned write (retried)."""
-        ns = _namespace(tenant, namespace)
+        """Change some of a namespace's policies with a versioned write (retried); raises
+        NotFound when the namespace does not exist."""
+        ns = namespace_name(tenant, namespace)
+        self._registry.require_namespace(ns)
         self._versioned_update(
             f"The policies of {ns}",
             lambda: self._store.get(ns),
@@ -279,9 +288,3 @@ class Namespaces:
 def _first(*values: T | None) -> T:
     """The first of ``values`` that is set (not None)."""
     return next(v for v in values if v is not None)
-
-
-def _namespace(tenant: str, namespace: str) -> str:
-    """The ``tenant/namespace`` key of a valid namespace; raises InvalidTopicName."""
-    check_namespace(tenant, namespace)
-    return f"{tenant}/{namespace}"

@@ -18,6 +18,7 @@ from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
 from magnetar_core.ports import CursorStore, LogStore, TopicStore
+from magnetar_core.services.tenancy import Registry
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import partition_of_key
 
@@ -38,12 +39,20 @@ class PartitionRef:
 class Topics:
     """Finds, creates and deletes topics. Metadata is cached per process: ledgers are fenced
     on deletion, so a stale cache entry is detected at the next commit, never trusted blindly.
+    A topic is created only inside a namespace that exists (``registry``: one read, at
+    creation only).
     """
 
     def __init__(
-        self, store: TopicStore, log: LogStore, cursors: CursorStore, runtime: Runtime
+        self,
+        store: TopicStore,
+        log: LogStore,
+        cursors: CursorStore,
+        runtime: Runtime,
+        registry: Registry,
     ) -> None:
         self._store = store
+        self._registry = registry
         self._log = log
         self._cursors = cursors
         self._rt = runtime
@@ -78,7 +87,8 @@ class Topics:
         """The log a data operation on ``name`` uses.
 
         Auto-creates a missing non-partitioned topic when ``create``. Raises TopicNotFound
-        (unknown topic, partition out of range) or NotAllowedError (a partitioned topic's
+        (unknown topic, partition out of range, a topic to create in a namespace that does
+        not exist) or NotAllowedError (a partitioned topic's
         base name: data operations address its partitions).
         """
         if not name.persistent and not allow_non_persistent:
@@ -125,7 +135,8 @@ class Topics:
             raise InvalidMessage(str(exc)) from exc
 
     def create(self, name: TopicName, partitions: int) -> TopicMeta:
-        """Create a topic (``partitions`` 0: non-partitioned). Raises TopicAlreadyExists."""
+        """Create a topic (``partitions`` 0: non-partitioned). Raises TopicAlreadyExists,
+        TopicNotFound (its namespace does not exist)."""
         if name.partition_index >= 0 and partitions > 0:
             raise NotAllowedError(f"A partition name cannot be a partitioned topic: {name}")
         previous = self._meta(name, fresh=True)
@@ -136,6 +147,7 @@ class Topics:
     def _create(
         self, name: TopicName, partitions: int, previous: TopicMeta | None, exists_ok: bool
     ) -> TopicMeta:
+        self._registry.require_topic_namespace(name)
         meta = TopicMeta(
             name=name,
             ledger_id=(previous.ledger_id + 1) if previous else 1,
@@ -203,12 +215,18 @@ class Topics:
 
     def fence(self, key: str) -> None:
         """Close a ledger: put a fence item right after its last entry."""
-        while True:
-            last = self._log.last(key)
-            if last is not None and last.fence:
-                return
-            try:
-                self._log.append(key, IndexEntry.fence_at(last.entry_id + 1 if last else 0))
-                return
-            except ConditionFailed:
-                continue
+        fence_ledger(self._log, key)
+
+
+def fence_ledger(log: LogStore, key: str) -> None:
+    """Close the ledger of log key ``key``: put a fence item right after its last entry
+    (retried while other writers commit meanwhile)."""
+    while True:
+        last = log.last(key)
+        if last is not None and last.fence:
+            return
+        try:
+            log.append(key, IndexEntry.fence_at(last.entry_id + 1 if last else 0))
+            return
+        except ConditionFailed:
+            continue

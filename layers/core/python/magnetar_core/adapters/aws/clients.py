@@ -127,7 +127,11 @@ WRITE_TOKEN = "wtok"
 
 
 def put_conditional(
-    dynamodb: BotoClient, table: str, item: Item, key: Item, condition: dict[str, object],
+    dynamodb: BotoClient,
+    table: str,
+    item: Item,
+    key: Item,
+    condition: dict[str, object],
     action: str,
 ) -> None:
     """``put_item`` under ``condition``, exactly once even when an answer is lost.
@@ -149,8 +153,11 @@ def put_conditional(
         except ClientError as exc:
             if error_code(exc) not in _CONDITION:
                 raise
-            stored = dynamodb.get_item(
-                TableName=table, Key=key, ConsistentRead=True, ProjectionExpression=WRITE_TOKEN
-            ).get("Item") or {}
+            stored = (
+                dynamodb.get_item(
+                    TableName=table, Key=key, ConsistentRead=True, ProjectionExpression=WRITE_TOKEN
+                ).get("Item")
+                or {}
+            )
             if stored.get(WRITE_TOKEN, {}).get("S") != token:
                 raise

@@ -13,6 +13,7 @@ from magnetar_core.adapters.memory.compaction import CompactionStore
 from magnetar_core.adapters.memory.cursors import CursorStore
 from magnetar_core.adapters.memory.entries import DEFAULT_BASE_URL, EntryStore
 from magnetar_core.adapters.memory.log import LogStore
+from magnetar_core.adapters.memory.namespaces import NamespaceStore
 from magnetar_core.adapters.memory.policies import PolicyStore
 from magnetar_core.adapters.memory.producers import ProducerStateStore
 from magnetar_core.adapters.memory.security import PermissionStore, TenantStore
@@ -28,6 +29,7 @@ __all__ = [
     "EntryStore",
     "LogStore",
     "MemoryTables",
+    "NamespaceStore",
     "PermissionStore",
     "PolicyStore",
     "ProducerStateStore",
@@ -55,4 +57,5 @@ def memory_stores(
         compaction=CompactionStore(tables),
         tenants=TenantStore(tables),
         permissions=PermissionStore(tables),
+        namespaces=NamespaceStore(tables),
     )

@@ -2,7 +2,7 @@
 
 ``ROUTES`` maps ``(method, path template)`` — exactly as API Gateway names the route
 (``template.yaml``) — to its ``RouteClass`` and what it does, in words for 403 messages.
-Routes marked ``pending`` are issue 12's, classified before they are served. A route that is
+Routes marked ``pending`` are classified before they are served (none today). A route that is
 not in the table gets ``Unclassified``: denied to every role. ``tests/unit/
 test_security_routes.py`` fails when template.yaml has a route this table lacks.
 
@@ -110,9 +110,7 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("DELETE", _CONSUMER, CS, ""),
     *[("POST", f"{_CONSUMER}/{verb}", CS, "") for verb in (
         "ack", "nack", "redeliver", "receive", "heartbeat", "seek", "unsubscribe")],
-]
-# issue 12's routes: tenants, clusters, namespaces, permissions (classified, not served yet)
-_PENDING: list[tuple[str, str, RouteClass, str]] = [
+    # tenancy (functions/tenants): clusters, tenants, namespaces, permissions
     ("GET", "/admin/v2/clusters", A, "list the clusters"),
     ("GET", "/admin/v2/tenants", S, "list the tenants"),
     ("GET", "/admin/v2/tenants/{tenant}", S, "read tenant {tenant}"),
@@ -134,6 +132,8 @@ _PENDING: list[tuple[str, str, RouteClass, str]] = [
     ("POST", _TOPIC + "/permissions/{role}", T, "grant permissions on topic {topic}"),
     ("DELETE", _TOPIC + "/permissions/{role}", T, "revoke permissions on topic {topic}"),
 ]
+_PENDING: list[tuple[str, str, RouteClass, str]] = []
+"""Routes classified before they are served (none now: issue 12's tenancy routes are)."""
 # fmt: on
 
 ROUTES: dict[tuple[str, str], Route] = {
