@@ -45,6 +45,19 @@ class Settings:
     """Where local job runs write their output (``JOB_LOG_DIR``; None: a temp folder)."""
     delayed_delivery_release_grace_ms: int = 30_000
     """A delay bucket overdue by more than this is released though its timer never fired."""
+    authentication_enabled: bool = False
+    """Every request must prove a role (``AUTHENTICATION_ENABLED``); off: anonymous, all allowed."""
+    superuser_roles: tuple[str, ...] = ()
+    """Roles that may do anything (``SUPERUSER_ROLES``, comma-separated)."""
+    token_secret_key: str | None = None
+    """HS256 key reference (``TOKEN_SECRET_KEY``): ``file:///path``, ``data:;base64,...``."""
+    token_public_key: str | None = None
+    """RS256/ES256 public key reference (``TOKEN_PUBLIC_KEY``), same forms."""
+    token_key_parameter: str | None = None
+    """SSM SecureString parameter holding the key reference (``TOKEN_KEY_PARAMETER``)."""
+    authorization_cache_ms: int = 1_000
+    """How long a container reuses a tenant's info and a namespace's permissions
+    (``AUTHORIZATION_CACHE_MS``; 0: read them on every request)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -58,6 +71,9 @@ class Settings:
 
         def flag(name: str, default: bool) -> bool:
             return str(env.get(name, default)).strip().lower() in ("1", "true", "yes", "on")
+
+        def roles(text: str) -> tuple[str, ...]:
+            return tuple(r.strip() for r in text.split(",") if r.strip())
 
         return cls(
             topics_table=env["TOPICS_TABLE"],
@@ -81,4 +97,10 @@ class Settings:
             job_scripts_dir=env.get("JOB_SCRIPTS_DIR") or None,
             job_log_dir=env.get("JOB_LOG_DIR") or None,
             delayed_delivery_release_grace_ms=number("DELAYED_DELIVERY_RELEASE_GRACE_MS", 30_000),
+            authentication_enabled=flag("AUTHENTICATION_ENABLED", False),
+            superuser_roles=roles(env.get("SUPERUSER_ROLES", "")),
+            token_secret_key=env.get("TOKEN_SECRET_KEY") or None,
+            token_public_key=env.get("TOKEN_PUBLIC_KEY") or None,
+            token_key_parameter=env.get("TOKEN_KEY_PARAMETER") or None,
+            authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
         )
