@@ -3,8 +3,8 @@ or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."
 
 from magnetar_core.api import bodies, http
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post(

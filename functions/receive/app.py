@@ -2,8 +2,8 @@
 
 from magnetar_core.api import http, views
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post(
