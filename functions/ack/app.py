@@ -19,6 +19,7 @@ def acknowledge(
         consumer_id,
         http.field(body, "messageIds", list, []),
         cumulative=http.field(body, "cumulative", bool, False),
+        role=http.caller_role(app),
     )
     return http.ok({"acknowledged": done})
 

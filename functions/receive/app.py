@@ -23,6 +23,7 @@ def receive(
         max_messages=http.field(body, "maxMessages", int, 100),
         wait_ms=http.field(body, "waitMs", int, 0),
         by_reference=shape == "entry",
+        role=http.caller_role(app),
     )
     return http.ok(views.entries(delivered) if shape == "entry" else views.messages(delivered))
 

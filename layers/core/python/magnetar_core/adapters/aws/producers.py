@@ -36,6 +36,7 @@ class ProducerStateStore:
             epoch=int(item["ep"]["N"]),
             holder=item["holder"]["S"] if "holder" in item else None,
             mode=item["mode"]["S"] if "mode" in item else None,
+            role=item["role"]["S"] if "role" in item else None,
             seen_ms=int(item["seen"]["N"]),
             version=int(item["ver"]["N"]),
         )
@@ -52,6 +53,8 @@ class ProducerStateStore:
         if lease.holder is not None:
             item["holder"] = {"S": lease.holder}
             item["mode"] = {"S": lease.mode or "Exclusive"}
+            if lease.role is not None:
+                item["role"] = {"S": lease.role}
         condition = version_condition(lease.version)
         with translated(f"writing the producer lease of {pk}"):
             self._ddb.put_item(TableName=self._table, Item=item, **condition)
