@@ -31,6 +31,7 @@ from magnetar_local.testing import (  # noqa: F401 - pytest fixtures
     engine_clients,
     jobs_in_process,
     local_stack,
+    secured_gateway,
     spark,
 )
 
@@ -46,6 +47,7 @@ FIXTURE_MARKERS = {
     "local_stack": "emulator",
     "aws_clients": "emulator",
     "engine_clients": "emulator",
+    "secured_gateway": "emulator",
     "spark": "spark",
 }
 """fixture -> the marker of every test that uses it."""

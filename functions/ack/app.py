@@ -2,8 +2,8 @@
 
 from magnetar_core.api import http
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post(
@@ -19,6 +19,7 @@ def acknowledge(
         consumer_id,
         http.field(body, "messageIds", list, []),
         cumulative=http.field(body, "cumulative", bool, False),
+        role=http.caller_role(app),
     )
     return http.ok({"acknowledged": done})
 

@@ -2,8 +2,8 @@
 
 from magnetar_core.api import bodies, http, views
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 topic_of = http.topic_of
 
 

@@ -2,8 +2,8 @@
 
 from magnetar_core.api import bodies, http, views
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers")
@@ -28,6 +28,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         key_shared=bodies.key_shared_options(body),
         dead_letter=bodies.dead_letter_policy(body),
         read_compacted=http.field(body, "readCompacted", bool, False),
+        role=http.caller_role(app),
     )
     return http.ok(views.consumer_handle(handle))
 
@@ -39,7 +40,7 @@ def close(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine().subscriptions.close(name, subscription, consumer_id)
+    engine().subscriptions.close(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"closed": True})
 
 
@@ -50,7 +51,7 @@ def unsubscribe(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine().subscriptions.unsubscribe(name, subscription, consumer_id)
+    engine().subscriptions.unsubscribe(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"unsubscribed": True})
 
 
@@ -61,7 +62,7 @@ def heartbeat(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine().subscriptions.heartbeat(name, subscription, consumer_id)
+    engine().subscriptions.heartbeat(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"alive": True})
 
 
@@ -77,6 +78,7 @@ def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str
         message_id=http.field(body, "messageId", str, None),
         timestamp_ms=http.field(body, "timestamp", int, None),
         inclusive=http.field(body, "inclusive", bool, False),
+        role=http.caller_role(app),
     )
     return http.ok({"seeked": True})
 

@@ -3,8 +3,8 @@ or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."
 
 from magnetar_core.api import bodies, http
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post(
@@ -20,7 +20,7 @@ def negative_acknowledge(
     counts = http.field(body, "redeliveryCounts", dict, None)
     name = http.topic_of(domain, tenant, namespace, topic)
     moved = engine().subscriptions.negative_acknowledge(
-        name, subscription, consumer_id, ids, delay_ms, backoff, counts
+        name, subscription, consumer_id, ids, delay_ms, backoff, counts, http.caller_role(app)
     )
     return http.ok({"redelivered": moved})
 
@@ -32,7 +32,9 @@ def redeliver(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    moved = engine().subscriptions.redeliver_unacknowledged(name, subscription, consumer_id)
+    moved = engine().subscriptions.redeliver_unacknowledged(
+        name, subscription, consumer_id, http.caller_role(app)
+    )
     return http.ok({"redelivered": moved})
 
 

@@ -2,8 +2,8 @@
 
 from magnetar_core.api import http, limits, views
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers")
@@ -14,6 +14,7 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
         http.field(body, "producerName", str, None, limits.MAX_PRODUCER_NAME_BYTES),
         http.field(body, "accessMode", str, "Shared"),
         http.field(body, "waitMs", int, 0),
+        role=http.caller_role(app),
     )
     return http.ok(views.registration(registration))
 
@@ -21,14 +22,16 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>/heartbeat")
 def heartbeat(domain: str, tenant: str, namespace: str, topic: str, producer_name: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    epoch = engine().access.heartbeat(name, producer_name, http.epoch(app, required=True))
+    epoch = engine().access.heartbeat(
+        name, producer_name, http.epoch(app, required=True), http.caller_role(app)
+    )
     return http.ok({"epoch": epoch})
 
 
 @app.delete("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>")
 def release(domain: str, tenant: str, namespace: str, topic: str, producer_name: str):
     name = http.topic_of(domain, tenant, namespace, topic)
-    released = engine().access.release(name, producer_name, http.epoch(app))
+    released = engine().access.release(name, producer_name, http.epoch(app), http.caller_role(app))
     return http.ok({"released": released})
 
 

@@ -2,8 +2,8 @@
 
 from magnetar_core.api import http, views
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 
 
 @app.post(
@@ -23,6 +23,7 @@ def receive(
         max_messages=http.field(body, "maxMessages", int, 100),
         wait_ms=http.field(body, "waitMs", int, 0),
         by_reference=shape == "entry",
+        role=http.caller_role(app),
     )
     return http.ok(views.entries(delivered) if shape == "entry" else views.messages(delivered))
 

@@ -2,8 +2,8 @@
 
 from magnetar_core.api import http
 
-app = http.make_app()
 engine = http.container_engine()
+app = http.make_app(engine)
 _NS = "/admin/v2/namespaces/<tenant>/<namespace>"
 _TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
 

@@ -24,6 +24,8 @@ from pathlib import Path
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8080"
 ENV_VAR = "MAGNETAR_SERVICE_URL"
 STATE_FILE = "local.json"
+TOKEN_FILE = "local.token"
+"""``magnetar local --auth`` writes its superuser's token here, beside ``STATE_FILE``."""
 
 
 @dataclass(frozen=True)

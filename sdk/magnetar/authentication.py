@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from urllib.parse import unquote, urlparse
 
 from ._validate import check_type
-from .exceptions import OperationNotSupported
+from .exceptions import ErrorGettingAuthenticationData, OperationNotSupported
 
 __all__ = [
     "Authentication",
@@ -36,7 +37,10 @@ class Authentication:
 
 
 class AuthenticationToken(Authentication):
-    """Bearer token auth: ``token`` is a string or a callable returning the current token."""
+    """Bearer token auth, as pulsar-client's: ``token`` is the token, a callable returning
+    the current one (called for every request), or ``file:///path`` of a file holding it
+    (read for every request, so a rotated token is picked up; surrounding blanks dropped).
+    A token that cannot be had raises ErrorGettingAuthenticationData on the request."""
 
     def __init__(self, token: str | Callable[[], str]) -> None:
         if not (isinstance(token, str) or callable(token)):
@@ -44,9 +48,37 @@ class AuthenticationToken(Authentication):
         self._token = token
         self._unsupported = None
 
+    def _current(self) -> str:
+        if callable(self._token):
+            try:
+                return self._token()
+            except Exception as e:  # noqa: BLE001 - the supplier's failure, reported as Pulsar's
+                raise ErrorGettingAuthenticationData(f"the token supplier failed: {e}") from e
+        if self._token.startswith("file://"):
+            return _read_token_file(self._token)
+        return self._token
+
     def _headers(self) -> dict[str, str]:
-        token = self._token() if callable(self._token) else self._token
-        return {"Authorization": f"Bearer {token}"}
+        token = self._current()
+        if not isinstance(token, str) or not token.strip():
+            raise ErrorGettingAuthenticationData("the token is empty")
+        return {"Authorization": f"Bearer {token.strip()}"}
+
+
+def _read_token_file(url: str) -> str:
+    """The token in the file of a ``file:///absolute/path`` URL; raises
+    ErrorGettingAuthenticationData saying which file and why."""
+    parsed = urlparse(url)
+    path = unquote(parsed.path)
+    if parsed.netloc not in ("", "localhost") or not path.startswith("/"):
+        raise ErrorGettingAuthenticationData(
+            f"{url!r} is not a file URL of an absolute path: write file:///absolute/path"
+        )
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ErrorGettingAuthenticationData(f"cannot read the token file {path}: {e}") from e
 
 
 class AuthenticationBasic(Authentication):

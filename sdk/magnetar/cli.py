@@ -10,6 +10,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
     magnetar admin clusters|tenants|namespaces|topics ...   (pulsar-admin's verbs; see
                    magnetar.admin_cli)
+    magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
+                     (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
 
 ``local``, ``jobs``, ``perf`` and ``chaos`` live with the service (magnetar_local,
 magnetar_bench, magnetar_chaos: the
@@ -18,18 +20,30 @@ and exit with status 2.
 
 The service URL of produce / consume is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``,
 else the running ``magnetar local`` (``make run``, any port: its ``.magnetar/local.json``),
-else ``http://127.0.0.1:8080`` (see ``magnetar._service_url``).
+else ``http://127.0.0.1:8080`` (see ``magnetar._service_url``). Their token (a service with
+authentication on) is ``--auth-params`` (``token:<token>``, ``file:///path`` or the token),
+else ``$MAGNETAR_AUTH_TOKEN``, else, when the service is the running ``magnetar local
+--auth``, its ``.magnetar/local.token``; else none is sent.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from pathlib import Path
 
-from magnetar._service_url import DEFAULT_SERVICE_URL, ServiceUrl, resolve_service_url
+from magnetar._service_url import (
+    DEFAULT_SERVICE_URL,
+    TOKEN_FILE,
+    ServiceUrl,
+    local_service_url,
+    resolve_service_url,
+    state_dir,
+)
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
 SERVER_VERBS = {
@@ -38,6 +52,14 @@ SERVER_VERBS = {
     "perf": ("magnetar_bench.cli", "main"),
     "chaos": ("magnetar_chaos.cli", "main"),
 }
+# verb -> (module, function(argv) -> status) of the client's optional extras
+EXTRA_VERBS = {"tokens": ("magnetar.tokens", "main")}
+EXTRA_HINT = (
+    "`magnetar {verb}` needs {missing!r}, which is not installed here: install the client's "
+    "`{verb}` extra, `pip install 'magnetar-client[{verb}]'` (from a checkout: "
+    "`pip install './sdk[{verb}]'`; `make install` has it)."
+)
+TOKEN_ENV_VAR = "MAGNETAR_AUTH_TOKEN"
 INSTALL_HINT = (
     "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
     "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
@@ -55,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
         "HTTP URL of the Magnetar API (default: $MAGNETAR_SERVICE_URL, else the running "
         f"`magnetar local` of this directory, else {DEFAULT_SERVICE_URL})"
     )
+    auth_help = (
+        "the token to send: token:<token>, file:///path or the token itself (default: "
+        f"${TOKEN_ENV_VAR}, else the running `magnetar local --auth`'s {TOKEN_FILE})"
+    )
 
     prod = sub.add_parser("produce", help="produce messages to a topic")
     prod.add_argument("topic")
@@ -71,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     prod.add_argument("--deliver-at", type=int, default=None,
                       help="delayed delivery: deliver at this epoch time in ms")  # fmt: skip
     prod.add_argument("--service-url", help=url_help)
+    prod.add_argument("--auth-params", help=auth_help)
 
     cons = sub.add_parser("consume", help="consume messages from a subscription")
     cons.add_argument("topic")
@@ -83,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     cons.add_argument("--timeout", type=float, default=None,
                       help="stop after this many seconds without a message")  # fmt: skip
     cons.add_argument("--service-url", help=url_help)
+    cons.add_argument("--auth-params", help=auth_help)
 
     local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
@@ -99,16 +127,40 @@ def _parser() -> argparse.ArgumentParser:
 
     admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
     admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
+    tokens = sub.add_parser("tokens", help="create and check tokens, as `pulsar tokens`")
+    tokens.add_argument("rest", nargs=argparse.REMAINDER, help="create-secret-key|create|...")
 
     jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
     return p
 
 
-def _client(service: ServiceUrl):  # noqa: ANN202
+def auth_token(
+    auth_params: str | None,
+    service: ServiceUrl,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> str | None:
+    """The token (or ``file:///`` URL) produce / consume send: ``--auth-params``, else
+    ``$MAGNETAR_AUTH_TOKEN``, else the local stack's token file when ``service`` is that
+    running ``magnetar local`` (never sent to another service); None: send none."""
+    env = os.environ if env is None else env
+    if auth_params:
+        return auth_params.removeprefix("token:")
+    if env.get(TOKEN_ENV_VAR):
+        return env[TOKEN_ENV_VAR]
+    folder = state_dir(env, Path.cwd() if cwd is None else cwd)
+    token_file = folder / TOKEN_FILE
+    if local_service_url(folder) == service.url and token_file.is_file():
+        return token_file.resolve().as_uri()
+    return None
+
+
+def _client(service: ServiceUrl, token: str | None = None):  # noqa: ANN202
     import magnetar
 
-    return magnetar.Client(service.url)
+    auth = magnetar.AuthenticationToken(token) if token else None
+    return magnetar.Client(service.url, authentication=auth)
 
 
 def _unreachable_hint(service: ServiceUrl) -> str:
@@ -125,7 +177,7 @@ def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
     props = None
     if args.properties:
         props = dict(kv.split("=", 1) for kv in args.properties.split(",") if "=" in kv)
-    client = _client(service)
+    client = _client(service, auth_token(args.auth_params, service))
     try:
         producer = client.create_producer(args.topic)
         count = 0
@@ -145,7 +197,7 @@ def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
 def _consume(args: argparse.Namespace, service: ServiceUrl) -> int:
     import magnetar
 
-    client = _client(service)
+    client = _client(service, auth_token(args.auth_params, service))
     count = 0
     try:
         consumer = client.subscribe(
@@ -187,6 +239,18 @@ def _run_server_verb(verb: str, rest: list[str]) -> int:
     return result if isinstance(result, int) else 0
 
 
+def _run_extra_verb(verb: str, rest: list[str]) -> int:
+    """Run ``verb`` of a client extra with ``rest``; status 2 and an install hint on stderr
+    when the extra's libraries are missing."""
+    module_name, function = EXTRA_VERBS[verb]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        print(EXTRA_HINT.format(verb=verb, missing=e.name), file=sys.stderr)
+        return 2
+    return int(getattr(module, function)(rest))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``magnetar`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -196,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.admin_cli import main as admin_main
 
         return admin_main(argv[1:])
+    if argv[:1] and argv[0] in EXTRA_VERBS:
+        return _run_extra_verb(argv[0], argv[1:])
     args = _parser().parse_args(argv)
     handlers = {"produce": _produce, "consume": _consume}
     service = resolve_service_url(args.service_url)

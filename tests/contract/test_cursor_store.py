@@ -29,7 +29,9 @@ def view(state: CursorState) -> dict:
 
 def busy_cursor(name: str = "s") -> CursorState:
     state = CursorState.new(name, "Shared", 9, earliest=True)
-    state.add_consumer(ConsumerInfo("c1", "one", 1000, 2000, priority=1, spread=True), "Shared")
+    consumer = ConsumerInfo("c1", "one", 1000, 2000, priority=1, spread=True, role="billing")
+    state.add_consumer(consumer, "Shared")
+    state.add_consumer(ConsumerInfo("c2", "two", 1000, 2000), "Shared")  # no role: auth off
     state.mark_delete, state.read_position = 2, 9
     state.acked = RangeSet.from_list([[4, 5]])
     state.batch_acks, state.batch_sizes = {3: {0, 2}}, {3: 4}

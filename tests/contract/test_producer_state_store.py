@@ -33,6 +33,15 @@ def test_an_unheld_lease_drops_the_mode_and_a_held_one_defaults_to_exclusive(sto
     assert stores.producer_state.lease(pk).mode == "Exclusive"
 
 
+def test_a_held_lease_reads_back_the_role_that_registered_its_holder(stores, pk):
+    lease = ProducerLease(epoch=2, holder="ledger", mode="Exclusive", seen_ms=5, role="billing")
+    stores.producer_state.put_lease(pk, lease)
+    assert stores.producer_state.lease(pk).role == "billing"
+    opened = ProducerLease(epoch=3, seen_ms=6, version=1, role="billing")  # no holder: no role
+    stores.producer_state.put_lease(pk, opened)
+    assert stores.producer_state.lease(pk).role is None
+
+
 def test_a_lease_write_needs_the_version_it_read(stores, pk):
     stores.producer_state.put_lease(pk, ProducerLease(epoch=1))
     a, b = stores.producer_state.lease(pk), stores.producer_state.lease(pk)

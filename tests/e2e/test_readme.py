@@ -106,12 +106,16 @@ def newcomer_env(local_stack, tmp_path) -> dict[str, str]:
     return env
 
 
-def test_the_readme_marks_only_setup_installs_and_deploys_as_not_run():
+def test_the_readme_marks_only_setup_installs_deploys_and_the_auth_service_as_not_run():
     blocks = readme_blocks(README.read_text())
     skipped = [b.text.split("\n", 1)[0] for b in runnable(blocks, "not run")]
     assert skipped == [
         "make run    # installs into .venv, starts the service on an embedded AWS emulator at http://127.0.0.1:8080",
         "pip install ./sdk",
+        # Secure it: a second service with --auth, and issue 12's tenancy routes (to run on
+        # the secured gateway once those are served)
+        ".venv/bin/magnetar local --auth --port 8081 &                      # prints the superuser's token",
+        "API=http://127.0.0.1:8081",
         "ARTIFACTS=my-magnetar-artifacts                      # a bucket of yours, in the stack's region",
     ]  # fmt: skip
     assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2

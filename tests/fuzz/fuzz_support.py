@@ -8,10 +8,11 @@ Every fuzzed request is checked for:
   * ``rejected_requests_change_nothing``: a request answered 4xx leaves the stored state as it
     was (a snapshot read back before and after the request, compared).
 
-Auth hook: the API has no security scheme yet (the security issue adds one). Once
-openapi.yaml declares one, pass its credentials as ``AUTH_HEADERS`` (sent with every request
-by ``run_case``) and add schemathesis's ``ignored_auth`` check to ``CHECKS``, so a request
-without or with wrong credentials must be a 401/403 that changes nothing.
+Auth: openapi.yaml declares a bearer scheme, optional (authentication is a deployment
+setting). The memory and emulator lanes run with it off; ``test_fuzz_auth`` runs the handlers
+with it on, sends a superuser's token (``run_case(..., headers=...)``) and adds
+``ignored_auth`` (``AUTH_CHECKS``) on a copy of the schema where the scheme is required: the
+same request without the token, or with a wrong one, must be refused.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ MAX_WAIT_MS = 50
 """Generated ``waitMs`` values are capped to this: a long poll up to 20 s is valid input, but
 waiting it out tells the fuzzer nothing."""
 AUTH_HEADERS: dict[str, str] = {}
-"""Credentials sent with every fuzzed request: none until the API has a security scheme."""
+"""Credentials sent with every fuzzed request of the lanes with authentication off: none."""
 
 CONFIG = schemathesis.Config.from_dict(
     {
@@ -167,12 +168,20 @@ def cap_waits(case: Any) -> None:
         body["waitMs"] = min(body["waitMs"], MAX_WAIT_MS)
 
 
-def run_case(case: Any, base_url: str, lane: str, state: ReadBack) -> None:
-    """Send ``case`` to ``base_url`` and run every check on the answer (raises on a failure)."""
+def run_case(
+    case: Any,
+    base_url: str,
+    lane: str,
+    state: ReadBack,
+    headers: dict[str, str] | None = None,
+    checks: list[Any] | None = None,
+) -> None:
+    """Send ``case`` to ``base_url`` with ``headers`` (default ``AUTH_HEADERS``) and run
+    every check, ``checks`` too, on the answer (raises on a failure)."""
     cap_waits(case)
     before = state.current()
     try:
-        response = case.call(base_url=base_url, headers=AUTH_HEADERS or None, timeout=30)
+        response = case.call(base_url=base_url, headers=headers or AUTH_HEADERS or None, timeout=30)
     except BaseException:
         state.forget()
         raise
@@ -180,7 +189,8 @@ def run_case(case: Any, base_url: str, lane: str, state: ReadBack) -> None:
     if response.status_code >= 500:
         SENT[f"{lane} 5xx"] += 1
     case.validate_response(
-        response, checks=[*CHECKS, rejected_requests_change_nothing(before, state)]
+        response,
+        checks=[*CHECKS, *(checks or []), rejected_requests_change_nothing(before, state)],
     )
 
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import threading
 
+from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.api import http
+from magnetar_core.engine import Engine
+from magnetar_local.memory_service import memory_settings
 
 
 def _event(path: str, body: str) -> dict:
@@ -31,7 +34,8 @@ def _event(path: str, body: str) -> dict:
 def test_a_route_sees_its_own_body_and_path_while_another_container_resolves_a_request():
     first_inside = threading.Event()
     second_done = threading.Event()
-    apps = [http.make_app(), http.make_app()]
+    engine = Engine.assemble(memory_settings(), memory_stores())  # authentication off
+    apps = [http.make_app(lambda: engine), http.make_app(lambda: engine)]
     seen: dict[str, tuple[str, str]] = {}
 
     for app in apps:

@@ -9,8 +9,10 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from magnetar_local.auth import DEFAULT_SUPERUSER, LocalAuth
 from magnetar_local.emulator import EmulatorError
 from magnetar_local.stack import LocalStack, StackError
 
@@ -48,7 +50,39 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --schedule: run every scheduled job this often instead (e.g. 60 to try it)",
     )
+    parser.add_argument(
+        "--auth",
+        action="store_true",
+        help="require a token on every request (off by default, as Pulsar standalone); the "
+        "superuser's token is printed and written to .magnetar/local.token",
+    )
+    parser.add_argument(
+        "--secret-key",
+        type=Path,
+        metavar="FILE",
+        help="with --auth: the HS256 secret key file, created when missing "
+        "(default .magnetar/secret.key)",
+    )
+    parser.add_argument(
+        "--superuser-roles",
+        default=DEFAULT_SUPERUSER,
+        metavar="R1,R2",
+        help=f"with --auth: the superuser roles; the first one's token is printed "
+        f"(default {DEFAULT_SUPERUSER})",
+    )
     return parser
+
+
+def _prepare_auth(args: argparse.Namespace) -> LocalAuth | None:
+    """The stack's authentication from ``--auth`` (None without it); raises ValueError,
+    InvalidKey, OSError (the caller says so and exits)."""
+    if not args.auth:
+        if args.secret_key is not None or args.superuser_roles != DEFAULT_SUPERUSER:
+            raise ValueError("--secret-key and --superuser-roles need --auth")
+        return None
+    from magnetar_local.jobs import state_dir
+
+    return LocalAuth.prepare(state_dir(), args.secret_key, args.superuser_roles.split(","))
 
 
 def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
@@ -73,19 +107,25 @@ def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
 def run(argv: Sequence[str] | None = None) -> int:
     """Start the stack, print where it runs, serve until interrupted; returns the exit code.
 
-    0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken).
+    0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken), 2 for
+    wrong options (``--secret-key`` without ``--auth``, an unreadable key file).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("botocore").setLevel(logging.WARNING)
+    try:
+        auth = _prepare_auth(args)
+    except (ValueError, OSError) as error:  # InvalidKey is a ValueError
+        print(f"magnetar local: {error}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
-    stack = LocalStack()
+    stack = LocalStack(auth=auth)
     try:
         try:
             stack.start(gateway_port=args.port, host=args.host)
@@ -102,6 +142,12 @@ def run(argv: Sequence[str] | None = None) -> int:
             "state is in memory; Ctrl-C to stop",
             flush=True,
         )
+        if auth is not None:
+            print(
+                f"Authentication is on. Superuser role '{auth.superuser_roles[0]}', token "
+                f"(also in {auth.token_file}; secret key {auth.secret_key_file}):\n{auth.token}",
+                flush=True,
+            )
         from magnetar_local.jobs import remove_state, write_state
 
         state_file = write_state(stack)
@@ -116,5 +162,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         stack.stop()
+        if auth is not None:
+            auth.remove_token_file()
         for signum, handler in previous.items():
             signal.signal(signum, handler)

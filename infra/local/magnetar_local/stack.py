@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 
+from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.provision import provision
@@ -34,7 +35,9 @@ class LocalStack:
     After ``start``: ``url`` (gateway), ``aws_endpoint_url`` (emulator), ``environment``
     (what the handlers see in os.environ), ``session`` / ``client(name)`` (boto3 on the
     emulator), ``template`` (the resolved template). ``start`` changes ``os.environ`` of
-    this process (the handlers run in it); ``stop`` restores it.
+    this process (the handlers run in it); ``stop`` restores it. With ``auth`` the handlers
+    authenticate every request (``magnetar local --auth``) and the readiness probe sends
+    ``auth.token``; without it authentication is off, whatever template.yaml's defaults say.
     """
 
     def __init__(
@@ -42,9 +45,11 @@ class LocalStack:
         template_path: Path | str = DEFAULT_TEMPLATE,
         stack_name: str = "magnetar",
         region: str = REGION,
+        auth: LocalAuth | None = None,
     ) -> None:
         self.template = LocalTemplate(template_path, stack_name=stack_name, region=region)
         self.region = region
+        self.auth = auth
         self.emulator: Emulator | None = None
         self.gateway: Gateway | None = None
         self.environment: dict[str, str] = {}
@@ -171,6 +176,7 @@ class LocalStack:
             "AWS_DEFAULT_REGION": self.region,
             # maintenance jobs run as local subprocesses here, not as Glue jobs
             "JOB_LAUNCHER": "local",
+            **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
         self._saved_environ = {name: os.environ.get(name) for name in names | set(extra)}
@@ -198,6 +204,10 @@ class LocalStack:
             NamespaceStore(dynamodb, settings.topics_table),
             settings.cluster_name,
         ).initialize()
+    def _probe_headers(self) -> dict[str, str]:
+        """The readiness probe's headers: the superuser's token when auth is on (the health
+        check is superuser-only, as in Pulsar)."""
+        return {} if self.auth is None else {"Authorization": f"Bearer {self.auth.token}"}
 
     def _await_ready(self, timeout_s: float) -> None:
         gateway = self._running_gateway()
@@ -210,7 +220,10 @@ class LocalStack:
                 if not use_health:
                     with socket.create_connection((gateway.host, gateway.port), timeout=2):
                         return
-                with urllib.request.urlopen(gateway.url + HEALTH_PATH, timeout=10) as response:
+                probe = urllib.request.Request(
+                    gateway.url + HEALTH_PATH, headers=self._probe_headers()
+                )
+                with urllib.request.urlopen(probe, timeout=10) as response:
                     body = response.read().decode(errors="replace").strip().strip('"')
                     if response.status == 200 and body == "ok":
                         return

@@ -6,6 +6,8 @@ made once per session from one boto3 session (a client costs ~50-100 ms to build
 ``engine_clients``: the boto3 clients ``Engine.build`` makes, made once per session.
 ``spark``: one local SparkSession per test session (starting one costs ~10 s).
 ``jobs_in_process``: maintenance jobs the stack launches run in this process, on ``spark``.
+``secured_gateway``: the handlers with authentication on, over ``local_stack``'s emulator
+(``magnetar_local.secured``), one per session.
 """
 
 from __future__ import annotations
@@ -69,6 +71,18 @@ def engine_clients(local_stack: LocalStack) -> tuple[Any, Any, Any]:
     settings = Settings.from_env(local_stack.environment)
     dynamodb, s3 = make_clients(settings)
     return dynamodb, s3, make_stepfunctions_client(settings)
+
+
+@pytest.fixture(scope="session")
+def secured_gateway(local_stack: LocalStack, engine_clients: tuple[Any, Any, Any]) -> Iterator[Any]:
+    """A started ``SecuredGateway`` on the session's stack (superuser ``admin``)."""
+    from magnetar_local.secured import SecuredGateway
+
+    gateway = SecuredGateway(local_stack, engine_clients).start()
+    try:
+        yield gateway
+    finally:
+        gateway.stop()
 
 
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"

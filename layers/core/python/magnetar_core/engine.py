@@ -25,10 +25,12 @@ from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
 from magnetar_core.ports import Stores
 from magnetar_core.services.access import ProducerAccess
 from magnetar_core.services.admin import Admin
+from magnetar_core.services.authorization import Authorization, Security
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.index_cache import IndexCache
@@ -45,6 +47,8 @@ from magnetar_core.services.tenancy_tenants import Tenants
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
 from magnetar_core.settings import Settings
+from magnetar_wire import token_keys as token_keys_module
+from magnetar_wire.tokens import VerificationKeys
 
 LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 """Where the local stack's job launcher lives (not in the Lambda layer: imported on use)."""
@@ -68,6 +72,7 @@ class Engine:
     tenants: Tenants
     namespace_admin: NamespaceAdmin
     permissions: Permissions
+    security: Security
 
     @classmethod
     def build(
@@ -78,17 +83,19 @@ class Engine:
         *,
         starter: ports.TimerStarter | None = None,
         launcher: ports.JobLauncher | None = None,
+        keys: VerificationKeys | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
         through ``starter`` when given, else through the settings' state machine (none:
-        delays off); jobs start through ``launcher`` when given, else the settings' one."""
+        delays off); jobs start through ``launcher`` when given, else the settings' one;
+        tokens are verified with ``keys`` when given, else the settings' (``token_keys``)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
         if starter is None and settings.timer_state_machine_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
             starter = TimerStarter(sfn, settings.timer_state_machine_arn)
         stores = aws_stores(settings, dynamodb, s3)
-        return cls.assemble(settings, stores, runtime, starter, launcher)
+        return cls.assemble(settings, stores, runtime, starter, launcher, keys)
 
     @classmethod
     def assemble(
@@ -98,10 +105,12 @@ class Engine:
         runtime: Runtime | None = None,
         starter: ports.TimerStarter | None = None,
         launcher: ports.JobLauncher | None = None,
+        keys: VerificationKeys | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
-        the one ``settings.job_launcher`` names, made on first use)."""
+        the one ``settings.job_launcher`` names, made on first use); ``keys`` verify tokens
+        (None: the settings' keys, read now when authentication is on; raises InvalidKey)."""
         runtime = runtime or Runtime()
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
@@ -183,6 +192,7 @@ class Engine:
             tenants=Tenants(registry, stores.tenants, namespace_admin, runtime),
             namespace_admin=namespace_admin,
             permissions=Permissions(registry, stores.permissions, runtime),
+            security=security_of(settings, stores, keys),
         )
 
 
@@ -200,6 +210,36 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         tenants=TenantStore(dynamodb, settings.topics_table),
         permissions=PermissionStore(dynamodb, settings.topics_table),
         namespaces=NamespaceStore(dynamodb, settings.topics_table),
+    )
+
+
+def security_of(
+    settings: Settings, stores: Stores, keys: VerificationKeys | None = None
+) -> Security:
+    """The edge's security from settings: authentication on or off, the token keys
+    (``keys``, else ``token_keys(settings)`` when on), the authorization on the stores."""
+    enabled = settings.authentication_enabled
+    if enabled and keys is None:
+        keys = token_keys(settings)
+    authorization = Authorization(
+        stores.tenants,
+        stores.permissions,
+        (Role(r) for r in settings.superuser_roles),
+        settings.authorization_cache_ms,
+    )
+    return Security(enabled, keys, authorization)
+
+
+def token_keys(settings: Settings) -> VerificationKeys | None:
+    """The keys of ``TOKEN_SECRET_KEY`` / ``TOKEN_PUBLIC_KEY`` (files read now), or None
+    when neither is set (then no token verifies: roles come from the gateway's authorizer
+    only). Raises InvalidKey naming what to fix."""
+    secret, public = settings.token_secret_key, settings.token_public_key
+    if not secret and not public:
+        return None
+    return VerificationKeys.of(
+        token_keys_module.resolve(secret) if secret else None,
+        token_keys_module.resolve(public) if public else None,
     )
 
 

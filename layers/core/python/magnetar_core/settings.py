@@ -48,6 +48,19 @@ class Settings:
     cluster_name: str = "magnetar"
     """The deployment's one Pulsar cluster (``CLUSTER_NAME``): what ``GET /admin/v2/clusters``
     lists and the only name a tenant's ``allowedClusters`` may hold."""
+    authentication_enabled: bool = False
+    """Every request must prove a role (``AUTHENTICATION_ENABLED``); off: anonymous, all allowed."""
+    superuser_roles: tuple[str, ...] = ()
+    """Roles that may do anything (``SUPERUSER_ROLES``, comma-separated)."""
+    token_secret_key: str | None = None
+    """HS256 key reference (``TOKEN_SECRET_KEY``): ``file:///path``, ``data:;base64,...``."""
+    token_public_key: str | None = None
+    """RS256/ES256 public key reference (``TOKEN_PUBLIC_KEY``), same forms."""
+    token_key_parameter: str | None = None
+    """SSM SecureString parameter holding the key reference (``TOKEN_KEY_PARAMETER``)."""
+    authorization_cache_ms: int = 1_000
+    """How long a container reuses a tenant's info and a namespace's permissions
+    (``AUTHORIZATION_CACHE_MS``; 0: read them on every request)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -61,6 +74,9 @@ class Settings:
 
         def flag(name: str, default: bool) -> bool:
             return str(env.get(name, default)).strip().lower() in ("1", "true", "yes", "on")
+
+        def roles(text: str) -> tuple[str, ...]:
+            return tuple(r.strip() for r in text.split(",") if r.strip())
 
         return cls(
             topics_table=env["TOPICS_TABLE"],
@@ -85,4 +101,10 @@ class Settings:
             job_log_dir=env.get("JOB_LOG_DIR") or None,
             delayed_delivery_release_grace_ms=number("DELAYED_DELIVERY_RELEASE_GRACE_MS", 30_000),
             cluster_name=env.get("CLUSTER_NAME") or "magnetar",
+            authentication_enabled=flag("AUTHENTICATION_ENABLED", False),
+            superuser_roles=roles(env.get("SUPERUSER_ROLES", "")),
+            token_secret_key=env.get("TOKEN_SECRET_KEY") or None,
+            token_public_key=env.get("TOKEN_PUBLIC_KEY") or None,
+            token_key_parameter=env.get("TOKEN_KEY_PARAMETER") or None,
+            authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
         )

@@ -28,6 +28,8 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
+from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
+from magnetar_core.api.guard import guard
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.engine import Engine
@@ -91,13 +93,16 @@ class _Resolver(APIGatewayHttpResolver):
         self.__dict__["_context"] = value
 
 
-def make_app() -> APIGatewayHttpResolver:
+def make_app(engine: Callable[[], Engine] | None = None) -> APIGatewayHttpResolver:
     """An HTTP API (payload 2.0) resolver whose errors are Pulsar-named JSON: domain errors
     with their status, anything unexpected as a logged 500 ``UnknownError`` naming the
-    request id; path parameters decoded once (by API Gateway) and bounded in length. Its
-    current event is its own (``_Resolver``), never another thread's."""
+    request id; path parameters decoded once (by API Gateway) and bounded in length; every
+    request authenticated and authorized on ``engine()``'s security before its route runs
+    (``api.guard``: 401, 403; nothing when authentication is off). Pass the handler
+    module's ``container_engine()``; None makes one of its own. Its current event is its
+    own (``_Resolver``), never another thread's."""
     app = _Resolver()
-    app.use([_path_arguments])
+    app.use([_path_arguments, guard(engine or container_engine())])
 
     @app.exception_handler(MagnetarError)
     def domain_error(exc: MagnetarError) -> Response:

@@ -14,6 +14,8 @@ class ProducerLease:
     mode: str | None = None
     seen_ms: int = 0
     version: int = 0
+    role: str | None = None
+    """The role that registered the holder (None: authentication off or no holder)."""
 
     def held(self, now_ms: int, lease_ms: int) -> bool:
         """True while an exclusive holder renewed its lease within ``lease_ms``."""

@@ -21,6 +21,7 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.producers import ProducerLease
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.security.policy import AuthorizationError
 from magnetar_core.ports import ProducerStateStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
@@ -72,9 +73,16 @@ class ProducerAccess:
         self._max_attempts = max_attempts
 
     def register(
-        self, topic: TopicName, name: str | None, mode: str, wait_ms: int = 0
+        self,
+        topic: TopicName,
+        name: str | None,
+        mode: str,
+        wait_ms: int = 0,
+        role: str | None = None,
     ) -> Registration:
-        """Register a producer in ``mode``.
+        """Register a producer in ``mode``; an exclusive one is bound to ``role`` (None:
+        authentication off): only that role may renew or release it, and the same name
+        registered by another role counts as another producer.
 
         Raises InvalidMessage (mode, wait), ProducerFenced (held exclusively by another),
         ProducerBusy (WaitForExclusive timed out), TopicNotFound, NotAllowedError.
@@ -90,9 +98,10 @@ class ProducerAccess:
         if mode == "Shared":
             epoch = self._join_shared(ref)
         elif mode == "WaitForExclusive":
-            epoch = self._wait_and_take(ref, name, wait_ms)
+            epoch = self._wait_and_take(ref, name, wait_ms, role)
         else:
-            epoch = self._take(ref, name, mode, fence_holder=mode == "ExclusiveWithFencing")
+            fence = mode == "ExclusiveWithFencing"
+            epoch = self._take(ref, name, mode, fence_holder=fence, role=role)
         policies = self._namespaces.effective(topic, fresh=True)
         last = self._dedup.last_sequence_id(ref.key, name) if policies.deduplication else -1
         return Registration(
@@ -119,15 +128,18 @@ class ProducerAccess:
 
         return self._update_lease(ref, change, self._open_epoch)
 
-    def _take(self, ref: PartitionRef, name: str, mode: str, fence_holder: bool) -> int:
+    def _take(
+        self, ref: PartitionRef, name: str, mode: str, fence_holder: bool, role: str | None
+    ) -> int:
         def change(lease: ProducerLease) -> tuple[int, ProducerLease]:
             held = lease.held(self._rt.now_ms(), self._lease_ms)
-            if held and lease.holder != name and not fence_holder:
+            other = lease.holder != name or lease.role != role
+            if held and other and not fence_holder:
                 raise ProducerFenced(
                     f"Topic {ref.topic} is held by exclusive producer {lease.holder}; "
                     "use ExclusiveWithFencing to take over or WaitForExclusive to wait"
                 )
-            taken = self._next_epoch(lease, name, mode)
+            taken = self._next_epoch(lease, name, mode, role)
             return taken.epoch, taken
 
         return self._update_lease(ref, change, self._open_epoch)
@@ -152,11 +164,11 @@ class ProducerAccess:
             raise ServiceUnitNotReady(f"Producer lease of {ref.topic} is contended; retry")
         return outcome
 
-    def _wait_and_take(self, ref: PartitionRef, name: str, wait_ms: int) -> int:
+    def _wait_and_take(self, ref: PartitionRef, name: str, wait_ms: int, role: str | None) -> int:
         deadline = self._rt.monotonic_ms() + wait_ms
         while True:
             try:
-                return self._take(ref, name, "WaitForExclusive", fence_holder=False)
+                return self._take(ref, name, "WaitForExclusive", fence_holder=False, role=role)
             except ProducerFenced:
                 left = deadline - self._rt.monotonic_ms()
                 if left <= 0:
@@ -166,10 +178,12 @@ class ProducerAccess:
                 self._rt.sleep_ms(min(WAIT_POLL_MS, left))
 
     def _next_epoch(
-        self, lease: ProducerLease, holder: str | None, mode: str | None
+        self, lease: ProducerLease, holder: str | None, mode: str | None, role: str | None = None
     ) -> ProducerLease:
-        """The lease with the next access epoch, held by ``holder`` (None: open to all)."""
-        return ProducerLease(lease.epoch + 1, holder, mode, self._rt.now_ms(), lease.version)
+        """The lease with the next access epoch, held by ``holder`` of ``role`` (None: open
+        to all)."""
+        now = self._rt.now_ms()
+        return ProducerLease(lease.epoch + 1, holder, mode, now, lease.version, role)
 
     def _open_epoch(self, ref: PartitionRef, lease: ProducerLease) -> None:
         """Write the lease of a new epoch (conditional: raises ConditionFailed), then fence
@@ -179,8 +193,9 @@ class ProducerAccess:
             ref, lease.epoch, exclusive=lease.holder is not None, producer=lease.holder or ""
         )
 
-    def heartbeat(self, topic: TopicName, name: str, epoch: int) -> int:
-        """Renew an exclusive lease; raises ProducerFenced when it was lost."""
+    def heartbeat(self, topic: TopicName, name: str, epoch: int, role: str | None = None) -> int:
+        """Renew an exclusive lease; raises ProducerFenced when it was lost,
+        AuthorizationError when ``role`` is not the holder's."""
         ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(lease: ProducerLease) -> tuple[int, ProducerLease]:
@@ -188,6 +203,7 @@ class ProducerAccess:
                 raise ProducerFenced(
                     f"Producer {name} no longer holds {topic} (epoch {lease.epoch})"
                 )
+            _owned_by(lease, role, topic)
             lease.seen_ms = self._rt.now_ms()
             return epoch, lease
 
@@ -196,14 +212,28 @@ class ProducerAccess:
 
         return self._update_lease(ref, change, renew)
 
-    def release(self, topic: TopicName, name: str, epoch: int | None) -> bool:
-        """Give up an exclusive lease (idempotent); True when one was released."""
+    def release(
+        self, topic: TopicName, name: str, epoch: int | None, role: str | None = None
+    ) -> bool:
+        """Give up an exclusive lease (idempotent); True when one was released. Raises
+        AuthorizationError when ``role`` is not the holder's (nothing changes)."""
         ref = self._topics.resolve(topic, create=False, allow_non_persistent=True)
         lease = self._store.lease(ref.key)
         if lease.holder != name or (epoch is not None and lease.epoch != epoch):
             return False
+        _owned_by(lease, role, topic)
         try:
             self._open_epoch(ref, self._next_epoch(lease, None, None))
         except (ConditionFailed, ProducerFenced):
             return False
         return True
+
+
+def _owned_by(lease: ProducerLease, role: str | None, topic: TopicName) -> None:
+    """Raise AuthorizationError (403) when ``role`` acts on an exclusive producer another
+    role registered (a producer name is not a credential); None on either side passes."""
+    if role is not None and lease.role is not None and lease.role != role:
+        raise AuthorizationError(
+            f"Role '{role}' may not act on producer {lease.holder} of {topic}: another role "
+            "registered it, and only that role may renew or release it"
+        )

@@ -42,6 +42,7 @@ class ProducerStateStore:
             epoch=int(item["ep"]["N"]),
             holder=item["holder"]["S"] if "holder" in item else None,
             mode=item["mode"]["S"] if "mode" in item else None,
+            role=item["role"]["S"] if "role" in item else None,
             seen_ms=int(item["seen"]["N"]),
             version=int(item["ver"]["N"]),
         )
@@ -58,6 +59,8 @@ class ProducerStateStore:
         if lease.holder is not None:
             item["holder"] = {"S": lease.holder}
             item["mode"] = {"S": lease.mode or "Exclusive"}
+            if lease.role is not None:
+                item["role"] = {"S": lease.role}
         put_conditional(
             self._ddb, self._table, item, {"pk": {"S": pk}, "sub": {"S": LEASE}},
             version_condition(lease.version), f"writing the producer lease of {pk}",

@@ -36,6 +36,7 @@ class ProducerStateStore:
             mode=(lease.mode or "Exclusive") if lease.holder is not None else None,
             seen_ms=lease.seen_ms,
             version=lease.version + 1,
+            role=lease.role if lease.holder is not None else None,
         )
         with self._tables.lock:
             stored = self._table.get(pk, LEASE)

@@ -26,14 +26,19 @@ class ConsumerInfo:
     seen_ms: int
     priority: int = 0
     spread: bool = False
+    role: str | None = None
+    """The role that registered the consumer (None: authentication was off); only it may
+    act on the consumer (a consumer id is not a credential)."""
 
     def to_dict(self) -> dict:
         """The compact JSON of the cursor item (the id is the key it is stored under)."""
-        data = {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
+        data: dict = {"name": self.name, "since": self.connected_ms, "seen": self.seen_ms}
         if self.priority:
             data["prio"] = self.priority
         if self.spread:
             data["spread"] = True
+        if self.role is not None:
+            data["role"] = self.role
         return data
 
     @classmethod
@@ -46,6 +51,7 @@ class ConsumerInfo:
             int(data["seen"]),
             int(data.get("prio", 0)),
             bool(data.get("spread", False)),
+            data.get("role"),
         )
 
 

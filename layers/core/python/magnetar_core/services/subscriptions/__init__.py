@@ -103,8 +103,12 @@ class Subscriptions:
         key_shared: KeySharedOptions | None = None,
         dead_letter: DeadLetterPolicy | None = None,
         read_compacted: bool = False,
+        role: str | None = None,
     ) -> ConsumerHandle:
-        """Register a consumer (``Lifecycle.subscribe``: options and errors there)."""
+        """Register a consumer bound to ``role`` (``Lifecycle.subscribe``: options and
+        errors there). Every call on a consumer below takes the caller's ``role`` (None:
+        authentication off) and raises AuthorizationError (403) when another role
+        registered it."""
         return self.lifecycle.subscribe(
             topic,
             subscription,
@@ -119,19 +123,26 @@ class Subscriptions:
             key_shared,
             dead_letter,
             read_compacted,
+            role,
         )
 
-    def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+    def heartbeat(
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
+    ) -> None:
         """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
-        self.lifecycle.heartbeat(topic, subscription, consumer_id)
+        self.lifecycle.heartbeat(topic, subscription, consumer_id, role)
 
-    def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
+    def close(
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
+    ) -> int:
         """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
-        return self.lifecycle.close(topic, subscription, consumer_id)
+        return self.lifecycle.close(topic, subscription, consumer_id, role)
 
-    def unsubscribe(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+    def unsubscribe(
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
+    ) -> None:
         """Delete the subscription on behalf of one of its consumers (``Lifecycle``)."""
-        self.lifecycle.unsubscribe(topic, subscription, consumer_id)
+        self.lifecycle.unsubscribe(topic, subscription, consumer_id, role)
 
     def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
         """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
@@ -158,6 +169,7 @@ class Subscriptions:
         message_id: str | None = None,
         timestamp_ms: int | None = None,
         inclusive: bool = False,
+        role: str | None = None,
     ) -> None:
         """Reset the subscription to a message id or a publish time (``Seeking.seek``)."""
         self.seeking.seek(
@@ -167,6 +179,7 @@ class Subscriptions:
             message_id=message_id,
             timestamp_ms=timestamp_ms,
             inclusive=inclusive,
+            role=role,
         )
 
     def last_message_id(self, topic: TopicName) -> str | None:
@@ -183,11 +196,12 @@ class Subscriptions:
         max_messages: int,
         wait_ms: int,
         by_reference: bool = False,
+        role: str | None = None,
     ) -> list[DeliveredEntry]:
         """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``
         (``Dispatch.receive``)."""
         return self.dispatch.receive(
-            topic, subscription, consumer_id, max_messages, wait_ms, by_reference
+            topic, subscription, consumer_id, max_messages, wait_ms, by_reference, role
         )
 
     # -- acknowledgements (see Acknowledgements) --------------------------------------------
@@ -199,9 +213,12 @@ class Subscriptions:
         consumer_id: str,
         message_ids: list[str],
         cumulative: bool,
+        role: str | None = None,
     ) -> int:
         """Acknowledge messages; returns how many positions changed the cursor."""
-        return self.acks.acknowledge(topic, subscription, consumer_id, message_ids, cumulative)
+        return self.acks.acknowledge(
+            topic, subscription, consumer_id, message_ids, cumulative, role
+        )
 
     def negative_acknowledge(
         self,
@@ -212,15 +229,23 @@ class Subscriptions:
         delay_ms: int = 0,
         backoff: NackBackoff | None = None,
         redelivery_counts: dict[str, int] | None = None,
+        role: str | None = None,
     ) -> int:
         """Send these messages' entries back for redelivery, now or after a delay, unless
         the nack is stale (``Acknowledgements.negative_acknowledge``); returns how many."""
         return self.acks.negative_acknowledge(
-            topic, subscription, consumer_id, message_ids, delay_ms, backoff, redelivery_counts
+            topic,
+            subscription,
+            consumer_id,
+            message_ids,
+            delay_ms,
+            backoff,
+            redelivery_counts,
+            role,
         )
 
     def redeliver_unacknowledged(
-        self, topic: TopicName, subscription: str, consumer_id: str
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
     ) -> int:
         """Send everything in flight to this consumer back for redelivery; returns how many."""
-        return self.acks.redeliver_unacknowledged(topic, subscription, consumer_id)
+        return self.acks.redeliver_unacknowledged(topic, subscription, consumer_id, role)

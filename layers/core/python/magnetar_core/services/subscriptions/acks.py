@@ -31,10 +31,12 @@ class Acknowledgements:
         consumer_id: str,
         message_ids: list[str],
         cumulative: bool,
+        role: str | None = None,
     ) -> int:
         """Acknowledge messages; returns how many positions changed the cursor.
 
-        Raises InvalidMessage (bad ids), ConsumerNotFound,
+        Raises InvalidMessage (bad ids), ConsumerNotFound, AuthorizationError (``role`` is
+        not the consumer's),
         CumulativeAcknowledgementNotAllowedError (cumulative on Shared or Key_Shared).
         """
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
@@ -43,6 +45,7 @@ class Acknowledgements:
         def change(state: CursorState) -> tuple[int, bool]:
             if consumer_id not in state.consumers:
                 raise ConsumerNotFound(f"Consumer {consumer_id} is not connected to {subscription}")
+            self._ctx.require_consumer(state, consumer_id, role)
             if cumulative:
                 if state.sub_type not in (EXCLUSIVE, FAILOVER):
                     raise CumulativeAcknowledgementNotAllowedError(
@@ -66,6 +69,7 @@ class Acknowledgements:
         delay_ms: int = 0,
         backoff: NackBackoff | None = None,
         redelivery_counts: dict[str, int] | None = None,
+        role: str | None = None,
     ) -> int:
         """Send the entries of these messages back for redelivery; returns how many.
 
@@ -91,7 +95,7 @@ class Acknowledgements:
         timer_id = self._ctx.runtime.new_id()[:12]
 
         def change(state: CursorState) -> tuple[int, bool]:
-            self._ctx.require_consumer(state, consumer_id)
+            self._ctx.require_consumer(state, consumer_id, role)
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
             hashes_of = self._ctx.hashes_of(ref)
@@ -103,13 +107,13 @@ class Acknowledgements:
         return self._ctx.update(ref, subscription, change)
 
     def redeliver_unacknowledged(
-        self, topic: TopicName, subscription: str, consumer_id: str
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
     ) -> int:
         """Send everything in flight to this consumer back for redelivery; returns how many."""
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(state: CursorState) -> tuple[int, bool]:
-            self._ctx.require_consumer(state, consumer_id)
+            self._ctx.require_consumer(state, consumer_id, role)
             moved = state.redeliver_all(consumer_id, self._ctx.hashes_of(ref))
             return moved, moved > 0
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar, overload
 
+from magnetar_core.domain.cursor.records import ConsumerInfo
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import (
     ConsumerNotFound,
@@ -18,6 +19,7 @@ from magnetar_core.domain.errors import (
     SubscriptionNotFound,
 )
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.security.policy import AuthorizationError
 from magnetar_core.ports import CursorStore, EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
@@ -65,6 +67,18 @@ class DispatchLimits:
     """Key_Shared: partly leased batch entries per subscription (each costs a mask)."""
 
 
+def consumer_owned_by(info: ConsumerInfo, role: str | None, subscription: str) -> None:
+    """Raise AuthorizationError (403) when ``role`` acts on a consumer another role
+    registered: a consumer id (listed by stats) is not a credential. A consumer registered
+    with authentication off (no role) and a caller with none (off now) pass."""
+    if role is not None and info.role is not None and info.role != role:
+        raise AuthorizationError(
+            f"Role '{role}' may not act on consumer {info.consumer_id} ('{info.name}') of "
+            f"subscription {subscription}: another role registered it, and only that role "
+            "may use it; subscribe a consumer of your own"
+        )
+
+
 @dataclass(frozen=True)
 class SubscriptionContext:
     """The collaborators every part of the subscription service uses, and the cursor
@@ -78,22 +92,28 @@ class SubscriptionContext:
     limits: DispatchLimits
     index: IndexCache
 
-    def cursor(self, ref: PartitionRef, subscription: str, consumer_id: str) -> CursorState:
-        """The cursor, read strongly consistent, with ``consumer_id`` connected to it.
-        Raises SubscriptionNotFound, ConsumerNotFound."""
+    def cursor(
+        self, ref: PartitionRef, subscription: str, consumer_id: str, role: str | None = None
+    ) -> CursorState:
+        """The cursor, read strongly consistent, with ``consumer_id`` connected to it (and
+        bound to ``role``). Raises SubscriptionNotFound, ConsumerNotFound, AuthorizationError."""
         state = self.cursors.get(ref.key, subscription)
         if state is None:
             raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
-        self.require_consumer(state, consumer_id)
+        self.require_consumer(state, consumer_id, role)
         return state
 
     @staticmethod
-    def require_consumer(state: CursorState, consumer_id: str) -> None:
-        """Raise ConsumerNotFound unless ``consumer_id`` is connected to ``state``."""
-        if consumer_id not in state.consumers:
+    def require_consumer(state: CursorState, consumer_id: str, role: str | None = None) -> None:
+        """Raise ConsumerNotFound unless ``consumer_id`` is connected to ``state``, and
+        AuthorizationError (403) when ``role`` (None: authentication off) is not the role
+        the consumer was registered by (``consumer_owned_by``)."""
+        info = state.consumers.get(consumer_id)
+        if info is None:
             raise ConsumerNotFound(
                 f"Consumer {consumer_id} is not connected to subscription {state.subscription}; subscribe again"
             )
+        consumer_owned_by(info, role, state.subscription)
 
     def hashes_of(self, ref: PartitionRef) -> Callable[[list[int]], dict[int, tuple[int, ...]]]:
         """A loader of per-message sticky key hashes, through the index cache."""

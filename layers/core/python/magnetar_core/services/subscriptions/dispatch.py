@@ -83,12 +83,14 @@ class Dispatch:
         max_messages: int,
         wait_ms: int,
         by_reference: bool = False,
+        role: str | None = None,
     ) -> list[DeliveredEntry]:
         """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``.
 
         Redeliveries come first, then new entries in order. Returns [] when nothing came.
         With ``by_reference``, entries above the inline limits come as presigned URLs (the
-        response must fit Lambda's 6 MB). Raises ConsumerNotFound, InvalidMessage.
+        response must fit Lambda's 6 MB). Raises ConsumerNotFound, InvalidMessage,
+        AuthorizationError (``role`` is not the consumer's: nothing is leased).
         """
         if not 1 <= max_messages <= 10_000:
             raise InvalidMessage(f"maxMessages must be between 1 and 10000, not {max_messages}")
@@ -99,12 +101,12 @@ class Dispatch:
             )
         ref = ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         if not topic.persistent:
-            self._keep_alive(ref, subscription, consumer_id)
+            self._keep_alive(ref, subscription, consumer_id, role)
             return self._non_persistent.receive(ref, subscription, max_messages, wait_ms)
         deadline = ctx.runtime.monotonic_ms() + wait_ms
         while True:
             deliveries, read_position, wake_at, progressed = self._dispatch(
-                ref, subscription, consumer_id, max_messages
+                ref, subscription, consumer_id, max_messages, role
             )
             if deliveries:
                 return self._fetcher.fetch(ref, deliveries, by_reference)
@@ -113,7 +115,9 @@ class Dispatch:
             if not self._await_more(ref.key, read_position, deadline, wake_at):
                 return []
 
-    def _keep_alive(self, ref: PartitionRef, subscription: str, consumer_id: str) -> None:
+    def _keep_alive(
+        self, ref: PartitionRef, subscription: str, consumer_id: str, role: str | None
+    ) -> None:
         """Check the consumer and renew its lease (non-persistent receives skip the cursor's
         dispatch, not its liveness). Raises ConsumerNotFound, SubscriptionNotFound."""
         ctx = self._ctx
@@ -122,7 +126,7 @@ class Dispatch:
         def change(state: CursorState) -> tuple[None, bool]:
             now = ctx.runtime.now_ms()
             expired = state.expire_consumers(now, lease_ms)
-            ctx.require_consumer(state, consumer_id)
+            ctx.require_consumer(state, consumer_id, role)
             return None, bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
 
         ctx.update(ref, subscription, change)
@@ -151,7 +155,12 @@ class Dispatch:
         return True
 
     def _dispatch(
-        self, ref: PartitionRef, subscription: str, consumer_id: str, max_messages: int
+        self,
+        ref: PartitionRef,
+        subscription: str,
+        consumer_id: str,
+        max_messages: int,
+        role: str | None = None,
     ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
         """One optimistic dispatch: ``(deliveries with their index items, read position,
         earliest pending bucket or None, whether delays moved anything)``."""
@@ -170,7 +179,7 @@ class Dispatch:
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
             now = ctx.runtime.now_ms()
             expired = state.expire_consumers(now, lease_ms)
-            ctx.require_consumer(state, consumer_id)
+            ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}

@@ -22,6 +22,7 @@ from magnetar_core.services.subscriptions.base import (
     ConsumerHandle,
     SubscriptionContext,
     check_subscription,
+    consumer_owned_by,
 )
 from magnetar_core.services.subscriptions.compacted_reads import check_read_compacted
 from magnetar_core.services.subscriptions.seeking import Seeking
@@ -51,6 +52,7 @@ class Lifecycle:
         key_shared: KeySharedOptions | None = None,
         dead_letter: DeadLetterPolicy | None = None,
         read_compacted: bool = False,
+        role: str | None = None,
     ) -> ConsumerHandle:
         """Register a consumer, creating the subscription at the initial position if new.
 
@@ -63,7 +65,8 @@ class Lifecycle:
         ``dead_letter`` becomes the subscription's dead letter policy (None: none; the
         latest subscriber's wins; Shared and Key_Shared dead-letter). ``read_compacted``
         makes it read the compacted view up to the compaction horizon first (the latest
-        subscriber's wins; NotAllowedError unless Exclusive or Failover). Raises
+        subscriber's wins; NotAllowedError unless Exclusive or Failover). ``role`` (None:
+        authentication off) is bound to the consumer: only it may act on it. Raises
         InvalidMessage (bad name/type), ConsumerBusy (Exclusive taken, type clash, Key_Shared
         options differing from the subscription's), ConsumerAssignError (400: bad STICKY
         ranges) and HashRangeConflict (409: STICKY ranges overlapping another consumer's).
@@ -87,7 +90,7 @@ class Lifecycle:
         ref = ctx.topics.resolve(topic, create=True, allow_non_persistent=True)
         now = ctx.runtime.now_ms()
         name = consumer_name or ctx.runtime.new_id()[:5]
-        info = ConsumerInfo(ctx.runtime.new_id()[:16], name, now, now, priority_level, spread)
+        info = ConsumerInfo(ctx.runtime.new_id()[:16], name, now, now, priority_level, spread, role)
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -126,21 +129,29 @@ class Lifecycle:
         state.seek(*self._seeking.position_of(ref, start_message_id, inclusive))
         return state
 
-    def heartbeat(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
-        """Keep a consumer's lease alive without receiving; raises ConsumerNotFound."""
+    def heartbeat(
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
+    ) -> None:
+        """Keep a consumer's lease alive without receiving; raises ConsumerNotFound,
+        AuthorizationError (``role`` is not the consumer's)."""
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
 
         def change(state: CursorState) -> tuple[None, bool]:
-            self._ctx.require_consumer(state, consumer_id)
+            self._ctx.require_consumer(state, consumer_id, role)
             return None, state.touch(consumer_id, self._ctx.runtime.now_ms(), 0)
 
         self._ctx.update(ref, subscription, change)
 
-    def close(self, topic: TopicName, subscription: str, consumer_id: str) -> int:
-        """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
+    def close(
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
+    ) -> int:
+        """Unregister a consumer; its unacked entries go back for redelivery. Idempotent.
+        Raises AuthorizationError when ``role`` is not the consumer's (nothing changes)."""
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
 
         state = self._ctx.cursors.get(ref.key, subscription)
+        if state is not None and consumer_id in state.consumers:
+            consumer_owned_by(state.consumers[consumer_id], role, subscription)
         if state is not None and not state.durable and set(state.consumers) <= {consumer_id}:
             try:  # a reader's cursor goes with its last consumer
                 self._ctx.cursors.delete(ref.key, state)
@@ -151,17 +162,21 @@ class Lifecycle:
         def change(state: CursorState) -> tuple[int, bool]:
             if consumer_id not in state.consumers:
                 return 0, False
+            consumer_owned_by(state.consumers[consumer_id], role, subscription)
             return state.remove_consumer(consumer_id), True
 
         return self._ctx.update(ref, subscription, change, missing_ok=True, default=0)
 
-    def unsubscribe(self, topic: TopicName, subscription: str, consumer_id: str) -> None:
+    def unsubscribe(
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
+    ) -> None:
         """Delete the subscription on behalf of one of its consumers.
 
-        Raises ConsumerNotFound, or ConsumerBusy when other consumers are connected.
+        Raises ConsumerNotFound, ConsumerBusy when other consumers are connected,
+        AuthorizationError when ``role`` is not the consumer's.
         """
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
-        state = self._ctx.cursor(ref, subscription, consumer_id)
+        state = self._ctx.cursor(ref, subscription, consumer_id, role)
         if set(state.consumers) - {consumer_id}:
             raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
         self._delete(ref, state)

@@ -75,9 +75,11 @@ class Seeking:
         message_id: str | None = None,
         timestamp_ms: int | None = None,
         inclusive: bool = False,
+        role: str | None = None,
     ) -> None:
         """Reset the subscription to a message id or a publish time (first message at or
-        after it). Raises InvalidMessage (neither or both given), ConsumerNotFound."""
+        after it). Raises InvalidMessage (neither or both given), ConsumerNotFound,
+        AuthorizationError (``role`` is not the consumer's)."""
         if (message_id is None) == (timestamp_ms is None):
             raise InvalidMessage("Seek needs exactly one of messageId or timestamp")
         ref = self._ctx.topics.resolve(topic, create=False)
@@ -88,7 +90,7 @@ class Seeking:
             entry_id, skip, size = self.entry_at_time(ref, timestamp_ms), 0, 1
 
         def change(state: CursorState) -> tuple[None, bool]:
-            self._ctx.require_consumer(state, consumer_id)
+            self._ctx.require_consumer(state, consumer_id, role)
             state.seek(entry_id, skip, size)
             return None, True
 

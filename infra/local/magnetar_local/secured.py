@@ -1,0 +1,95 @@
+"""``SecuredGateway``: the real handlers with authentication on, over a running LocalStack's
+emulator, for tests (the role x route matrix, the SDK with tokens, the fuzz lane with auth).
+
+A second local gateway whose handler containers are loaded with an engine built from the
+stack's settings plus authentication (a fresh HS256 secret key, superuser ``admin``, grants
+read on every request) and injected (``api.http.injected_engine``), so it shares the
+stack's tables and bucket but not its ``os.environ``: starting one costs a gateway, not a
+second emulator. Maintenance jobs it would launch are recorded, not run (``launched``).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from magnetar_core.engine import Engine, aws_stores
+from magnetar_core.ports import Stores
+from magnetar_core.settings import Settings
+from magnetar_local.gateway import Gateway
+from magnetar_local.memory_gateway import EngineLoader
+from magnetar_local.stack import LocalStack
+from magnetar_wire import token_keys, tokens
+
+SUPERUSER = "admin"
+
+
+class RecordingLauncher:
+    """A JobLauncher that records the runs it was asked to start and starts none."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, dict[str, str]]] = []
+
+    def start(self, job: str, args: Mapping[str, str]) -> str:
+        self.started.append((job, dict(args)))
+        return f"{job}-recorded-{len(self.started)}"
+
+
+class SecuredGateway:
+    """Handlers with authentication on over ``stack``'s emulator (see the module's
+    docstring); ``clients`` are ``(dynamodb, s3, stepfunctions)`` on it. ``url`` after
+    ``start``; ``token(role)`` makes a token the handlers accept; ``engine`` and ``stores``
+    arrange and read state directly."""
+
+    def __init__(
+        self, stack: LocalStack, clients: tuple[Any, Any, Any], superuser: str = SUPERUSER
+    ) -> None:
+        self.secret_key = token_keys.new_secret_key()
+        self.superuser = superuser
+        reference = "data:;base64," + base64.b64encode(self.secret_key).decode()
+        self.settings: Settings = replace(
+            Settings.from_env(stack.environment),
+            authentication_enabled=True,
+            superuser_roles=(superuser,),
+            token_secret_key=reference,
+            token_public_key=None,
+            token_key_parameter=None,
+            authorization_cache_ms=0,
+        )
+        self.launched = RecordingLauncher()
+        self._clients = clients
+        self.gateway = Gateway(
+            stack.template.routes,
+            stack.template.functions,
+            region=stack.region,
+            account_id=stack.template.account_id,
+        )
+        self.gateway.loader = EngineLoader(stack.template.functions, self.new_engine)
+        self.engine = self.new_engine()
+        self.stores: Stores = aws_stores(self.settings, clients[0], clients[1])
+
+    def new_engine(self) -> Engine:
+        """An engine with authentication on (one per handler container)."""
+        return Engine.build(self.settings, clients=self._clients, launcher=self.launched)
+
+    def start(self) -> SecuredGateway:
+        self.gateway.start()
+        return self
+
+    def stop(self) -> None:
+        self.gateway.stop()
+
+    @property
+    def url(self) -> str:
+        return self.gateway.url
+
+    def token(self, role: str, expires_at_s: int | None = None) -> str:
+        """A token of ``role`` signed with the gateway's key (expiring at epoch seconds
+        ``expires_at_s``; None: never)."""
+        return tokens.create(tokens.SigningKey.secret(self.secret_key), role, expires_at_s)
+
+    def headers(self, role: str) -> dict[str, str]:
+        """The ``Authorization`` header of ``role``'s token."""
+        return {"Authorization": f"Bearer {self.token(role)}"}

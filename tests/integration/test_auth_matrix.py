@@ -1,0 +1,311 @@
+"""Issue 12's role x route matrix on the emulator: every route of openapi.yaml, called by
+every kind of caller, allowed or refused as Pulsar's ``PulsarAuthorizationProvider`` would,
+and every refusal changing nothing (the route's topic and namespace read back).
+
+Callers: four that prove no role (no token, expired, tampered, signed with another key:
+401 on every route, even for the superuser's role), and six roles: ``producer`` (produce on
+the namespace), ``consumer`` (consume, and the one role subscription ``sub`` is restricted
+to), ``restricted`` (consume, not listed on ``sub``), ``other-admin`` (admin of another
+tenant), ``tenant-admin`` (the tenant's admin) and ``superuser``. The expected classes are
+written here, from Pulsar's rules, not read from ``domain.security.routes``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from magnetar_core.domain.security import AuthAction, NamespacePermissions, Role, TenantInfo
+from magnetar_local.secured import SecuredGateway
+from magnetar_local.template import DEFAULT_TEMPLATE
+from magnetar_wire import token_keys, tokens
+from magnetar_wire.names import TopicName
+
+OPENAPI = DEFAULT_TEMPLATE.parent / "openapi.yaml"
+NOT_A_ROLE = ("anonymous", "expired", "tampered", "wrong-key")
+ROLES = ("producer", "consumer", "restricted", "other-admin", "tenant-admin", "superuser")
+ALLOWED = {
+    "superuser": {"superuser"},
+    "any role": set(ROLES),
+    "tenant admin": {"tenant-admin", "superuser"},
+    "lookup": {"producer", "consumer", "restricted", "tenant-admin", "superuser"},
+    "produce": {"producer", "tenant-admin", "superuser"},
+    "consume": {"consumer", "restricted", "tenant-admin", "superuser"},
+    "consume sub": {"consumer", "tenant-admin", "superuser"},
+}
+"""Route class -> the roles Pulsar allows (``lookup`` includes listing a namespace)."""
+
+_NS = "/admin/v2/namespaces/{tenant}/{namespace}"
+_TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
+_V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
+_CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
+EXPECTED: dict[tuple[str, str], str] = {
+    ("GET", "/admin/v2/brokers/health"): "superuser",
+    **{
+        (m, f"{_NS}/{p}"): "tenant admin"
+        for p, ms in {
+            "deduplication": "GET POST",
+            "maxMessageSize": "GET POST",
+            "delayedDelivery": "GET POST DELETE",
+            "retention": "GET POST DELETE",
+            "messageTTL": "GET POST DELETE",
+        }.items()
+        for m in ms.split()
+    },  # fmt: skip
+    **{
+        (m, f"{_TOPIC}/{p}"): "tenant admin"
+        for p, ms in {
+            "deduplicationEnabled": "GET POST",
+            "retention": "GET POST DELETE",
+            "messageTTL": "GET POST DELETE",
+            "compaction": "GET PUT",
+        }.items()
+        for m in ms.split()
+    },  # fmt: skip
+    ("GET", "/admin/v2/{domain}/{tenant}/{namespace}"): "lookup",
+    ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/partitioned"): "lookup",
+    ("PUT", _TOPIC): "tenant admin",
+    ("DELETE", _TOPIC): "tenant admin",
+    ("PUT", _TOPIC + "/partitions"): "tenant admin",
+    ("DELETE", _TOPIC + "/partitions"): "tenant admin",
+    ("GET", _TOPIC + "/partitions"): "lookup",
+    ("GET", _TOPIC + "/stats"): "lookup",
+    ("GET", _TOPIC + "/partitioned-stats"): "lookup",
+    ("GET", _TOPIC + "/lastMessageId"): "consume",
+    ("GET", _TOPIC + "/subscriptions"): "consume",
+    ("DELETE", _TOPIC + "/subscription/{subscription}"): "consume sub",
+    ("POST", _V1 + "/messages"): "produce",
+    ("POST", _V1 + "/uploads"): "produce",
+    ("POST", _V1 + "/producers"): "produce",
+    ("POST", _V1 + "/producers/{producerName}/heartbeat"): "produce",
+    ("DELETE", _V1 + "/producers/{producerName}"): "produce",
+    ("POST", _V1 + "/subscriptions/{subscription}/consumers"): "consume sub",
+    ("DELETE", _CONSUMER): "consume sub",
+    **{
+        ("POST", f"{_CONSUMER}/{verb}"): "consume sub"
+        for verb in ("unsubscribe", "heartbeat", "seek", "receive", "ack", "nack", "redeliver")
+    },  # fmt: skip
+    # issue 12's tenancy routes, covered once openapi.yaml lists them
+    ("GET", "/admin/v2/clusters"): "any role",
+    **{(m, "/admin/v2/tenants/{tenant}"): "superuser" for m in ("GET", "PUT", "POST", "DELETE")},
+    ("GET", "/admin/v2/tenants"): "superuser",
+    ("GET", "/admin/v2/namespaces/{tenant}"): "tenant admin",
+    **{(m, _NS): "tenant admin" for m in ("GET", "PUT", "DELETE")},
+    ("GET", _NS + "/topics"): "lookup",
+    ("GET", _NS + "/permissions"): "tenant admin",
+    ("POST", _NS + "/permissions/{role}"): "tenant admin",
+    ("DELETE", _NS + "/permissions/{role}"): "tenant admin",
+    ("GET", _NS + "/permissions/subscription"): "tenant admin",
+    ("POST", _NS + "/permissions/subscription/{subscription}"): "tenant admin",
+    ("DELETE", _NS + "/permissions/{subscription}/{role}"): "tenant admin",
+    ("GET", _TOPIC + "/permissions"): "tenant admin",
+    ("POST", _TOPIC + "/permissions/{role}"): "tenant admin",
+    ("DELETE", _TOPIC + "/permissions/{role}"): "tenant admin",
+}
+BODIES: dict[str, Any] = {
+    "messages": {"messages": [{"value": "m"}]},
+    "producers": {"accessMode": "Shared"},
+    "consumers": {"subscriptionType": "Shared", "initialPosition": "Earliest"},
+    "seek": {"timestamp": 0},
+    "receive": {"maxMessages": 1, "waitMs": 0},
+    "ack": {"messageIds": []},
+    "nack": {"messageIds": []},
+    "deduplication": True,
+    "deduplicationEnabled": True,
+    "maxMessageSize": 1024,
+    "messageTTL": 60,
+    "retention": {"retentionTimeInMinutes": 1, "retentionSizeInMB": 1},
+    "delayedDelivery": {"active": True, "tickTime": 1000},
+    "partitions": 2,
+    "{role}": ["produce"],
+    "{subscription}": ["consumer"],
+}
+
+
+def openapi_routes() -> list[tuple[str, str]]:
+    paths = yaml.safe_load(OPENAPI.read_text())["paths"]
+    verbs = ("get", "post", "put", "delete")
+    return [(m.upper(), p) for p, ops in paths.items() for m in ops if m in verbs]
+
+
+class World:
+    """One tenant ``acme-<id>`` (admin ``tenant-admin``) with namespace ``orders`` and its
+    grants, another tenant administered by ``other-admin``, and a topic per route."""
+
+    def __init__(self, secured: SecuredGateway) -> None:
+        self.secured = secured
+        self.tenant = f"acme-{uuid.uuid4().hex[:8]}"
+        self.namespace = f"{self.tenant}/orders"
+        stores = secured.stores
+        admins = frozenset({Role("tenant-admin")})
+        stores.tenants.put(self.tenant, TenantInfo(admin_roles=admins))
+        stores.tenants.put(
+            f"other-{self.tenant}", TenantInfo(admin_roles=frozenset({Role("other-admin")}))
+        )
+        p, c = AuthAction.PRODUCE, AuthAction.CONSUME
+        permissions = (
+            NamespacePermissions()
+            .grant(Role("producer"), [p])
+            .grant(Role("consumer"), [c])
+            .grant(Role("restricted"), [c])
+            .grant_subscription("sub", [Role("consumer")])
+        )
+        stores.permissions.put(self.namespace, permissions)
+        other_key = token_keys.new_secret_key()
+        superuser = secured.superuser
+        header, _, signature = secured.token(superuser).split(".")
+        claims = base64url(b'{"sub":"%s","exp":4000000000}' % superuser.encode())
+        self.callers: dict[str, dict[str, str]] = {
+            "anonymous": {},
+            "expired": _bearer(secured.token(superuser, expires_at_s=int(time.time()) - 60)),
+            "tampered": _bearer(f"{header}.{claims}.{signature}"),
+            "wrong-key": _bearer(tokens.create(tokens.SigningKey.secret(other_key), superuser)),
+            **{role: secured.headers(self.role_of(role)) for role in ROLES},
+        }
+
+    def role_of(self, caller: str) -> str:
+        """The role a caller's token names (``superuser``: the gateway's superuser role)."""
+        return self.secured.superuser if caller == "superuser" else caller
+
+    def arrange(self, index: int) -> TopicName:
+        """A topic with one message and subscription ``sub`` with the tenant admin's consumer."""
+        topic = TopicName.parse(f"persistent://{self.namespace}/mx-{index}")
+        engine = self.secured.engine
+        engine.producer.publish(topic, _entry())
+        engine.subscriptions.subscribe(topic, "sub", "admins", "Shared", True, role="tenant-admin")
+        return topic
+
+    def consumer_of(self, topic: TopicName, role: str) -> str:
+        """A consumer of ``sub`` registered by ``role``'s role."""
+        name = self.role_of(role)
+        handle = self.secured.engine.subscriptions.subscribe(
+            topic, "sub", name, "Shared", True, role=name
+        )
+        return handle.consumer_id
+
+    def snapshot(self, topic: TopicName) -> tuple:
+        """What a refusal must leave as it was: the namespace's topics and policies, the
+        topic's log head, its cursors (each write bumps a version) and producer lease."""
+        stores = self.secured.stores
+        metas = sorted((m.name.local, m.version) for m in stores.topics.list(self.namespace))
+        key = self.secured.engine.topics.resolve(topic, create=False).key
+        cursors = sorted((c.subscription, c.version) for c in stores.cursors.list(key))
+        lease = stores.producer_state.lease(key)
+        policies = stores.policies.get(self.namespace)
+        return metas, stores.log.head(key), cursors, (lease.epoch, lease.version), policies
+
+
+def base64url(data: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _entry() -> bytes:
+    from magnetar_wire import EntryMessage, encode_entry
+
+    message = EntryMessage(payload=b"m", sequence_id=0, publish_time_ms=1)
+    return encode_entry([message], producer_name="arrange")
+
+
+def _body(path: str) -> Any:
+    last = path.rstrip("/").rsplit("/", 1)[1]
+    return BODIES.get(last)
+
+
+def test_every_route_of_openapi_has_an_expected_class_here():
+    assert sorted(set(openapi_routes()) - set(EXPECTED)) == []
+
+
+DESTRUCTIVE = {"DELETE", "PUT"}
+"""Routes of these methods, and unsubscribe, get a topic of their own (they delete it,
+its subscription, or create it partitioned); the others share one."""
+
+
+def _own_topic(method: str, template: str) -> bool:
+    return method in DESTRUCTIVE or template.endswith("/unsubscribe")
+
+
+def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_change_nothing(
+    secured_gateway,
+):
+    world = World(secured_gateway)
+    routes = openapi_routes()
+    shared = world.arrange(0)
+    topics = [world.arrange(i + 1) if _own_topic(*r) else shared for i, r in enumerate(routes)]
+    admins = {t: world.consumer_of(t, "tenant-admin") for t in set(topics)}
+    session = requests.Session()
+
+    def call(index: int, caller: str, consumer: str) -> requests.Response:
+        method, template = routes[index]
+        fill = {
+            "domain": "persistent", "tenant": world.tenant, "namespace": "orders",
+            "topic": topics[index].local, "subscription": "sub", "role": "someone",
+            "producerName": f"p-{caller}", "consumerId": consumer,
+        }  # fmt: skip
+        url = secured_gateway.url + template.format_map(fill)
+        headers = world.callers[caller]
+        return session.request(method, url, json=_body(template), headers=headers, timeout=10)
+
+    def refusals(index: int) -> list[tuple[str, int]]:
+        allowed = ALLOWED[EXPECTED[routes[index]]]
+        refused = NOT_A_ROLE + tuple(r for r in ROLES if r not in allowed)
+        out = []
+        for caller in refused:  # on the tenant admin's consumer: refused before it matters
+            answer = call(index, caller, admins[topics[index]])
+            expected = 401 if caller in NOT_A_ROLE else 403
+            assert answer.status_code == expected, (caller, routes[index], answer.text)
+            if expected == 403:
+                refusal = f"Role '{world.role_of(caller)}' is not authorized"
+                assert answer.json()["message"].startswith(refusal), answer.text
+            out.append((caller, expected))
+        return out
+
+    def admissions(index: int) -> list[tuple[str, int]]:
+        out = []
+        for caller in sorted(ALLOWED[EXPECTED[routes[index]]]):
+            own = "{consumerId}" in routes[index][1]
+            consumer = world.consumer_of(topics[index], caller) if own else ""
+            answer = call(index, caller, consumer)
+            assert answer.status_code not in (401, 403), (caller, routes[index], answer.text)
+            out.append((caller, answer.status_code))
+        return out
+
+    before = {t: world.snapshot(t) for t in set(topics)}
+    with ThreadPoolExecutor(4) as pool:
+        refused = [r for rows in pool.map(refusals, range(len(routes))) for r in rows]
+    assert {t: world.snapshot(t) for t in set(topics)} == before  # every refusal: nothing
+    with ThreadPoolExecutor(4) as pool:
+        admitted = [r for rows in pool.map(admissions, range(len(routes))) for r in rows]
+    cells = len(routes) * (len(NOT_A_ROLE) + len(ROLES))
+    assert len(refused) + len(admitted) == cells
+    statuses = Counter(status for _, status in refused + admitted)
+    print(f"\nauth matrix: {len(routes)} routes x {len(NOT_A_ROLE) + len(ROLES)} callers = {cells}: "
+          f"{len(admitted)} allowed, {len(refused)} refused; statuses {dict(statuses)}")  # fmt: skip
+
+
+@pytest.mark.parametrize("caller", ["consumer", "restricted"])
+def test_a_subscription_restricted_to_named_roles_admits_only_them(secured_gateway, caller):
+    world = World(secured_gateway)
+    topic = world.arrange(0)
+    url = f"{secured_gateway.url}/v1/persistent/{world.namespace}/{topic.local}"
+    subscribe = BODIES["consumers"]
+    for subscription, open_to_caller in (("sub", caller == "consumer"), ("free", True)):
+        answer = requests.post(
+            f"{url}/subscriptions/{subscription}/consumers",
+            json=subscribe,
+            headers=world.callers[caller],
+            timeout=10,
+        )
+        assert (answer.status_code == 200) == open_to_caller, (subscription, answer.text)
