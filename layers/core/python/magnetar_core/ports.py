@@ -313,3 +313,27 @@ class PermissionStore(Protocol):
         """Delete the namespace's permissions if still at ``permissions.version`` (the
         namespace is deleted); raises ConditionFailed when they changed since read."""
         ...
+
+
+# Authentication (issue 12): where token keys are kept and who an IAM token's caller is.
+
+
+class SecretParameters(Protocol):
+    """Named secrets, decrypted (SSM Parameter Store SecureStrings; Secrets Manager secrets
+    through SSM's ``/aws/reference/secretsmanager/<secret id>`` names)."""
+
+    def read(self, name: str) -> str:
+        """The decrypted value of parameter ``name``. Raises InvalidKey (of
+        ``magnetar_wire.token_keys``) when there is no such parameter or it cannot be read
+        (access denied, its KMS key disabled), naming the parameter."""
+        ...
+
+
+class CallerIdentity(Protocol):
+    """Who signed a presigned ``sts:GetCallerIdentity`` call (``domain.security.iam``)."""
+
+    def caller_arn(self, url: str, headers: Mapping[str, str]) -> str:
+        """Send the presigned call (GET ``url`` with ``headers``); the caller's ARN.
+        Raises BadSignature (of ``magnetar_wire.tokens``, 401) when STS refuses it
+        (signature, expiry, audience header), StorageFault when STS cannot be reached."""
+        ...

@@ -45,6 +45,21 @@ class Settings:
     """Where local job runs write their output (``JOB_LOG_DIR``; None: a temp folder)."""
     delayed_delivery_release_grace_ms: int = 30_000
     """A delay bucket overdue by more than this is released though its timer never fired."""
+    authentication_enabled: bool = False
+    """Every request must prove a role (``AUTHENTICATION_ENABLED``): a token or an IAM token."""
+    superuser_roles: tuple[str, ...] = ()
+    """Roles that may do anything (``SUPERUSER_ROLES``, comma-separated)."""
+    token_secret_key: str | None = None
+    """HS256 key reference (``TOKEN_SECRET_KEY``: ``file:///path``, ``data:;base64,...``)."""
+    token_public_key: str | None = None
+    """RS256/ES256 public key reference (``TOKEN_PUBLIC_KEY``, the same forms)."""
+    token_key_parameter: str | None = None
+    """SSM SecureString parameter holding the key (``TOKEN_KEY_PARAMETER``; see
+    ``services.token_keys``)."""
+    cluster_name: str = "magnetar"
+    """The deployment's one cluster (``CLUSTER_NAME``); IAM tokens are made for it."""
+    download_url_expiry_s: int = 60
+    """How long a presigned GET URL of a large entry stays valid (``DOWNLOAD_URL_EXPIRY_S``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -81,4 +96,13 @@ class Settings:
             job_scripts_dir=env.get("JOB_SCRIPTS_DIR") or None,
             job_log_dir=env.get("JOB_LOG_DIR") or None,
             delayed_delivery_release_grace_ms=number("DELAYED_DELIVERY_RELEASE_GRACE_MS", 30_000),
+            authentication_enabled=flag("AUTHENTICATION_ENABLED", False),
+            superuser_roles=tuple(
+                r.strip() for r in env.get("SUPERUSER_ROLES", "").split(",") if r.strip()
+            ),
+            token_secret_key=env.get("TOKEN_SECRET_KEY") or None,
+            token_public_key=env.get("TOKEN_PUBLIC_KEY") or None,
+            token_key_parameter=env.get("TOKEN_KEY_PARAMETER") or None,
+            cluster_name=env.get("CLUSTER_NAME") or "magnetar",
+            download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
         )
