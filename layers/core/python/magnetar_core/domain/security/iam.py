@@ -3,7 +3,8 @@
 An AWS workload that holds no Pulsar token authenticates with its IAM credentials: the SDK
 (``magnetar.AuthenticationAws``) presigns an ``sts:GetCallerIdentity`` request with SigV4
 (botocore), with the header ``x-magnetar-cluster: <cluster>`` among the signed headers, and
-sends ``Authorization: Bearer magnetar-aws-v1.<base64url(presigned URL)>``. The service checks
+sends ``Authorization: Bearer magnetar-aws-v1.<base64url(presigned URL)>``
+(``magnetar_wire.iam_tokens``). The service checks
 the URL here (an STS endpoint, that one action, a SigV4 query signature, unexpired, made for
 this cluster), then sends it to STS (``ports.CallerIdentity``): STS verifies the signature and
 answers with the caller's ARN, which becomes the role. The scheme is aws-iam-authenticator's
@@ -24,15 +25,9 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 from magnetar_core.domain.security.model import Role
+from magnetar_wire.iam_tokens import AUDIENCE_HEADER, IAM_TOKEN_PREFIX, MAX_EXPIRY_S
 from magnetar_wire.tokens import MalformedToken, TokenExpired, utc_text
 
-IAM_TOKEN_PREFIX = "magnetar-aws-v1."
-"""What an IAM token starts with (a JWT never does: it starts with ``eyJ``)."""
-AUDIENCE_HEADER = "x-magnetar-cluster"
-"""The signed header naming the cluster a token is for: a token made for another service
-(or another cluster) does not verify here, as STS checks it against the signature."""
-MAX_EXPIRY_S = 900
-"""The longest validity a presigned call may ask for (15 min)."""
 CLOCK_SKEW_S = 300
 """How far ahead of the service's clock a token's signing time may be (SigV4's 5 min)."""
 STS_HOST = re.compile(r"sts(-fips)?(\.[a-z]{2}(-gov)?-[a-z]+-[0-9])?\.amazonaws\.com(\.cn)?")
@@ -45,12 +40,6 @@ _ASSUMED_ROLE = re.compile(r"arn:(aws[a-z-]*):sts::([0-9]{12}):assumed-role/([^/
 def is_iam_token(token: str) -> bool:
     """True when ``token`` is an IAM token (not a JWT)."""
     return token.strip().startswith(IAM_TOKEN_PREFIX)
-
-
-def encode_iam_token(presigned_url: str) -> str:
-    """The token text of a presigned GetCallerIdentity URL (what the SDK sends)."""
-    encoded = base64.urlsafe_b64encode(presigned_url.encode()).decode().rstrip("=")
-    return IAM_TOKEN_PREFIX + encoded
 
 
 def caller_identity_request(
