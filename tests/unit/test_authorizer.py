@@ -9,9 +9,9 @@ import hashlib
 import hmac
 import json
 import logging
-from pathlib import Path
 
 import pytest
+from authorizer_events import DEMO_KEY, EXPECTED, event, names
 
 from magnetar_core.adapters.memory.credentials import CallerIdentity, SecretParameters
 from magnetar_core.api.authorizer import RequestAuthorizer, authorization_header
@@ -20,18 +20,8 @@ from magnetar_wire.iam_tokens import AUDIENCE_HEADER, encode_iam_token
 from magnetar_wire.token_keys import InvalidKey, new_key_pair
 from magnetar_wire.tokens import BadSignature, MalformedToken, SigningKey, create
 
-EVENTS = Path(__file__).resolve().parents[2] / "events" / "authorizer"
-DEMO_KEY = "bWFnbmV0YXItZGVtby1rZXktbm90LWEtc2VjcmV0ISE="
 PARAMETER = "/magnetar/token-key"
 NOW_S = 1_795_300_000  # 2026-11-21 22:26 UTC: iam_expired's token expired at 16:57
-EXPECTED = {
-    "token_valid": {"isAuthorized": True, "context": {"role": "app"}},
-    "token_expired": {"isAuthorized": False},
-    "token_tampered": {"isAuthorized": False},
-    "token_wrong_key": {"isAuthorized": False},
-    "not_bearer": {"isAuthorized": False},
-    "iam_expired": {"isAuthorized": False},
-}
 STS_URL = (
     "https://sts.us-east-1.amazonaws.com/?Action=GetCallerIdentity&Version=2011-06-15"
     "&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20261121%2Fus-east-1%2Fsts"
@@ -47,16 +37,12 @@ def _authorizer(parameters: SecretParameters, callers: dict[str, str] | None = N
     return RequestAuthorizer(authenticator, enabled, clock_s=lambda: NOW_S)
 
 
-def _event(name: str) -> dict:
-    return json.loads((EVENTS / f"{name}.json").read_text())
-
-
 def test_every_sample_event_has_an_expected_answer_and_gets_it():
-    assert sorted(p.stem for p in EVENTS.glob("*.json")) == sorted(EXPECTED)
+    assert names() == sorted(EXPECTED)
     parameters = SecretParameters({PARAMETER: DEMO_KEY})
     authorize = _authorizer(parameters)
     for name, expected in EXPECTED.items():
-        assert authorize(_event(name)) == expected, name
+        assert authorize(event(name)) == expected, name
     assert parameters.reads == 1  # once per container, however many requests
 
 
@@ -64,7 +50,7 @@ def test_each_denial_is_logged_with_its_reason(caplog):
     authorize = _authorizer(SecretParameters({PARAMETER: DEMO_KEY}))
     with caplog.at_level(logging.INFO, logger="magnetar.authorizer"):
         for name in ("token_expired", "token_tampered", "not_bearer", "iam_expired"):
-            authorize(_event(name))
+            authorize(event(name))
     reasons = [r.getMessage() for r in caplog.records]
     assert ["TokenExpired" in reasons[0], "BadSignature" in reasons[1],
             "MalformedToken" in reasons[2], "TokenExpired" in reasons[3]] == [True] * 4  # fmt: skip
@@ -72,39 +58,38 @@ def test_each_denial_is_logged_with_its_reason(caplog):
 
 def test_no_header_is_denied_and_the_identity_source_is_read_when_headers_are_not():
     authorize = _authorizer(SecretParameters({PARAMETER: DEMO_KEY}))
-    event = _event("token_valid")
-    token = event["headers"].pop("authorization")
-    assert authorization_header(event) == token
-    assert authorize(event)["context"] == {"role": "app"}
-    event["identitySource"] = []
-    assert authorize(event) == {"isAuthorized": False}
+    sample = event("token_valid")
+    token = sample["headers"].pop("authorization")
+    assert authorization_header(sample) == token
+    assert authorize(sample)["context"] == {"role": "app"}
+    sample["identitySource"] = []
+    assert authorize(sample) == {"isAuthorized": False}
 
 
 def test_an_unreadable_key_denies_everyone_and_logs_an_error_and_is_retried(caplog):
     parameters = SecretParameters({})
     authorize = _authorizer(parameters)
     with caplog.at_level(logging.ERROR, logger="magnetar.authorizer"):
-        assert authorize(_event("token_valid")) == {"isAuthorized": False}
+        assert authorize(event("token_valid")) == {"isAuthorized": False}
     assert "ParameterNotFound" in caplog.text
     parameters.values[PARAMETER] = DEMO_KEY
-    assert authorize(_event("token_valid"))["isAuthorized"] is True
+    assert authorize(event("token_valid"))["isAuthorized"] is True
 
 
 def test_with_authentication_disabled_every_request_is_admitted_without_a_role():
     authorize = _authorizer(SecretParameters({}), enabled=False)
-    assert authorize(_event("token_wrong_key")) == {"isAuthorized": True, "context": {}}
+    assert authorize(event("token_wrong_key")) == {"isAuthorized": True, "context": {}}
 
 
 def test_an_iam_token_is_admitted_as_the_role_sts_names():
     session = "arn:aws:sts::123456789012:assumed-role/orders/i-0abc"
     authorize = _authorizer(SecretParameters({}), {STS_URL: session})
-    event = _event("token_valid")
-    event["headers"]["authorization"] = f"Bearer {encode_iam_token(STS_URL)}"
-    answer = authorize(event)
+    answer = authorize(event("token_valid", f"Bearer {encode_iam_token(STS_URL)}"))
     assert answer == {"isAuthorized": True, "context": {"role": "arn:aws:iam::123456789012:role/orders"}}
     refused = STS_URL.replace("Signature=abc", "Signature=abd")
-    event["headers"]["authorization"] = f"Bearer {encode_iam_token(refused)}"
-    assert authorize(event) == {"isAuthorized": False}
+    assert authorize(event("token_valid", f"Bearer {encode_iam_token(refused)}")) == {
+        "isAuthorized": False
+    }
 
 
 def test_iam_tokens_are_refused_where_no_sts_is_wired():

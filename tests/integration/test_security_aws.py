@@ -1,0 +1,87 @@
+"""Issue 12 on the emulator's AWS services: the authorizer Lambda (functions/authorizer) with
+its key in an SSM SecureString and IAM tokens answered by STS, and short-lived presigned GETs
+of large entries."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import uuid
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "unit"))
+from authorizer_events import DEMO_KEY, EXPECTED, event, names  # noqa: E402
+
+import magnetar  # noqa: E402
+from magnetar_core.api.authorizer import container_authorizer  # noqa: E402
+from magnetar_core.engine import Engine  # noqa: E402
+from magnetar_local.handlers import HandlerLoader  # noqa: E402
+
+pytestmark = pytest.mark.emulator
+
+
+@pytest.fixture
+def key_parameter(local_stack):
+    """A fresh SecureString parameter holding the demo key; its name."""
+    name = f"/it/token-key-{uuid.uuid4().hex[:8]}"
+    local_stack.client("ssm").put_parameter(Name=name, Value=DEMO_KEY, Type="SecureString")
+    return name
+
+
+@pytest.fixture
+def auth_environment(local_stack, key_parameter):
+    """The authorizer's environment as template.yaml sets it, with authentication on."""
+    return {
+        **local_stack.environment,
+        "AUTHENTICATION_ENABLED": "true",
+        "TOKEN_KEY_PARAMETER": key_parameter,
+    }
+
+
+def test_the_authorizer_function_answers_every_sample_event_with_the_key_from_ssm(
+    local_stack, auth_environment, key_parameter, monkeypatch
+):
+    for name, value in auth_environment.items():
+        monkeypatch.setenv(name, value)
+    spec = local_stack.template.functions["AuthorizerFunction"]
+    handler = HandlerLoader._load(spec)  # a cold start of functions/authorizer/app.py
+    assert names() == sorted(EXPECTED)
+    for name, expected in EXPECTED.items():
+        assert handler(event(name), None) == expected, name
+    local_stack.client("ssm").delete_parameter(Name=key_parameter)
+    assert handler(event("token_valid"), None)["isAuthorized"] is True  # read once, kept
+
+
+def test_a_missing_parameter_denies_every_token(local_stack, auth_environment):
+    authorize = container_authorizer({**auth_environment, "TOKEN_KEY_PARAMETER": "/it/missing"})
+    assert authorize(event("token_valid")) == {"isAuthorized": False}
+
+
+def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(
+    local_stack, auth_environment
+):
+    sdk = magnetar.AuthenticationAws(endpoint_url=local_stack.aws_endpoint_url)
+    authorize = container_authorizer(auth_environment)
+    answer = authorize(event("token_valid", sdk._headers()["Authorization"]))
+    # moto's STS answers its default identity for a presigned call
+    assert answer == {"isAuthorized": True, "context": {"role": "arn:aws:sts::123456789012:user/moto"}}
+
+
+def test_a_large_entry_comes_as_a_presigned_get_valid_for_the_configured_seconds(
+    settings, engine_clients, topic, make_entry
+):
+    small_inline = dataclasses.replace(settings, inline_entry_max_bytes=8, download_url_expiry_s=60)
+    engine = Engine.build(small_inline, clients=engine_clients)
+    entry = make_entry(b"a large entry, for this test")
+    engine.producer.publish(topic, entry)
+    subs = engine.subscriptions
+    consumer = subs.subscribe(topic, "s", None, "Shared", earliest=True).consumer_id
+    (delivered,) = subs.receive(topic, "s", consumer, 10, 0, by_reference=True)
+    assert delivered.data is None and delivered.url is not None
+    query = parse_qs(urlsplit(delivered.url).query)
+    assert query["X-Amz-Expires"] == ["60"]
+    assert requests.get(delivered.url, timeout=10).content == entry
