@@ -18,6 +18,7 @@ from authorizer_events import DEMO_KEY, EXPECTED, event, names  # noqa: E402
 
 import magnetar  # noqa: E402
 from magnetar_core.api.authorizer import container_authorizer  # noqa: E402
+from magnetar_core.domain.errors import MessageTooBig, TopicNotFound  # noqa: E402
 from magnetar_core.engine import Engine  # noqa: E402
 from magnetar_local.handlers import HandlerLoader  # noqa: E402
 
@@ -85,3 +86,28 @@ def test_a_large_entry_comes_as_a_presigned_get_valid_for_the_configured_seconds
     query = parse_qs(urlsplit(delivered.url).query)
     assert query["X-Amz-Expires"] == ["60"]
     assert requests.get(delivered.url, timeout=10).content == entry
+
+
+def test_an_upload_above_the_maximum_size_is_refused_without_loading_it_whole(
+    settings, engine_clients, topic, make_entry
+):
+    engine = Engine.build(dataclasses.replace(settings, max_message_size_bytes=1024),
+                          clients=engine_clients)  # fmt: skip
+    upload = engine.producer.new_upload(topic, 60)
+    oversized = make_entry(b"x" * 4096)
+    assert requests.put(upload.url, data=oversized, timeout=10).status_code == 200
+    ranges: list[str | None] = []
+    s3 = engine_clients[1]
+
+    def capture(params, **_):
+        ranges.append(params.get("Range"))
+
+    s3.meta.events.register("before-parameter-build.s3.GetObject", capture)
+    try:
+        with pytest.raises(MessageTooBig, match="1024 bytes"):
+            engine.producer.publish(topic, entry_ref=upload.entry_ref)
+    finally:
+        s3.meta.events.unregister("before-parameter-build.s3.GetObject", capture)
+    assert ranges == ["bytes=0-1024"]  # at most max + 1 bytes read
+    with pytest.raises(TopicNotFound):  # refused before the topic was even created
+        engine.topics.get(topic)

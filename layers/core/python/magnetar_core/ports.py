@@ -138,8 +138,10 @@ class EntryStore(Protocol):
         """The object's bytes, or ``length`` bytes from byte ``offset`` (a segment's entry)."""
         ...
 
-    def find(self, key: str) -> bytes | None:
-        """The whole object of ``key``, or None when there is none (S3's NoSuchKey)."""
+    def find(self, key: str, limit_bytes: int | None = None) -> bytes | None:
+        """The whole object of ``key`` (at most its first ``limit_bytes`` bytes: one ranged
+        read, so an oversized upload is never loaded whole), or None when there is none
+        (S3's NoSuchKey)."""
         ...
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:
