@@ -79,7 +79,7 @@ def cost_table(warm_ms: float, cache_seconds: int, rates: tuple[float, ...]) -> 
 def run_authorizer(containers: int, requests: int, cache_seconds: int) -> dict:
     """One run on a fresh emulator; the JSON report."""
     import magnetar
-    from magnetar_core.api.authorizer import container_authorizer
+    from magnetar_core.api.authorizer import authorizer_from_env
     from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
     from magnetar_wire.token_keys import new_key_pair, new_secret_key
     from magnetar_wire.tokens import SigningKey, create
@@ -103,10 +103,10 @@ def run_authorizer(containers: int, requests: int, cache_seconds: int) -> dict:
         iam_event = {"headers": {"authorization": iam._headers()["Authorization"]}}
 
         def cold() -> None:
-            assert container_authorizer(env)(hs256)["isAuthorized"]
+            assert authorizer_from_env(env)(hs256)["isAuthorized"]
 
         cold_ms = _timed_ms(cold, containers)
-        warm = container_authorizer(env)
+        warm = authorizer_from_env(env)
         assert warm(hs256)["isAuthorized"] and warm(iam_event)["isAuthorized"]
         hs_ms = _timed_ms(lambda: warm(hs256), requests)
         rs_ms = _timed_ms(lambda: warm(rs256), requests)

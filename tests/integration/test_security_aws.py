@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "unit"))
 from authorizer_events import DEMO_KEY, EXPECTED, event, names  # noqa: E402
 
 import magnetar  # noqa: E402
-from magnetar_core.api.authorizer import container_authorizer  # noqa: E402
+from magnetar_core.api.authorizer import authorizer_from_env  # noqa: E402
 from magnetar_core.domain.errors import MessageTooBig, TopicNotFound  # noqa: E402
 from magnetar_core.engine import Engine  # noqa: E402
 from magnetar_local.handlers import HandlerLoader  # noqa: E402
@@ -58,7 +58,7 @@ def test_the_authorizer_function_answers_every_sample_event_with_the_key_from_ss
 
 
 def test_a_missing_parameter_denies_every_token(local_stack, auth_environment):
-    authorize = container_authorizer({**auth_environment, "TOKEN_KEY_PARAMETER": "/it/missing"})
+    authorize = authorizer_from_env({**auth_environment, "TOKEN_KEY_PARAMETER": "/it/missing"})
     assert authorize(event("token_valid")) == {"isAuthorized": False}
 
 
@@ -66,7 +66,7 @@ def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(
     local_stack, auth_environment
 ):
     sdk = magnetar.AuthenticationAws(endpoint_url=local_stack.aws_endpoint_url)
-    authorize = container_authorizer(auth_environment)
+    authorize = authorizer_from_env(auth_environment)
     answer = authorize(event("token_valid", sdk._headers()["Authorization"]))
     # moto's STS answers its default identity for a presigned call
     assert answer == {"isAuthorized": True, "context": {"role": "arn:aws:sts::123456789012:user/moto"}}

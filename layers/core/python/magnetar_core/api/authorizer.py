@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -89,8 +90,32 @@ class RequestAuthorizer:
         return allowed(role.name)
 
 
-def container_authorizer(env: Mapping[str, str] = os.environ) -> RequestAuthorizer:
-    """The authorizer of a Lambda container, from its environment (template.yaml's names):
-    no AWS request until the first token needs the key (one SSM read, then kept)."""
+def authorizer_from_env(env: Mapping[str, str]) -> RequestAuthorizer:
+    """An authorizer from environment variables (template.yaml's names): no AWS request
+    until the first token needs the key (one SSM read, then kept). Raises KeyError naming a
+    missing setting."""
     settings = Settings.from_env(env)
     return RequestAuthorizer(authenticator_from_settings(settings), settings.authentication_enabled)
+
+
+class ContainerAuthorizer:
+    """A Lambda container's authorizer, built from ``os.environ`` on its first event (never
+    at import, as the handlers' engines) and kept for the container's later events."""
+
+    def __init__(self, env: Mapping[str, str] = os.environ) -> None:
+        self._env = env
+        self._built: RequestAuthorizer | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            if self._built is None:
+                self._built = authorizer_from_env(self._env)
+            built = self._built
+        return built(event)
+
+
+def container_authorizer() -> ContainerAuthorizer:
+    """The authorizer of a handler module: ``authorize = container_authorizer()`` at module
+    level, ``authorize(event)`` per invocation."""
+    return ContainerAuthorizer()
