@@ -21,6 +21,7 @@ from magnetar_core.api.authorizer import authorizer_from_env  # noqa: E402
 from magnetar_core.domain.errors import MessageTooBig, TopicNotFound  # noqa: E402
 from magnetar_core.engine import Engine  # noqa: E402
 from magnetar_local.handlers import HandlerLoader  # noqa: E402
+from magnetar_wire.token_keys import InvalidKey  # noqa: E402
 
 pytestmark = pytest.mark.emulator
 
@@ -57,9 +58,10 @@ def test_the_authorizer_function_answers_every_sample_event_with_the_key_from_ss
     assert handler(event("token_valid"), None)["isAuthorized"] is True  # read once, kept
 
 
-def test_a_missing_parameter_denies_every_token(local_stack, auth_environment):
+def test_a_missing_parameter_fails_the_invocation_naming_the_parameter(auth_environment):
     authorize = authorizer_from_env({**auth_environment, "TOKEN_KEY_PARAMETER": "/it/missing"})
-    assert authorize(event("token_valid")) == {"isAuthorized": False}
+    with pytest.raises(InvalidKey, match="'/it/missing'.*ParameterNotFound"):
+        authorize(event("token_valid"))
 
 
 def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(

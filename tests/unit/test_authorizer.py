@@ -66,11 +66,11 @@ def test_no_header_is_denied_and_the_identity_source_is_read_when_headers_are_no
     assert authorize(sample) == {"isAuthorized": False}
 
 
-def test_an_unreadable_key_denies_everyone_and_logs_an_error_and_is_retried(caplog):
+def test_an_unreadable_key_is_an_error_not_a_cached_denial_and_is_read_again_later(caplog):
     parameters = SecretParameters({})
     authorize = _authorizer(parameters)
-    with caplog.at_level(logging.ERROR, logger="magnetar.authorizer"):
-        assert authorize(event("token_valid")) == {"isAuthorized": False}
+    with caplog.at_level(logging.ERROR, logger="magnetar.authorizer"), pytest.raises(InvalidKey):
+        authorize(event("token_valid"))
     assert "ParameterNotFound" in caplog.text
     parameters.values[PARAMETER] = DEMO_KEY
     assert authorize(event("token_valid"))["isAuthorized"] is True

@@ -74,8 +74,10 @@ class RequestAuthorizer:
         self._clock_s = clock_s
 
     def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        """The simple response to one authorizer event; never raises for a bad request
-        (a deployment fault, such as an unreadable key, is logged and denied)."""
+        """The simple response to one authorizer event: denied for any token that proves no
+        role (the reason logged). Raises InvalidKey (the key cannot be read) or StorageFault
+        (STS cannot be asked), logged: API Gateway answers 500 and caches nothing, where a
+        denial would lock the token out for the whole cache TTL after a passing fault."""
         if not self._enabled:
             return allowed(None)
         route = event.get("routeKey", "?")
@@ -85,8 +87,8 @@ class RequestAuthorizer:
             log.info("denied %s: %s: %s", route, type(exc).__name__, exc.message)
             return denied()
         except (InvalidKey, StorageFault) as exc:
-            log.error("denied %s: the service cannot check tokens: %s", route, exc)
-            return denied()
+            log.error("cannot check the token of %s: %s", route, exc)
+            raise
         return allowed(role.name)
 
 
