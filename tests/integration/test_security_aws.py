@@ -26,49 +26,49 @@ from magnetar_wire.token_keys import InvalidKey  # noqa: E402
 pytestmark = pytest.mark.emulator
 
 
+@pytest.fixture(scope="module")
+def ssm(local_stack):
+    """An SSM client on the emulator (made once: a boto3 client costs ~0.1 s or more)."""
+    return local_stack.client("ssm")
+
+
 @pytest.fixture
-def key_parameter(local_stack):
+def key_parameter(ssm):
     """A fresh SecureString parameter holding the demo key; its name."""
     name = f"/it/token-key-{uuid.uuid4().hex[:8]}"
-    local_stack.client("ssm").put_parameter(Name=name, Value=DEMO_KEY, Type="SecureString")
+    ssm.put_parameter(Name=name, Value=DEMO_KEY, Type="SecureString")
     return name
 
 
-@pytest.fixture
-def auth_environment(local_stack, key_parameter):
+def _auth_environment(local_stack, **changes: str) -> dict[str, str]:
     """The authorizer's environment as template.yaml sets it, with authentication on."""
-    return {
-        **local_stack.environment,
-        "AUTHENTICATION_ENABLED": "true",
-        "TOKEN_KEY_PARAMETER": key_parameter,
-    }
+    return {**local_stack.environment, "AUTHENTICATION_ENABLED": "true", **changes}
 
 
 def test_the_authorizer_function_answers_every_sample_event_with_the_key_from_ssm(
-    local_stack, auth_environment, key_parameter, monkeypatch
+    local_stack, ssm, key_parameter, monkeypatch
 ):
-    for name, value in auth_environment.items():
+    for name, value in _auth_environment(local_stack, TOKEN_KEY_PARAMETER=key_parameter).items():
         monkeypatch.setenv(name, value)
     spec = local_stack.template.functions["AuthorizerFunction"]
     handler = HandlerLoader._load(spec)  # a cold start of functions/authorizer/app.py
     assert names() == sorted(EXPECTED)
     for name, expected in EXPECTED.items():
         assert handler(event(name), None) == expected, name
-    local_stack.client("ssm").delete_parameter(Name=key_parameter)
+    ssm.delete_parameter(Name=key_parameter)
     assert handler(event("token_valid"), None)["isAuthorized"] is True  # read once, kept
 
 
-def test_a_missing_parameter_fails_the_invocation_naming_the_parameter(auth_environment):
-    authorize = authorizer_from_env({**auth_environment, "TOKEN_KEY_PARAMETER": "/it/missing"})
+def test_a_missing_parameter_fails_the_invocation_naming_the_parameter(local_stack, ssm):
+    environment = _auth_environment(local_stack, TOKEN_KEY_PARAMETER="/it/missing")
+    authorize = authorizer_from_env(environment, ssm=ssm)
     with pytest.raises(InvalidKey, match="'/it/missing'.*ParameterNotFound"):
         authorize(event("token_valid"))
 
 
-def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(
-    local_stack, auth_environment
-):
+def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(local_stack):
     sdk = magnetar.AuthenticationAws(endpoint_url=local_stack.aws_endpoint_url)
-    authorize = authorizer_from_env(auth_environment)
+    authorize = authorizer_from_env(_auth_environment(local_stack))
     answer = authorize(event("token_valid", sdk._headers()["Authorization"]))
     # moto's STS answers its default identity for a presigned call
     assert answer == {"isAuthorized": True, "context": {"role": "arn:aws:sts::123456789012:user/moto"}}

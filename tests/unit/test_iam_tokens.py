@@ -29,6 +29,8 @@ def aws_credentials(tmp_path_factory):
             "AWS_SHARED_CREDENTIALS_FILE": none,
         }.items():
             patch.setenv(name, value)
+        for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS"):  # a local stack's, if one runs
+            patch.delenv(name, raising=False)
         yield
 
 

@@ -17,6 +17,8 @@ def store(monkeypatch, tmp_path) -> EntryStore:
     for name, value in {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret",
                         "AWS_CONFIG_FILE": str(tmp_path / "none")}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):  # a local stack's, if one runs
+        monkeypatch.delenv(name, raising=False)
     settings = Settings.from_env({"TOPICS_TABLE": "t", "LOG_TABLE": "l", "CURSORS_TABLE": "c",
                                   "ENTRIES_BUCKET": "magnetar-entries", "AWS_REGION": "eu-west-1"})  # fmt: skip
     _, s3 = make_clients(settings)

@@ -92,12 +92,15 @@ class RequestAuthorizer:
         return allowed(role.name)
 
 
-def authorizer_from_env(env: Mapping[str, str]) -> RequestAuthorizer:
-    """An authorizer from environment variables (template.yaml's names): no AWS request
-    until the first token needs the key (one SSM read, then kept). Raises KeyError naming a
-    missing setting."""
+def authorizer_from_env(env: Mapping[str, str], ssm: Any = None) -> RequestAuthorizer:
+    """An authorizer from environment variables (template.yaml's names), reading the key
+    parameter through ``ssm`` (an SSM client; None: one made here): no AWS request until the
+    first token needs the key (one SSM read, then kept). Raises KeyError naming a missing
+    setting."""
     settings = Settings.from_env(env)
-    return RequestAuthorizer(authenticator_from_settings(settings), settings.authentication_enabled)
+    return RequestAuthorizer(
+        authenticator_from_settings(settings, ssm=ssm), settings.authentication_enabled
+    )
 
 
 class ContainerAuthorizer:
