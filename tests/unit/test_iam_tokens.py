@@ -171,3 +171,13 @@ def test_an_assumed_role_session_is_its_role_and_other_principals_keep_their_arn
     assert role_of_arn(user).name == user
     with pytest.raises(InvalidMessage):
         role_of_arn("")
+
+
+def test_the_emulator_sends_only_sts_scoped_presigned_calls_to_sts():
+    from magnetar_local.moto_boot import sts_host_of_query
+
+    query = urlsplit(_url(_token())).query
+    assert sts_host_of_query(query) == "sts.eu-west-1.amazonaws.com"
+    s3 = query.replace("%2Fsts%2F", "%2Fs3%2F")
+    assert sts_host_of_query(s3) is None  # presigned S3 URLs (entries) stay S3's
+    assert sts_host_of_query("Action=GetCallerIdentity") is None
