@@ -4,6 +4,7 @@ magnetar perf produce|consume|idle [-n N] [--batch K] ...   (messages)
 magnetar perf delayed [-n N] [--spread-seconds S] ...        (delayed)
 magnetar perf segments [--entries N] ...                     (segments, needs pyspark)
 magnetar perf expire [--entries N] ...                       (expiry, needs pyspark)
+magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ HARNESSES = {
     "delayed": "magnetar_bench.delayed",
     "segments": "magnetar_bench.segments",
     "expire": "magnetar_bench.expiry",
+    "authorizer": "magnetar_bench.authorizer",
 }
 
 

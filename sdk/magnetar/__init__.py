@@ -32,6 +32,7 @@ from .authentication import (
     AuthenticationTLS,
     AuthenticationToken,
 )
+from .authentication_aws import AuthenticationAws
 from .client import Client
 from .consumer import Consumer
 from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
@@ -95,6 +96,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Authentication",
+    "AuthenticationAws",
     "AuthenticationBasic",
     "AuthenticationOauth2",
     "AuthenticationTLS",

@@ -104,7 +104,8 @@ def double_commit(base_url: str) -> tuple[int, dict]:
 
 def refs_refused(base_url: str) -> dict[str, tuple[int, dict]]:
     """Commit references that are no upload of the topic: another topic's (committed or
-    not), traversals out of the topic's prefix, a key that does not exist, a committed
+    not), another tenant's, namespace's, domain's or partition's key of the same topic name,
+    traversals out of the topic's prefix, a key that does not exist, a committed
     entry's key. Returns each answer by case after checking nothing was committed."""
     victim, topic = LargeEntries(base_url), LargeEntries(base_url)
     theirs = victim.uploaded(ORIGINAL)
@@ -117,6 +118,10 @@ def refs_refused(base_url: str) -> dict[str, tuple[int, dict]]:
     cases = {
         "another topic's upload": theirs["entryRef"],
         "another topic's entry": sealed,
+        "another tenant's upload": f"entries/persistent/other-tenant/default/{topic.name}/uploads/{upload_id}",
+        "another namespace's upload": f"entries/persistent/public/other-ns/{topic.name}/uploads/{upload_id}",
+        "the non-persistent twin's": f"entries/non-persistent/public/default/{topic.name}/uploads/{upload_id}",
+        "a partition's upload": f"entries/persistent/public/default/{topic.name}-partition-0/uploads/{upload_id}",
         "traversal": f"{prefix}../../{victim.name}/uploads/{upload_id}",
         "encoded traversal": f"{prefix}%2e%2e%2F%2e%2e%2F{victim.name}%2Fuploads%2F{upload_id}",
         "dots in the id": f"{prefix}..",

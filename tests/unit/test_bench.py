@@ -21,6 +21,7 @@ from magnetar_bench import cli, costs, delayed, messages
         (["delayed", "-n", "5"], "magnetar_bench.delayed"),
         (["segments", "--entries", "5"], "magnetar_bench.segments"),
         (["expire", "--entries", "5"], "magnetar_bench.expiry"),
+        (["authorizer", "--requests", "5"], "magnetar_bench.authorizer"),
     ],
 )
 def test_magnetar_perf_hands_each_path_to_its_harness(argv, module, monkeypatch):
@@ -67,3 +68,14 @@ def test_percentile_picks_a_value_by_rank_from_the_sorted_values():
     assert delayed.percentile(values, 1.0) == 100.0
     assert delayed.percentile(values, 0.0) == 1.0
     assert delayed.percentile([7.0], 0.99) == 7.0
+
+
+def test_the_authorizer_cost_is_a_lambda_request_and_a_billed_ms_per_cache_miss():
+    from magnetar_bench.authorizer import cost_table, usd_per_million_requests
+
+    per_miss = 0.20 + 0.001 * 0.25 * 0.0000133334 * 1e6  # $/M invocations of <= 1 ms
+    assert usd_per_million_requests(0.2, 1.0) == round(per_miss, 5)
+    table = cost_table(0.2, 300, (10,))
+    assert table["no_cache"] == round(per_miss, 5)
+    assert table["cache_300s_at_10_req_per_s_per_token"] == round(per_miss / 3000, 5)
+    assert cost_table(0.2, 0, (10,))["cache_0s_at_10_req_per_s_per_token"] == table["no_cache"]

@@ -69,6 +69,7 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         "NackFunction",
         "AdminFunction",
         "TenancyFunction",
+        "AuthorizerFunction",
     }
     for resource in functions.values():
         properties = resource["Properties"]
@@ -81,9 +82,15 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         )
 
 
+def _policies(transformed: dict, role: str) -> list[dict]:
+    """The role's inline policies; a conditional one (``Fn::If``) as when its condition holds."""
+    listed = transformed["Resources"][role]["Properties"].get("Policies", [])
+    return [p["Fn::If"][1] if "Fn::If" in p else p for p in listed]
+
+
 def _allowed_actions(transformed: dict, role: str) -> set[str]:
     actions: set[str] = set()
-    for policy in transformed["Resources"][role]["Properties"].get("Policies", []):
+    for policy in _policies(transformed, role):
         for statement in policy["PolicyDocument"]["Statement"]:
             listed = statement["Action"]
             actions.update([listed] if isinstance(listed, str) else listed)
@@ -109,6 +116,59 @@ def test_only_the_admin_function_and_the_maintenance_jobs_may_delete_entries(tra
         if r["Type"] == "AWS::IAM::Role" and "s3:DeleteObject" in _allowed_actions(transformed, lid)
     }
     assert deleters == {"AdminFunctionRole", "GlueJobRole"}
+
+
+def test_every_route_of_the_api_runs_the_token_authorizer_first(transformed):
+    body = transformed["Resources"]["HttpApi"]["Properties"]["Body"]
+    operations = [
+        (path, method, operation)
+        for path, item in body["paths"].items()
+        for method, operation in item.items()
+        if "x-amazon-apigateway-integration" in operation
+    ]
+    assert len(operations) == len(LocalTemplate().routes)
+    unguarded = [(p, m) for p, m, o in operations if o.get("security") != [{"TokenAuthorizer": []}]]
+    assert unguarded == []
+
+
+def test_the_authorizer_is_a_cached_payload_2_request_authorizer_on_the_authorization_header(
+    transformed,
+):
+    scheme = transformed["Resources"]["HttpApi"]["Properties"]["Body"]["components"][
+        "securitySchemes"
+    ]["TokenAuthorizer"]["x-amazon-apigateway-authorizer"]
+    assert scheme["type"] == "request"
+    assert scheme["authorizerPayloadFormatVersion"] == "2.0"
+    assert scheme["enableSimpleResponses"] is True
+    assert scheme["identitySource"] == ["$request.header.Authorization"]
+    assert scheme["authorizerResultTtlInSeconds"] == {"Ref": "AuthorizerCacheSeconds"}
+    assert "AuthorizerFunction" in str(scheme["authorizerUri"])
+    assert "HttpApiTokenAuthorizerAuthorizerPermission" in transformed["Resources"]
+
+
+def test_only_the_authorizer_may_read_the_token_key_and_only_that_parameter(transformed):
+    readers = {
+        lid
+        for lid, r in transformed["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role" and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
+    }
+    assert readers == {"AuthorizerFunctionRole"}
+    statements = _policies(transformed, "AuthorizerFunctionRole")[0]["PolicyDocument"]["Statement"]
+    resources = {s["Action"]: s["Resource"]["Fn::Sub"] for s in statements}
+    assert resources["ssm:GetParameter"].endswith(":parameter${TokenKeyParameter}")
+    decrypt = next(s for s in statements if s["Action"] == "kms:Decrypt")
+    assert "PARAMETER_ARN" in str(decrypt["Condition"]) and "kms:ViaService" in str(decrypt["Condition"])
+    assert _allowed_actions(transformed, "AuthorizerFunctionRole") == {"ssm:GetParameter", "kms:Decrypt"}
+
+
+def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
+    template = LocalTemplate()
+    assert template.document["Parameters"]["AuthenticationEnabled"]["Default"] == "true"
+    for spec in template.functions.values():
+        env = spec.environment
+        assert env["AUTHENTICATION_ENABLED"] == "true", spec.logical_id
+        assert env["TOKEN_KEY_PARAMETER"] == "/magnetar/token-key"
+        assert {"SUPERUSER_ROLES", "CLUSTER_NAME", "DOWNLOAD_URL_EXPIRY_S"} <= set(env)
 
 
 def test_every_http_route_points_at_an_existing_function_directory():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from magnetar_local.authorizer import LocalAuthorizer
 from magnetar_local.events import (
     HttpRequest,
     HttpResponse,
@@ -71,6 +72,7 @@ class Gateway:
         self._routes = list(routes)
         self.table = RouteTable(self._routes)
         self._lock = threading.Lock()
+        self.authorizer: LocalAuthorizer | None = None
         self.server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -109,6 +111,18 @@ class Gateway:
         with self._lock:
             self._routes.remove(route)
             self.table = RouteTable(self._routes)
+
+    def use_authorizer(
+        self, function: str | None = "AuthorizerFunction", cache_s: int = 300,
+        handler: Handler | None = None,
+    ) -> LocalAuthorizer | None:  # fmt: skip
+        """Run ``function`` (or ``handler`` in its place) as API Gateway runs a Lambda
+        authorizer before every route (``magnetar_local.authorizer``), caching answers
+        ``cache_s`` seconds; None stops. Returns the authorizer step."""
+        self.authorizer = (
+            None if function is None else LocalAuthorizer(self.loader, function, cache_s, handler=handler)
+        )
+        return self.authorizer
 
     def has_route(self, method: str, path: str) -> bool:
         """True when ``method path`` matches a route whose handler file exists (or is registered)."""
@@ -157,6 +171,11 @@ class Gateway:
         spec = self.loader.functions[match.route.function]
         event = build_event(request, match, account_id=self.account_id)
         request_id = event["requestContext"]["requestId"]
+        authorizer = self.authorizer
+        refused = authorizer.admit(event, self.region, self.account_id) if authorizer else None
+        if refused is not None:
+            refused.headers.append(("apigw-requestid", request_id))
+            return refused
         context = LambdaContext(
             spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id
         )

@@ -9,6 +9,11 @@ one entry id to two producers and loses a message. Serialising every write opera
 the DynamoDB and S3 backends behind one lock restores the guarantee the engine relies on;
 reads stay concurrent.
 
+AWS STS answers presigned calls (IAM tokens: a GetCallerIdentity URL signed in its query
+string); moto's server picks a service from the ``Authorization`` header alone and sends such
+a call to S3. ``route_presigned_sts`` routes a query-signed request by the scope of its
+``X-Amz-Credential`` when that scope is STS's, as AWS's STS endpoint receives it.
+
 Run as ``python -m magnetar_local.moto_boot -H HOST -p PORT`` (moto.server's arguments).
 """
 
@@ -20,6 +25,7 @@ import sys
 import threading
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 DYNAMODB_WRITES = (
     "put_item",
@@ -58,11 +64,40 @@ def make_writes_atomic() -> threading.RLock:
     return lock
 
 
+def sts_host_of_query(query: str) -> str | None:
+    """``sts.<region>.amazonaws.com`` when ``query`` is signed (``X-Amz-Credential``) with an
+    STS scope (``<key>/<date>/<region>/sts/aws4_request``), else None."""
+    credential = parse_qs(query).get("X-Amz-Credential", [""])[0].split("/")
+    if len(credential) == 5 and credential[3] == "sts" and credential[2]:
+        return f"sts.{credential[2]}.amazonaws.com"
+    return None
+
+
+def route_presigned_sts() -> None:
+    """Make moto's server send query-signed STS calls to STS (idempotent)."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    original = DomainDispatcherApplication.infer_service_region_host
+    if getattr(original, "__magnetar_sts__", False):
+        return
+
+    def infer(self: Any, environ: dict[str, Any], path: str) -> str | None:
+        if not environ.get("HTTP_AUTHORIZATION"):
+            host = sts_host_of_query(environ.get("QUERY_STRING", ""))
+            if host is not None:
+                return host
+        return original(self, environ, path)
+
+    infer.__magnetar_sts__ = True  # type: ignore[attr-defined]
+    DomainDispatcherApplication.infer_service_region_host = infer  # type: ignore[method-assign]
+
+
 def main(argv: list[str]) -> None:
-    """Start moto's server with atomic writes; werkzeug's per-request lines silenced
-    (warnings and errors still reach the log)."""
+    """Start moto's server with atomic writes and presigned STS calls routed; werkzeug's
+    per-request lines silenced (warnings and errors still reach the log)."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     make_writes_atomic()
+    route_presigned_sts()
     from moto.server import main as moto_main
 
     moto_main(argv)

@@ -22,6 +22,9 @@ from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
 HEALTH_PATH = "/admin/v2/brokers/health"
+LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
+"""Template parameters of the local stack unless overridden: authentication off, as Pulsar
+standalone, and no SSM key parameter (``magnetar local --auth`` uses a key file)."""
 
 
 class StackError(RuntimeError):
@@ -32,6 +35,7 @@ class LocalStack:
     """Emulator + resources from template.yaml + HTTP gateway running the real handlers.
 
     Usage: ``with LocalStack().start() as stack: requests.get(stack.url + ...)``.
+    ``parameters`` override template parameters (``LOCAL_PARAMETERS`` by default).
     After ``start``: ``url`` (gateway), ``aws_endpoint_url`` (emulator), ``environment``
     (what the handlers see in os.environ), ``session`` / ``client(name)`` (boto3 on the
     emulator), ``template`` (the resolved template). ``start`` changes ``os.environ`` of
@@ -46,8 +50,14 @@ class LocalStack:
         stack_name: str = "magnetar",
         region: str = REGION,
         auth: LocalAuth | None = None,
+        parameters: dict[str, str] | None = None,
     ) -> None:
-        self.template = LocalTemplate(template_path, stack_name=stack_name, region=region)
+        self.template = LocalTemplate(
+            template_path,
+            stack_name=stack_name,
+            region=region,
+            parameters={**LOCAL_PARAMETERS, **(parameters or {})},
+        )
         self.region = region
         self.auth = auth
         self.emulator: Emulator | None = None

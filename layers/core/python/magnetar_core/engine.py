@@ -14,6 +14,7 @@ from magnetar_core.adapters.aws.clients import (
     make_stepfunctions_client,
 )
 from magnetar_core.adapters.aws.compaction import CompactionStore
+from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdentity
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
 from magnetar_core.adapters.aws.glue import GlueJobLauncher
@@ -31,6 +32,7 @@ from magnetar_core.ports import Stores
 from magnetar_core.services.access import ProducerAccess
 from magnetar_core.services.admin import Admin
 from magnetar_core.services.authorization import Authorization, Security
+from magnetar_core.services.authentication import Authenticator, KeySource
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.index_cache import IndexCache
@@ -162,6 +164,7 @@ class Engine:
             ),
             inline_entry_max_bytes=settings.inline_entry_max_bytes,
             response_inline_budget_bytes=settings.response_inline_budget_bytes,
+            download_url_expiry_s=settings.download_url_expiry_s,
         )
         stats = Stats(topics, log, cursors)
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
@@ -282,3 +285,29 @@ def launcher_factory(settings: Settings) -> Callable[[], ports.JobLauncher]:
     """A factory of the job launcher ``settings`` name (made on first use: a Glue client is
     not worth building in every Lambda container)."""
     return lambda: launcher_from_settings(settings)
+
+
+def authenticator_from_settings(
+    settings: Settings, ssm: BotoClient | None = None, identity: ports.CallerIdentity | None = None
+) -> Authenticator:
+    """The authenticator of ``settings``: keys from ``TOKEN_SECRET_KEY`` /
+    ``TOKEN_PUBLIC_KEY`` and the SSM parameter ``TOKEN_KEY_PARAMETER`` (read through ``ssm``,
+    an SSM client made here when none is given and a parameter is named; read on first use),
+    IAM tokens checked by STS (``identity``; default: STS over HTTPS, or the emulator's
+    endpoint locally). Makes no AWS request."""
+    parameters = None
+    if settings.token_key_parameter:
+        if ssm is None:
+            import boto3
+
+            session = boto3.session.Session(region_name=settings.region)
+            ssm = session.client("ssm", endpoint_url=settings.endpoint_url)
+        parameters = SsmParameters(ssm)
+    keys = KeySource(
+        settings.token_secret_key,
+        settings.token_public_key,
+        settings.token_key_parameter,
+        parameters,
+    )
+    extra = (settings.endpoint_url.rstrip("/"),) if settings.endpoint_url else ()
+    return Authenticator(keys, identity or StsCallerIdentity(), settings.cluster_name, extra)

@@ -138,8 +138,10 @@ class EntryStore(Protocol):
         """The object's bytes, or ``length`` bytes from byte ``offset`` (a segment's entry)."""
         ...
 
-    def find(self, key: str) -> bytes | None:
-        """The whole object of ``key``, or None when there is none (S3's NoSuchKey)."""
+    def find(self, key: str, limit_bytes: int | None = None) -> bytes | None:
+        """The whole object of ``key`` (at most its first ``limit_bytes`` bytes: one ranged
+        read, so an oversized upload is never loaded whole), or None when there is none
+        (S3's NoSuchKey)."""
         ...
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:
@@ -335,4 +337,28 @@ class NamespaceStore(Protocol):
 
     def delete(self, namespace: str) -> None:
         """Remove the namespace's record; raises ConditionFailed when there is none."""
+        ...
+
+
+# Authentication (issue 12): where token keys are kept and who an IAM token's caller is.
+
+
+class SecretParameters(Protocol):
+    """Named secrets, decrypted (SSM Parameter Store SecureStrings; Secrets Manager secrets
+    through SSM's ``/aws/reference/secretsmanager/<secret id>`` names)."""
+
+    def read(self, name: str) -> str:
+        """The decrypted value of parameter ``name``. Raises InvalidKey (of
+        ``magnetar_wire.token_keys``) when there is no such parameter or it cannot be read
+        (access denied, its KMS key disabled), naming the parameter."""
+        ...
+
+
+class CallerIdentity(Protocol):
+    """Who signed a presigned ``sts:GetCallerIdentity`` call (``domain.security.iam``)."""
+
+    def caller_arn(self, url: str, headers: Mapping[str, str]) -> str:
+        """Send the presigned call (GET ``url`` with ``headers``); the caller's ARN.
+        Raises BadSignature (of ``magnetar_wire.tokens``, 401) when STS refuses it
+        (signature, expiry, audience header), StorageFault when STS cannot be reached."""
         ...

@@ -61,6 +61,8 @@ class Settings:
     authorization_cache_ms: int = 1_000
     """How long a container reuses a tenant's info and a namespace's permissions
     (``AUTHORIZATION_CACHE_MS``; 0: read them on every request)."""
+    download_url_expiry_s: int = 60
+    """How long a presigned GET URL of a large entry stays valid (``DOWNLOAD_URL_EXPIRY_S``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -107,4 +109,5 @@ class Settings:
             token_public_key=env.get("TOKEN_PUBLIC_KEY") or None,
             token_key_parameter=env.get("TOKEN_KEY_PARAMETER") or None,
             authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
+            download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
         )

@@ -124,7 +124,7 @@ class Producer:
         dedup = policies.deduplication or deduplicate
         uploaded_to = topic
         if entry_ref is not None:
-            entry = self._uploads.read(topic, entry_ref)
+            entry = self._uploads.read(topic, entry_ref, policies.max_message_size_bytes)
         entry = _inline(entry)
         if len(entry) > policies.max_message_size_bytes:
             raise MessageTooBig(

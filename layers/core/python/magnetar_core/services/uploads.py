@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from magnetar_core.domain.errors import ConditionFailed, InvalidMessage
+from magnetar_core.domain.errors import ConditionFailed, InvalidMessage, MessageTooBig
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore
 from magnetar_wire.names import TopicName
@@ -81,15 +81,22 @@ class Uploads:
         key = upload_prefix(topic) + self._rt.new_id()
         return Upload(key, self._entries.upload_url(key, expires_s), expires_s)
 
-    def read(self, topic: TopicName, entry_ref: str) -> bytes:
-        """The uploaded bytes of ``entry_ref`` (one S3 GET). Raises InvalidMessage for a
-        reference that is not an upload of ``topic`` or names no object."""
+    def read(self, topic: TopicName, entry_ref: str, max_bytes: int) -> bytes:
+        """The uploaded bytes of ``entry_ref`` (one ranged S3 GET of at most ``max_bytes`` +
+        1 bytes: a presigned PUT takes up to 5 GB, which must not reach the handler's
+        memory). Raises InvalidMessage for a reference that is not an upload of ``topic`` or
+        names no object, MessageTooBig for an upload above ``max_bytes``."""
         entry_key_of(topic, entry_ref)
-        data = self._entries.find(entry_ref)
+        data = self._entries.find(entry_ref, max_bytes + 1)
         if data is None:
             raise InvalidMessage(
                 f"entryRef {entry_ref!r} names no uploaded object: PUT the entry to its "
                 "uploadUrl (before it expires) and produce with the entryRef afterwards"
+            )
+        if len(data) > max_bytes:
+            raise MessageTooBig(
+                f"The uploaded entry exceeds the maximum message size of {max_bytes} bytes; "
+                "enable chunking or send less"
             )
         return data
 

@@ -68,9 +68,20 @@ def make_clients(settings: Settings) -> tuple[BotoClient, BotoClient]:
         read_timeout=30,
     )
     session = boto3.session.Session(region_name=settings.region)
+    # Presigned URLs (large entries) with SigV4 and the bucket's regional endpoint: botocore's
+    # default presigns S3 with SigV2 on s3.amazonaws.com, which buckets made since 2020 refuse
+    # and which other regions redirect. The emulator (an endpoint URL) needs path style.
+    s3_config = config.merge(
+        Config(
+            signature_version="s3v4",
+            s3={"addressing_style": "path" if settings.endpoint_url else "virtual"},
+        )
+    )
     clients: list[BotoClient] = []
-    for service in ("dynamodb", "s3"):
-        client = session.client(service, endpoint_url=settings.endpoint_url, config=config)
+    for service, service_config in (("dynamodb", config), ("s3", s3_config)):
+        client = session.client(
+            service, endpoint_url=settings.endpoint_url, config=service_config
+        )
         client.meta.events.register("before-call.*.*", REQUESTS.hook)
         clients.append(client)
     dynamodb, s3 = clients

@@ -46,14 +46,20 @@ class EntryStore:
         with translated(f"reading entry object {key}"):
             return self._s3.get_object(**kwargs)["Body"].read()
 
-    def find(self, key: str) -> bytes | None:
-        """The whole object, or None when ``key`` has none; one S3 GET."""
+    def find(self, key: str, limit_bytes: int | None = None) -> bytes | None:
+        """The whole object (at most its first ``limit_bytes`` bytes: a ranged GET), or None
+        when ``key`` has none; one S3 GET."""
+        kwargs = {"Bucket": self._bucket, "Key": key}
+        if limit_bytes is not None:
+            kwargs["Range"] = f"bytes=0-{max(0, limit_bytes - 1)}"
         with translated(f"reading entry object {key}"):
             try:
-                return self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+                return self._s3.get_object(**kwargs)["Body"].read()
             except ClientError as exc:
                 if error_code(exc) in _MISSING:
                     return None
+                if error_code(exc) == "InvalidRange":  # an empty object has no byte 0
+                    return b""
                 raise
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:

@@ -46,10 +46,12 @@ class EntryStore:
             raise StorageFault(f"reading entry object {key} failed: InvalidRange")
         return data[offset:] if length is None else data[offset : offset + length]
 
-    def find(self, key: str) -> bytes | None:
-        """The whole object, or None when ``key`` has none."""
+    def find(self, key: str, limit_bytes: int | None = None) -> bytes | None:
+        """The whole object (at most its first ``limit_bytes`` bytes), or None when ``key``
+        has none."""
         with self._lock:
-            return self._objects.get(key)
+            data = self._objects.get(key)
+        return data if data is None or limit_bytes is None else data[:limit_bytes]
 
     def upload_url(self, key: str, expires_s: int = 900) -> str:
         """The URL a client PUTs ``key``'s bytes to (served by the owner of ``base_url``)."""

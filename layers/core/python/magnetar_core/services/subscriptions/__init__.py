@@ -68,6 +68,7 @@ class Subscriptions:
         compacted: CompactedReads,
         inline_entry_max_bytes: int = 1024 * 1024,
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
+        download_url_expiry_s: int = 60,
     ) -> None:
         self.context = SubscriptionContext(
             topics, log, cursors, entries, runtime, limits, index_cache
@@ -82,7 +83,12 @@ class Subscriptions:
             self.dead_letters,
             non_persistent,
             compacted,
-            Fetcher(entries, inline_entry_max_bytes, response_inline_budget_bytes),
+            Fetcher(
+                entries,
+                inline_entry_max_bytes,
+                response_inline_budget_bytes,
+                download_url_expiry_s,
+            ),
         )
         self.acks = Acknowledgements(self.context, timers)
 

@@ -15,15 +15,20 @@ from magnetar_core.services.topics import PartitionRef
 class Fetcher:
     """Reads entries from ``entries`` (up to 8 in parallel): inline up to
     ``inline_entry_max_bytes`` each while the response stays within
-    ``response_inline_budget_bytes``, as URLs beyond."""
+    ``response_inline_budget_bytes``, as URLs beyond: presigned GETs of the delivered
+    entry's object only, valid ``download_url_expiry_s`` seconds (the SDK fetches them as
+    the response arrives, so a short life costs nothing and bounds what a leaked URL
+    exposes)."""
 
     def __init__(
         self,
         entries: EntryStore,
         inline_entry_max_bytes: int = 1024 * 1024,
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
+        download_url_expiry_s: int = 60,
     ) -> None:
         self._entries = entries
+        self._url_expiry_s = download_url_expiry_s
         self._inline_max = inline_entry_max_bytes
         self._inline_budget = response_inline_budget_bytes
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="entry-get")
@@ -48,7 +53,7 @@ class Fetcher:
             if d.entry_id in inline:
                 data = self._entries.get(item.object_key, item.offset, item.length)
             else:
-                url = self._entries.download_url(item.object_key)
+                url = self._entries.download_url(item.object_key, self._url_expiry_s)
                 url_range = (item.offset, item.length)
             return DeliveredEntry(
                 ref.topic,
