@@ -17,7 +17,8 @@ As pulsar-admin: lists print one name a line, reads print JSON, changes print no
 tenant created without ``--allowed-clusters`` gets every cluster of the service. Errors
 print ``error: <name>: <message>`` on stderr and exit 1. The service URL is found as for
 ``magnetar produce`` (``--service-url``, ``$MAGNETAR_SERVICE_URL``, the running ``magnetar
-local``, ``http://127.0.0.1:8080``).
+local``, ``http://127.0.0.1:8080``), the token too (``--auth-params``, ``$MAGNETAR_AUTH_TOKEN``,
+the running ``magnetar local --auth``'s token file).
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def _topic(text: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar admin", description="pulsar-admin's verbs")
     p.add_argument("--service-url", help="HTTP URL of the Magnetar API")
+    p.add_argument("--auth-params",
+                   help="the token to send: token:<token>, file:///path or the token itself")  # fmt: skip
     kinds = p.add_subparsers(dest="kind", required=True)
 
     clusters = kinds.add_parser("clusters", help="the service's cluster").add_subparsers(dest="verb", required=True)  # fmt: skip
@@ -180,12 +183,15 @@ def _print(answer: Any) -> None:
     print(json.dumps(answer, indent=2, sort_keys=True))
 
 
-def run(args: argparse.Namespace, service: ServiceUrl) -> int:
-    """Send the command's request to ``service`` and print the answer; returns 0. Raises
-    what the SDK's transport raises (PulsarException), ValueError for a bad name."""
+def run(args: argparse.Namespace, service: ServiceUrl, token: str | None = None) -> int:
+    """Send the command's request to ``service`` (with ``token``, a token or ``file:///``
+    URL, when given) and print the answer; returns 0. Raises what the SDK's transport
+    raises (PulsarException), ValueError for a bad name."""
+    import magnetar
     from magnetar._http import Transport
 
-    transport = Transport(service.url)
+    auth = magnetar.AuthenticationToken(token) if token else None
+    transport = Transport(service.url, authentication=auth)
     try:
 
         def call(method: str, path: str, body: Any = None) -> Any:
@@ -203,9 +209,10 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     service = resolve_service_url(args.service_url)
     import magnetar
+    from magnetar.cli import auth_token
 
     try:
-        return run(args, service)
+        return run(args, service, auth_token(args.auth_params, service))
     except (magnetar.PulsarException, ValueError) as e:
         # an admin error name the SDK has no class for (NotFound, Conflict, ...) is an
         # UnknownError whose message starts with that name
