@@ -25,6 +25,7 @@ DEFAULT_SERVICE_URL = "http://127.0.0.1:8080"
 ENV_VAR = "MAGNETAR_SERVICE_URL"
 STATE_FILE = "local.json"
 TOKEN_FILE = "local.token"
+TOKEN_ENV_VAR = "MAGNETAR_AUTH_TOKEN"
 """``magnetar local --auth`` writes its superuser's token here, beside ``STATE_FILE``."""
 
 
@@ -84,3 +85,25 @@ def resolve_service_url(
     if found:
         return ServiceUrl(found, f"the running `magnetar local` ({folder / STATE_FILE})")
     return ServiceUrl(DEFAULT_SERVICE_URL, "the default")
+
+
+def auth_token(
+    auth_params: str | None,
+    service: ServiceUrl,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> str | None:
+    """The token (or ``file:///`` URL) the CLI's verbs (produce, consume, admin) send:
+    ``--auth-params``, else ``$MAGNETAR_AUTH_TOKEN``, else the local stack's token file when
+    ``service`` is that running ``magnetar local`` (never sent to another service); None:
+    send none."""
+    env = os.environ if env is None else env
+    if auth_params:
+        return auth_params.removeprefix("token:")
+    if env.get(TOKEN_ENV_VAR):
+        return env[TOKEN_ENV_VAR]
+    folder = state_dir(env, Path.cwd() if cwd is None else cwd)
+    token_file = folder / TOKEN_FILE
+    if local_service_url(folder) == service.url and token_file.is_file():
+        return token_file.resolve().as_uri()
+    return None

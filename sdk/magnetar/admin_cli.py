@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from magnetar._service_url import ServiceUrl, resolve_service_url
+from magnetar._service_url import ServiceUrl, auth_token, resolve_service_url
 from magnetar._topics import parse_topic
 
 Call = Callable[..., Any]
@@ -209,7 +209,6 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     service = resolve_service_url(args.service_url)
     import magnetar
-    from magnetar.cli import auth_token
 
     try:
         return run(args, service, auth_token(args.auth_params, service))

@@ -30,19 +30,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from pathlib import Path
 
 from magnetar._service_url import (
     DEFAULT_SERVICE_URL,
+    TOKEN_ENV_VAR,
     TOKEN_FILE,
     ServiceUrl,
-    local_service_url,
+    auth_token,
     resolve_service_url,
-    state_dir,
 )
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
@@ -59,7 +57,6 @@ EXTRA_HINT = (
     "`{verb}` extra, `pip install 'magnetar-client[{verb}]'` (from a checkout: "
     "`pip install './sdk[{verb}]'`; `make install` has it)."
 )
-TOKEN_ENV_VAR = "MAGNETAR_AUTH_TOKEN"
 INSTALL_HINT = (
     "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
     "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
@@ -133,27 +130,6 @@ def _parser() -> argparse.ArgumentParser:
     jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
     return p
-
-
-def auth_token(
-    auth_params: str | None,
-    service: ServiceUrl,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-) -> str | None:
-    """The token (or ``file:///`` URL) produce / consume send: ``--auth-params``, else
-    ``$MAGNETAR_AUTH_TOKEN``, else the local stack's token file when ``service`` is that
-    running ``magnetar local`` (never sent to another service); None: send none."""
-    env = os.environ if env is None else env
-    if auth_params:
-        return auth_params.removeprefix("token:")
-    if env.get(TOKEN_ENV_VAR):
-        return env[TOKEN_ENV_VAR]
-    folder = state_dir(env, Path.cwd() if cwd is None else cwd)
-    token_file = folder / TOKEN_FILE
-    if local_service_url(folder) == service.url and token_file.is_file():
-        return token_file.resolve().as_uri()
-    return None
 
 
 def _client(service: ServiceUrl, token: str | None = None):  # noqa: ANN202

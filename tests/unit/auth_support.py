@@ -49,8 +49,10 @@ def auth_service(**grants: list[str]) -> Iterator[MemoryService]:
         authorization_cache_ms=0,
     )
     with MemoryService(settings) as svc:
-        svc.stores.tenants.put("public", TenantInfo(admin_roles=frozenset({Role("public-admin")})))
-        permissions = NamespacePermissions()
+        public = svc.stores.tenants.get("public") or TenantInfo()  # created at start
+        admins = TenantInfo(frozenset({Role("public-admin")}), public.allowed_clusters)
+        svc.stores.tenants.put("public", admins.with_version(public.version))
+        permissions = svc.stores.permissions.get("public/default") or NamespacePermissions()
         for role, actions in grants.items():
             permissions = permissions.grant(Role(role), [AuthAction(a) for a in actions])
         svc.stores.permissions.put("public/default", permissions)

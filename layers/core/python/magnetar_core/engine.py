@@ -31,8 +31,8 @@ from magnetar_core.domain.timers import TimerOptions
 from magnetar_core.ports import Stores
 from magnetar_core.services.access import ProducerAccess
 from magnetar_core.services.admin import Admin
-from magnetar_core.services.authorization import Authorization, Security
 from magnetar_core.services.authentication import Authenticator, KeySource
+from magnetar_core.services.authorization import Authorization, Security
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.index_cache import IndexCache
