@@ -15,6 +15,10 @@ the block:
 - ``<!-- runs Spark -->``: starts a Spark job (a JVM, 15-30 s each): run by the ``spark``
   test, on a service of its own (``magnetar local`` in a subprocess: the jobs sweep the whole
   stack, which must not be the worker's shared one);
+- ``<!-- runs with --auth -->``: Secure it's blocks, run by
+  ``test_every_secured_readme_block_runs_twice_against_a_service_with_authentication_on``
+  from a folder laid out as the repository root is while ``magnetar local --auth`` serves
+  (``.venv``, ``.magnetar/local.json``, ``local.token``, ``secret.key``);
 - no comment: run by ``test_every_readme_block_runs_alone_in_order``.
 
 Every run block must exit with status 0. Independence: every block runs in a process of its
@@ -40,14 +44,14 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 README_URL = "http://127.0.0.1:8080"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
-MARK = re.compile(r"<!--\s*(not run|runs Spark)\b(.*?)-->")
+MARK = re.compile(r"<!--\s*(not run|runs Spark|runs with --auth)(.*?)-->")
 BLOCK_TIMEOUT_S = 180
 
 
 @dataclass(frozen=True)
 class Block:
     """A fenced block of README.md: its language, text, 1-based first line and marker
-    (``not run``, ``runs Spark`` or None)."""
+    (``not run``, ``runs Spark``, ``runs with --auth`` or None)."""
 
     language: str
     text: str
@@ -76,14 +80,17 @@ def runnable(blocks: list[Block], mark: str | None) -> list[Block]:
     return [b for b in blocks if b.language in ("python", "bash") and b.mark == mark]
 
 
-def run_block(block: Block, folder: Path, url: str, env: dict[str, str]) -> str:
+def run_block(
+    block: Block, folder: Path, url: str, env: dict[str, str], cwd: Path = ROOT
+) -> str:
     """Write ``block`` to a file in ``folder`` (the README's URL replaced by ``url``) and run
-    it from the repository root; returns its stdout. Fails the test on a non-zero status."""
+    it from ``cwd`` (the repository root); returns its stdout. Fails the test on a non-zero
+    status."""
     suffix = ".py" if block.language == "python" else ".sh"
     path = folder / f"block_{block.line}{suffix}"
     path.write_text(block.text.replace(README_URL, url))
     command = [sys.executable, str(path)] if suffix == ".py" else ["bash", "-e", str(path)]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)  # fmt: skip
     assert done.returncode == 0, (
         f"{block.name} exited {done.returncode}\n--- stdout\n{done.stdout}\n"
@@ -112,13 +119,11 @@ def test_the_readme_marks_only_setup_installs_deploys_and_the_auth_service_as_no
     assert skipped == [
         "make run    # installs into .venv, starts the service on an embedded AWS emulator at http://127.0.0.1:8080",
         "pip install ./sdk",
-        # Secure it: a second service with --auth, and issue 12's tenancy routes (to run on
-        # the secured gateway once those are served)
-        ".venv/bin/magnetar local --auth --port 8081 &                      # prints the superuser's token",
-        "API=http://127.0.0.1:8081",
+        ".venv/bin/magnetar local --auth                  # prints the superuser's token; serves at http://127.0.0.1:8080",
         "ARTIFACTS=my-magnetar-artifacts                      # a bucket of yours, in the stack's region",
     ]  # fmt: skip
     assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2
+    assert len(runnable(blocks, "runs with --auth")) == 3
 
 
 @pytest.mark.slow
@@ -176,3 +181,41 @@ def test_every_readme_block_that_runs_spark_runs_alone_on_a_fresh_service(fresh_
     assert segments["entries_compacted"] >= 3, jobs  # --min-tail-bytes 0 acts on three entries
     compaction = next(o for b, o in zip(blocks, outputs, strict=True) if "compaction" in b.text)
     assert '"SUCCESS"' in compaction, compaction
+
+
+@pytest.fixture
+def secured_root(secured_gateway, tmp_path) -> Path:
+    """A folder as the repository root is while ``magnetar local --auth`` serves there:
+    ``.venv`` (this one), ``.magnetar/local.json`` naming the secured gateway (with this
+    process's pid, as a live service), the superuser's ``local.token`` and the
+    ``secret.key`` the gateway verifies tokens with."""
+    root = tmp_path / "repo"
+    state = root / ".magnetar"
+    state.mkdir(parents=True)
+    (root / ".venv").symlink_to(Path(sys.executable).parents[1])
+    local = {"pid": os.getpid(), "url": secured_gateway.url}
+    (state / "local.json").write_text(json.dumps(local))
+    (state / "local.token").write_text(secured_gateway.token(secured_gateway.superuser))
+    (state / "secret.key").write_bytes(secured_gateway.secret_key)
+    return root
+
+
+@pytest.mark.slow
+def test_every_secured_readme_block_runs_twice_against_a_service_with_authentication_on(
+    secured_gateway, secured_root, tmp_path
+):
+    blocks = runnable(readme_blocks(README.read_text()), "runs with --auth")
+    hidden = ("MAGNETAR_SERVICE_URL", "MAGNETAR_HOME", "MAGNETAR_AUTH_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in hidden}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    for _ in range(2):  # each block again after the others: a newcomer may rerun them
+        curl, admin, sdk = [
+            run_block(b, tmp_path, secured_gateway.url, env, cwd=secured_root) for b in blocks
+        ]
+        anonymous, superuser = curl.splitlines()
+        assert json.loads(anonymous)["error"] == "AuthenticationError"
+        assert "public" in json.loads(superuser)
+        assert "content:invoice 1" in admin and '"billing"' in admin, admin
+        assert "1 messages successfully consumed" in admin, admin
+        assert sdk.startswith("refused:"), sdk
+    assert not (secured_root / "billing.token").exists()

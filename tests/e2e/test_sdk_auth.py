@@ -19,6 +19,7 @@ def namespace(secured_gateway) -> str:
     tenant = f"sdk-{uuid.uuid4().hex[:8]}"
     stores = secured_gateway.stores
     stores.tenants.put(tenant, TenantInfo(admin_roles=frozenset({Role("owner")})))
+    stores.namespaces.create(f"{tenant}/app")
     permissions = (
         NamespacePermissions()
         .grant(Role("writer"), [AuthAction.PRODUCE])

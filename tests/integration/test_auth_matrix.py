@@ -146,6 +146,7 @@ class World:
         stores = secured.stores
         admins = frozenset({Role("tenant-admin")})
         stores.tenants.put(self.tenant, TenantInfo(admin_roles=admins))
+        stores.namespaces.create(self.namespace)
         stores.tenants.put(
             f"other-{self.tenant}", TenantInfo(admin_roles=frozenset({Role("other-admin")}))
         )
