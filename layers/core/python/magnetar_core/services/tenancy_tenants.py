@@ -7,6 +7,8 @@ Updates are versioned writes through ``services.optimistic``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from magnetar_core.domain.errors import (
     ConditionFailed,
     Conflict,
@@ -97,15 +99,10 @@ class Tenants:
                 raise NotFound(f"Tenant does not exist: {tenant}")
             return None, info.with_version(stored.version)
 
-        outcome = optimistic.update(
-            lambda: self._registry.tenant(tenant),
-            change,
+        self._update(
+            tenant, lambda: self._registry.tenant(tenant), change,
             lambda new: self._store.put(tenant, new),
-            self._rt,
-            UPDATE_ATTEMPTS,
-        )
-        if isinstance(outcome, optimistic.Conflict):
-            raise ServiceUnitNotReady(f"Tenant {tenant} kept changing meanwhile; retry")
+        )  # fmt: skip
 
     def delete(self, tenant: str, force: bool) -> None:
         """Pulsar's ``DELETE /admin/v2/tenants/{tenant}``; a tenant with namespaces only
@@ -126,12 +123,20 @@ class Tenants:
                 raise NotFound(f"Tenant does not exist: {tenant} (deleted meanwhile)")
             return None, stored
 
-        outcome = optimistic.update(
-            lambda: self._store.get(tenant),
-            drop,
+        self._update(
+            tenant, lambda: self._store.get(tenant), drop,
             lambda stored: self._store.delete(tenant, stored),
-            self._rt,
-            UPDATE_ATTEMPTS,
-        )
+        )  # fmt: skip
+
+    def _update(
+        self,
+        tenant: str,
+        read: Callable[[], TenantInfo | None],
+        change: Callable[[TenantInfo | None], tuple[None, TenantInfo | None]],
+        write: Callable[[TenantInfo], object],
+    ) -> None:
+        """``optimistic.update`` of the tenant's record; raises ServiceUnitNotReady when it
+        kept changing for UPDATE_ATTEMPTS tries, or what ``change`` raises."""
+        outcome = optimistic.update(read, change, write, self._rt, UPDATE_ATTEMPTS)
         if isinstance(outcome, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Tenant {tenant} kept changing meanwhile; retry")
