@@ -12,7 +12,7 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # pytest-xdist: tests spread over WORKERS processes, each with its own embedded stack and
 # (once it runs a Spark test) its own local SparkSession; see tests/conftest.py.
 WORKERS ?= 2
-PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist load
+PYTEST := $(BIN)/pytest -q -n $(WORKERS) --dist worksteal
 FAST := not emulator and not spark and not slow
 
 .PHONY: install run test test-fast check lint clean glue-artifacts

@@ -21,6 +21,7 @@ ends minutes after the other).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -67,9 +68,8 @@ def markers_of(item: pytest.Item) -> set[str]:
 
 
 RUN_FIRST = ("slow", "spark", "emulator")
-"""Markers in the order their tests start: the longest first, so that pytest-xdist's ``load``
-scheduling fills the end of the run with short tests instead of waiting for one long test
-on one worker (longest-processing-time-first)."""
+"""Markers in the order their tests start on each worker: the longest first, so that the end
+of the run is short tests, not one long test on one worker (longest-processing-time-first)."""
 
 
 def run_order(item: pytest.Item) -> int:
@@ -86,3 +86,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for name in sorted(markers_of(item) - present):
             item.add_marker(name)
     items.sort(key=run_order)  # stable: file order within each rank
+    items[:] = dealt(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """``items`` (longest first) dealt like cards to ``workers`` hands, the hands one after
+    the other: pytest-xdist's ``worksteal`` gives each worker an equal contiguous slice of
+    the collection to start with (and steals from a slice's end), so each slice must open
+    with its share of the long tests, not one slice hold them all."""
+    return [item for hand in range(workers) for item in items[hand::workers]]

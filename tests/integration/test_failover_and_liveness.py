@@ -77,6 +77,27 @@ def test_a_failover_switch_loses_nothing(engine, topic, make_entry):
     assert engine.admin.stats(topic, partitioned=False)["subscriptions"]["sw"]["msgBacklog"] == 0
 
 
+def test_a_consumer_that_becomes_active_gets_what_the_old_one_still_held_first_and_in_order(
+    engine, topic, make_entry
+):
+    subs = engine.subscriptions
+    old = subs.subscribe(topic, "to", "old", "Failover", earliest=True, priority_level=1)
+    for i in range(5):
+        engine.producer.publish(topic, make_entry(f"m{i}".encode()))
+    held = subs.receive(topic, "to", old.consumer_id, 3, 0)  # its application never saw them
+
+    boss = subs.subscribe(topic, "to", "boss", "Failover", earliest=True, priority_level=0)
+    taken = subs.receive(topic, "to", boss.consumer_id, 10, 0)
+    subs.acknowledge(topic, "to", old.consumer_id, entry_ids(held)[:1], cumulative=False)
+    subs.acknowledge(topic, "to", boss.consumer_id, entry_ids(taken)[1:], cumulative=False)
+
+    assert payloads(held) == [b"m0", b"m1", b"m2"]
+    assert payloads(taken) == [b"m0", b"m1", b"m2", b"m3", b"m4"]
+    assert [d.redelivery_count for d in taken] == [1, 1, 1, 0, 0]
+    assert subs.receive(topic, "to", old.consumer_id, 10, 0) == []  # standing by now
+    assert engine.admin.stats(topic, partitioned=False)["subscriptions"]["to"]["msgBacklog"] == 0
+
+
 def test_multi_topic_consumers_spread_non_partitioned_topics_by_hash(engine, make_entry):
     # Fixed topic names: the hash ring makes the assignment deterministic (random names
     # would leave every topic on one consumer now and then).

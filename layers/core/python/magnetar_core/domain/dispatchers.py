@@ -26,6 +26,10 @@ class DispatchPolicy(Protocol):
     def admits(self, state: CursorState, consumer_id: str, partition: int, topic: str) -> bool:
         """True when ``consumer_id`` may be handed entries of this partition now."""
 
+    def take_over(self, state: CursorState, consumer_id: str) -> int:
+        """Before an admitted consumer receives: send back for redelivery what it must get
+        first; returns how many entries went back."""
+
 
 class EveryConsumer:
     """Exclusive, Shared and Key_Shared: every registered consumer may receive (Key_Shared
@@ -33,6 +37,10 @@ class EveryConsumer:
 
     def admits(self, state: CursorState, consumer_id: str, partition: int, topic: str) -> bool:
         return consumer_id in state.consumers
+
+    def take_over(self, state: CursorState, consumer_id: str) -> int:
+        """Nothing: consumers share the subscription, each keeps what it holds."""
+        return 0
 
 
 def _hash(text: str) -> int:
@@ -65,10 +73,15 @@ def failover_active(consumers: dict[str, ConsumerInfo], partition: int, topic: s
 
 
 class ActiveConsumer:
-    """Failover: only the partition's active consumer receives; the others stand by."""
+    """Failover: only the partition's active consumer receives; the others stand by. What
+    is still in flight to a consumer that was active before comes back to the active one
+    first (``CursorState.take_over``), so a switch never lets a later entry overtake it."""
 
     def admits(self, state: CursorState, consumer_id: str, partition: int, topic: str) -> bool:
         return failover_active(state.consumers, partition, topic) == consumer_id
+
+    def take_over(self, state: CursorState, consumer_id: str) -> int:
+        return state.take_over(consumer_id)
 
 
 POLICIES: dict[str, DispatchPolicy] = {

@@ -253,6 +253,15 @@ class CursorState:
         """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""
         return self._acknowledgements().redeliver_all(consumer_id, hashes_of)
 
+    def take_over(self, consumer_id: str) -> int:
+        """Failover: the active consumer ``consumer_id`` takes over what is still in flight
+        to the subscription's other consumers (the one active before a switch): those
+        entries go back for redelivery (count + 1), so it gets them first and in order, as
+        Pulsar rewinds the cursor when the active consumer changes. Returns how many went
+        back (0: nothing in flight elsewhere)."""
+        others = [c for c in self.roster.leases if c != consumer_id]
+        return sum(self.redeliver_all(other) for other in others)
+
     def defer(self, entry_id: int, bucket: int) -> bool:
         """Put an entry in the delayed set under ``bucket`` (epoch ms); True when the bucket
         is new (then its timer must be started)."""

@@ -187,7 +187,9 @@ class Dispatch:
             delays_before = (set(state.delayed), state.delayed_count(), set(state.released))
             state.consume_releases(now, self._timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
-            if POLICIES[state.sub_type].admits(state, consumer_id, ref.partition, str(ref.topic)):
+            policy = POLICIES[state.sub_type]
+            if policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
+                dirty |= policy.take_over(state, consumer_id) > 0
                 plan: Plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
