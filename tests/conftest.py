@@ -89,9 +89,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = dealt(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
+WEIGHTS = {"slow": 20.0, "spark": 4.0, "emulator": 1.0}
+"""A test's rough cost by its first marker in RUN_FIRST order (seconds, alone); others 0.05."""
+
+
+def weight(item: pytest.Item) -> float:
+    rank = run_order(item)
+    return WEIGHTS[RUN_FIRST[rank]] if rank < len(RUN_FIRST) else 0.05
+
+
 def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """``items`` (longest first) dealt like cards to ``workers`` hands, the hands one after
-    the other: pytest-xdist's ``worksteal`` gives each worker an equal contiguous slice of
-    the collection to start with (and steals from a slice's end), so each slice must open
-    with its share of the long tests, not one slice hold them all."""
-    return [item for hand in range(workers) for item in items[hand::workers]]
+    """``items`` (longest first) arranged as ``workers`` slices, one after the other, for
+    pytest-xdist's ``worksteal``: it gives each worker an equal contiguous slice to start
+    with and steals from a slice's end. Each test file stays whole on one slice (its module
+    fixtures, a Spark session, are made once), heavy files go longest first to the lightest
+    slice, and the light files fill every slice to its size, so each slice opens with its
+    share of the long tests and ends with short ones."""
+    if workers <= 1:
+        return items
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(str(item.path), []).append(item)
+    heavy = sorted((f for f in files.values() if max(map(weight, f)) >= 1.0),
+                   key=lambda f: -sum(map(weight, f)))  # fmt: skip
+    light = [f for f in files.values() if max(map(weight, f)) < 1.0]
+    sizes, left = [], len(items)
+    for i in range(workers):  # as worksteal splits: floor(left / nodes left)
+        sizes.append(left // (workers - i))
+        left -= sizes[-1]
+    slices: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+    for group in heavy:
+        i = loads.index(min(loads))
+        slices[i] += group
+        loads[i] += sum(map(weight, group))
+    for group in light:
+        while group:
+            i = max(range(workers), key=lambda k: sizes[k] - len(slices[k]))
+            room = max(1, sizes[i] - len(slices[i]))
+            slices[i] += group[:room]
+            group = group[room:]
+    return [item for part in slices for item in sorted(part, key=run_order)]
