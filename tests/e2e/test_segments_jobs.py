@@ -1,14 +1,13 @@
-"""Running compact-segments on the embedded stack as a user does: `magnetar jobs run` in a
-terminal (the suite's one run of a job in a subprocess, with its own JVM), and the local
-JobLauncher's command from inside the stack's process (as the admin handlers and the ticker
-make it); consumers read the same messages afterwards."""
+"""Running compact-segments on the embedded stack as the local JobLauncher's command from
+inside the stack's process (as the admin handlers and the ticker make it); consumers read
+the same messages afterwards. `magnetar jobs run` in a terminal (a subprocess with its own
+JVM) is run by the README's Spark blocks (``tests/e2e/test_readme.py``)."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
-import subprocess
 import sys
 import uuid
 from contextlib import redirect_stdout
@@ -19,9 +18,7 @@ import pytest
 import magnetar as pulsar
 from magnetar_core.engine import launcher_from_settings
 from magnetar_core.settings import Settings
-from magnetar_local.jobs import write_state
 from magnetar_local.launcher import LocalJobLauncher
-from magnetar_local.testing import TEST_JVM_OPTIONS
 
 pytestmark = pytest.mark.emulator
 
@@ -56,39 +53,12 @@ def _summary(output: str) -> dict:
     return json.loads(line.removeprefix("SUMMARY_JSON "))
 
 
-@pytest.mark.spark
-@pytest.mark.slow
-def test_magnetar_jobs_run_compacts_a_topic_of_the_running_local_stack(
-    local_stack, client, tmp_path
-):
-    topic = f"persistent://public/default/segcli-{uuid.uuid4().hex[:8]}"
-    sent = _produce(client, topic, 20)
-    write_state(local_stack, tmp_path)
-    env = dict(
-        os.environ,
-        JAVA_TOOL_OPTIONS=TEST_JVM_OPTIONS,  # a quicker start of the job's JVM
-        MAGNETAR_HOME=str(tmp_path),
-        PYTHONPATH=os.pathsep.join(
-            str(ROOT / p) for p in ("sdk", "layers/core/python", "infra/local", "spark_glue")
-        ),
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "magnetar.cli", "jobs", "run", "compact-segments",
-         "--topic", topic, *(x for k, v in SMALL.items() for x in (f"--{k}", v))],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert _summary(done.stdout)["entries_compacted"] == 20
-    assert "[compact-segments] 1/1 segments (100%)" in done.stdout
-    assert _consume(client, topic, 20) == sent
-
-
 @pytest.mark.usefixtures("spark")
 def test_the_local_launchers_command_from_the_stacks_own_process_compacts_the_topic(
     local_stack, client, tmp_path
 ):
     """The launcher the stack's handlers make, and the run its command line describes; the
-    run is in this process (the test run's Spark): the test above is the subprocess one."""
+    run is in this process (the test run's Spark)."""
     import compact_segments
 
     topic = f"persistent://public/default/seglaunch-{uuid.uuid4().hex[:8]}"
