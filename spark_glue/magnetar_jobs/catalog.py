@@ -27,13 +27,8 @@ class PartitionInfo:
 
 
 def _scan(ddb, table: str, **kwargs) -> Iterator[dict]:
-    kwargs = {"TableName": table, **kwargs}
-    while True:
-        page = ddb.scan(**kwargs)
+    for page in ddb.get_paginator("scan").paginate(TableName=table, **kwargs):
         yield from page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def _live(items: Iterable[dict]) -> dict[str, PartitionInfo]:
@@ -141,20 +136,16 @@ def index_row(item: dict) -> tuple:
 
 def query_index(ddb, table: str, pk: str, start: int = 0) -> Iterator[tuple]:
     """Index rows of one ledger from ``start``, ascending (paginated, consistent Query)."""
-    kwargs = {
-        "TableName": table,
-        "KeyConditionExpression": "pk = :pk AND eid >= :s",
-        "ExpressionAttributeValues": {":pk": {"S": pk}, ":s": {"N": str(start)}},
-        "ProjectionExpression": "pk, eid, obj, #off, #len, n, pt0, pt1, da, fence, pc",
-        "ExpressionAttributeNames": {"#off": "off", "#len": "len"},
-        "ConsistentRead": True,
-    }
-    while True:
-        page = ddb.query(**kwargs)
+    pages = ddb.get_paginator("query").paginate(
+        TableName=table,
+        KeyConditionExpression="pk = :pk AND eid >= :s",
+        ExpressionAttributeValues={":pk": {"S": pk}, ":s": {"N": str(start)}},
+        ProjectionExpression="pk, eid, obj, #off, #len, n, pt0, pt1, da, fence, pc",
+        ExpressionAttributeNames={"#off": "off", "#len": "len"},
+        ConsistentRead=True,
+    )
+    for page in pages:
         yield from map(index_row, page["Items"])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def index_frame(spark, args: JobArgs, partition_keys: list[str]):

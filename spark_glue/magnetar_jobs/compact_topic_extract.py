@@ -77,22 +77,18 @@ def slices(low: int, high: int, count: int) -> list[tuple[int, int]]:
 
 def query_between(ddb, table: str, pk: str, low: int, high: int) -> Iterator[dict]:
     """Items of one ledger with ids in ``[low, high]``, ascending (paginated, consistent)."""
-    kwargs = {
-        "TableName": table,
-        "KeyConditionExpression": "pk = :pk AND eid BETWEEN :a AND :b",
-        "ExpressionAttributeValues": {
+    pages = ddb.get_paginator("query").paginate(
+        TableName=table,
+        KeyConditionExpression="pk = :pk AND eid BETWEEN :a AND :b",
+        ExpressionAttributeValues={
             ":pk": {"S": pk},
             ":a": {"N": str(low)},
             ":b": {"N": str(high)},
         },
-        "ConsistentRead": True,
-    }
-    while True:
-        page = ddb.query(**kwargs)
+        ConsistentRead=True,
+    )
+    for page in pages:
         yield from page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def get_range(s3, bucket: str, key: str, offset: int, length: int) -> bytes:
