@@ -26,6 +26,11 @@ ENV_VAR = "MAGNETAR_SERVICE_URL"
 STATE_FILE = "local.json"
 TOKEN_FILE = "local.token"
 TOKEN_ENV_VAR = "MAGNETAR_AUTH_TOKEN"
+AUTH_PARAMS_HELP = (
+    "the token to send: token:<token>, file:///path or the token itself (default: "
+    f"${TOKEN_ENV_VAR}, else the running `magnetar local --auth`'s {TOKEN_FILE})"
+)
+"""The ``--auth-params`` help of every CLI verb that calls the service (``auth_token``)."""
 """``magnetar local --auth`` writes its superuser's token here, beside ``STATE_FILE``."""
 
 

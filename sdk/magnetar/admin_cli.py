@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from magnetar._service_url import ServiceUrl, auth_token, resolve_service_url
+from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, auth_token, resolve_service_url
 from magnetar._topics import parse_topic
 
 Call = Callable[..., Any]
@@ -60,8 +60,7 @@ def _topic(text: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar admin", description="pulsar-admin's verbs")
     p.add_argument("--service-url", help="HTTP URL of the Magnetar API")
-    p.add_argument("--auth-params",
-                   help="the token to send: token:<token>, file:///path or the token itself")  # fmt: skip
+    p.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
     kinds = p.add_subparsers(dest="kind", required=True)
 
     clusters = kinds.add_parser("clusters", help="the service's cluster").add_subparsers(dest="verb", required=True)  # fmt: skip

@@ -35,9 +35,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from magnetar._service_url import (
+    AUTH_PARAMS_HELP,
     DEFAULT_SERVICE_URL,
-    TOKEN_ENV_VAR,
-    TOKEN_FILE,
     ServiceUrl,
     auth_token,
     resolve_service_url,
@@ -74,10 +73,6 @@ def _parser() -> argparse.ArgumentParser:
         "HTTP URL of the Magnetar API (default: $MAGNETAR_SERVICE_URL, else the running "
         f"`magnetar local` of this directory, else {DEFAULT_SERVICE_URL})"
     )
-    auth_help = (
-        "the token to send: token:<token>, file:///path or the token itself (default: "
-        f"${TOKEN_ENV_VAR}, else the running `magnetar local --auth`'s {TOKEN_FILE})"
-    )
 
     prod = sub.add_parser("produce", help="produce messages to a topic")
     prod.add_argument("topic")
@@ -94,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     prod.add_argument("--deliver-at", type=int, default=None,
                       help="delayed delivery: deliver at this epoch time in ms")  # fmt: skip
     prod.add_argument("--service-url", help=url_help)
-    prod.add_argument("--auth-params", help=auth_help)
+    prod.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
 
     cons = sub.add_parser("consume", help="consume messages from a subscription")
     cons.add_argument("topic")
@@ -107,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     cons.add_argument("--timeout", type=float, default=None,
                       help="stop after this many seconds without a message")  # fmt: skip
     cons.add_argument("--service-url", help=url_help)
-    cons.add_argument("--auth-params", help=auth_help)
+    cons.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
 
     local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
