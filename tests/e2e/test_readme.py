@@ -144,15 +144,15 @@ def test_every_readme_block_runs_alone_in_order(local_stack, newcomer_env, tmp_p
 def fresh_service(tmp_path):
     """``magnetar local --port 0`` in a subprocess, as ``make run`` starts it, with its state
     in ``MAGNETAR_HOME``; yields that environment (with the URL in ``local.json``, as the CLI
-    finds it) once the service answers. The tests' cheaper JVM options go to every Spark job
+    finds it) once the service answers. The tests' cheaper JVM options and Spark settings go to every Spark job
     (``PYSPARK_SUBMIT_ARGS``): ``magnetar jobs run``'s and the ones the service launches."""
-    from magnetar_local.testing import TEST_JVM_OPTIONS
+    from magnetar_local.testing import spark_submit_args_for_tests
 
     home = tmp_path / "magnetar-home"
     env = {k: v for k, v in os.environ.items() if k != "MAGNETAR_SERVICE_URL"}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["MAGNETAR_HOME"] = str(home)
-    env["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{TEST_JVM_OPTIONS}" pyspark-shell'
+    env["PYSPARK_SUBMIT_ARGS"] = spark_submit_args_for_tests()
     command = [sys.executable, "-m", "magnetar.cli", "local", "--port", "0"]
     service = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # fmt: skip

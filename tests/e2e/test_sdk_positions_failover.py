@@ -34,8 +34,8 @@ def test_a_reader_reads_from_a_position_and_knows_when_it_has_read_everything(cl
 
     assert read == [b"m0", b"m1", b"m2", b"m3", b"m4"]
     assert from_start.has_message_available() is False
-    assert after_second.read_next(5000).data() == b"m2"
-    assert at_second.read_next(5000).data() == b"m1"
+    assert after_second.read_next(10_000).data() == b"m2"
+    assert at_second.read_next(10_000).data() == b"m1"
     assert after_second.has_message_available() is True
     with pytest.raises(pulsar.Timeout):
         from_start.read_next(300)

@@ -90,6 +90,26 @@ TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 tier and the parallel GC cost more than they give (measured: the JVM's CPU time halves, its
 start from ~10 s to ~4.5 s of CPU)."""
 
+TEST_SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    # Interpreted expressions, no generated Java: a test plan runs over a few rows once, so
+    # compiling code for it (Janino) costs more than it saves (measured on tests/e2e/
+    # test_expire.py: the JVM's CPU time 38 s -> 30 s). The results are the same.
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+"""Spark settings of the tests' session and of the jobs tests start with spark-submit."""
+
+
+def spark_submit_args_for_tests() -> str:
+    """``PYSPARK_SUBMIT_ARGS`` that give a spark-submit'ted job the tests' JVM options and
+    ``TEST_SPARK_CONF``."""
+    confs = " ".join(f"--conf {key}={value}" for key, value in TEST_SPARK_CONF.items())
+    return f'--driver-java-options "{TEST_JVM_OPTIONS}" {confs} pyspark-shell'
+
 
 @pytest.fixture(scope="session")
 def spark():
@@ -103,16 +123,11 @@ def spark():
     # Python workers run this interpreter (its packages), not whatever python3 is first on
     # the PATH (pyspark reads PYSPARK_PYTHON when the context starts).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("magnetar-tests")
-        .config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.master("local[2]").appName("magnetar-tests")
+    builder = builder.config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
+    for key, value in TEST_SPARK_CONF.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
