@@ -25,6 +25,7 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
@@ -213,6 +214,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         tenants=TenantStore(dynamodb, settings.topics_table),
         permissions=PermissionStore(dynamodb, settings.topics_table),
         namespaces=NamespaceStore(dynamodb, settings.topics_table),
+        triggers=TriggerStore(dynamodb, settings.topics_table),
     )
 
 

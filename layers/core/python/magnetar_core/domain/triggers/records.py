@@ -23,6 +23,11 @@ TIMESTAMP_HEADER = "X-Magnetar-Timestamp"
 """Epoch milliseconds when the request was signed (receivers refuse old ones: replay)."""
 
 
+class TargetFailed(Exception):
+    """A target could not take a batch: unreachable, timed out, or it raised (the whole
+    batch is retried)."""
+
+
 @dataclass(frozen=True)
 class TriggerRecord:
     """One message as a target sees it (times in epoch ms; eventTime 0 when unset)."""
