@@ -72,7 +72,7 @@ class TriggerStore:
         topic = TopicName.parse(trigger.topic)
         stored = trigger.with_version(trigger.version + 1)
         key = self._key(topic, trigger.name)
-        item = {
+        item: Item = {
             **key,
             "spec": {"S": json.dumps(trigger.spec.to_body(with_secret=True), sort_keys=True)},
             "ver": {"N": str(stored.version)},

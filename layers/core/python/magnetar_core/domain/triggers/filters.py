@@ -19,7 +19,7 @@ import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 
 MAX_PATTERNS = 100
 """Patterns per field, and property names per filter."""
@@ -30,7 +30,7 @@ _COMPARISONS: dict[str, Callable[[float, float], bool]] = {
 Pattern = Callable[[str | None], bool]
 
 
-def _bad(where: str, why: str) -> InvalidMessage:
+def _bad(where: str, why: str) -> MagnetarError:
     return InvalidMessage(f"Field '{where}' is not a valid filter pattern: {why}")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
-from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.domain.triggers.filters import MessageFilter
 from magnetar_wire.errors import InvalidTopicName
@@ -44,7 +44,7 @@ def check_trigger_name(name: str) -> None:
         )
 
 
-def _bad(name: str, why: str) -> InvalidMessage:
+def _bad(name: str, why: str) -> MagnetarError:
     return InvalidMessage(f"Field '{name}' {why}")
 
 
