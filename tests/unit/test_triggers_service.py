@@ -155,3 +155,18 @@ def test_past_max_redeliver_count_a_message_goes_to_the_dead_letter_topic(engine
     assert len(target.batches) == 2
     dlq = TopicName.parse("persistent://public/default/orders-t-DLQ")
     assert engine.subscriptions.last_message_id(dlq) is not None
+
+
+def test_a_trigger_on_a_partitioned_topic_delivers_from_every_partition(engine, target):
+    topic = TopicName.parse("persistent://public/default/parted")
+    engine.admin.create_topic(topic, 2)
+    trigger, _ = engine.triggers.put(topic, "t", {"target": LAMBDA, "initialPosition": "Earliest"})
+    assert engine.admin.subscriptions(topic) == ["t"]
+    for i in range(6):
+        entry = encode_entry([EntryMessage(payload=b"x", sequence_id=i, publish_time_ms=1, key=f"k{i}")], producer_name="p")  # fmt: skip
+        engine.producer.publish(topic, entry)
+    assert engine.delivery.deliver_once(trigger).delivered == 6
+    partitions = {r["topic"] for batch in target.batches for r in batch}
+    assert partitions == {f"{topic}-partition-0", f"{topic}-partition-1"}
+    with pytest.raises(InvalidMessage, match="not to a partition"):
+        engine.triggers.put(topic.partition(0), "t2", {"target": LAMBDA})
