@@ -15,7 +15,7 @@ from typing import Any
 
 import boto3
 
-from magnetar_core.adapters.targets import LocalFunctions, Targets
+from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.gateway import Gateway, apply_handler_environment
@@ -197,6 +197,8 @@ class LocalStack:
             "AWS_DEFAULT_REGION": self.region,
             # maintenance jobs run as local subprocesses here, not as Glue jobs
             "JOB_LAUNCHER": "local",
+            # webhook triggers may call local servers (http://127.0.0.1:...)
+            "TRIGGER_PRIVATE_WEBHOOKS": "true",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
@@ -225,6 +227,7 @@ class LocalStack:
             NamespaceStore(dynamodb, settings.topics_table),
             settings.cluster_name,
         ).initialize()
+
     def _start_triggers(self) -> None:
         """The trigger driver on an engine of its own (webhooks and ``functions``),
         watching the gateway's answers."""
@@ -232,7 +235,8 @@ class LocalStack:
         from magnetar_core.settings import Settings
 
         settings = Settings.from_env(self.environment)
-        engine = Engine.build(settings, targets=Targets(functions=self.functions))
+        webhook = WebhookTarget(allow_private=settings.trigger_private_webhooks)
+        engine = Engine.build(settings, targets=Targets(webhook, functions=self.functions))
         self.triggers = TriggerDriver(engine).start()
         self._running_gateway().observers.append(self.triggers.observe)
 

@@ -27,7 +27,7 @@ from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
-from magnetar_core.adapters.targets import Targets
+from magnetar_core.adapters.targets import Targets, WebhookTarget
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
@@ -107,7 +107,10 @@ class Engine:
             starter = TimerStarter(sfn, settings.timer_state_machine_arn)
         stores = aws_stores(settings, dynamodb, s3)
         if targets is None:
-            targets = Targets(lambdas=LambdaTarget(lambda: make_lambda_client(settings)))
+            targets = Targets(
+                webhook=WebhookTarget(allow_private=settings.trigger_private_webhooks),
+                lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
+            )
         return cls.assemble(settings, stores, runtime, starter, launcher, keys, targets)
 
     @classmethod
@@ -210,9 +213,19 @@ class Engine:
             permissions=Permissions(registry, stores.permissions, runtime),
             security=security_of(settings, stores, keys),
             triggers=Triggers(
-                stores.triggers, topics, subscriptions, runtime, settings.commit_max_attempts
+                stores.triggers,
+                topics,
+                subscriptions,
+                runtime,
+                settings.commit_max_attempts,
+                allow_private_webhooks=settings.trigger_private_webhooks,
             ),
-            delivery=Delivery(subscriptions, topics, targets or Targets(), runtime),
+            delivery=Delivery(
+                subscriptions,
+                topics,
+                targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
+                runtime,
+            ),
         )
 
 

@@ -17,6 +17,7 @@ from magnetar_core.domain.errors import (
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.domain.triggers.spec import Trigger, TriggerSpec, check_trigger_name
+from magnetar_core.domain.triggers.webhooks import check_webhook_url
 from magnetar_core.ports import TriggerStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.subscriptions import Subscriptions
@@ -29,7 +30,8 @@ CONSUMER_NAME = "magnetar-trigger"
 
 class Triggers:
     """The trigger resource of a base topic. A trigger's subscription is named after it,
-    created with it (at its initial position, on every partition) and deleted with it."""
+    created with it (at its initial position, on every partition) and deleted with it.
+    Webhooks may point at http or private addresses only when ``allow_private_webhooks``."""
 
     def __init__(
         self,
@@ -38,7 +40,9 @@ class Triggers:
         subscriptions: Subscriptions,
         runtime: Runtime,
         max_attempts: int = 16,
+        allow_private_webhooks: bool = False,
     ) -> None:
+        self._allow_private = allow_private_webhooks
         self._store = store
         self._topics = topics
         self._subscriptions = subscriptions
@@ -61,6 +65,8 @@ class Triggers:
         (a subscription of that name that is not a trigger's), ServiceUnitNotReady."""
         check_trigger_name(name)
         spec = TriggerSpec.parse(body)
+        if spec.target.url is not None:
+            check_webhook_url(spec.target.url, self._allow_private)
         meta = self._topic(topic)
         existing = self._store.get(topic, name)
         if existing is None:
