@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 import pytest
 
 from magnetar_core.adapters.memory import memory_stores
-from magnetar_core.domain.errors import Conflict, InvalidMessage, NotFound, TopicNotFound
+from magnetar_core.domain.errors import (
+    Conflict,
+    InvalidMessage,
+    NotFound,
+    ServiceUnitNotReady,
+    TopicNotFound,
+)
 from magnetar_core.domain.triggers.records import TargetAnswer, TargetFailed
 from magnetar_core.domain.triggers.spec import Target
 from magnetar_core.engine import Engine
@@ -170,3 +176,22 @@ def test_a_trigger_on_a_partitioned_topic_delivers_from_every_partition(engine, 
     assert partitions == {f"{topic}-partition-0", f"{topic}-partition-1"}
     with pytest.raises(InvalidMessage, match="not to a partition"):
         engine.triggers.put(topic.partition(0), "t2", {"target": LAMBDA})
+
+
+def test_a_new_trigger_whose_subscription_fails_is_not_kept(engine, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise ServiceUnitNotReady("busy")
+
+    monkeypatch.setattr(engine.subscriptions, "subscribe", refuse)
+    with pytest.raises(ServiceUnitNotReady):
+        engine.triggers.put(TOPIC, "t", {"target": LAMBDA})
+    assert engine.triggers.names(TOPIC) == []
+
+
+def test_a_trigger_whose_subscription_is_missing_gets_it_from_its_first_step(engine, target):
+    trigger, _ = engine.triggers.put(TOPIC, "t", {"target": LAMBDA, "initialPosition": "Earliest"})
+    engine.subscriptions.delete_subscription(TOPIC, "t", force=True)  # as after a crash
+    produce(engine, ("a", {}))
+    assert engine.delivery.deliver_once(trigger).delivered == 1
+    assert engine.admin.subscriptions(TOPIC) == ["t"]
+    engine.triggers.put(TOPIC, "t", {"target": LAMBDA})  # and a PUT is no Conflict

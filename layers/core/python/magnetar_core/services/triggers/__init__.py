@@ -62,17 +62,33 @@ class Triggers:
         """Create or replace trigger ``name`` on ``topic`` from the request ``body``;
         returns it and whether it is new. Raises InvalidMessage (naming the bad field;
         nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound, Conflict
-        (a subscription of that name that is not a trigger's), ServiceUnitNotReady."""
+        (a subscription of that name that is not a trigger's), ServiceUnitNotReady.
+
+        A new trigger is written first, then its subscription created (a failure there
+        deletes the trigger again; a crash in between leaves a trigger whose subscription
+        its first delivery step or the next PUT creates). A replaced trigger's subscription
+        is updated first (a type clash with its consumers changes nothing), then the record.
+        """
         check_trigger_name(name)
         spec = TriggerSpec.parse(body)
         if spec.target.url is not None:
             check_webhook_url(spec.target.url, self._allow_private)
         meta = self._topic(topic)
-        existing = self._store.get(topic, name)
-        if existing is None:
+        if self._store.get(topic, name) is None:
             self._refuse_foreign_subscription(meta, name)
-        self._subscribe(meta, name, spec)
+        else:
+            self._subscribe(meta, name, spec)
+        trigger, created = self._write(topic, name, spec)
+        if created:
+            try:
+                self._subscribe(meta, name, spec)
+            except BaseException:
+                with contextlib.suppress(ConditionFailed):
+                    self._store.delete(trigger)
+                raise
+        return trigger, created
 
+    def _write(self, topic: TopicName, name: str, spec: TriggerSpec) -> tuple[Trigger, bool]:
         def read() -> Trigger | None:
             return self._store.get(topic, name)
 
