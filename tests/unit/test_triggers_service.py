@@ -195,3 +195,10 @@ def test_a_trigger_whose_subscription_is_missing_gets_it_from_its_first_step(eng
     assert engine.delivery.deliver_once(trigger).delivered == 1
     assert engine.admin.subscriptions(TOPIC) == ["t"]
     engine.triggers.put(TOPIC, "t", {"target": LAMBDA})  # and a PUT is no Conflict
+
+
+def test_deleting_the_topic_deletes_its_triggers(engine):
+    engine.triggers.put(TOPIC, "t", {"target": LAMBDA})
+    engine.admin.delete_topic(TOPIC, False, False)
+    engine.admin.create_topic(TOPIC, None)
+    assert engine.triggers.names(TOPIC) == [] and engine.admin.subscriptions(TOPIC) == []

@@ -183,6 +183,14 @@ class Engine:
             download_url_expiry_s=settings.download_url_expiry_s,
         )
         stats = Stats(topics, log, cursors)
+        triggers = Triggers(
+            stores.triggers,
+            topics,
+            subscriptions,
+            runtime,
+            settings.commit_max_attempts,
+            allow_private_webhooks=settings.trigger_private_webhooks,
+        )
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
@@ -193,7 +201,7 @@ class Engine:
             producer=producer,
             subscriptions=subscriptions,
             stats=stats,
-            admin=Admin(topics, subscriptions, stats, registry),
+            admin=Admin(topics, subscriptions, stats, registry, triggers),
             namespaces=namespaces,
             access=ProducerAccess(
                 topics,
@@ -212,14 +220,7 @@ class Engine:
             namespace_admin=namespace_admin,
             permissions=Permissions(registry, stores.permissions, runtime),
             security=security_of(settings, stores, keys),
-            triggers=Triggers(
-                stores.triggers,
-                topics,
-                subscriptions,
-                runtime,
-                settings.commit_max_attempts,
-                allow_private_webhooks=settings.trigger_private_webhooks,
-            ),
+            triggers=triggers,
             delivery=Delivery(
                 subscriptions,
                 topics,

@@ -134,6 +134,16 @@ class Triggers:
             with contextlib.suppress(SubscriptionNotFound):
                 self._subscriptions.delete_subscription(ref.topic, name, force=True)
 
+    def delete_all(self, topic: TopicName) -> int:
+        """Forget every trigger of ``topic`` (the topic was deleted: its cursors went with
+        it); returns how many. A trigger changed meanwhile is left (ConditionFailed)."""
+        deleted = 0
+        for trigger in self._store.list(topic):
+            with contextlib.suppress(ConditionFailed):
+                self._store.delete(trigger)
+                deleted += 1
+        return deleted
+
     def _refuse_foreign_subscription(self, meta: TopicMeta, name: str) -> None:
         cursors = self._subscriptions.context.cursors
         for ref in self._topics.partitions_of(meta):
