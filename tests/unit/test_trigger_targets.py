@@ -141,3 +141,14 @@ def test_function_options_load_a_handler_from_a_file(tmp_path):
     ):
         with pytest.raises(ValueError, match="--function"):
             load_function(bad)
+
+
+def test_magnetar_local_takes_repeated_functions_and_refuses_a_bad_one(tmp_path):
+    from magnetar_local.main import _load_functions, build_parser
+
+    (tmp_path / "fn.py").write_text("def a(event, context):\n    return None\n")
+    args = build_parser().parse_args(["--function", f"one={tmp_path / 'fn.py'}:a", "--function", f"two={tmp_path / 'fn.py'}:a"])  # fmt: skip
+    functions = _load_functions(args.function)
+    assert "one" in functions and "two" in functions
+    with pytest.raises(ValueError, match="NAME=path/to/file.py:handler"):
+        _load_functions(["nothing-here"])
