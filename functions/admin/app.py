@@ -233,4 +233,28 @@ def compaction_status(domain: str, tenant: str, namespace: str, topic: str):
     return http.ok(engine().compaction.status(topic_of(domain, tenant, namespace, topic)))
 
 
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers")
+def list_triggers(domain: str, tenant: str, namespace: str, topic: str):
+    return http.ok(engine().triggers.names(topic_of(domain, tenant, namespace, topic)))
+
+
+@app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers/<name>")
+def put_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
+    name_of = topic_of(domain, tenant, namespace, topic)
+    trigger, _created = engine().triggers.put(name_of, name, http.json_body(app))
+    return http.ok(trigger.to_body())
+
+
+@app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers/<name>")
+def get_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
+    name_of = topic_of(domain, tenant, namespace, topic)
+    return http.ok(engine().triggers.get(name_of, name).to_body())
+
+
+@app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers/<name>")
+def delete_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
+    engine().triggers.delete(topic_of(domain, tenant, namespace, topic), name)
+    return http.no_content()
+
+
 lambda_handler = http.lambda_handler(app)

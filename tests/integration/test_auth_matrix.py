@@ -39,8 +39,11 @@ ALLOWED = {
     "produce": {"producer", "tenant-admin", "superuser"},
     "consume": {"consumer", "restricted", "tenant-admin", "superuser"},
     "consume sub": {"consumer", "tenant-admin", "superuser"},
+    "functions": {"tenant-admin", "superuser"},
 }
-"""Route class -> the roles Pulsar allows (``lookup`` includes listing a namespace)."""
+"""Route class -> the roles Pulsar allows (``lookup`` includes listing a namespace;
+``functions``: triggers, which no role here holds by grant; tests/unit/
+test_trigger_authorization.py covers the namespace grant)."""
 
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
@@ -108,6 +111,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", _TOPIC + "/permissions"): "tenant admin",
     ("POST", _TOPIC + "/permissions/{role}"): "tenant admin",
     ("DELETE", _TOPIC + "/permissions/{role}"): "tenant admin",
+    # issue 13's triggers
+    ("GET", _TOPIC + "/triggers"): "functions",
+    **{(m, _TOPIC + "/triggers/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},
 }
 BODIES: dict[str, Any] = {
     "messages": {"messages": [{"value": "m"}]},
@@ -126,6 +132,7 @@ BODIES: dict[str, Any] = {
     "partitions": 2,
     "{role}": ["produce"],
     "{subscription}": ["consumer"],
+    "{name}": {"target": {"type": "lambda", "function": "fn"}},
 }
 
 
@@ -253,7 +260,7 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
         fill = {
             "domain": "persistent", "tenant": world.tenant, "namespace": "orders",
             "topic": topics[index].local, "subscription": "sub", "role": "someone",
-            "producerName": f"p-{caller}", "consumerId": consumer,
+            "producerName": f"p-{caller}", "consumerId": consumer, "name": "hook",
         }  # fmt: skip
         url = secured_gateway.url + template.format_map(fill)
         headers = world.callers[caller]

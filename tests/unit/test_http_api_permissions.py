@@ -23,6 +23,7 @@ WHO = {
         "`consume` on the topic or namespace and, when the subscription is restricted, "
         "being one of its roles; or tenant admin"
     ),
+    RouteClass.FUNCTIONS: "`functions` on the namespace, or tenant admin",
 }
 
 

@@ -149,7 +149,8 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("DELETE", topic + "/subscription/{subscription}")] == "AdminFunction"
     assert routes[("GET", "/admin/v2/tenants")] == "TenancyFunction"
     assert routes[("POST", topic + "/permissions/{role}")] == "TenancyFunction"
-    assert len(routes) == 70
+    assert routes[("PUT", topic + "/triggers/{name}")] == "AdminFunction"
+    assert len(routes) == 74
 
 
 def _table(*keys: str) -> RouteTable:

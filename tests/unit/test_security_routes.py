@@ -9,6 +9,7 @@ import pytest
 from magnetar_core.domain.security import (
     AnyRole,
     Consume,
+    Functions,
     ListTopics,
     Lookup,
     Produce,
@@ -22,7 +23,7 @@ from magnetar_wire.names import InvalidTopicName, TopicName
 
 TEMPLATE_ROUTES = {(r.method, r.path) for r in LocalTemplate().routes}
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
-          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app"}  # fmt: skip
+          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing"}  # fmt: skip
 TOPIC = TopicName.parse("persistent://acme/orders/t")
 BY_CLASS = {
     RouteClass.SUPERUSER: SuperuserOnly,
@@ -33,6 +34,7 @@ BY_CLASS = {
     RouteClass.PRODUCE: Produce,
     RouteClass.CONSUME: Consume,
     RouteClass.CONSUME_SUBSCRIPTION: Consume,
+    RouteClass.FUNCTIONS: Functions,
 }
 
 
@@ -83,6 +85,8 @@ PULSAR_CLASSES = [
         ("PUT", "/admin/v2/tenants/{tenant}", SuperuserOnly("create tenant acme", "acme")),
         ("GET", "/admin/v2/clusters", AnyRole("list the clusters")),
         ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/permissions/{role}", TenantAdmin("acme", "grant permissions on namespace acme/orders", "acme/orders")),
+        ("PUT", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/triggers/{name}", Functions(TOPIC, "create or replace trigger to-billing of persistent://acme/orders/t")),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/triggers", Functions(TOPIC, "list the triggers of persistent://acme/orders/t")),
     ]  # fmt: skip
 
 

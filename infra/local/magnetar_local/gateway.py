@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from magnetar_local.handlers import (
     InvocationAbandoned,
     apply_handler_environment,
 )
-from magnetar_local.routes import RouteTable
+from magnetar_local.routes import RouteMatch, RouteTable
 from magnetar_local.template import FunctionSpec, RouteSpec
 
 __all__ = [
@@ -75,6 +75,9 @@ class Gateway:
         self.authorizer: LocalAuthorizer | None = None
         self.server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.observers: list[Callable[[RouteMatch, int], None]] = []
+        """Called after each routed request with its match and answer's status (the
+        local trigger driver watches commits through it); must not raise nor block."""
 
     @property
     def port(self) -> int:
@@ -202,6 +205,11 @@ class Gateway:
             )  # fmt: skip
             response = _internal_error(request_id)
         response.headers.append(("apigw-requestid", request_id))
+        for observe in list(self.observers):
+            try:
+                observe(match, response.status)
+            except Exception:  # an observer's bug never fails the request
+                log.exception("request %s: an observer failed", request_id)
         return response
 
 

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from magnetar_core.adapters.targets import LocalFunctions
 from magnetar_local.auth import DEFAULT_SUPERUSER, LocalAuth
 from magnetar_local.emulator import EmulatorError
 from magnetar_local.stack import LocalStack, StackError
+from magnetar_local.triggers import load_function
 
 if TYPE_CHECKING:
     from magnetar_local.ticker import Ticker
@@ -70,7 +72,24 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         help=f"with --auth: the superuser roles; the first one's token is printed "
         f"(default {DEFAULT_SUPERUSER})",
     )
+    parser.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.py:HANDLER",
+        help="make a Python handler(event, context) the Lambda function NAME of triggers "
+        "(repeatable); it gets the trigger's records batch and may return batchItemFailures",
+    )
     return parser
+
+
+def _load_functions(specs: Sequence[str]) -> LocalFunctions:
+    """The ``--function`` handlers, loaded now; raises ValueError naming a bad one."""
+    functions = LocalFunctions()
+    for text in specs:
+        name, handler = load_function(text)
+        functions.register(name, handler)
+    return functions
 
 
 def _prepare_auth(args: argparse.Namespace) -> LocalAuth | None:
@@ -108,7 +127,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Start the stack, print where it runs, serve until interrupted; returns the exit code.
 
     0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken), 2 for
-    wrong options (``--secret-key`` without ``--auth``, an unreadable key file).
+    wrong options (``--secret-key`` without ``--auth``, an unreadable key file, a
+    ``--function`` that does not load).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(
@@ -117,6 +137,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("botocore").setLevel(logging.WARNING)
     try:
         auth = _prepare_auth(args)
+        functions = _load_functions(args.function)
     except (ValueError, OSError) as error:  # InvalidKey is a ValueError
         print(f"magnetar local: {error}", file=sys.stderr)
         return 2
@@ -125,7 +146,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
-    stack = LocalStack(auth=auth)
+    stack = LocalStack(auth=auth, functions=functions)
     try:
         try:
             stack.start(gateway_port=args.port, host=args.host)

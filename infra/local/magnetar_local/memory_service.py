@@ -48,7 +48,8 @@ __all__ = ["MemoryService", "Recorded", "memory_settings", "sdk_threads"]
 
 def memory_settings(**changes: Any) -> Settings:
     """Settings of an in-memory service: no tables or bucket to name, policies never cached,
-    long polls that look at the stores every 10 ms; ``changes`` override any field."""
+    long polls that look at the stores every 10 ms, webhooks to local servers allowed (as
+    the local stack); ``changes`` override any field."""
     base = Settings(
         topics_table="memory-topics",
         log_table="memory-log",
@@ -56,6 +57,7 @@ def memory_settings(**changes: Any) -> Settings:
         entries_bucket="memory-entries",
         receive_check_interval_ms=10,
         policy_cache_ms=0,
+        trigger_private_webhooks=True,
     )
     return replace(base, **changes)
 

@@ -15,11 +15,13 @@ from typing import Any
 
 import boto3
 
+from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+from magnetar_local.triggers import TriggerDriver
 
 HEALTH_PATH = "/admin/v2/brokers/health"
 LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
@@ -42,6 +44,8 @@ class LocalStack:
     this process (the handlers run in it); ``stop`` restores it. With ``auth`` the handlers
     authenticate every request (``magnetar local --auth``) and the readiness probe sends
     ``auth.token``; without it authentication is off, whatever template.yaml's defaults say.
+    Triggers run in-process (``triggers``, a ``TriggerDriver`` woken by commits); Lambda
+    targets are the handlers registered in ``functions`` (``magnetar local --function``).
     """
 
     def __init__(
@@ -51,7 +55,10 @@ class LocalStack:
         region: str = REGION,
         auth: LocalAuth | None = None,
         parameters: dict[str, str] | None = None,
+        functions: LocalFunctions | None = None,
     ) -> None:
+        self.functions = functions if functions is not None else LocalFunctions()
+        self.triggers: TriggerDriver | None = None
         self.template = LocalTemplate(
             template_path,
             stack_name=stack_name,
@@ -94,6 +101,7 @@ class LocalStack:
                 region=self.region,
                 account_id=self.template.account_id,
             ).start()
+            self._start_triggers()
             self._await_ready(ready_timeout_s)
         except BaseException:
             self.stop()
@@ -102,6 +110,9 @@ class LocalStack:
 
     def stop(self) -> None:
         """Stop the gateway and the emulator, restore os.environ and sys.path (idempotent)."""
+        triggers, self.triggers = self.triggers, None
+        if triggers is not None:
+            triggers.stop()
         gateway, self.gateway = self.gateway, None
         if gateway is not None:
             gateway.stop()
@@ -186,6 +197,8 @@ class LocalStack:
             "AWS_DEFAULT_REGION": self.region,
             # maintenance jobs run as local subprocesses here, not as Glue jobs
             "JOB_LAUNCHER": "local",
+            # webhook triggers may call local servers (http://127.0.0.1:...)
+            "TRIGGER_PRIVATE_WEBHOOKS": "true",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
@@ -214,6 +227,19 @@ class LocalStack:
             NamespaceStore(dynamodb, settings.topics_table),
             settings.cluster_name,
         ).initialize()
+
+    def _start_triggers(self) -> None:
+        """The trigger driver on an engine of its own (webhooks and ``functions``),
+        watching the gateway's answers."""
+        from magnetar_core.engine import Engine
+        from magnetar_core.settings import Settings
+
+        settings = Settings.from_env(self.environment)
+        webhook = WebhookTarget(allow_private=settings.trigger_private_webhooks)
+        engine = Engine.build(settings, targets=Targets(webhook, functions=self.functions))
+        self.triggers = TriggerDriver(engine).start()
+        self._running_gateway().observers.append(self.triggers.observe)
+
     def _probe_headers(self) -> dict[str, str]:
         """The readiness probe's headers: the superuser's token when auth is on (the health
         check is superuser-only, as in Pulsar)."""

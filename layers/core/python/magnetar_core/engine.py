@@ -18,6 +18,7 @@ from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdent
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
 from magnetar_core.adapters.aws.glue import GlueJobLauncher
+from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.namespaces import NamespaceStore
 from magnetar_core.adapters.aws.policies import PolicyStore
@@ -25,6 +26,8 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.adapters.aws.triggers import TriggerStore
+from magnetar_core.adapters.targets import Targets, WebhookTarget
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
@@ -48,6 +51,8 @@ from magnetar_core.services.tenancy_permissions import Permissions
 from magnetar_core.services.tenancy_tenants import Tenants
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
+from magnetar_core.services.triggers import Triggers
+from magnetar_core.services.triggers.delivery import Delivery
 from magnetar_core.settings import Settings
 from magnetar_wire import token_keys as token_keys_module
 from magnetar_wire.tokens import VerificationKeys
@@ -75,6 +80,8 @@ class Engine:
     namespace_admin: NamespaceAdmin
     permissions: Permissions
     security: Security
+    triggers: Triggers
+    delivery: Delivery
 
     @classmethod
     def build(
@@ -86,18 +93,25 @@ class Engine:
         starter: ports.TimerStarter | None = None,
         launcher: ports.JobLauncher | None = None,
         keys: VerificationKeys | None = None,
+        targets: ports.TriggerTarget | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
         through ``starter`` when given, else through the settings' state machine (none:
         delays off); jobs start through ``launcher`` when given, else the settings' one;
-        tokens are verified with ``keys`` when given, else the settings' (``token_keys``)."""
+        tokens are verified with ``keys`` when given, else the settings' (``token_keys``);
+        triggers deliver through ``targets`` (default: webhooks and Lambda)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
         if starter is None and settings.timer_state_machine_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
             starter = TimerStarter(sfn, settings.timer_state_machine_arn)
         stores = aws_stores(settings, dynamodb, s3)
-        return cls.assemble(settings, stores, runtime, starter, launcher, keys)
+        if targets is None:
+            targets = Targets(
+                webhook=WebhookTarget(allow_private=settings.trigger_private_webhooks),
+                lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
+            )
+        return cls.assemble(settings, stores, runtime, starter, launcher, keys, targets)
 
     @classmethod
     def assemble(
@@ -108,11 +122,13 @@ class Engine:
         starter: ports.TimerStarter | None = None,
         launcher: ports.JobLauncher | None = None,
         keys: VerificationKeys | None = None,
+        targets: ports.TriggerTarget | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
         the one ``settings.job_launcher`` names, made on first use); ``keys`` verify tokens
-        (None: the settings' keys, read now when authentication is on; raises InvalidKey)."""
+        (None: the settings' keys, read now when authentication is on; raises InvalidKey);
+        ``targets`` take triggers' batches (None: webhooks and local functions only)."""
         runtime = runtime or Runtime()
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
@@ -167,6 +183,14 @@ class Engine:
             download_url_expiry_s=settings.download_url_expiry_s,
         )
         stats = Stats(topics, log, cursors)
+        triggers = Triggers(
+            stores.triggers,
+            topics,
+            subscriptions,
+            runtime,
+            settings.commit_max_attempts,
+            allow_private_webhooks=settings.trigger_private_webhooks,
+        )
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
@@ -177,7 +201,7 @@ class Engine:
             producer=producer,
             subscriptions=subscriptions,
             stats=stats,
-            admin=Admin(topics, subscriptions, stats, registry),
+            admin=Admin(topics, subscriptions, stats, registry, triggers),
             namespaces=namespaces,
             access=ProducerAccess(
                 topics,
@@ -196,7 +220,22 @@ class Engine:
             namespace_admin=namespace_admin,
             permissions=Permissions(registry, stores.permissions, runtime),
             security=security_of(settings, stores, keys),
+            triggers=triggers,
+            delivery=Delivery(
+                subscriptions,
+                topics,
+                targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
+                runtime,
+            ),
         )
+
+
+def make_lambda_client(settings: Settings) -> BotoClient:
+    """A Lambda client for trigger targets (the emulator's endpoint when one is set)."""
+    import boto3
+
+    session = boto3.session.Session(region_name=settings.region)
+    return session.client("lambda", endpoint_url=settings.endpoint_url)
 
 
 def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stores:
@@ -213,6 +252,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         tenants=TenantStore(dynamodb, settings.topics_table),
         permissions=PermissionStore(dynamodb, settings.topics_table),
         namespaces=NamespaceStore(dynamodb, settings.topics_table),
+        triggers=TriggerStore(dynamodb, settings.topics_table),
     )
 
 

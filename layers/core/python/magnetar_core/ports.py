@@ -24,6 +24,8 @@ from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 from magnetar_core.domain.security.model import NamespacePermissions, TenantInfo
 from magnetar_core.domain.topic import TopicMeta
+from magnetar_core.domain.triggers.records import TargetAnswer
+from magnetar_core.domain.triggers.spec import Target, Trigger
 from magnetar_wire.names import TopicName
 
 
@@ -269,6 +271,7 @@ class Stores:
     tenants: TenantStore
     permissions: PermissionStore
     namespaces: NamespaceStore
+    triggers: TriggerStore
 
 
 # Security (issue 12): tenants and namespace permissions.
@@ -361,4 +364,40 @@ class CallerIdentity(Protocol):
         """Send the presigned call (GET ``url`` with ``headers``); the caller's ARN.
         Raises BadSignature (of ``magnetar_wire.tokens``, 401) when STS refuses it
         (signature, expiry, audience header), StorageFault when STS cannot be reached."""
+        ...
+
+
+# Triggers (issue 13): stored triggers and the targets they deliver to.
+
+
+class TriggerStore(Protocol):
+    """Triggers, one versioned record per (base topic, trigger name)."""
+
+    def get(self, topic: TopicName, name: str) -> Trigger | None:
+        """The trigger, strongly consistent; None when there is none."""
+        ...
+
+    def list(self, topic: TopicName) -> list[Trigger]:
+        """The topic's triggers, by name (strongly consistent)."""
+        ...
+
+    def put(self, trigger: Trigger) -> Trigger:
+        """Write ``trigger`` if the stored one is still at ``trigger.version`` (0: only if
+        there is none); returns what was stored (version + 1). Raises ConditionFailed."""
+        ...
+
+    def delete(self, trigger: Trigger) -> None:
+        """Delete the trigger if still at ``trigger.version``; raises ConditionFailed."""
+        ...
+
+
+class TriggerTarget(Protocol):
+    """Where a trigger's batches go: a Lambda function (locally: a registered handler) or
+    a webhook."""
+
+    def invoke(self, target: Target, body: bytes, timestamp_ms: int) -> TargetAnswer:
+        """Send one batch (``records.batch_body``), signed at ``timestamp_ms`` for a
+        webhook; the target's answer (a function's return: status 200 and its JSON). Raises
+        TargetFailed (of ``domain.triggers.records``) when the target could not be reached,
+        timed out or raised."""
         ...

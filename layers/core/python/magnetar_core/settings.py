@@ -63,6 +63,9 @@ class Settings:
     (``AUTHORIZATION_CACHE_MS``; 0: read them on every request)."""
     download_url_expiry_s: int = 60
     """How long a presigned GET URL of a large entry stays valid (``DOWNLOAD_URL_EXPIRY_S``)."""
+    trigger_private_webhooks: bool = False
+    """Webhook triggers may call http and private addresses (``TRIGGER_PRIVATE_WEBHOOKS``;
+    off on AWS: https to public addresses only; on in the local stack)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -110,4 +113,5 @@ class Settings:
             token_key_parameter=env.get("TOKEN_KEY_PARAMETER") or None,
             authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
             download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
+            trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),
         )

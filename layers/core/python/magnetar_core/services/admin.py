@@ -7,6 +7,7 @@ from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.tenancy import Registry
 from magnetar_core.services.topics import Topics
+from magnetar_core.services.triggers import Triggers
 from magnetar_wire.names import TopicName
 
 MAX_PARTITIONS = 1024
@@ -16,8 +17,14 @@ class Admin:
     """Topic and subscription administration."""
 
     def __init__(
-        self, topics: Topics, subscriptions: Subscriptions, stats: Stats, registry: Registry
+        self,
+        topics: Topics,
+        subscriptions: Subscriptions,
+        stats: Stats,
+        registry: Registry,
+        triggers: Triggers | None = None,
     ) -> None:
+        self._triggers = triggers
         self._registry = registry
         self._topics = topics
         self._subscriptions = subscriptions
@@ -56,7 +63,10 @@ class Admin:
         return out
 
     def delete_topic(self, name: TopicName, partitioned: bool, force: bool) -> None:
+        """Delete a topic (``Topics.delete``: errors there) and its triggers."""
         self._topics.delete(name, partitioned=partitioned, force=force)
+        if self._triggers is not None:
+            self._triggers.delete_all(name)
 
     def stats(self, name: TopicName, partitioned: bool) -> dict:
         """Topic stats; the partitioned variant only for partitioned topics (TopicNotFound)."""

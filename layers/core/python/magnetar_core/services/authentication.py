@@ -50,7 +50,10 @@ def keys_of_parameter(value: str, read: Callable[[str], bytes] = read_file) -> t
         secret, public = named.get("tokenSecretKey"), named.get("tokenPublicKey")
         if not all(isinstance(v, str) for v in (secret or "", public or "")):
             raise InvalidKey("tokenSecretKey and tokenPublicKey must be strings (key references)")
-        return (resolve(secret, read) if secret else None, resolve(public, read) if public else None)
+        return (
+            resolve(secret, read) if secret else None,
+            resolve(public, read) if public else None,
+        )
     if text.encode().startswith(_PEM_PUBLIC):
         return None, text.encode()
     return resolve(text, read), None

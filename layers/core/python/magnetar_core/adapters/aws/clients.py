@@ -79,9 +79,7 @@ def make_clients(settings: Settings) -> tuple[BotoClient, BotoClient]:
     )
     clients: list[BotoClient] = []
     for service, service_config in (("dynamodb", config), ("s3", s3_config)):
-        client = session.client(
-            service, endpoint_url=settings.endpoint_url, config=service_config
-        )
+        client = session.client(service, endpoint_url=settings.endpoint_url, config=service_config)
         client.meta.events.register("before-call.*.*", REQUESTS.hook)
         clients.append(client)
     dynamodb, s3 = clients

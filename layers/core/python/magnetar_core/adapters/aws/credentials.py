@@ -82,7 +82,9 @@ class StsCallerIdentity:
                     "cluster, has expired, or its credentials are no longer valid; make a new "
                     "one with magnetar.AuthenticationAws"
                 ) from exc
-            raise StorageFault(f"asking AWS STS who signed the IAM token failed: HTTP {exc.code}") from exc
+            raise StorageFault(
+                f"asking AWS STS who signed the IAM token failed: HTTP {exc.code}"
+            ) from exc
         except (OSError, ValueError) as exc:
             raise StorageFault(f"asking AWS STS who signed the IAM token failed: {exc}") from exc
         return _arn_of(body)
@@ -93,7 +95,9 @@ def _arn_of(body: bytes) -> str:
     try:
         root = ElementTree.fromstring(body)  # noqa: S314 - STS's answer, bounded in size
     except ElementTree.ParseError as exc:
-        raise StorageFault("AWS STS answered GetCallerIdentity with something that is not XML") from exc
+        raise StorageFault(
+            "AWS STS answered GetCallerIdentity with something that is not XML"
+        ) from exc
     for tag in (f".//{_STS_NS}Arn", ".//Arn"):
         found = root.find(tag)
         if found is not None and found.text:

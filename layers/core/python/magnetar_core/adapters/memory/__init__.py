@@ -20,6 +20,7 @@ from magnetar_core.adapters.memory.security import PermissionStore, TenantStore
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.adapters.memory.topics import TopicStore
+from magnetar_core.adapters.memory.triggers import TriggerStore
 from magnetar_core.ports import Stores
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "TenantStore",
     "TimerStarter",
     "TopicStore",
+    "TriggerStore",
     "memory_stores",
 ]
 
@@ -58,4 +60,5 @@ def memory_stores(
         tenants=TenantStore(tables),
         permissions=PermissionStore(tables),
         namespaces=NamespaceStore(tables),
+        triggers=TriggerStore(tables),
     )

@@ -18,6 +18,7 @@ from magnetar_core.domain.security.policy import (
 from magnetar_core.domain.security.requirements import (
     AnyRole,
     Consume,
+    Functions,
     ListTopics,
     Lookup,
     Produce,
@@ -33,6 +34,7 @@ __all__ = [
     "AuthorizationError",
     "AuthorizationPolicy",
     "Consume",
+    "Functions",
     "Decision",
     "Grants",
     "ListTopics",

@@ -119,10 +119,14 @@ def _single_values(query: str) -> dict[str, str]:
 
 def _check_validity(query: dict[str, str], now_s: int) -> None:
     try:
-        signed_s = int(datetime.strptime(query.get("X-Amz-Date", ""), _DATE).replace(tzinfo=UTC).timestamp())
+        signed_s = int(
+            datetime.strptime(query.get("X-Amz-Date", ""), _DATE).replace(tzinfo=UTC).timestamp()
+        )
         expires_s = int(query.get("X-Amz-Expires", ""))
     except ValueError as exc:
-        raise MalformedToken(f"the IAM token has no valid X-Amz-Date/X-Amz-Expires; {_HINT}") from exc
+        raise MalformedToken(
+            f"the IAM token has no valid X-Amz-Date/X-Amz-Expires; {_HINT}"
+        ) from exc
     if not 0 < expires_s <= MAX_EXPIRY_S:
         raise MalformedToken(
             f"the IAM token is valid for {expires_s} s; at most {MAX_EXPIRY_S} s is accepted; {_HINT}"

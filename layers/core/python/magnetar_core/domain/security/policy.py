@@ -26,6 +26,7 @@ from magnetar_core.domain.security.model import AuthAction, NamespacePermissions
 from magnetar_core.domain.security.requirements import (
     AnyRole,
     Consume,
+    Functions,
     ListTopics,
     Lookup,
     Produce,
@@ -166,7 +167,11 @@ def namespace_granted(action: AuthAction) -> Rule:
 
 def _needs(check: Check, actions: str) -> Decision:
     namespace = check.requirement.namespace
-    where = "namespace" if isinstance(check.requirement, ListTopics) else "topic or its namespace"
+    where = (
+        "namespace"
+        if isinstance(check.requirement, ListTopics | Functions)
+        else "topic or its namespace"
+    )
     return check.deny(
         f"it needs {actions.replace(',', ' or ')} permission on the {where}; a tenant admin "
         f"grants it with `magnetar admin namespaces grant-permission {namespace} --role "
@@ -228,6 +233,9 @@ RULES: dict[type, Rule] = {
     Produce: first_of(superuser, tenant_admin, granted(AuthAction.PRODUCE)),
     Consume: first_of(
         superuser, tenant_admin, all_of(granted(AuthAction.CONSUME), subscription_open)
+    ),
+    Functions: first_of(
+        superuser, tenant_admin, namespace_granted(AuthAction.FUNCTIONS), needs("functions")
     ),
     Unclassified: nobody,
 }

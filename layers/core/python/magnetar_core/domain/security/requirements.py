@@ -106,6 +106,19 @@ class Consume(_OnTopic):
 
 
 @dataclass(frozen=True)
+class Functions(_OnTopic):
+    """Create, read, list or delete a topic's triggers: a superuser, a tenant admin, or a
+    role holding ``functions`` on the topic's namespace (Pulsar's functions operations)."""
+
+    what: str = ""
+    """What the route does, as words after "to"."""
+
+    @property
+    def action(self) -> str:
+        return self.what or f"manage the triggers of {self.topic}"
+
+
+@dataclass(frozen=True)
 class Unclassified:
     """A route nobody classified: denied to every role (a Magnetar bug to report)."""
 
@@ -120,6 +133,14 @@ class Unclassified:
 
 
 Requirement = (
-    SuperuserOnly | AnyRole | TenantAdmin | ListTopics | Lookup | Produce | Consume | Unclassified
+    SuperuserOnly
+    | AnyRole
+    | TenantAdmin
+    | ListTopics
+    | Lookup
+    | Produce
+    | Consume
+    | Functions
+    | Unclassified
 )
 """Every route class."""

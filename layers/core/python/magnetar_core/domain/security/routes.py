@@ -9,7 +9,8 @@ test_security_routes.py`` fails when template.yaml has a route this table lacks.
 The classes follow Pulsar's ``PulsarAuthorizationProvider``: tenant, cluster and broker
 administration is the superusers'; namespace administration, namespace and topic policies,
 topic creation and deletion, compaction and permissions are the tenant admins'; data-path
-routes need ``produce`` or ``consume``; metadata and stats need either.
+routes need ``produce`` or ``consume``; metadata and stats need either; triggers need the
+namespace's ``functions`` permission (as Pulsar Functions do).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from enum import Enum
 from magnetar_core.domain.security.requirements import (
     AnyRole,
     Consume,
+    Functions,
     ListTopics,
     Lookup,
     Produce,
@@ -43,6 +45,7 @@ class RouteClass(Enum):
     PRODUCE = "produce"
     CONSUME = "consume"
     CONSUME_SUBSCRIPTION = "consume, and the subscription's permission"
+    FUNCTIONS = "functions on the namespace"
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
 S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
 NS, L, P = RouteClass.LIST_TOPICS, RouteClass.LOOKUP, RouteClass.PRODUCE
 C, CS = RouteClass.CONSUME, RouteClass.CONSUME_SUBSCRIPTION
+F = RouteClass.FUNCTIONS
 
 
 def _policy_rows(prefix: str, where: str, names: dict[str, str]) -> list[tuple[str, str, RouteClass, str]]:  # fmt: skip
@@ -101,6 +105,11 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("DELETE", _TOPIC + "/partitions", T, "delete partitioned topic {topic}"),
     ("GET", _TOPIC + "/subscriptions", C, ""),
     ("DELETE", _TOPIC + "/subscription/{subscription}", CS, ""),
+    # triggers (issue 13): the namespace's functions permission, as Pulsar Functions
+    ("GET", _TOPIC + "/triggers", F, "list the triggers of {topic}"),
+    ("PUT", _TOPIC + "/triggers/{name}", F, "create or replace trigger {name} of {topic}"),
+    ("GET", _TOPIC + "/triggers/{name}", F, "read trigger {name} of {topic}"),
+    ("DELETE", _TOPIC + "/triggers/{name}", F, "delete trigger {name} of {topic}"),
     ("POST", _V1 + "/messages", P, ""),
     ("POST", _V1 + "/uploads", P, ""),
     ("POST", _V1 + "/producers", P, ""),
@@ -174,6 +183,7 @@ _FACTORIES: dict[RouteClass, Callable[[Route, Mapping[str, str]], Requirement]] 
     P: lambda r, p: Produce(_topic(p)),
     C: lambda r, p: Consume(_topic(p)),
     CS: lambda r, p: Consume(_topic(p), p["subscription"]),
+    F: lambda r, p: Functions(_topic(p), _words(r, p)),
 }
 
 

@@ -1,0 +1,149 @@
+"""Local trigger driving: a commit on a topic wakes its triggers, in-process.
+
+On AWS a commit reaches the triggers of its topic through the index table's stream (issue
+13, later slice); here the gateway tells ``TriggerDriver`` about every answered request
+(``Gateway.observers``): a produce (``POST /v1/.../messages``) on a topic with triggers, or
+a trigger's ``PUT``, wakes that topic. One daemon thread then runs ``deliver_once`` on each
+of the topic's triggers until a step makes no progress (nothing acknowledged, nothing
+filtered); a step that only sent messages back for retry is run again ``retry_every_ms``
+later (retries after a backoff are released by the timers meanwhile). Topics without
+triggers cost no AWS request: the driver knows which topics have triggers from the trigger
+routes it sees (the local stack's state lives only as long as the process, and triggers are
+made through its API).
+
+``load_function("NAME=path/file.py:handler")`` loads a handler for ``magnetar local
+--function``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+import time
+from pathlib import Path
+
+from magnetar_core.adapters.targets.local import Handler
+from magnetar_core.engine import Engine
+from magnetar_local.routes import RouteMatch
+from magnetar_wire.names import TopicName
+
+log = logging.getLogger(__name__)
+PRODUCE = ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")
+TRIGGER = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/triggers/{name}"
+MAX_STEPS = 1000
+"""Steps per wake of one trigger (a bound, not a budget: a step moves at least one message)."""
+
+
+def load_function(text: str) -> tuple[str, Handler]:
+    """``NAME=path/to/file.py:handler`` -> ``(NAME, handler)``, the file imported now.
+    Raises ValueError naming what is wrong (the form, a missing file or handler)."""
+    name, _, where = text.partition("=")
+    path, _, attribute = where.rpartition(":")
+    if not name or not path or not attribute:
+        raise ValueError(f"--function takes NAME=path/to/file.py:handler, not {text!r}")
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"--function {name}: no file {path}")
+    spec = importlib.util.spec_from_file_location(f"magnetar_function_{name}", file)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"--function {name}: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    handler = getattr(module, attribute, None)
+    if not callable(handler):
+        raise ValueError(f"--function {name}: {path} has no function {attribute!r}")
+    return name, handler
+
+
+def _topic(params: dict[str, str]) -> TopicName:
+    return TopicName.of(params["domain"], params["tenant"], params["namespace"], params["topic"])
+
+
+class TriggerDriver:
+    """Runs triggers' delivery steps when their topic gets a commit (see the module)."""
+
+    def __init__(self, engine: Engine, retry_every_ms: int = 200) -> None:
+        self.engine = engine
+        self.retry_every_ms = retry_every_ms
+        self._lock = threading.Condition()
+        self._woken: set[str] = set()
+        self._retry_at: dict[str, float] = {}
+        self._with_triggers: set[str] = set()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    # -- what the gateway tells ----------------------------------------------------------
+
+    def observe(self, match: RouteMatch, status: int) -> None:
+        """A gateway observer: wake the topic of a successful produce or trigger PUT."""
+        route, params = match.route, match.path_parameters
+        if not 200 <= status < 300:
+            return
+        if (route.method, route.path) == PRODUCE:
+            topic = str(_topic(params).base)
+            if topic in self._with_triggers:
+                self.wake(topic)
+        elif route.path == TRIGGER and route.method == "PUT":
+            topic = str(_topic(params))
+            self._with_triggers.add(topic)
+            self.wake(topic)
+
+    def wake(self, topic: str) -> None:
+        """Run the triggers of ``topic`` (a base topic's full name) soon."""
+        with self._lock:
+            self._woken.add(topic)
+            self._lock.notify()
+
+    # -- the thread ----------------------------------------------------------------------
+
+    def start(self) -> TriggerDriver:
+        self._thread = threading.Thread(target=self._run, name="trigger-driver", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        with self._lock:
+            self._stopped = True
+            self._lock.notify()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def _next(self) -> str | None:
+        """The next topic to run (None: stopped), waiting for a wake or a due retry."""
+        with self._lock:
+            while not self._stopped:
+                now = time.monotonic()
+                for topic, at in list(self._retry_at.items()):
+                    if at <= now:
+                        del self._retry_at[topic]
+                        self._woken.add(topic)
+                if self._woken:
+                    return self._woken.pop()
+                due = min(self._retry_at.values(), default=None)
+                self._lock.wait(None if due is None else max(0.0, due - now))
+            return None
+
+    def _run(self) -> None:
+        while (topic := self._next()) is not None:
+            try:
+                retry = self.run_topic(TopicName.parse(topic))
+            except Exception:  # a fault (the emulator stopping, a bug): logged, not fatal
+                log.exception("triggers of %s failed", topic)
+                retry = False
+            if retry:
+                with self._lock:
+                    self._retry_at[topic] = time.monotonic() + self.retry_every_ms / 1000
+
+    def run_topic(self, topic: TopicName) -> bool:
+        """Step each trigger of ``topic`` until it makes no progress; whether one of them
+        has messages waiting for a retry."""
+        retry = False
+        for trigger in self.engine.triggers.of_topic(topic):
+            for _ in range(MAX_STEPS):
+                outcome = self.engine.delivery.deliver_once(trigger)
+                if outcome.retried:
+                    retry = True
+                if not (outcome.acknowledged or outcome.filtered):
+                    break
+        return retry

@@ -1,0 +1,167 @@
+"""Triggers (issue 13): the trigger resource (``Triggers``: create or replace, read, list,
+delete, each with its subscription) and push delivery (``delivery.Delivery``)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    Conflict,
+    InvalidMessage,
+    NotAllowedError,
+    NotFound,
+    ServiceUnitNotReady,
+    SubscriptionNotFound,
+)
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.topic import TopicMeta
+from magnetar_core.domain.triggers.spec import Trigger, TriggerSpec, check_trigger_name
+from magnetar_core.domain.triggers.webhooks import check_webhook_url
+from magnetar_core.ports import TriggerStore
+from magnetar_core.services import optimistic
+from magnetar_core.services.subscriptions import Subscriptions
+from magnetar_core.services.topics import Topics
+from magnetar_wire.names import TopicName
+
+CONSUMER_NAME = "magnetar-trigger"
+"""The consumer name a trigger's deliveries (and its creation) subscribe with."""
+
+
+class Triggers:
+    """The trigger resource of a base topic. A trigger's subscription is named after it,
+    created with it (at its initial position, on every partition) and deleted with it.
+    Webhooks may point at http or private addresses only when ``allow_private_webhooks``."""
+
+    def __init__(
+        self,
+        store: TriggerStore,
+        topics: Topics,
+        subscriptions: Subscriptions,
+        runtime: Runtime,
+        max_attempts: int = 16,
+        allow_private_webhooks: bool = False,
+    ) -> None:
+        self._allow_private = allow_private_webhooks
+        self._store = store
+        self._topics = topics
+        self._subscriptions = subscriptions
+        self._runtime = runtime
+        self._max_attempts = max_attempts
+
+    def _topic(self, topic: TopicName) -> TopicMeta:
+        if topic.partition_index >= 0:
+            raise InvalidMessage(
+                f"Triggers belong to the partitioned topic {topic.base}, not to a partition"
+            )
+        if not topic.persistent:
+            raise NotAllowedError(f"Triggers need a persistent topic, not {topic}")
+        return self._topics.get(topic)  # TopicNotFound
+
+    def put(self, topic: TopicName, name: str, body: object) -> tuple[Trigger, bool]:
+        """Create or replace trigger ``name`` on ``topic`` from the request ``body``;
+        returns it and whether it is new. Raises InvalidMessage (naming the bad field;
+        nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound, Conflict
+        (a subscription of that name that is not a trigger's), ServiceUnitNotReady.
+
+        A new trigger is written first, then its subscription created (a failure there
+        deletes the trigger again; a crash in between leaves a trigger whose subscription
+        its first delivery step or the next PUT creates). A replaced trigger's subscription
+        is updated first (a type clash with its consumers changes nothing), then the record.
+        """
+        check_trigger_name(name)
+        spec = TriggerSpec.parse(body)
+        if spec.target.url is not None:
+            check_webhook_url(spec.target.url, self._allow_private)
+        meta = self._topic(topic)
+        if self._store.get(topic, name) is None:
+            self._refuse_foreign_subscription(meta, name)
+        else:
+            self._subscribe(meta, name, spec)
+        trigger, created = self._write(topic, name, spec)
+        if created:
+            try:
+                self._subscribe(meta, name, spec)
+            except BaseException:
+                with contextlib.suppress(ConditionFailed):
+                    self._store.delete(trigger)
+                raise
+        return trigger, created
+
+    def _write(self, topic: TopicName, name: str, spec: TriggerSpec) -> tuple[Trigger, bool]:
+        def read() -> Trigger | None:
+            return self._store.get(topic, name)
+
+        def change(current: Trigger | None) -> tuple[tuple[Trigger, bool], Trigger]:
+            version = current.version if current else 0
+            wanted = Trigger(str(topic), name, spec, version)
+            return (wanted.with_version(version + 1), current is None), wanted
+
+        outcome = optimistic.update(
+            read, change, self._store.put, self._runtime, self._max_attempts
+        )
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Trigger {name} is being changed by others; retry")
+        return outcome
+
+    def get(self, topic: TopicName, name: str) -> Trigger:
+        """The trigger; raises NotFound, TopicNotFound."""
+        self._topic(topic)
+        trigger = self._store.get(topic, name)
+        if trigger is None:
+            raise NotFound(f"Trigger {name} does not exist on {topic}")
+        return trigger
+
+    def names(self, topic: TopicName) -> list[str]:
+        """The topic's trigger names, sorted; raises TopicNotFound."""
+        self._topic(topic)
+        return [t.name for t in self._store.list(topic)]
+
+    def of_topic(self, topic: TopicName) -> list[Trigger]:
+        """The triggers of a topic or of a partition's topic (what a commit wakes)."""
+        return self._store.list(topic.base)
+
+    def delete(self, topic: TopicName, name: str) -> None:
+        """Delete the trigger and its subscription (its consumers disconnected); raises
+        NotFound, TopicNotFound, ServiceUnitNotReady (changed meanwhile)."""
+        meta = self._topic(topic)
+        trigger = self.get(topic, name)
+        try:
+            self._store.delete(trigger)
+        except ConditionFailed:
+            raise ServiceUnitNotReady(f"Trigger {name} changed meanwhile; retry") from None
+        for ref in self._topics.partitions_of(meta):
+            with contextlib.suppress(SubscriptionNotFound):
+                self._subscriptions.delete_subscription(ref.topic, name, force=True)
+
+    def delete_all(self, topic: TopicName) -> int:
+        """Forget every trigger of ``topic`` (the topic was deleted: its cursors went with
+        it); returns how many. A trigger changed meanwhile is left (ConditionFailed)."""
+        deleted = 0
+        for trigger in self._store.list(topic):
+            with contextlib.suppress(ConditionFailed):
+                self._store.delete(trigger)
+                deleted += 1
+        return deleted
+
+    def _refuse_foreign_subscription(self, meta: TopicMeta, name: str) -> None:
+        cursors = self._subscriptions.context.cursors
+        for ref in self._topics.partitions_of(meta):
+            if cursors.get(ref.key, name) is not None:
+                raise Conflict(
+                    f"Topic {meta.name} already has a subscription named {name}; a trigger's "
+                    "subscription is its own: pick another trigger name"
+                )
+
+    def _subscribe(self, meta: TopicMeta, name: str, spec: TriggerSpec) -> None:
+        """Create (or update) the trigger's subscription on every partition."""
+        for ref in self._topics.partitions_of(meta):
+            handle = self._subscriptions.subscribe(
+                ref.topic,
+                name,
+                CONSUMER_NAME,
+                spec.subscription_type,
+                spec.earliest,
+                dead_letter=spec.dead_letter,
+            )
+            self._subscriptions.close(ref.topic, name, handle.consumer_id)

@@ -1,0 +1,125 @@
+"""Triggers on the embedded stack: the SDK produces, the local trigger driver pushes the
+batch to a webhook server of the test (a free port), signed; a partial failure comes back
+once with redeliveryCount 1 and the other messages never again."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from magnetar_core.domain.triggers.records import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+
+SECRET = "e2e-secret"
+
+
+class Webhook:
+    """A local webhook: records each request (body, signature ok) and answers with
+    ``answer(records)`` (a status and a JSON body)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[list[dict], bool]] = []
+        self.answer: Callable[[list[dict]], tuple[int, dict]] = lambda records: (200, {})
+        self.lock = threading.Lock()
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                signed = verify(SECRET, int(self.headers[TIMESTAMP_HEADER]), body,
+                                self.headers[SIGNATURE_HEADER])  # fmt: skip
+                records = json.loads(body)["records"]
+                with hook.lock:
+                    hook.requests.append((records, signed))
+                    status, answer = hook.answer(records)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
+
+    def records(self) -> list[dict]:
+        with self.lock:
+            return [r for records, _ in self.requests for r in records]
+
+
+@pytest.fixture
+def webhook() -> Iterator[Webhook]:
+    hook = Webhook()
+    yield hook
+    hook.server.shutdown()
+    hook.server.server_close()
+
+
+def admin(stack, method: str, path: str, body: object = None) -> object:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{stack.url}/admin/v2/{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:
+        raw = response.read()
+    return json.loads(raw) if raw else None
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def hooked_topic(stack, webhook: Webhook) -> str:
+    path = f"persistent/public/default/hooked-{uuid.uuid4().hex[:8]}"
+    admin(stack, "PUT", path)
+    target = {"type": "webhook", "url": webhook.url, "secret": SECRET}
+    admin(stack, "PUT", f"{path}/triggers/push", {"target": target, "batchSize": 10})
+    return path
+
+
+def backlog(stack, path: str) -> int:
+    stats = admin(stack, "GET", f"{path}/stats")
+    assert isinstance(stats, dict)
+    return stats["subscriptions"]["push"]["msgBacklog"]
+
+
+def test_produced_messages_reach_the_webhook_signed(local_stack, client, webhook):
+    path = hooked_topic(local_stack, webhook)
+    producer = client.create_producer(path.replace("persistent/", "persistent://", 1))
+    sent = [str(producer.send(f"m{i}".encode(), partition_key=f"k{i}")) for i in range(3)]
+    wait_for(lambda: len(webhook.records()) >= 3)
+    wait_for(lambda: backlog(local_stack, path) == 0)
+    records = webhook.records()
+    assert sorted(r["key"] for r in records) == ["k0", "k1", "k2"]
+    assert len(records) == 3 and len(sent) == 3
+    assert all(signed for _, signed in webhook.requests)
+    assert all(r["redeliveryCount"] == 0 for r in records)
+
+
+def test_a_partial_failure_comes_back_once_with_count_1_and_the_rest_never_again(
+    local_stack, client, webhook
+):
+    def fail_k1_once(records: list[dict]) -> tuple[int, dict]:
+        failed = [r["messageId"] for r in records if r["key"] == "k1" and r["redeliveryCount"] == 0]  # fmt: skip
+        return 200, {"batchItemFailures": [{"itemIdentifier": i} for i in failed]}
+
+    webhook.answer = fail_k1_once
+    path = hooked_topic(local_stack, webhook)
+    producer = client.create_producer(path.replace("persistent/", "persistent://", 1))
+    for i in range(3):
+        producer.send(f"m{i}".encode(), partition_key=f"k{i}")
+    wait_for(lambda: any(r["redeliveryCount"] == 1 for r in webhook.records()))
+    wait_for(lambda: backlog(local_stack, path) == 0)
+    counts = sorted((r["key"], r["redeliveryCount"]) for r in webhook.records())
+    assert counts == [("k0", 0), ("k1", 0), ("k1", 1), ("k2", 0)]
