@@ -93,6 +93,12 @@ TOPIC_POLICY_EVENTS = (
     "admin_remove_topic_message_ttl",
 )
 COMPACTION_EVENTS = ("admin_compaction_status", "admin_trigger_compaction")
+TRIGGER_EVENTS = (
+    "admin_put_trigger",
+    "admin_get_trigger",
+    "admin_list_triggers",
+    "admin_delete_trigger",
+)
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
     "tenancy_list_tenants",
@@ -125,6 +131,7 @@ SCENARIOS = (
     RETENTION_EVENTS,
     TOPIC_POLICY_EVENTS,
     COMPACTION_EVENTS,
+    TRIGGER_EVENTS,
     TENANCY_EVENTS,
 )
 
@@ -651,6 +658,33 @@ def test_the_compaction_events_start_a_run_report_it_running_then_done(
         assert time.monotonic() < deadline, "the local compact-topic run did not finish"
         time.sleep(0.1)  # the launcher's background run reports through the pointer item
     assert run("admin_compaction_status").json == {"status": "SUCCESS", "lastError": ""}
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_trigger_events_create_show_list_and_delete_a_trigger_with_its_subscription(
+    local_stack, engine_clients
+):
+    run = Replay(local_stack, TRIGGER_EVENTS)
+    missing = run("admin_put_trigger")
+    assert (missing.status, missing.error()) == (404, "TopicNotFound")
+    engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
+    topic = TopicName.parse(run.full_topic)
+    engine.admin.create_topic(topic, None)
+    bad = run("admin_put_trigger", body='{"target": {"type": "lambda"}, "batchSize": 0}')
+    assert (bad.status, bad.error()) == (400, "InvalidMessage")
+    assert run("admin_list_triggers").json == []  # the bad body stored nothing
+    created = run("admin_put_trigger")
+    assert created.status == 200
+    assert created.json["target"] == {"type": "lambda", "function": "demo-function"}
+    shown = run("admin_get_trigger")
+    assert (shown.status, shown.json["batchSize"]) == (200, 10)
+    assert run("admin_list_triggers").json == ["demo-trigger"]
+    assert "demo-trigger" in engine.admin.stats(topic, partitioned=False)["subscriptions"]
+    assert run("admin_delete_trigger").status == 204
+    gone = run("admin_get_trigger")
+    assert (gone.status, gone.error()) == (404, "NotFound")
+    assert "demo-trigger" not in engine.admin.stats(topic, partitioned=False)["subscriptions"]
     run.assert_ran_everything()
 
 
