@@ -87,3 +87,13 @@ def test_a_refused_request_or_a_topic_without_triggers_wakes_nothing(driver, cal
     driver.wake(str(TOPIC))  # explicitly woken: delivered
     wait_for(lambda: len(calls) == 1)
     assert [r["key"] for r in calls[0]] == ["k"]
+
+
+def test_a_paused_driver_runs_no_step_and_runs_what_woke_it_once_resumed(driver, calls):
+    driver.engine.triggers.put(TOPIC, "push", {"target": {"type": "lambda", "function": "fn"}, "initialPosition": "Earliest"})  # fmt: skip
+    with driver.paused():
+        driver.observe(match("PUT", TRIGGER, name="push"), 200)
+        produce(driver, "t", "held")
+        cursors = driver.engine.admin.stats(TOPIC, partitioned=False)["subscriptions"]["push"]
+        assert calls == [] and cursors["msgBacklog"] == 1  # woken, yet nothing delivered
+    wait_for(lambda: [r["key"] for b in calls for r in b] == ["held"])

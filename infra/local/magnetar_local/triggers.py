@@ -21,6 +21,8 @@ import importlib.util
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from magnetar_core.adapters.targets.local import Handler
@@ -71,6 +73,8 @@ class TriggerDriver:
         self._retry_at: dict[str, float] = {}
         self._with_triggers: set[str] = set()
         self._stopped = False
+        self._paused = 0
+        self._busy = False
         self._thread: threading.Thread | None = None
 
     # -- what the gateway tells ----------------------------------------------------------
@@ -93,7 +97,7 @@ class TriggerDriver:
         """Run the triggers of ``topic`` (a base topic's full name) soon."""
         with self._lock:
             self._woken.add(topic)
-            self._lock.notify()
+            self._lock.notify_all()
 
     # -- the thread ----------------------------------------------------------------------
 
@@ -105,20 +109,43 @@ class TriggerDriver:
     def stop(self, timeout_s: float = 10.0) -> None:
         with self._lock:
             self._stopped = True
-            self._lock.notify()
+            self._lock.notify_all()
         if self._thread is not None:
             self._thread.join(timeout_s)
 
-    def _next(self) -> str | None:
-        """The next topic to run (None: stopped), waiting for a wake or a due retry."""
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No delivery step runs inside (one under way finishes first): the stored state
+        holds still for a test that reads it back around its requests. Wakes and retries
+        are kept and run afterwards."""
         with self._lock:
+            self._paused += 1
+            while self._busy:
+                self._lock.wait()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._paused -= 1
+                self._lock.notify_all()
+
+    def _next(self) -> str | None:
+        """The next topic to run (None: stopped), waiting for a wake or a due retry, and
+        while paused; marks the driver busy."""
+        with self._lock:
+            self._busy = False
+            self._lock.notify_all()
             while not self._stopped:
+                if self._paused:
+                    self._lock.wait()
+                    continue
                 now = time.monotonic()
                 for topic, at in list(self._retry_at.items()):
                     if at <= now:
                         del self._retry_at[topic]
                         self._woken.add(topic)
                 if self._woken:
+                    self._busy = True
                     return self._woken.pop()
                 due = min(self._retry_at.values(), default=None)
                 self._lock.wait(None if due is None else max(0.0, due - now))
