@@ -12,6 +12,7 @@ from magnetar_core.adapters.aws.clients import (
     BotoClient,
     make_clients,
     make_stepfunctions_client,
+    new_session,
 )
 from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdentity
@@ -232,9 +233,7 @@ class Engine:
 
 def make_lambda_client(settings: Settings) -> BotoClient:
     """A Lambda client for trigger targets (the emulator's endpoint when one is set)."""
-    import boto3
-
-    session = boto3.session.Session(region_name=settings.region)
+    session = new_session(settings.region)
     return session.client("lambda", endpoint_url=settings.endpoint_url)
 
 
@@ -314,9 +313,7 @@ def launcher_from_settings(settings: Settings, glue: BotoClient | None = None) -
         return importlib.import_module(LOCAL_LAUNCHER_MODULE).LocalJobLauncher(settings)
     if settings.job_launcher == "glue":
         if glue is None:
-            import boto3
-
-            glue = boto3.session.Session(region_name=settings.region).client("glue")
+            glue = new_session(settings.region).client("glue")
         return GlueJobLauncher(glue, settings.glue_job_prefix)
     raise ValueError(f"JOB_LAUNCHER must be local or glue, not {settings.job_launcher!r}")
 
@@ -338,9 +335,7 @@ def authenticator_from_settings(
     parameters = None
     if settings.token_key_parameter:
         if ssm is None:
-            import boto3
-
-            session = boto3.session.Session(region_name=settings.region)
+            session = new_session(settings.region)
             ssm = session.client("ssm", endpoint_url=settings.endpoint_url)
         parameters = SsmParameters(ssm)
     keys = KeySource(
