@@ -8,10 +8,10 @@ from typing import Any
 
 from magnetar_core.api.limits import INT64_MAX, MAX_PRODUCER_NAME_BYTES
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_core.services.entries import PublishResult
+from magnetar_core.services.entries import PublishResult, delivered_messages
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
 from magnetar_core.services.uploads import Upload
-from magnetar_wire import EntryFormatError, EntryMessage, decode_entry, encode_entry
+from magnetar_wire import EntryFormatError, EntryMessage, encode_entry
 from magnetar_wire.ids import format_message_id, parse_message_id
 
 
@@ -99,32 +99,25 @@ def _url_range(d: DeliveredEntry) -> dict:
 def messages(delivered: list[DeliveredEntry]) -> dict:
     """People's shape: one JSON object per message, payloads in base64."""
     out = []
-    for d in delivered:
-        # JSON receives ask for entries inline (by_reference=False): data is always loaded
-        assert d.data is not None, "a JSON receive got an entry by reference"
-        entry = decode_entry(d.data)
-        wanted = set(d.batch_indexes) if d.batch_indexes is not None else None
-        for index, m in enumerate(entry.messages):
-            if wanted is not None and index not in wanted:
-                continue
-            batch = index if entry.header.batched else -1
-            item: dict[str, Any] = {
-                "messageId": format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
-                "payload": base64.b64encode(m.payload).decode(),
-                "properties": dict(m.properties),
-                "publishTime": m.publish_time_ms,
-                "eventTime": m.event_time_ms,
-                "redeliveryCount": d.redelivery_count,
-                "producerName": entry.producer_name,
-                "sequenceId": m.sequence_id,
-                "nullValue": m.null_value,
-                "topic": str(d.topic),
-            }
-            if m.key is not None:
-                item["key"] = m.key
-            if m.ordering_key is not None:
-                item["orderingKey"] = base64.b64encode(m.ordering_key).decode()
-            out.append(item)
+    # JSON receives ask for entries inline (by_reference=False): data is always loaded
+    for d, entry, batch, m in delivered_messages(delivered):
+        item: dict[str, Any] = {
+            "messageId": format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
+            "payload": base64.b64encode(m.payload).decode(),
+            "properties": dict(m.properties),
+            "publishTime": m.publish_time_ms,
+            "eventTime": m.event_time_ms,
+            "redeliveryCount": d.redelivery_count,
+            "producerName": entry.producer_name,
+            "sequenceId": m.sequence_id,
+            "nullValue": m.null_value,
+            "topic": str(d.topic),
+        }
+        if m.key is not None:
+            item["key"] = m.key
+        if m.ordering_key is not None:
+            item["orderingKey"] = base64.b64encode(m.ordering_key).decode()
+        out.append(item)
     return {"messages": out}
 
 

@@ -4,10 +4,19 @@ a consumer (``DeliveredEntry``). Shared by persistent and non-persistent topics.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from magnetar_core.domain.errors import ChecksumError, InvalidMessage
-from magnetar_wire import ChecksumMismatch, EntryFormatError, EntryMetadata, read_metadata
+from magnetar_wire import (
+    ChecksumMismatch,
+    DecodedEntry,
+    EntryFormatError,
+    EntryMessage,
+    EntryMetadata,
+    decode_entry,
+    read_metadata,
+)
 from magnetar_wire.names import TopicName
 
 
@@ -37,6 +46,22 @@ class DeliveredEntry:
     url: str | None = None
     url_range: tuple[int, int] | None = None
     """With ``url``: ``(offset, length)`` of the entry in the object (segments hold many)."""
+
+
+def delivered_messages(
+    delivered: Iterable[DeliveredEntry],
+) -> Iterator[tuple[DeliveredEntry, DecodedEntry, int, EntryMessage]]:
+    """Each message of entries delivered inline, batch masks applied: ``(delivered entry,
+    its decoded entry, batch index or -1 when the entry is no batch, message)``. Raises
+    ValueError for an entry delivered by reference (no data: ask with by_reference=False)."""
+    for d in delivered:
+        if d.data is None:
+            raise ValueError(f"entry {d.ledger_id}:{d.entry_id} was delivered by reference")
+        entry = decode_entry(d.data)
+        wanted = set(d.batch_indexes) if d.batch_indexes is not None else None
+        for index, m in enumerate(entry.messages):
+            if wanted is None or index in wanted:
+                yield d, entry, index if entry.header.batched else -1, m
 
 
 _JAVA_LONG = range(-(2**63), 2**63)

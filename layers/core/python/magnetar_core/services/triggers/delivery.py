@@ -25,10 +25,10 @@ from magnetar_core.domain.triggers.records import (
 )
 from magnetar_core.domain.triggers.spec import Trigger
 from magnetar_core.ports import TriggerTarget
+from magnetar_core.services.entries import delivered_messages
 from magnetar_core.services.subscriptions import DeliveredEntry, Subscriptions
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import CONSUMER_NAME
-from magnetar_wire import decode_entry
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
 
@@ -54,26 +54,18 @@ class DeliveryOutcome:
 
 def records_of(entries: list[DeliveredEntry]) -> Iterator[TriggerRecord]:
     """The messages of delivered entries (inline data) as records, batch masks applied."""
-    for d in entries:
-        if d.data is None:
-            continue  # by-reference entries are never asked for here
-        entry = decode_entry(d.data)
-        wanted = set(d.batch_indexes) if d.batch_indexes is not None else None
-        for index, m in enumerate(entry.messages):
-            if wanted is not None and index not in wanted:
-                continue
-            batch = index if entry.header.batched else -1
-            yield TriggerRecord(
-                message_id=format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
-                topic=str(d.topic),
-                key=m.key,
-                ordering_key=m.ordering_key,
-                payload=m.payload,
-                properties=dict(m.properties),
-                publish_time_ms=m.publish_time_ms,
-                event_time_ms=m.event_time_ms,
-                redelivery_count=d.redelivery_count,
-            )
+    for d, _, batch, m in delivered_messages(entries):
+        yield TriggerRecord(
+            message_id=format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
+            topic=str(d.topic),
+            key=m.key,
+            ordering_key=m.ordering_key,
+            payload=m.payload,
+            properties=dict(m.properties),
+            publish_time_ms=m.publish_time_ms,
+            event_time_ms=m.event_time_ms,
+            redelivery_count=d.redelivery_count,
+        )
 
 
 class Delivery:
