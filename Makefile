@@ -1,7 +1,7 @@
 # Magnetar developer commands. Needs only python3 (3.11+) and access to a package index.
 #   make run       - start the service locally (PORT=8080 by default)
 #   make test      - static checks + the whole test suite (what .ci/run runs)
-#   make test-fast - the tests that start no stack and no JVM (unit, in-memory services), < 1 min
+#   make test-fast - the tests that start no stack and no JVM and do not fuzz (unit, in-memory services), < 1 min
 #   make lint      - ruff only
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
 
@@ -17,7 +17,7 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 WORKERS ?= 4
 FAST_WORKERS ?= 2
 PYTEST := $(BIN)/pytest -q --dist worksteal
-FAST := not emulator and not spark and not slow
+FAST := not emulator and not spark and not slow and not fuzz
 
 .PHONY: install run test test-fast check lint clean glue-artifacts
 

@@ -11,7 +11,7 @@ Markers (``--strict-markers``; declared in pyproject.toml):
   ``slow``      takes long even on a quiet machine;
   ``fuzz``      the fuzz lane (schemathesis over openapi.yaml): every test of tests/fuzz; its
                 memory-service part is fast, its emulator part is ``emulator`` by fixture.
-``make test-fast`` runs ``-m "not emulator and not spark and not slow"``.
+``make test-fast`` runs ``-m "not emulator and not spark and not slow and not fuzz"`` (the fuzz lane runs in ``make test``).
 
 Tests run longest first (``run_order``): ``slow``, then ``spark``, then ``emulator``, then the
 rest. Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
