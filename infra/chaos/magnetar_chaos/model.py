@@ -147,6 +147,7 @@ class Model:
     def _key_order(self, subs: dict[str, str]) -> dict[str, Any]:
         out: list[str] = []
         counts: dict[str, int] = {}
+        broken: dict[str, list[str]] = {}  # "<sub> <key>" -> its deliveries, for a few keys
         for sub, kind in subs.items():
             if kind not in ORDERED:
                 continue
@@ -159,9 +160,14 @@ class Model:
                 seen.add(payload)
                 if key in last and position < last[key]:
                     out.append(f"{sub} key {key}: {payload} at {position} after {last[key]}")
+                    if len(broken) < 3:
+                        broken.setdefault(f"{sub} {key}", [
+                            f"{p}@{c}" for p, k, _, c in self.deliveries[sub] if k == key
+                        ])  # fmt: skip
                 last[key] = max(position, last.get(key, position))
             counts[sub] = len(out) - before
-        return {"ok": not out, "by_subscription": counts, "violations": out[:20]}
+        return {"ok": not out, "by_subscription": counts, "violations": out[:20],
+                "deliveries_of_broken_keys": broken}  # fmt: skip
 
     def _stats(self, subs: dict[str, str], stats: dict[str, Any] | None) -> dict[str, Any]:
         if stats is None:
