@@ -1,6 +1,6 @@
 """The local trigger driver on the memory engine: a trigger's PUT and a produce on its topic
 wake it; a produce on a topic without triggers does not; a failed batch is stepped again
-after ``retry_every_ms``."""
+after ``retry_every_ms``, and a retry after a backoff once it is due."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.adapters.targets import LocalFunctions, Targets
+from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
 from magnetar_local.routes import RouteMatch
@@ -97,3 +99,30 @@ def test_a_paused_driver_runs_no_step_and_runs_what_woke_it_once_resumed(driver,
         cursors = driver.engine.admin.stats(TOPIC, partitioned=False)["subscriptions"]["push"]
         assert calls == [] and cursors["msgBacklog"] == 1  # woken, yet nothing delivered
     wait_for(lambda: [r["key"] for b in calls for r in b] == ["held"])
+
+
+def test_a_retry_after_a_long_backoff_is_stepped_when_it_becomes_due_without_a_produce(calls):
+    def handler(event, context):
+        calls.append((time.monotonic(), event["records"]))
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["records"] if r["redeliveryCount"] == 0]}  # fmt: skip
+
+    stores = memory_stores()
+    runtime = Runtime()
+    timers = TimerStarter(stores.cursors, runtime.now_ms).run(poll_ms=10)  # type: ignore[arg-type]
+    targets = Targets(functions=LocalFunctions({"fn": handler}))
+    settings = memory_settings(delayed_delivery_tick_ms=50)
+    engine = Engine.assemble(settings, stores, runtime=runtime, starter=timers, targets=targets)
+    engine.tenants.initialize_cluster()
+    engine.admin.create_topic(TOPIC, None)
+    driver = TriggerDriver(engine, retry_every_ms=20).start()
+    try:
+        retry = {"minDelayMs": 200, "maxDelayMs": 200, "multiplier": 1}
+        engine.triggers.put(TOPIC, "push", {"target": {"type": "lambda", "function": "fn"}, "retry": retry})  # fmt: skip
+        driver.observe(match("PUT", TRIGGER, name="push"), 200)
+        produce(driver, "t", "k")
+        wait_for(lambda: len(calls) == 2)
+        (first_s, _), (second_s, records) = calls
+        assert records[0]["redeliveryCount"] == 1 and second_s - first_s >= 0.2
+    finally:
+        driver.stop()
+        timers.stop()

@@ -80,7 +80,7 @@ class Step:
         """Send what was received (see ``delivery``); returns the outcome's fields."""
         items, now_ms = self._items, self._runtime.now_ms()
         if not items:
-            return {**self._counts, "due_ms": None}
+            return {**self._counts, "due_ms": self._next_due()}
         oldest_ms = min(i.record.publish_time_ms for i in items)
         window_ms = self._policy.window_due_ms(len(items), oldest_ms, now_ms)
         if window_ms is not None:
@@ -91,8 +91,7 @@ class Step:
         self._hand_back([i for i in items if i.group is not None and i.group in blocked])
         left = self._dispatch(pending, blocked, sender)
         self._hand_back(left)
-        due = self._next_due() if self._counts["retried"] or self._counts["held"] else None
-        return {**self._counts, "due_ms": due}
+        return {**self._counts, "due_ms": self._next_due()}
 
     def _dispatch(
         self, pending: list[Item], blocked: set[Hashable], sender: BatchSender
@@ -174,7 +173,9 @@ class Step:
         return groups
 
     def _next_due(self) -> int | None:
-        """The earliest bucket (epoch ms) still waiting in the partitions' delayed sets."""
+        """The earliest bucket (epoch ms) still waiting in the partitions' delayed sets
+        (a retry after a backoff; also a delayed message's delivery time). One cursor read
+        per partition."""
         dues = []
         for part in self._parts:
             state = self._subs.context.cursors.get(part.ref.key, self._trigger.name)
