@@ -101,28 +101,29 @@ def test_a_paused_driver_runs_no_step_and_runs_what_woke_it_once_resumed(driver,
     wait_for(lambda: [r["key"] for b in calls for r in b] == ["held"])
 
 
-def test_a_retry_after_a_long_backoff_is_stepped_when_it_becomes_due_without_a_produce(calls):
+def test_a_retry_after_a_backoff_makes_the_topic_due_again_when_its_timer_releases_it(calls):
     def handler(event, context):
-        calls.append((time.monotonic(), event["records"]))
+        calls.append(event["records"])
         return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["records"] if r["redeliveryCount"] == 0]}  # fmt: skip
 
+    clock = [1_000_000]
     stores = memory_stores()
-    runtime = Runtime()
-    timers = TimerStarter(stores.cursors, runtime.now_ms).run(poll_ms=10)  # type: ignore[arg-type]
+    timers = TimerStarter(stores.cursors, lambda: clock[0])  # type: ignore[arg-type]
     targets = Targets(functions=LocalFunctions({"fn": handler}))
-    settings = memory_settings(delayed_delivery_tick_ms=50)
-    engine = Engine.assemble(settings, stores, runtime=runtime, starter=timers, targets=targets)
+    runtime = Runtime(now_ms=lambda: clock[0])
+    engine = Engine.assemble(memory_settings(), stores, runtime=runtime, starter=timers, targets=targets)  # fmt: skip
     engine.tenants.initialize_cluster()
     engine.admin.create_topic(TOPIC, None)
-    driver = TriggerDriver(engine, retry_every_ms=20).start()
-    try:
-        retry = {"minDelayMs": 200, "maxDelayMs": 200, "multiplier": 1}
-        engine.triggers.put(TOPIC, "push", {"target": {"type": "lambda", "function": "fn"}, "retry": retry})  # fmt: skip
-        driver.observe(match("PUT", TRIGGER, name="push"), 200)
-        produce(driver, "t", "k")
-        wait_for(lambda: len(calls) == 2)
-        (first_s, _), (second_s, records) = calls
-        assert records[0]["redeliveryCount"] == 1 and second_s - first_s >= 0.2
-    finally:
-        driver.stop()
-        timers.stop()
+    driver = TriggerDriver(engine, retry_every_ms=20)  # not started: run_topic called here
+    retry = {"minDelayMs": 5000, "maxDelayMs": 5000, "multiplier": 1}
+    engine.triggers.put(TOPIC, "push", {"target": {"type": "lambda", "function": "fn"}, "retry": retry})  # fmt: skip
+    produce(driver, "t", "k")
+    wait_ms = driver.run_topic(TOPIC)  # delivered, failed: due again in 5 s (a whole second)
+    assert len(calls) == 1 and wait_ms is not None and 5000 <= wait_ms <= 6000
+    clock[0] += wait_ms - 1
+    assert driver.run_topic(TOPIC) == 1 and len(calls) == 1  # not yet; woken again in 1 ms
+    clock[0] += 1
+    assert driver.run_topic(TOPIC) == 20  # due, its timer has not fired: polled until it has
+    timers.release_due()
+    assert driver.run_topic(TOPIC) is None  # delivered again (count 1), nothing more due
+    assert [r["redeliveryCount"] for b in calls for r in b] == [0, 1]
