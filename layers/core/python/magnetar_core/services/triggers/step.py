@@ -23,6 +23,8 @@ from magnetar_core.services.triggers import CONSUMER_NAME
 from magnetar_core.services.triggers.sending import BatchResult, BatchSender, Item
 
 RecordsOf = Callable[[list[DeliveredEntry]], Iterable[TriggerRecord]]
+RECEIVE_MAX = 10_000
+"""The most messages one receive takes (the subscriptions service's bound)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Step:
         part = _Part(ref, handle.consumer_id)
         index = len(self._parts)
         self._parts.append(part)
-        capacity = spec.batch_size * spec.maximum_concurrency
+        capacity = min(spec.batch_size * spec.maximum_concurrency, RECEIVE_MAX)
         entries = self._subs.receive(ref.topic, name, part.consumer_id, capacity, 0)
         refused: list[str] = []
         for r in records_of(entries):
@@ -155,20 +157,24 @@ class Step:
             self._counts["held"] += len(ids)
 
     def _waiting_groups(self) -> set[Hashable]:
-        """The ordering groups with a message in a partition's delayed set (a retry not due
-        yet): a whole partition on Failover, the messages' key hashes on Key_Shared."""
+        """The ordering groups with a retry not due yet (an entry in a partition's delayed
+        set that went back before, so not a delayed delivery's first wait): a whole
+        partition on Failover, the messages' key hashes on Key_Shared."""
         groups: set[Hashable] = set()
         ctx = self._subs.context
         for index in sorted({i.part for i in self._items}):
             ref = self._parts[index].ref
             state = ctx.cursors.get(ref.key, self._trigger.name)
-            delayed = state.delays.union() if state is not None else None
+            if state is None:
+                continue
+            counts = state.redelivery_counts
+            delayed = [e for e in state.delays.union() if counts.get(e, 0) > 0]
             if not delayed:
                 continue
             if self._trigger.spec.subscription_type == "Failover":
                 groups.add(ref.partition)
             else:
-                for hashes in ctx.hashes_of(ref)(list(delayed)).values():
+                for hashes in ctx.hashes_of(ref)(delayed).values():
                     groups.update(hashes)
         return groups
 
