@@ -229,3 +229,17 @@ def test_a_delayed_delivery_does_not_hold_back_its_keys_later_messages():
     outcome = engine.delivery.deliver_once(trigger)  # Pulsar's order: a delayed one comes later
     assert (outcome.acknowledged, outcome.held) == (1, 0) and target.sent() == [("a", 0)]
     assert outcome.due_ms is not None and outcome.due_ms >= clock.now_ms + 60_000
+
+
+def test_a_failing_failover_batch_is_bisected_and_holds_the_rest_of_its_partition():
+    target, clock = OverlapTarget(), Clock()
+    engine, _ = make_engine(target, clock)
+    trigger = trigger_of(engine, subscriptionType="Failover", batchSize=4)
+    produce(engine, clock, "a", "b!", "c", "d")
+    outcome = engine.delivery.deliver_once(trigger)
+    assert (outcome.acknowledged, outcome.retried, outcome.held) == (1, 1, 2)
+    assert [len(b) for b in target.batches] == [4, 2, 1, 1]  # all, [a b!], [a], [b!]
+    second = engine.delivery.deliver_once(trigger)  # b! first again (count 1): c, d wait
+    assert (second.acknowledged, second.retried, second.held) == (0, 1, 2)
+    keys = [[(r["key"], r["redeliveryCount"]) for r in b] for b in target.batches[4:]]
+    assert keys == [[("b", 1), ("c", 0), ("d", 0)], [("b", 1), ("c", 0)], [("b", 1)]]

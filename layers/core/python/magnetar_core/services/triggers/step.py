@@ -101,6 +101,7 @@ class Step:
         """Run batches until none may start and none is in flight; returns the messages
         left unsent (their group blocked)."""
         busy: set[Hashable] = set()
+        blocked = set(blocked)
         running: dict[Future[BatchResult], set[Hashable]] = {}
         workers = min(self._policy.max_concurrency, len(pending)) or 1
         with ThreadPoolExecutor(workers, thread_name_prefix="trigger-batch") as pool:
