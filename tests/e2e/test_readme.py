@@ -80,9 +80,7 @@ def runnable(blocks: list[Block], mark: str | None) -> list[Block]:
     return [b for b in blocks if b.language in ("python", "bash") and b.mark == mark]
 
 
-def run_block(
-    block: Block, folder: Path, url: str, env: dict[str, str], cwd: Path = ROOT
-) -> str:
+def run_block(block: Block, folder: Path, url: str, env: dict[str, str], cwd: Path = ROOT) -> str:
     """Write ``block`` to a file in ``folder`` (the README's URL replaced by ``url``) and run
     it from ``cwd`` (the repository root); returns its stdout. Fails the test on a non-zero
     status."""

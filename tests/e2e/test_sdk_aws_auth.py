@@ -32,7 +32,9 @@ def gateway_with_authorizer(local_stack):
     }
     authorize = authorizer_from_env(environment)
     gateway = local_stack.gateway
-    gateway.use_authorizer("AuthorizerFunction", cache_s=300, handler=lambda event, _: authorize(event))
+    gateway.use_authorizer(
+        "AuthorizerFunction", cache_s=300, handler=lambda event, _: authorize(event)
+    )
     try:
         yield gateway
     finally:
@@ -44,7 +46,9 @@ def test_an_aws_workload_produces_and_consumes_as_its_iam_principal(
 ):
     seen: list[dict] = []
     whoami = gateway_with_authorizer.add_route(
-        "GET", "/it/whoami", lambda event, _: seen.append(event["requestContext"]) or {"statusCode": 204}
+        "GET",
+        "/it/whoami",
+        lambda event, _: seen.append(event["requestContext"]) or {"statusCode": 204},
     )
     auth = pulsar.AuthenticationAws(endpoint_url=local_stack.aws_endpoint_url)
     client = pulsar.Client(local_stack.url, authentication=auth)
@@ -56,7 +60,10 @@ def test_an_aws_workload_produces_and_consumes_as_its_iam_principal(
         assert message.data() == b"as my IAM role"
         consumer.acknowledge(message)
         headers = auth._headers()
-        assert requests.get(local_stack.url + "/it/whoami", headers=headers, timeout=10).status_code == 204
+        assert (
+            requests.get(local_stack.url + "/it/whoami", headers=headers, timeout=10).status_code
+            == 204
+        )
     finally:
         client.close()
         gateway_with_authorizer.remove_route(whoami)

@@ -1,12 +1,16 @@
 """Triggers on the embedded stack: the SDK produces, the local trigger driver pushes the
 batch to a webhook server of the test (a free port), signed; a partial failure comes back
-once with redeliveryCount 1 and the other messages never again."""
+once with redeliveryCount 1 and the other messages never again; a Key_Shared trigger with
+two batches in flight keeps each key's order while a poison message is bisected out and
+dead-lettered."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -17,6 +21,7 @@ import pytest
 from magnetar_core.domain.triggers.records import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 
 SECRET = "e2e-secret"
+POISON = base64.b64encode(b"poison").decode()
 
 
 class Webhook:
@@ -123,3 +128,68 @@ def test_a_partial_failure_comes_back_once_with_count_1_and_the_rest_never_again
     wait_for(lambda: backlog(local_stack, path) == 0)
     counts = sorted((r["key"], r["redeliveryCount"]) for r in webhook.records())
     assert counts == [("k0", 0), ("k1", 0), ("k1", 1), ("k2", 0)]
+
+
+def test_key_shared_with_concurrency_2_keeps_keys_in_order_and_bisects_a_poison_to_the_dlq(
+    local_stack, client
+):
+    lock = threading.Condition()
+    batches: list[list[dict]] = []
+    in_flight: list[set[str]] = []
+    overlaps: list[int] = []
+    clashes: list[set[str]] = []  # keys in two batches at once (none may be)
+
+    def handler(event: dict, context: object) -> dict:
+        records = event["records"]
+        keys = {r["key"] for r in records}
+        with lock:
+            clashes.extend(keys & other for other in in_flight if keys & other)
+            batches.append(records)
+            in_flight.append(keys)
+            overlaps.append(len(in_flight))
+            lock.notify_all()
+            deadline = time.monotonic() + 2  # the first batch waits for a second one
+            while len(batches) == 1 and len(in_flight) < 2 and time.monotonic() < deadline:
+                lock.wait(deadline - time.monotonic())
+            in_flight.remove(keys)
+        if any(r["payload"] == POISON for r in records):
+            raise RuntimeError("poison")
+        return {}
+
+    name = f"ordered-{uuid.uuid4().hex[:8]}"
+    local_stack.functions.register(name, handler)
+    path = f"persistent/public/default/{name}"
+    admin(local_stack, "PUT", path)
+    body = {"target": {"type": "lambda", "function": name}, "subscriptionType": "Key_Shared",
+            "batchSize": 4, "maximumConcurrency": 2, "initialPosition": "Earliest",
+            "deadLetterPolicy": {"maxRedeliverCount": 1}}  # fmt: skip
+    producer = client.create_producer(path.replace("persistent/", "persistent://", 1))
+    sent = []
+    for i in range(24):
+        payload = b"poison" if i == 9 else f"m{i}".encode()
+        sent.append((f"k{i % 8}", payload))
+        producer.send(payload, partition_key=f"k{i % 8}")
+    admin(local_stack, "PUT", f"{path}/triggers/push", body)
+
+    def dead_lettered() -> bool:
+        try:
+            return admin(local_stack, "GET", f"{path}-push-DLQ/stats")["msgInCounter"] == 1  # type: ignore[index]
+        except urllib.error.HTTPError:
+            return False
+
+    try:
+        wait_for(dead_lettered)
+        wait_for(lambda: backlog(local_stack, path) == 0)
+    finally:
+        local_stack.functions.unregister(name)
+    assert max(overlaps) == 2 and clashes == []
+    poisoned = [any(r["payload"] == POISON for r in b) for b in batches]
+    tries = [r["redeliveryCount"] for b in batches for r in b if r["payload"] == POISON]
+    assert tries[-1] == 1  # its last try (then the dead letter topic) came with count 1
+    last_try = max(n for n, p in enumerate(poisoned) if p)
+    for key in {k for k, _ in sent}:  # each key's messages succeeded once each, in order
+        succeeded = [(n, r["payload"]) for n, b in enumerate(batches) if not poisoned[n] for r in b if r["key"] == key]  # fmt: skip
+        expected = [p for k, p in sent if k == key and p != b"poison"]
+        assert [base64.b64decode(p) for _, p in succeeded] == expected
+        if key == "k1":  # k1's message after the poison succeeded only after its last try
+            assert [n > last_try for n, p in succeeded] == [False, True]

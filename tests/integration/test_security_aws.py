@@ -71,7 +71,10 @@ def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(local_
     authorize = authorizer_from_env(_auth_environment(local_stack))
     answer = authorize(event("token_valid", sdk._headers()["Authorization"]))
     # moto's STS answers its default identity for a presigned call
-    assert answer == {"isAuthorized": True, "context": {"role": "arn:aws:sts::123456789012:user/moto"}}
+    assert answer == {
+        "isAuthorized": True,
+        "context": {"role": "arn:aws:sts::123456789012:user/moto"},
+    }
 
 
 def test_a_large_entry_comes_as_a_presigned_get_valid_for_the_configured_seconds(

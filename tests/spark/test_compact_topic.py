@@ -132,7 +132,10 @@ def test_a_python_worker_error_is_reported_by_its_exception_line():
         "An exception was thrown from the Python worker.\nTraceback (most recent call last):\n"
         '  File "x.py", line 1, in f\nmagnetar_jobs.compact_topic_extract.EntryUnreadable: entry 3 (k): boom\n'
     )
-    assert error_text(worker) == "magnetar_jobs.compact_topic_extract.EntryUnreadable: entry 3 (k): boom"
+    assert (
+        error_text(worker)
+        == "magnetar_jobs.compact_topic_extract.EntryUnreadable: entry 3 (k): boom"
+    )
     assert error_text(ValueError("bad")) == "ValueError: bad"
 
 

@@ -33,7 +33,9 @@ STS_URL = (
 def _authorizer(parameters: SecretParameters, callers: dict[str, str] | None = None,
                 enabled: bool = True) -> RequestAuthorizer:  # fmt: skip
     identity = CallerIdentity(callers or {}, {AUDIENCE_HEADER: "magnetar"})
-    authenticator = Authenticator(KeySource(parameter=PARAMETER, parameters=parameters), identity, "magnetar")
+    authenticator = Authenticator(
+        KeySource(parameter=PARAMETER, parameters=parameters), identity, "magnetar"
+    )
     return RequestAuthorizer(authenticator, enabled, clock_s=lambda: NOW_S)
 
 
@@ -85,7 +87,10 @@ def test_an_iam_token_is_admitted_as_the_role_sts_names():
     session = "arn:aws:sts::123456789012:assumed-role/orders/i-0abc"
     authorize = _authorizer(SecretParameters({}), {STS_URL: session})
     answer = authorize(event("token_valid", f"Bearer {encode_iam_token(STS_URL)}"))
-    assert answer == {"isAuthorized": True, "context": {"role": "arn:aws:iam::123456789012:role/orders"}}
+    assert answer == {
+        "isAuthorized": True,
+        "context": {"role": "arn:aws:iam::123456789012:role/orders"},
+    }
     refused = STS_URL.replace("Signature=abc", "Signature=abd")
     assert authorize(event("token_valid", f"Bearer {encode_iam_token(refused)}")) == {
         "isAuthorized": False
@@ -107,9 +112,11 @@ def test_the_parameter_holds_a_secret_key_a_pem_public_key_or_pulsars_named_refe
 
     from magnetar_wire.token_keys import load_public_key
 
-    pem = load_public_key(pair.public_der).public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
+    pem = (
+        load_public_key(pair.public_der)
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     assert keys_of_parameter(pem) == (None, pem.strip().encode())
     public_ref = "data:;base64," + base64.b64encode(pair.public_der).decode()
     named = json.dumps({"tokenPublicKey": public_ref})

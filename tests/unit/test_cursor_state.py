@@ -276,6 +276,19 @@ def test_nack_only_moves_entries_leased_to_that_consumer_and_bumps_their_count()
     assert state.dispatch("c1", singles(1), BIG, BIG) == [Delivery(1, 2, None)]
 
 
+def test_an_uncounted_nack_makes_entries_available_again_with_their_count_unchanged():
+    state = cursor()
+    state.dispatch("c1", singles(0, 1), BIG, BIG)
+    state.negative_acknowledge("c1", [0])
+    state.dispatch("c1", singles(0), BIG, BIG)
+    assert state.negative_acknowledge("c1", [0, 1], counted=False) == 2
+    assert state.redeliver.ranges() == [(0, 1)] and state.redelivery_counts == {0: 1}
+    assert state.dispatch("c1", singles(0, 1), BIG, BIG) == [
+        Delivery(0, 1, None),
+        Delivery(1, 0, None),
+    ]
+
+
 def test_redeliver_all_sends_every_lease_of_the_consumer_back_with_count_plus_one():
     state = cursor(consumers=("c1", "c2"))
     state.dispatch("c1", singles(0, 1, 2), BIG, BIG)

@@ -416,9 +416,5 @@ def test_every_operation_may_answer_401_and_403_as_authentication_is_a_deploymen
     for path, method, _, operation in _operations(document):
         responses = operation["responses"]
         assert {"401", "403"} <= {str(s) for s in responses}, f"{method} {path}"
-        assert _resolve(document, responses["401"])["description"].startswith(
-            "AuthenticationError"
-        )
-        assert _resolve(document, responses["403"])["description"].startswith(
-            "AuthorizationError"
-        )
+        assert _resolve(document, responses["401"])["description"].startswith("AuthenticationError")
+        assert _resolve(document, responses["403"])["description"].startswith("AuthorizationError")

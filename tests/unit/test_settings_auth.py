@@ -35,4 +35,6 @@ def test_the_auth_variables_become_typed_settings():
 
 
 def test_authentication_enabled_false_is_off():
-    assert not Settings.from_env({**TABLES, "AUTHENTICATION_ENABLED": "false"}).authentication_enabled
+    assert not Settings.from_env(
+        {**TABLES, "AUTHENTICATION_ENABLED": "false"}
+    ).authentication_enabled

@@ -150,15 +150,21 @@ def test_only_the_authorizer_may_read_the_token_key_and_only_that_parameter(tran
     readers = {
         lid
         for lid, r in transformed["Resources"].items()
-        if r["Type"] == "AWS::IAM::Role" and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
+        if r["Type"] == "AWS::IAM::Role"
+        and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
     }
     assert readers == {"AuthorizerFunctionRole"}
     statements = _policies(transformed, "AuthorizerFunctionRole")[0]["PolicyDocument"]["Statement"]
     resources = {s["Action"]: s["Resource"]["Fn::Sub"] for s in statements}
     assert resources["ssm:GetParameter"].endswith(":parameter${TokenKeyParameter}")
     decrypt = next(s for s in statements if s["Action"] == "kms:Decrypt")
-    assert "PARAMETER_ARN" in str(decrypt["Condition"]) and "kms:ViaService" in str(decrypt["Condition"])
-    assert _allowed_actions(transformed, "AuthorizerFunctionRole") == {"ssm:GetParameter", "kms:Decrypt"}
+    assert "PARAMETER_ARN" in str(decrypt["Condition"]) and "kms:ViaService" in str(
+        decrypt["Condition"]
+    )
+    assert _allowed_actions(transformed, "AuthorizerFunctionRole") == {
+        "ssm:GetParameter",
+        "kms:Decrypt",
+    }
 
 
 def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():

@@ -36,7 +36,9 @@ def engine(stores) -> Engine:
 
 
 def entry() -> bytes:
-    return encode_entry([EntryMessage(payload=b"x", sequence_id=0, publish_time_ms=1)], producer_name="p")
+    return encode_entry(
+        [EntryMessage(payload=b"x", sequence_id=0, publish_time_ms=1)], producer_name="p"
+    )
 
 
 def snapshot(engine: Engine) -> tuple:

@@ -1,6 +1,6 @@
 """The local trigger driver on the memory engine: a trigger's PUT and a produce on its topic
 wake it; a produce on a topic without triggers does not; a failed batch is stepped again
-after ``retry_every_ms``."""
+after ``retry_every_ms``, and a retry after a backoff once it is due."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.adapters.targets import LocalFunctions, Targets
+from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
 from magnetar_local.routes import RouteMatch
@@ -97,3 +99,31 @@ def test_a_paused_driver_runs_no_step_and_runs_what_woke_it_once_resumed(driver,
         cursors = driver.engine.admin.stats(TOPIC, partitioned=False)["subscriptions"]["push"]
         assert calls == [] and cursors["msgBacklog"] == 1  # woken, yet nothing delivered
     wait_for(lambda: [r["key"] for b in calls for r in b] == ["held"])
+
+
+def test_a_retry_after_a_backoff_makes_the_topic_due_again_when_its_timer_releases_it(calls):
+    def handler(event, context):
+        calls.append(event["records"])
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["records"] if r["redeliveryCount"] == 0]}  # fmt: skip
+
+    clock = [1_000_000]
+    stores = memory_stores()
+    timers = TimerStarter(stores.cursors, lambda: clock[0])  # type: ignore[arg-type]
+    targets = Targets(functions=LocalFunctions({"fn": handler}))
+    runtime = Runtime(now_ms=lambda: clock[0])
+    engine = Engine.assemble(memory_settings(), stores, runtime=runtime, starter=timers, targets=targets)  # fmt: skip
+    engine.tenants.initialize_cluster()
+    engine.admin.create_topic(TOPIC, None)
+    driver = TriggerDriver(engine, retry_every_ms=20)  # not started: run_topic called here
+    retry = {"minDelayMs": 5000, "maxDelayMs": 5000, "multiplier": 1}
+    engine.triggers.put(TOPIC, "push", {"target": {"type": "lambda", "function": "fn"}, "retry": retry})  # fmt: skip
+    produce(driver, "t", "k")
+    wait_ms = driver.run_topic(TOPIC)  # delivered, failed: due again in 5 s (a whole second)
+    assert len(calls) == 1 and wait_ms is not None and 5000 <= wait_ms <= 6000
+    clock[0] += wait_ms - 1
+    assert driver.run_topic(TOPIC) == 1 and len(calls) == 1  # not yet; woken again in 1 ms
+    clock[0] += 1
+    assert driver.run_topic(TOPIC) == 20  # due, its timer has not fired: polled until it has
+    timers.release_due()
+    assert driver.run_topic(TOPIC) is None  # delivered again (count 1), nothing more due
+    assert [r["redeliveryCount"] for b in calls for r in b] == [0, 1]

@@ -107,8 +107,7 @@ class Model:
         with self._lock:
             results: dict[str, Any] = {}
             missing = {
-                s: sorted(set(self.confirmed) - {d[0] for d in self.deliveries[s]})
-                for s in subs
+                s: sorted(set(self.confirmed) - {d[0] for d in self.deliveries[s]}) for s in subs
             }
             results["acked_sends_delivered"] = {
                 "ok": not any(missing.values()),
@@ -138,7 +137,11 @@ class Model:
             wanted = producer % self.partitions if self.partitions > 0 else -1
             confirmed = self.confirmed.get(payload)
             at = confirmed[1] if confirmed is not None and confirmed[1][2] >= 0 else None
-            if position[0] != wanted or reader not in (-1, position[0]) or at not in (None, position):
+            if (
+                position[0] != wanted
+                or reader not in (-1, position[0])
+                or at not in (None, position)
+            ):
                 out.append(f"{where}: {payload} at {position}, sent to partition {wanted}"
                            + (f" (confirmed at {at})" if at is not None else "")
                            + (f" by the reader of partition {reader}" if reader >= 0 else ""))  # fmt: skip

@@ -71,10 +71,15 @@ def chaos_run(
         "ok": all(r["ok"] for r in results.values()) and not timed_out,
         "timed_out": timed_out,
         "seconds": {"sends": round(sends_done_s or drained_s, 1), "drained": round(drained_s, 1)},
-        "workload": {"messages": workload.messages, "partitions": workload.partitions,
-                     "producers": workload.producers, "subscriptions": subs,
-                     "consumers_per_subscription": workload.consumers_per_subscription,
-                     "nack_rate": workload.nack_rate, "topic": workload.full_topic},  # fmt: skip
+        "workload": {
+            "messages": workload.messages,
+            "partitions": workload.partitions,
+            "producers": workload.producers,
+            "subscriptions": subs,
+            "consumers_per_subscription": workload.consumers_per_subscription,
+            "nack_rate": workload.nack_rate,
+            "topic": workload.full_topic,
+        },  # fmt: skip
         "counts": {**model.counts(), "drained_at_end": leftovers},
         "faults": injector.summary() if injector is not None else None,
         "gateway": observer.summary() if observer is not None else None,

@@ -37,7 +37,12 @@ class LocalAuthorizer:
         clock_s: Callable[[], float] = time.monotonic,
         handler: Handler | None = None,
     ) -> None:
-        self._loader, self._function, self._cache_s, self._clock_s = loader, function, cache_s, clock_s
+        self._loader, self._function, self._cache_s, self._clock_s = (
+            loader,
+            function,
+            cache_s,
+            clock_s,
+        )
         self._handler = handler
         self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
         self._lock = threading.Lock()
@@ -72,7 +77,9 @@ class LocalAuthorizer:
         request = authorizer_event(event, header, region, account_id)
         self.invocations += 1
         if self._handler is not None:
-            answer = self._handler(request, LambdaContext(self._function, 256, 10, region, account_id))
+            answer = self._handler(
+                request, LambdaContext(self._function, 256, 10, region, account_id)
+            )
         else:
             spec = self._loader.functions[self._function]
             context = LambdaContext(spec.name, spec.memory_mb, spec.timeout_s, region, account_id)

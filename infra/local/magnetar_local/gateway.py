@@ -123,7 +123,9 @@ class Gateway:
         authorizer before every route (``magnetar_local.authorizer``), caching answers
         ``cache_s`` seconds; None stops. Returns the authorizer step."""
         self.authorizer = (
-            None if function is None else LocalAuthorizer(self.loader, function, cache_s, handler=handler)
+            None
+            if function is None
+            else LocalAuthorizer(self.loader, function, cache_s, handler=handler)
         )
         return self.authorizer
 

@@ -5,8 +5,10 @@ On AWS a commit reaches the triggers of its topic through the index table's stre
 (``Gateway.observers``): a produce (``POST /v1/.../messages``) on a topic with triggers, or
 a trigger's ``PUT``, wakes that topic. One daemon thread then runs ``deliver_once`` on each
 of the topic's triggers until a step makes no progress (nothing acknowledged, nothing
-filtered); a step that only sent messages back for retry is run again ``retry_every_ms``
-later (retries after a backoff are released by the timers meanwhile). Topics without
+filtered). The topic is woken again without a produce when its steps say work is due
+(``DeliveryOutcome.due_ms``): a retry after a backoff (the timers release it then), or the
+end of a batching window; a retry that is due at once (no backoff) or overdue (its timer
+has not released it yet) is stepped again ``retry_every_ms`` later. Topics without
 triggers cost no AWS request: the driver knows which topics have triggers from the trigger
 routes it sees (the local stack's state lives only as long as the process, and triggers are
 made through its API).
@@ -154,23 +156,31 @@ class TriggerDriver:
     def _run(self) -> None:
         while (topic := self._next()) is not None:
             try:
-                retry = self.run_topic(TopicName.parse(topic))
+                again_ms = self.run_topic(TopicName.parse(topic))
             except Exception:  # a fault (the emulator stopping, a bug): logged, not fatal
                 log.exception("triggers of %s failed", topic)
-                retry = False
-            if retry:
+                again_ms = None
+            if again_ms is not None:
                 with self._lock:
-                    self._retry_at[topic] = time.monotonic() + self.retry_every_ms / 1000
+                    self._retry_at[topic] = time.monotonic() + again_ms / 1000
 
-    def run_topic(self, topic: TopicName) -> bool:
-        """Step each trigger of ``topic`` until it makes no progress; whether one of them
-        has messages waiting for a retry."""
-        retry = False
+    def run_topic(self, topic: TopicName) -> int | None:
+        """Step each trigger of ``topic`` until it makes no progress; returns in how many
+        ms the topic has work again without a produce (None: not before a produce)."""
+        again: list[int] = []
         for trigger in self.engine.triggers.of_topic(topic):
             for _ in range(MAX_STEPS):
                 outcome = self.engine.delivery.deliver_once(trigger)
-                if outcome.retried:
-                    retry = True
-                if not (outcome.acknowledged or outcome.filtered):
+                if outcome.due_ms is not None or outcome.retried:
+                    again.append(self._wait_ms(outcome.due_ms))
+                if not outcome.progressed:
                     break
-        return retry
+        return min(again, default=None)
+
+    def _wait_ms(self, due_ms: int | None) -> int:
+        """How long to wait for work due at ``due_ms`` (epoch ms of the engine's clock;
+        None or past: ``retry_every_ms``, a retry waiting for its release)."""
+        if due_ms is None:
+            return self.retry_every_ms
+        wait_ms = due_ms - self.engine.runtime.now_ms()
+        return wait_ms if wait_ms > 0 else self.retry_every_ms

@@ -124,8 +124,11 @@ class Acknowledgements:
         hashes_of: HashesOf | None,
         bucket_of: Callable[[int], int | None] | None,
         seen: Mapping[int, int] | None = None,
+        counted: bool = True,
     ) -> int:
-        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1).
+        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1; not
+        counted when ``counted`` is False: a trigger's delivery hands back messages it held
+        unsent, which must not come nearer the dead letter topic).
 
         ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
         once); a delayed entry waits in the delayed set until its bucket is released.
@@ -151,7 +154,7 @@ class Acknowledgements:
         for entry_id in held:
             if lease is not None:
                 lease.remove(entry_id)
-            self.requeue(entry_id, buckets[entry_id])
+            self.requeue(entry_id, buckets[entry_id], counted)
         self.roster.drop_empty()
         return len(held)
 
@@ -180,14 +183,16 @@ class Acknowledgements:
             self.requeue(entry_id)
         return len(lease)
 
-    def requeue(self, entry_id: int, bucket: int | None = None) -> None:
-        """An entry left its consumer unacknowledged: count it, and make it available
-        again — at once, or once ``bucket`` is released when that is still pending."""
+    def requeue(self, entry_id: int, bucket: int | None = None, counted: bool = True) -> None:
+        """An entry left its consumer unacknowledged: count it (unless not ``counted``),
+        and make it available again — at once, or once ``bucket`` is released when that is
+        still pending."""
         if bucket is not None and self.delays.pending(bucket):
             self.delays.defer(entry_id, bucket)
         else:
             self.reads.redeliver.add(entry_id)
-        self.reads.went_back(entry_id)
+        if counted:
+            self.reads.went_back(entry_id)
 
     def consume_releases(self, now_ms: int, grace_ms: int | None) -> int:
         """Make the entries of every released bucket whose time has come available again

@@ -241,13 +241,17 @@ class CursorState:
         hashes_of: HashesOf | None = None,
         bucket_of: Callable[[int], int | None] | None = None,
         seen: Mapping[int, int] | None = None,
+        counted: bool = True,
     ) -> int:
-        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1), or to
-        the delayed set under ``bucket_of(redelivery_count)``; a stale nack (``seen``: the
-        redelivery count it saw, by entry id, differs from the entry's) is ignored. Returns
-        how many went back (``Acknowledgements.negative_acknowledge``)."""
+        """Send entries in flight to ``consumer_id`` back for redelivery (count + 1 unless
+        not ``counted``), or to the delayed set under ``bucket_of(redelivery_count)``; a
+        stale nack (``seen``: the redelivery count it saw, by entry id, differs from the
+        entry's) is ignored. Returns how many went back
+        (``Acknowledgements.negative_acknowledge``)."""
         acks = self._acknowledgements()
-        return acks.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of, seen)
+        return acks.negative_acknowledge(
+            consumer_id, entry_ids, hashes_of, bucket_of, seen, counted
+        )
 
     def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None = None) -> int:
         """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1)."""

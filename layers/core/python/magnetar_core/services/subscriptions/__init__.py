@@ -236,9 +236,11 @@ class Subscriptions:
         backoff: NackBackoff | None = None,
         redelivery_counts: dict[str, int] | None = None,
         role: str | None = None,
+        counted: bool = True,
     ) -> int:
         """Send these messages' entries back for redelivery, now or after a delay, unless
-        the nack is stale (``Acknowledgements.negative_acknowledge``); returns how many."""
+        the nack is stale (``Acknowledgements.negative_acknowledge``); returns how many.
+        ``counted`` False: their redelivery counts stay as they are."""
         return self.acks.negative_acknowledge(
             topic,
             subscription,
@@ -248,6 +250,7 @@ class Subscriptions:
             backoff,
             redelivery_counts,
             role,
+            counted,
         )
 
     def redeliver_unacknowledged(

@@ -70,8 +70,11 @@ class Acknowledgements:
         backoff: NackBackoff | None = None,
         redelivery_counts: dict[str, int] | None = None,
         role: str | None = None,
+        counted: bool = True,
     ) -> int:
         """Send the entries of these messages back for redelivery; returns how many.
+        ``counted`` False leaves their redelivery counts as they are (a trigger's delivery
+        hands back messages it received but held unsent).
 
         ``delay_ms`` > 0 (or a ``backoff`` by redelivery count, which wins) holds them in
         the delayed set until a timer releases their due bucket (strict: never early);
@@ -99,7 +102,9 @@ class Acknowledgements:
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
             hashes_of = self._ctx.hashes_of(ref)
-            moved = state.negative_acknowledge(consumer_id, entry_ids, hashes_of, bucket_of, seen)
+            moved = state.negative_acknowledge(
+                consumer_id, entry_ids, hashes_of, bucket_of, seen, counted
+            )
             if moved:
                 self._timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0

@@ -1,13 +1,31 @@
 """Push delivery of a trigger, one step at a time (``Delivery.deliver_once``).
 
-A step, on each partition of the trigger's topic: join the trigger's subscription as a
-consumer, receive up to ``batchSize`` messages without waiting, acknowledge those the
-filter refuses, send the rest to the target as one batch (``domain.triggers.records``),
-acknowledge what succeeded and negatively acknowledge what failed (after the trigger's
-retry backoff; redelivery count + 1; past the dead letter policy's maximum the dispatcher
-dead-letters them), then leave. A target error, timeout or non-2xx answer retries the whole
-batch. Not yet: Key_Shared / Failover concurrency, bisecting a failing batch, the batching
-window (issue 13, later slices).
+A step joins the trigger's subscription as a consumer on every partition of its topic,
+receives without waiting up to ``batchSize`` x ``maximumConcurrency`` messages from each,
+acknowledges those the filter refuses, and sends the rest to the target in batches (the
+records of ``domain.triggers.records``), then leaves:
+
+- **Batching window** (``maximumBatchingWindowMs`` > 0): while fewer than ``batchSize``
+  messages wait and the oldest was published less than the window ago, nothing is sent:
+  they go back unsent (redelivery count unchanged) and the outcome's ``due_ms`` says when
+  the window ends (the driver steps again then, or sooner on the next produce).
+- **Concurrency and order** (``domain.triggers.dispatch.DispatchPolicy``): up to
+  ``maximumConcurrency`` batches in flight at once, in worker threads; on Key_Shared never
+  two batches with messages of one key, on Failover one batch per partition, each group's
+  messages in order.
+- **Answers** (``sending.BatchSender``): acknowledged; failed ones are negatively
+  acknowledged with the trigger's retry backoff (redelivery count + 1; past the dead letter
+  policy's maximum the dispatcher dead-letters them). A target error, timeout or non-2xx
+  answer fails the whole batch; on Key_Shared and Failover it is bisected first to isolate
+  the failing messages.
+- **Order across retries** (Key_Shared, Failover): once a group has a failed message, its
+  later messages in the step are held back and handed back unsent (count unchanged); a
+  step also holds back the messages of groups that have a message waiting for its retry
+  in the subscription's delayed set. So a key's (a partition's) later message never goes
+  out before an earlier one succeeded or was dead-lettered.
+
+The outcome's ``due_ms`` (epoch ms) is the earliest time a later step has work without a
+produce: the batching window's end, or the first retry due in the delayed set.
 """
 
 from __future__ import annotations
@@ -16,19 +34,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.triggers.filters import MessageFilter
-from magnetar_core.domain.triggers.records import (
-    TargetFailed,
-    TriggerRecord,
-    batch_body,
-    failed_items,
-)
+from magnetar_core.domain.triggers.dispatch import DispatchPolicy
+from magnetar_core.domain.triggers.records import TriggerRecord
 from magnetar_core.domain.triggers.spec import Trigger
 from magnetar_core.ports import TriggerTarget
 from magnetar_core.services.entries import delivered_messages
 from magnetar_core.services.subscriptions import DeliveredEntry, Subscriptions
 from magnetar_core.services.topics import Topics
-from magnetar_core.services.triggers import CONSUMER_NAME
+from magnetar_core.services.triggers.sending import BatchSender
+from magnetar_core.services.triggers.step import Step
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
 
@@ -36,20 +50,35 @@ from magnetar_wire.names import TopicName
 @dataclass(frozen=True)
 class DeliveryOutcome:
     """What one step did, in messages: sent to the target, acknowledged after it answered,
-    sent back for redelivery, and acknowledged unsent (the filter refused them)."""
+    sent back for a retry (count + 1), acknowledged unsent (the filter refused them), and
+    handed back unsent (held for order or for the batching window; count unchanged); the
+    target calls it made; and ``due_ms``, the epoch ms a later step has work (None: only
+    when something is produced)."""
 
     delivered: int = 0
     acknowledged: int = 0
     retried: int = 0
     filtered: int = 0
+    held: int = 0
+    invocations: int = 0
+    due_ms: int | None = None
 
     def __add__(self, other: DeliveryOutcome) -> DeliveryOutcome:
+        dues = [d for d in (self.due_ms, other.due_ms) if d is not None]
         return DeliveryOutcome(
             self.delivered + other.delivered,
             self.acknowledged + other.acknowledged,
             self.retried + other.retried,
             self.filtered + other.filtered,
+            self.held + other.held,
+            self.invocations + other.invocations,
+            min(dues, default=None),
         )
+
+    @property
+    def progressed(self) -> bool:
+        """Whether the step moved the subscription on (acknowledged something)."""
+        return bool(self.acknowledged or self.filtered)
 
 
 def records_of(entries: list[DeliveredEntry]) -> Iterator[TriggerRecord]:
@@ -81,74 +110,21 @@ class Delivery:
 
     def deliver_once(self, trigger: Trigger) -> DeliveryOutcome:
         """One step on every partition of the trigger's topic (see the module). Raises
-        what the subscriptions service raises (TopicNotFound when the topic went);
-        a target's failure is not raised: its batch is retried."""
+        what the subscriptions service raises (TopicNotFound when the topic went); a
+        target's failure is not raised: its messages are retried."""
+        spec = trigger.spec
         meta = self._topics.get(TopicName.parse(trigger.topic))
-        outcome = DeliveryOutcome()
-        for ref in self._topics.partitions_of(meta):
-            outcome += self._step(trigger, ref.topic)
-        return outcome
-
-    def _step(self, trigger: Trigger, topic: TopicName) -> DeliveryOutcome:
-        spec, subs = trigger.spec, self._subscriptions
-        handle = subs.subscribe(
-            topic,
-            trigger.name,
-            CONSUMER_NAME,
+        policy = DispatchPolicy(
             spec.subscription_type,
-            spec.earliest,
-            dead_letter=spec.dead_letter,
+            spec.batch_size,
+            spec.maximum_concurrency,
+            spec.maximum_batching_window_ms,
         )
-        consumer = handle.consumer_id
+        sender = BatchSender(self._target, spec.target, policy.ordered, self._runtime.now_ms)
+        step = Step(self._subscriptions, trigger, policy, self._runtime)
         try:
-            entries = subs.receive(topic, trigger.name, consumer, spec.batch_size, 0)
-            wanted, refused = _split(list(records_of(entries)), spec.filter)
-            if refused:
-                subs.acknowledge(topic, trigger.name, consumer, refused, False)
-            if not wanted:
-                return DeliveryOutcome(filtered=len(refused))
-            ids = [r.message_id for r in wanted]
-            failed = self._send(trigger, wanted, ids)
-            succeeded = [i for i in ids if i not in failed]
-            retry = [i for i in ids if i in failed]
-            if succeeded:
-                subs.acknowledge(topic, trigger.name, consumer, succeeded, False)
-            if retry:
-                counts = {r.message_id: r.redelivery_count for r in wanted}
-                subs.negative_acknowledge(
-                    topic,
-                    trigger.name,
-                    consumer,
-                    retry,
-                    backoff=spec.retry,
-                    redelivery_counts={i: counts[i] for i in retry},
-                )
-            return DeliveryOutcome(len(ids), len(succeeded), len(retry), len(refused))
+            for ref in self._topics.partitions_of(meta):
+                step.receive(ref, records_of)
+            return DeliveryOutcome(**step.run(sender))
         finally:
-            subs.close(topic, trigger.name, consumer)
-
-    def _send(self, trigger: Trigger, records: list[TriggerRecord], ids: list[str]) -> set[str]:
-        """The ids to retry: those the answer reports, or all of them when it failed."""
-        body = batch_body(records)
-        try:
-            answer = self._target.invoke(trigger.spec.target, body, self._runtime.now_ms())
-        except TargetFailed:
-            return set(ids)
-        failed = failed_items(answer, ids)
-        return set(ids) if failed is None else failed
-
-
-def _split(
-    records: list[TriggerRecord], message_filter: MessageFilter | None
-) -> tuple[list[TriggerRecord], list[str]]:
-    """``(records to deliver, ids the filter refuses)``."""
-    if message_filter is None:
-        return records, []
-    wanted: list[TriggerRecord] = []
-    refused: list[str] = []
-    for r in records:
-        if message_filter.matches(r.key, r.properties):
-            wanted.append(r)
-        else:
-            refused.append(r.message_id)
-    return wanted, refused
+            step.close()
