@@ -1,0 +1,92 @@
+"""Inbound sources (issue 13): S3, EventBridge, SNS and Scheduler events published to topics.
+
+One invocation's events are all read and routed first, so a bad event (or one no route
+takes) raises before anything is stored; then each becomes one entry with one message,
+committed through the producer's deduplication (forced on, whatever the namespace says) by
+a producer named after the source event (``domain.inbound.routes.producer_name``) with
+sequence id 0. A redelivered event (the platform retries a failed invocation, SNS and
+EventBridge deliver at least once) is therefore answered as a duplicate and stored once;
+docs/architecture.md, "Inbound sources", says why this path and what it costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.inbound.events import read_events
+from magnetar_core.domain.inbound.routes import (
+    EVENT_ID_PROPERTY,
+    InboundMessage,
+    Route,
+    route_for,
+)
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.services.produce import Producer
+from magnetar_wire import EntryFormatError, EntryMessage, encode_entry
+
+SEQUENCE_ID = 0
+"""The sequence id of an inbound message: its producer (one per source event) sends only it."""
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """One source event's outcome: where it went, its message id, and whether it was a
+    redelivery of an event stored before (``duplicate``: nothing new was stored)."""
+
+    event_id: str
+    topic: str
+    message_id: str
+    duplicate: bool
+
+
+class Ingest:
+    """Turns inbound AWS events into messages on the topics their routes name."""
+
+    def __init__(self, producer: Producer, routes: Sequence[Route], runtime: Runtime) -> None:
+        self._producer = producer
+        self._routes = tuple(routes)
+        self._rt = runtime
+
+    def handle(self, event: Any) -> list[Ingested]:
+        """Publish every source event in ``event`` (one Lambda invocation's), each once.
+
+        Raises InvalidMessage (a malformed event, or no route takes one of its events: then
+        nothing is stored) and whatever ``Producer.publish`` raises (MessageTooBig,
+        NotAllowedError, ServiceUnitNotReady, StorageFault...; the events before it are
+        stored, and a retry of the invocation stores them no second time).
+        """
+        messages = [route_for(self._routes, e).message(e) for e in read_events(event)]
+        entries = [(m, self._entry(m)) for m in messages]
+        return [self._publish(m, entry) for m, entry in entries]
+
+    def _entry(self, message: InboundMessage) -> bytes:
+        try:
+            return encode_entry(
+                [
+                    EntryMessage(
+                        payload=message.payload,
+                        sequence_id=SEQUENCE_ID,
+                        publish_time_ms=self._rt.now_ms(),
+                        key=message.key,
+                        properties=message.properties,
+                        event_time_ms=message.event_time_ms,
+                    )
+                ],
+                producer_name=message.producer_name,
+            )
+        except EntryFormatError as exc:
+            raise InvalidMessage(
+                f"Event {message.properties[EVENT_ID_PROPERTY]!r} makes no valid message: {exc}"
+            ) from exc
+
+    def _publish(self, message: InboundMessage, entry: bytes) -> Ingested:
+        result = self._producer.publish(message.topic, entry, deduplicate=True)
+        return Ingested(
+            event_id=message.properties[EVENT_ID_PROPERTY],
+            topic=str(result.topic),
+            message_id=result.message_ids[0],
+            duplicate=result.duplicate,
+        )
