@@ -48,7 +48,9 @@ def test_a_direct_s3_notification_becomes_a_message_keyed_by_the_decoded_object_
     event, message = only_message("s3_object_created")
 
     assert (event.kind, event.name) == ("s3", "magnetar-inbound-demo")
-    assert event.event_id == "magnetar-inbound-demo/uploads/report 2026-11-24.csv@0055AED6DCD90281E5"
+    assert (
+        event.event_id == "magnetar-inbound-demo/uploads/report 2026-11-24.csv@0055AED6DCD90281E5"
+    )
     assert str(message.topic) == "persistent://public/default/inbound-uploads"
     assert message.key == "uploads/report 2026-11-24.csv"
     assert message.properties == {
