@@ -15,6 +15,7 @@ from magnetar_core.domain.inbound.routes import (
     route_for,
     routes_from_json,
 )
+from magnetar_local.template import LocalTemplate
 
 SAMPLES = Path(__file__).resolve().parents[2] / "events" / "inbound"
 ROUTES = routes_from_json(
@@ -165,3 +166,21 @@ def test_bad_route_configuration_is_refused_naming_the_route_and_field(text, com
 
 def test_no_configuration_means_no_routes():
     assert routes_from_json("") == () and routes_from_json("[]") == ()
+
+
+def test_the_templates_default_routes_parse_and_its_schedule_input_reads_as_a_schedule_event():
+    template = LocalTemplate()
+    routes = routes_from_json(template.functions["IngestFunction"].environment["INGEST_ROUTES"])
+    events = template.document["Resources"]["IngestFunction"]["Properties"]["Events"]
+    tick = events["Tick"]["Properties"]["Input"]
+    for attribute, value in {
+        "schedule-arn": "arn:aws:scheduler:us-east-1:123456789012:schedule/default/tick",
+        "scheduled-time": "2026-11-24T20:05:00Z",
+        "execution-id": "d32c5kddcf5bb8c3",
+        "attempt-number": "1",
+    }.items():
+        tick = tick.replace(f"<aws.scheduler.{attribute}>", value)
+
+    (event,) = read_events(json.loads(tick))
+    assert [r.kind for r in routes] == ["s3", "sns", "eventbridge", "schedule"]
+    assert route_for(routes, event).message(event).payload == b'{"tick":true}'
