@@ -91,3 +91,12 @@ def test_redeliveries_are_deduplicated_on_a_namespace_with_deduplication_off(eng
     engine.ingest.handle(sample("sns_notification"))
 
     assert len(stored(engine, ORDERS)) == 1
+
+
+def test_an_s3_event_of_the_entries_bucket_itself_is_refused_as_a_loop(engine):
+    event = sample("s3_object_created")
+    event["Records"][0]["s3"]["bucket"]["name"] = "memory-entries"
+
+    with pytest.raises(InvalidMessage, match="entries bucket itself"):
+        engine.ingest.handle(event)
+    assert engine.topics.list("public/default") == []

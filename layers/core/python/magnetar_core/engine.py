@@ -232,7 +232,12 @@ class Engine:
                 targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
                 runtime,
             ),
-            ingest=Ingest(producer, routes_from_json(settings.ingest_routes), runtime),
+            ingest=Ingest(
+                producer,
+                routes_from_json(settings.ingest_routes),
+                runtime,
+                entries_bucket=settings.entries_bucket,
+            ),
         )
 
 

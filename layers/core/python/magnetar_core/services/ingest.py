@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_core.domain.inbound.events import read_events
+from magnetar_core.domain.inbound.events import S3, read_events
 from magnetar_core.domain.inbound.routes import (
     EVENT_ID_PROPERTY,
     InboundMessage,
@@ -45,20 +45,36 @@ class Ingested:
 class Ingest:
     """Turns inbound AWS events into messages on the topics their routes name."""
 
-    def __init__(self, producer: Producer, routes: Sequence[Route], runtime: Runtime) -> None:
+    def __init__(
+        self,
+        producer: Producer,
+        routes: Sequence[Route],
+        runtime: Runtime,
+        entries_bucket: str | None = None,
+    ) -> None:
+        """``entries_bucket``: the bucket entries are stored in, whose own ObjectCreated
+        events are refused (each would store an entry there: a loop without end)."""
         self._producer = producer
         self._routes = tuple(routes)
         self._rt = runtime
+        self._entries_bucket = entries_bucket
 
     def handle(self, event: Any) -> list[Ingested]:
         """Publish every source event in ``event`` (one Lambda invocation's), each once.
 
-        Raises InvalidMessage (a malformed event, or no route takes one of its events: then
-        nothing is stored) and whatever ``Producer.publish`` raises (MessageTooBig,
+        Raises InvalidMessage (a malformed event, an S3 event of the entries bucket, or no
+        route takes one of its events: then nothing is stored) and whatever ``Producer.publish`` raises (MessageTooBig,
         NotAllowedError, ServiceUnitNotReady, StorageFault...; the events before it are
         stored, and a retry of the invocation stores them no second time).
         """
-        messages = [route_for(self._routes, e).message(e) for e in read_events(event)]
+        events = read_events(event)
+        for e in events:
+            if e.kind == S3 and e.name == self._entries_bucket:
+                raise InvalidMessage(
+                    f"S3 event {e.event_id!r} comes from the entries bucket itself: publishing "
+                    "it would store an entry there and loop; remove that bucket notification"
+                )
+        messages = [route_for(self._routes, e).message(e) for e in events]
         entries = [(m, self._entry(m)) for m in messages]
         return [self._publish(m, entry) for m, entry in entries]
 
