@@ -27,18 +27,16 @@ from magnetar_core.domain.errors import (
     ProducerFenced,
     ServiceUnitNotReady,
 )
-from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
-from magnetar_core.services.entries import PublishResult, validated_metadata
+from magnetar_core.services.entries import PublishResult, index_entry, validated_metadata
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_core.services.uploads import Upload, Uploads, object_prefix
-from magnetar_wire import EntryMetadata
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import JAVA_STRING_HASH
@@ -134,7 +132,7 @@ class Producer:
         meta = validated_metadata(entry)
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
-        index = _index_entry(meta, "", len(entry))
+        index = index_entry(meta, "", len(entry))
         _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
@@ -261,30 +259,6 @@ def _inline(entry: bytes | None) -> bytes:
     if entry is None:
         raise InvalidMessage("A publish needs the entry's bytes or an entryRef")
     return entry
-
-
-def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
-    times = [m.publish_time_ms for m in meta.messages]
-    seqs = [m.sequence_id for m in meta.messages]
-    return IndexEntry(
-        entry_id=-1,
-        object_key=object_key,
-        offset=0,
-        length=size,
-        count=meta.header.count,
-        batched=meta.header.batched,
-        publish_min_ms=min(times),
-        publish_max_ms=max(times),
-        producer=meta.producer_name,
-        sequence_min=min(seqs),
-        sequence_max=max(seqs),
-        partial_chunk=any(
-            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1
-            for m in meta.messages
-        ),
-        key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
-        deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
-    )
 
 
 def _check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:
