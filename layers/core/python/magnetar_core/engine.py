@@ -251,7 +251,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
     """The DynamoDB and S3 adapters on the settings' tables and bucket."""
     return Stores(
         topics=TopicStore(dynamodb, settings.topics_table),
-        log=LogStore(dynamodb, settings.log_table),
+        log=LogStore(dynamodb, settings.log_table, settings.cursors_table),
         cursors=CursorStore(dynamodb, settings.cursors_table),
         entries=EntryStore(s3, settings.entries_bucket),
         policies=PolicyStore(dynamodb, settings.topics_table),
