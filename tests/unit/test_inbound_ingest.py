@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.adapters.memory import MemoryTables, memory_stores
 from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.inbound.events import read_events
+from magnetar_core.domain.inbound.routes import once_key
+from magnetar_core.domain.log import ONCE_SORT_KEY, once_marker_pk
+from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
+from magnetar_core.services.ingest import REDELIVERY_WINDOW_S
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire import decode_entry
 from magnetar_wire.names import TopicName
@@ -100,3 +105,47 @@ def test_an_s3_event_of_the_entries_bucket_itself_is_refused_as_a_loop(engine):
     with pytest.raises(InvalidMessage, match="entries bucket itself"):
         engine.ingest.handle(event)
     assert engine.topics.list("public/default") == []
+
+
+def sns_message(message_id: str) -> dict:
+    """The SNS sample as another notification of the same topic (its own MessageId)."""
+    event = sample("sns_notification")
+    event["Records"][0]["Sns"]["MessageId"] = message_id
+    return event
+
+
+def test_distinct_events_of_one_source_are_all_stored_on_a_namespace_with_deduplication_on(
+    engine,
+):
+    engine.namespaces.set_deduplication("public", "default", True)
+    ids = [f"m-{i}" for i in range(3)]
+
+    first = [engine.ingest.handle(sns_message(i))[0].duplicate for i in ids]
+    again = [engine.ingest.handle(sns_message(i))[0].duplicate for i in ids]
+
+    assert (first, again) == ([False] * 3, [True] * 3)
+    messages = stored(engine, ORDERS)
+    assert [m.properties["ingest.eventId"] for m in messages] == ids
+    key = engine.topics.resolve(ORDERS, create=False).key
+    producers = {e.producer for e in engine.producer._log.read_from(key, 0, 100) if e.count}
+    assert producers == {"ingest-sns-arn:aws:sns:us-east-1:123456789012:magnetar-inbound-orders"}
+
+
+def test_an_events_marker_is_kept_for_the_redelivery_window_beside_its_ledger():
+    tables = MemoryTables()
+    now_ms = 1_795_550_400_000
+    engine = Engine.assemble(
+        memory_settings(ingest_routes=json.dumps(ROUTES)),
+        memory_stores(tables),
+        runtime=Runtime(now_ms=lambda: now_ms),
+    )
+    engine.tenants.initialize_cluster()
+    event = sample("sns_notification")
+
+    engine.ingest.handle(event)
+
+    ledger = engine.topics.resolve(ORDERS, create=False).key
+    marker = once_marker_pk(ledger, once_key(read_events(event)[0]))
+    with tables.lock:
+        assert tables.cursors.get(marker, ONCE_SORT_KEY) == now_ms // 1000 + 48 * 3600
+    assert REDELIVERY_WINDOW_S == 48 * 3600

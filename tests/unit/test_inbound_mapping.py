@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.inbound.events import read_events
 from magnetar_core.domain.inbound.routes import (
     InvalidRoutes,
+    once_key,
     producer_name,
     route_for,
     routes_from_json,
@@ -71,6 +73,7 @@ def test_the_same_upload_through_eventbridge_has_the_same_id_producer_and_key():
 
     assert bridged.kind == "s3" and bridged.event_id == direct.event_id
     assert via_bridge.producer_name == via_direct.producer_name
+    assert via_bridge.once_key == via_direct.once_key
     assert via_bridge.key == via_direct.key
     assert bridged.fields["eventName"] == "ObjectCreated:Put"
     assert bridged.fields["versionId"] == direct.fields["versionId"]
@@ -105,15 +108,17 @@ def test_a_schedule_occurrence_is_identified_by_its_schedule_and_scheduled_time_
     assert event.event_id.endswith("magnetar-ingest-tick@2026-11-24T20:05:00Z")
     assert message.key == event.event_id
     assert message.payload == b'{"tick":true}'
-    assert producer_name(read_events(retry)[0]) == message.producer_name
+    assert once_key(read_events(retry)[0]) == message.once_key
 
 
-def test_producer_names_are_per_event_and_within_the_name_limit():
-    s3, _ = only_message("s3_object_created")
-    sns, _ = only_message("sns_notification")
+def test_producer_names_are_per_source_and_once_keys_per_event_of_bounded_length():
+    sns, message = only_message("sns_notification")
+    other = replace(sns, event_id="another-message-id")
 
-    assert producer_name(s3) != producer_name(sns)
-    assert producer_name(sns).startswith("ingest-sns-") and len(producer_name(sns)) == 43
+    assert message.producer_name == f"ingest-sns-{sns.name}" == producer_name(other)
+    assert once_key(sns) != once_key(other)
+    assert once_key(sns).startswith("sns-") and len(once_key(sns)) == 36
+    assert len(once_key(replace(sns, event_id="k" * 2000))) == 36
 
 
 def test_an_s3_test_event_reads_as_no_events():

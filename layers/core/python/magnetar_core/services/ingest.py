@@ -1,12 +1,14 @@
 """Inbound sources (issue 13): S3, EventBridge, SNS and Scheduler events published to topics.
 
 One invocation's events are all read and routed first, so a bad event (or one no route
-takes) raises before anything is stored; then each becomes one entry with one message,
-committed through the producer's deduplication (forced on, whatever the namespace says) by
-a producer named after the source event (``domain.inbound.routes.producer_name``) with
-sequence id 0. A redelivered event (the platform retries a failed invocation, SNS and
-EventBridge deliver at least once) is therefore answered as a duplicate and stored once;
-docs/architecture.md, "Inbound sources", says why this path and what it costs.
+takes) raises before anything is stored; then each becomes one entry with one message from
+its source's producer (``domain.inbound.routes.producer_name``, sequence id 0), committed
+together with a marker of the event (``Producer.publish(once=...)``: one DynamoDB
+transaction, the marker kept for the sources' redelivery window by TTL). A redelivered
+event (the platform retries a failed invocation, SNS and EventBridge deliver at least once)
+finds its marker, is answered as a duplicate and stored once; the namespace's
+deduplication plays no part. docs/architecture.md, "Inbound sources", says why this path
+and what it costs.
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ from magnetar_core.domain.inbound.routes import (
     route_for,
 )
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.services.produce import Producer
+from magnetar_core.services.produce import Once, Producer
 from magnetar_wire import EntryFormatError, EntryMessage, encode_entry
 
 SEQUENCE_ID = 0
-"""The sequence id of an inbound message: its producer (one per source event) sends only it."""
+"""The sequence id of every inbound message (deduplication is by once marker, not by it)."""
+
+REDELIVERY_WINDOW_S = 48 * 3600
+"""How long an event's once marker is kept: beyond the sources' redelivery windows (Lambda's
+asynchronous retries, 6 h in template.yaml; EventBridge's retries, 24 h)."""
 
 
 @dataclass(frozen=True)
@@ -51,13 +57,16 @@ class Ingest:
         routes: Sequence[Route],
         runtime: Runtime,
         entries_bucket: str | None = None,
+        redelivery_window_s: int = REDELIVERY_WINDOW_S,
     ) -> None:
         """``entries_bucket``: the bucket entries are stored in, whose own ObjectCreated
-        events are refused (each would store an entry there: a loop without end)."""
+        events are refused (each would store an entry there: a loop without end).
+        ``redelivery_window_s``: how long a redelivery is recognised as one (seconds)."""
         self._producer = producer
         self._routes = tuple(routes)
         self._rt = runtime
         self._entries_bucket = entries_bucket
+        self._window_s = redelivery_window_s
 
     def handle(self, event: Any) -> list[Ingested]:
         """Publish every source event in ``event`` (one Lambda invocation's), each once.
@@ -99,7 +108,8 @@ class Ingest:
             ) from exc
 
     def _publish(self, message: InboundMessage, entry: bytes) -> Ingested:
-        result = self._producer.publish(message.topic, entry, deduplicate=True)
+        once = Once(message.once_key, self._rt.now_ms() // 1000 + self._window_s)
+        result = self._producer.publish(message.topic, entry, once=once)
         return Ingested(
             event_id=message.properties[EVENT_ID_PROPERTY],
             topic=str(result.topic),

@@ -51,12 +51,21 @@ class Head:
     exclusive: bool = False
 
 
+@dataclass(frozen=True)
+class Once:
+    """Commit an entry at most once per ``key`` in its ledger (inbound source events): a
+    marker committed with the index item, kept at least until ``expires_s`` (epoch s)."""
+
+    key: str
+    expires_s: int
+
+
 class _LedgerFenced(Exception):
     """The ledger was closed (its topic deleted): reload the topic and commit again."""
 
 
 class _Duplicate(Exception):
-    """A replay of the log showed this entry was committed already."""
+    """A replay of the log (or the entry's once marker) showed it was committed already."""
 
 
 class Producer:
@@ -101,6 +110,7 @@ class Producer:
         epoch: int | None = None,
         hashing_scheme: str = JAVA_STRING_HASH,
         deduplicate: bool = False,
+        once: Once | None = None,
     ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
@@ -110,7 +120,8 @@ class Producer:
         a partitioned topic's base name, a keyed entry goes to the partition its first key
         hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
         ``deduplicate`` forces the dedup check on whatever the policies say (the dead
-        letter producer relies on it for exactly-once).
+        letter producer relies on it for exactly-once); ``once`` replaces it by a marker
+        committed atomically with the entry (``LogStore.append_once``; only the ingest).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
         """
@@ -119,7 +130,7 @@ class Producer:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
             return self._non_persistent.publish(topic, _inline(entry))
         policies = self._namespaces.effective(topic)
-        dedup = policies.deduplication or deduplicate
+        dedup = (policies.deduplication or deduplicate) and once is None
         uploaded_to = topic
         if entry_ref is not None:
             entry = self._uploads.read(topic, entry_ref, policies.max_message_size_bytes)
@@ -144,7 +155,7 @@ class Producer:
         index = IndexEntry(**{**index.__dict__, "object_key": object_key})
         for _ in range(3):
             try:
-                entry_id = self._commit(ref, index, epoch, dedup)
+                entry_id = self._commit(ref, index, epoch, dedup, once)
                 break
             except _Duplicate:
                 return self._duplicate(ref, topic)
@@ -175,7 +186,14 @@ class Producer:
         ids = (format_message_id(-1, -1, ref.partition, -1),)
         return PublishResult(topic, -1, -1, ref.partition, ids, duplicate=True)
 
-    def _commit(self, ref: PartitionRef, index: IndexEntry, epoch: int | None, dedup: bool) -> int:
+    def _commit(
+        self,
+        ref: PartitionRef,
+        index: IndexEntry,
+        epoch: int | None,
+        dedup: bool,
+        once: Once | None = None,
+    ) -> int:
         """Commit ``index`` at the head's next id: one optimistic update of the head (cached
         per process; re-read after every lost race). Raises ProducerFenced, _Duplicate,
         _LedgerFenced, ServiceUnitNotReady (every attempt lost)."""
@@ -201,7 +219,10 @@ class Producer:
             return head.next_id, item
 
         def write(item: IndexEntry) -> None:
-            self._log.append(key, item)
+            if once is None:
+                self._log.append(key, item)
+            elif not self._log.append_once(key, item, once.key, once.expires_s):
+                raise _Duplicate()
             with self._lock:
                 self._heads[key] = Head(item.entry_id + 1, item.epoch, item.exclusive)
 

@@ -13,8 +13,9 @@ field missing from the event: the source event id); ``properties`` names the fie
 into the message's properties (absent: every field). The first matching route wins.
 
 Each message also carries ``ingest.source`` (the kind) and ``ingest.eventId`` (the source
-event id), and is published by a producer named after the event id (``producer_name``), so
-that the producer deduplication of the commit path stores a redelivered event once.
+event id), is published by one producer per source (``producer_name``) and is committed
+once per event (``once_key``: the commit path's once marker, so a redelivery is stored no
+second time).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class InvalidRoutes(ValueError):
 
 @dataclass(frozen=True)
 class InboundMessage:
-    """What one source event becomes: a message for ``topic`` from a one-event producer."""
+    """What one source event becomes: a message for ``topic`` from its source's producer,
+    committed at most once per ``once_key``."""
 
     topic: TopicName
     key: str
@@ -49,6 +51,7 @@ class InboundMessage:
     payload: bytes
     event_time_ms: int
     producer_name: str
+    once_key: str
 
 
 @dataclass(frozen=True)
@@ -79,14 +82,22 @@ class Route:
             payload=event.payload,
             event_time_ms=event.time_ms,
             producer_name=producer_name(event),
+            once_key=once_key(event),
         )
 
 
 def producer_name(event: SourceEvent) -> str:
-    """The producer of exactly this source event: ``ingest-<kind>-<32 hex of its id's
-    SHA-256>``, the same on every redelivery (its only message has sequence id 0)."""
+    """The producer of the event's source: ``ingest-<kind>-<source name>`` (a bucket, an
+    SNS topic ARN, an EventBridge source, a schedule ARN)."""
+    return f"ingest-{event.kind}-{event.name}"
+
+
+def once_key(event: SourceEvent) -> str:
+    """What the event is committed once by: ``<kind>-<32 hex of its id's SHA-256>`` (a
+    bounded length whatever the id), the same on every redelivery and for an S3 upload
+    notified directly and through EventBridge."""
     digest = hashlib.sha256(event.event_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"ingest-{event.kind}-{digest[:32]}"
+    return f"{event.kind}-{digest[:32]}"
 
 
 def route_for(routes: Sequence[Route], event: SourceEvent) -> Route:
