@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from magnetar_core.adapters.aws.clients import REQUESTS
 from magnetar_core.api.http import injected_engine
 from magnetar_core.domain.errors import InvalidMessage, TopicNotFound
+from magnetar_core.domain.inbound.events import read_events
+from magnetar_core.domain.inbound.routes import once_key
+from magnetar_core.domain.log import ONCE_SORT_KEY, once_marker_pk
 from magnetar_core.engine import Engine
 from magnetar_local.events import LambdaContext
 from magnetar_wire import decode_entry
@@ -111,3 +116,37 @@ def test_a_bad_event_is_logged_and_raised_for_the_platform_to_retry_and_nothing_
 
     assert "inbound event refused, nothing of it stored" in caplog.text
     assert stored(engine, topics["s3"]) == []
+
+
+def sns_message(message_id: str) -> dict:
+    """The SNS sample as another notification of the same topic (its own MessageId)."""
+    event = sample("sns_notification")
+    event["Records"][0]["Sns"]["MessageId"] = message_id
+    return event
+
+
+def test_a_new_event_costs_an_object_and_one_transaction_whose_marker_expires_after_48_hours(
+    ingest, topics, settings, aws_clients
+):
+    invoke, engine = ingest
+    invoke(sns_message("warm-up"))  # the container's first event reads topic and policies
+    event = sns_message(f"m-{uuid.uuid4().hex}")
+
+    before = REQUESTS.snapshot()
+    invoke(event)
+    new = REQUESTS.snapshot() - before
+    answer = invoke(event)
+
+    assert new == {"s3.PutObject": 1, "dynamodb.TransactWriteItems": 1}
+    assert answer["ingested"][0]["duplicate"] is True
+    assert len(stored(engine, topics["sns"])) == 2
+    ledger = engine.topics.resolve(topics["sns"], create=False).key
+    marker = aws_clients.dynamodb.get_item(
+        TableName=settings.cursors_table,
+        Key={
+            "pk": {"S": once_marker_pk(ledger, once_key(read_events(event)[0]))},
+            "sub": {"S": ONCE_SORT_KEY},
+        },
+    )["Item"]
+    expires_in_s = int(marker["ttl"]["N"]) - time.time()
+    assert 48 * 3600 - 60 < expires_in_s <= 48 * 3600

@@ -13,7 +13,12 @@ from collections.abc import Iterable
 
 from botocore.exceptions import ClientError
 
-from magnetar_core.adapters.aws.clients import BotoClient, cancellation_reasons, translated
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    cancellation_reasons,
+    error_code,
+    translated,
+)
 from magnetar_core.domain.errors import ConditionFailed, StorageFault, TooManyRequests
 from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
 
@@ -33,13 +38,21 @@ class LogStore:
         self._markers = markers_table
 
     def append(self, pk: str, entry: IndexEntry) -> None:
-        """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken."""
-        with translated(f"committing entry {entry.entry_id} of {pk}"):
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=entry.to_item(pk),
-                ConditionExpression="attribute_not_exists(eid)",
-            )
+        """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken or
+        an ``append_once`` transaction is writing it (TransactionConflictException: a lost
+        race too)."""
+        action = f"committing entry {entry.entry_id} of {pk}"
+        with translated(action):
+            try:
+                self._ddb.put_item(
+                    TableName=self._table,
+                    Item=entry.to_item(pk),
+                    ConditionExpression="attribute_not_exists(eid)",
+                )
+            except ClientError as exc:
+                if error_code(exc) == "TransactionConflictException":
+                    raise ConditionFailed(action) from exc
+                raise
 
     def append_once(self, pk: str, entry: IndexEntry, once_key: str, expires_s: int) -> bool:
         """Commit ``entry`` and the marker of ``once_key`` (expiring by TTL at ``expires_s``)
