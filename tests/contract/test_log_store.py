@@ -129,3 +129,31 @@ def test_ledgers_do_not_see_each_other(stores, uid):
     stores.log.append(f"persistent://c/ns/t-{uid}|1", entry(0))
     other = f"persistent://c/ns/t-{uid}|2"
     assert stores.log.last(other) is None and stores.log.read_from(other, 0, 5) == []
+
+
+EXPIRES_S = 1_900_000_000
+
+
+def test_an_entry_appended_once_per_key_is_refused_the_second_time_and_nothing_is_written(
+    stores, pk
+):
+    assert stores.log.append_once(pk, entry(0), "event-1", EXPIRES_S) is True
+    assert stores.log.append_once(pk, entry(1), "event-1", EXPIRES_S) is False
+    assert stores.log.append_once(pk, entry(0), "event-1", EXPIRES_S) is False  # both taken
+    assert stores.log.read_from(pk, 0, 10) == [entry(0)]
+    assert stores.log.append_once(pk, entry(1), "event-2", EXPIRES_S) is True
+
+
+def test_appending_once_at_a_taken_id_fails_the_condition_and_leaves_no_marker(stores, pk):
+    stores.log.append(pk, entry(0))
+    with pytest.raises(ConditionFailed):
+        stores.log.append_once(pk, entry(0, producer="ingest"), "event-1", EXPIRES_S)
+    assert stores.log.append_once(pk, entry(1, producer="ingest"), "event-1", EXPIRES_S)
+    assert [e.producer for e in stores.log.read_from(pk, 0, 10)] == ["p-1", "ingest"]
+
+
+def test_once_markers_are_per_ledger(stores, pk):
+    stores.log.append_once(pk, entry(0), "event-1", EXPIRES_S)
+    other = pk.replace("|1", "|2")
+    assert stores.log.append_once(other, entry(0), "event-1", EXPIRES_S) is True
+    assert stores.log.head(other) == 0

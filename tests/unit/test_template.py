@@ -70,6 +70,7 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         "AdminFunction",
         "TenancyFunction",
         "AuthorizerFunction",
+        "IngestFunction",
     }
     for resource in functions.values():
         properties = resource["Properties"]

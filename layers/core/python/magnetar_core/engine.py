@@ -29,6 +29,7 @@ from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.adapters.targets import Targets, WebhookTarget
+from magnetar_core.domain.inbound.routes import routes_from_json
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
@@ -40,6 +41,7 @@ from magnetar_core.services.authorization import Authorization, Security
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.index_cache import IndexCache
+from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.produce import Producer
@@ -65,7 +67,8 @@ LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 @dataclass(frozen=True)
 class Engine:
     """Everything a handler calls: topics, producer, subscriptions, stats, admin, and the
-    tenancy use cases (tenants and clusters, namespaces, permissions)."""
+    tenancy use cases (tenants and clusters, namespaces, permissions), triggers and the
+    inbound sources (`ingest`)."""
 
     runtime: Runtime
     topics: Topics
@@ -83,6 +86,7 @@ class Engine:
     security: Security
     triggers: Triggers
     delivery: Delivery
+    ingest: Ingest
 
     @classmethod
     def build(
@@ -228,6 +232,12 @@ class Engine:
                 targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
                 runtime,
             ),
+            ingest=Ingest(
+                producer,
+                routes_from_json(settings.ingest_routes),
+                runtime,
+                entries_bucket=settings.entries_bucket,
+            ),
         )
 
 
@@ -241,7 +251,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
     """The DynamoDB and S3 adapters on the settings' tables and bucket."""
     return Stores(
         topics=TopicStore(dynamodb, settings.topics_table),
-        log=LogStore(dynamodb, settings.log_table),
+        log=LogStore(dynamodb, settings.log_table, settings.cursors_table),
         cursors=CursorStore(dynamodb, settings.cursors_table),
         entries=EntryStore(s3, settings.entries_bucket),
         policies=PolicyStore(dynamodb, settings.topics_table),

@@ -55,6 +55,14 @@ class LogStore(Protocol):
         ConditionFailed when that id is taken."""
         ...
 
+    def append_once(self, pk: str, entry: IndexEntry, once_key: str, expires_s: int) -> bool:
+        """``append`` and a marker of ``once_key`` in ledger ``pk``, atomically: what an
+        inbound source event is committed with, so that a redelivery is stored no second
+        time. Returns False, writing nothing, when the marker exists (a duplicate); raises
+        ConditionFailed when the entry id is taken (a lost race: the marker is not written
+        either). The marker is kept at least until ``expires_s`` (epoch seconds)."""
+        ...
+
     def last(self, pk: str) -> IndexEntry | None:
         """The highest committed entry (a fence too), strongly consistent; None if empty."""
         ...

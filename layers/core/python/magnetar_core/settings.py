@@ -66,6 +66,9 @@ class Settings:
     trigger_private_webhooks: bool = False
     """Webhook triggers may call http and private addresses (``TRIGGER_PRIVATE_WEBHOOKS``;
     off on AWS: https to public addresses only; on in the local stack)."""
+    ingest_routes: str = ""
+    """Inbound sources' routes (``INGEST_ROUTES``, a JSON list; docs/architecture.md,
+    "Inbound sources"); empty: the ingest function takes no event."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -114,4 +117,5 @@ class Settings:
             authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
             download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
             trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),
+            ingest_routes=env.get("INGEST_ROUTES", ""),
         )

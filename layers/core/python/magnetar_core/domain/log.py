@@ -1,4 +1,5 @@
-"""The log index's records: one committed entry (IndexEntry), ledger keys, per-message key hashes."""
+"""The log index's records: one committed entry (IndexEntry), ledger keys, once markers,
+per-message key hashes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ NONE_KEY_HASH = sticky_key_hash(None, None)
 def log_key(partition_topic: str, ledger_id: int) -> str:
     """The partition key of one ledger of one partition (``|`` never occurs in topic names)."""
     return f"{partition_topic}|{ledger_id}"
+
+
+ONCE_SORT_KEY = "$once"
+"""The sort key of a once marker (``once_marker_pk``) in the cursors table."""
+
+
+def once_marker_pk(ledger_key: str, once_key: str) -> str:
+    """Where the marker of an entry committed once per ``once_key`` lives (cursors table,
+    beside the ledger's cursors and buffers, never under the ledger's own key)."""
+    return f"{ledger_key}|once|{once_key}"
 
 
 def encode_key_hashes(hashes: tuple[int, ...]) -> bytes:

@@ -1,6 +1,7 @@
 """Entries as the data paths see them: checking one's header and metadata
-(``validated_metadata``), where a publish committed one (``PublishResult``), and one handed to
-a consumer (``DeliveredEntry``). Shared by persistent and non-persistent topics."""
+(``validated_metadata``) and making its index item (``index_entry``), where a publish
+committed one (``PublishResult``), and one handed to a consumer (``DeliveredEntry``). Shared
+by persistent and non-persistent topics."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from magnetar_core.domain.errors import ChecksumError, InvalidMessage
+from magnetar_core.domain.keyshared import sticky_key_hash
+from magnetar_core.domain.log import IndexEntry
 from magnetar_wire import (
     ChecksumMismatch,
     DecodedEntry,
@@ -88,3 +91,29 @@ def validated_metadata(entry: bytes) -> EntryMetadata:
                     f"({_JAVA_LONG.start} to {_JAVA_LONG.stop - 1})"
                 )
     return meta
+
+
+def index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
+    """The index item of an entry of ``size`` bytes stored under ``object_key`` (entry id
+    -1: the commit sets it), from its validated metadata."""
+    times = [m.publish_time_ms for m in meta.messages]
+    seqs = [m.sequence_id for m in meta.messages]
+    return IndexEntry(
+        entry_id=-1,
+        object_key=object_key,
+        offset=0,
+        length=size,
+        count=meta.header.count,
+        batched=meta.header.batched,
+        publish_min_ms=min(times),
+        publish_max_ms=max(times),
+        producer=meta.producer_name,
+        sequence_min=min(seqs),
+        sequence_max=max(seqs),
+        partial_chunk=any(
+            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1
+            for m in meta.messages
+        ),
+        key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
+        deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
+    )

@@ -27,18 +27,16 @@ from magnetar_core.domain.errors import (
     ProducerFenced,
     ServiceUnitNotReady,
 )
-from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
-from magnetar_core.services.entries import PublishResult, validated_metadata
+from magnetar_core.services.entries import PublishResult, index_entry, validated_metadata
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_core.services.uploads import Upload, Uploads, object_prefix
-from magnetar_wire import EntryMetadata
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import JAVA_STRING_HASH
@@ -53,12 +51,21 @@ class Head:
     exclusive: bool = False
 
 
+@dataclass(frozen=True)
+class Once:
+    """Commit an entry at most once per ``key`` in its ledger (inbound source events): a
+    marker committed with the index item, kept at least until ``expires_s`` (epoch s)."""
+
+    key: str
+    expires_s: int
+
+
 class _LedgerFenced(Exception):
     """The ledger was closed (its topic deleted): reload the topic and commit again."""
 
 
 class _Duplicate(Exception):
-    """A replay of the log showed this entry was committed already."""
+    """A replay of the log (or the entry's once marker) showed it was committed already."""
 
 
 class Producer:
@@ -103,6 +110,7 @@ class Producer:
         epoch: int | None = None,
         hashing_scheme: str = JAVA_STRING_HASH,
         deduplicate: bool = False,
+        once: Once | None = None,
     ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
@@ -112,7 +120,8 @@ class Producer:
         a partitioned topic's base name, a keyed entry goes to the partition its first key
         hashes to with ``hashing_scheme`` (as the SDK routes), a keyless one round robin.
         ``deduplicate`` forces the dedup check on whatever the policies say (the dead
-        letter producer relies on it for exactly-once).
+        letter producer relies on it for exactly-once); ``once`` replaces it by a marker
+        committed atomically with the entry (``LogStore.append_once``; only the ingest).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
         """
@@ -121,7 +130,7 @@ class Producer:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
             return self._non_persistent.publish(topic, _inline(entry))
         policies = self._namespaces.effective(topic)
-        dedup = policies.deduplication or deduplicate
+        dedup = (policies.deduplication or deduplicate) and once is None
         uploaded_to = topic
         if entry_ref is not None:
             entry = self._uploads.read(topic, entry_ref, policies.max_message_size_bytes)
@@ -134,7 +143,7 @@ class Producer:
         meta = validated_metadata(entry)
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
-        index = _index_entry(meta, "", len(entry))
+        index = index_entry(meta, "", len(entry))
         _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
@@ -146,7 +155,7 @@ class Producer:
         index = IndexEntry(**{**index.__dict__, "object_key": object_key})
         for _ in range(3):
             try:
-                entry_id = self._commit(ref, index, epoch, dedup)
+                entry_id = self._commit(ref, index, epoch, dedup, once)
                 break
             except _Duplicate:
                 return self._duplicate(ref, topic)
@@ -177,7 +186,14 @@ class Producer:
         ids = (format_message_id(-1, -1, ref.partition, -1),)
         return PublishResult(topic, -1, -1, ref.partition, ids, duplicate=True)
 
-    def _commit(self, ref: PartitionRef, index: IndexEntry, epoch: int | None, dedup: bool) -> int:
+    def _commit(
+        self,
+        ref: PartitionRef,
+        index: IndexEntry,
+        epoch: int | None,
+        dedup: bool,
+        once: Once | None = None,
+    ) -> int:
         """Commit ``index`` at the head's next id: one optimistic update of the head (cached
         per process; re-read after every lost race). Raises ProducerFenced, _Duplicate,
         _LedgerFenced, ServiceUnitNotReady (every attempt lost)."""
@@ -203,7 +219,10 @@ class Producer:
             return head.next_id, item
 
         def write(item: IndexEntry) -> None:
-            self._log.append(key, item)
+            if once is None:
+                self._log.append(key, item)
+            elif not self._log.append_once(key, item, once.key, once.expires_s):
+                raise _Duplicate()
             with self._lock:
                 self._heads[key] = Head(item.entry_id + 1, item.epoch, item.exclusive)
 
@@ -261,30 +280,6 @@ def _inline(entry: bytes | None) -> bytes:
     if entry is None:
         raise InvalidMessage("A publish needs the entry's bytes or an entryRef")
     return entry
-
-
-def _index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
-    times = [m.publish_time_ms for m in meta.messages]
-    seqs = [m.sequence_id for m in meta.messages]
-    return IndexEntry(
-        entry_id=-1,
-        object_key=object_key,
-        offset=0,
-        length=size,
-        count=meta.header.count,
-        batched=meta.header.batched,
-        publish_min_ms=min(times),
-        publish_max_ms=max(times),
-        producer=meta.producer_name,
-        sequence_min=min(seqs),
-        sequence_max=max(seqs),
-        partial_chunk=any(
-            m.chunk is not None and m.chunk.chunk_id < m.chunk.total_chunks - 1
-            for m in meta.messages
-        ),
-        key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
-        deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
-    )
 
 
 def _check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:

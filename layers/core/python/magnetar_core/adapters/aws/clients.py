@@ -119,6 +119,14 @@ def error_code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
 
 
+def cancellation_reasons(exc: ClientError) -> list[str]:
+    """The per-item codes of a cancelled TransactWriteItems (``"None"`` for an item that
+    was not the cause), in request order; [] for any other error."""
+    if error_code(exc) != "TransactionCanceledException":
+        return []
+    return [str(r.get("Code", "None")) for r in exc.response.get("CancellationReasons", [])]
+
+
 @contextmanager
 def translated(action: str) -> Iterator[None]:
     """Turn AWS errors raised inside the block into domain errors.

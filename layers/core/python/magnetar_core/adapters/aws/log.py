@@ -2,34 +2,92 @@
 
 The conditional put of the next dense entry id is the commit point of a produce. A *fence*
 item closes a ledger (written when a topic is deleted): a producer that finds it reloads the
-topic instead of committing into a dead ledger.
+topic instead of committing into a dead ledger. ``append_once`` commits an inbound source
+event: the index item and a TTL'd marker of the event in the cursors table, in one
+TransactWriteItems (docs/architecture.md, "Inbound sources").
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from magnetar_core.adapters.aws.clients import BotoClient, translated
-from magnetar_core.domain.log import (
-    IndexEntry,
+from botocore.exceptions import ClientError
+
+from magnetar_core.adapters.aws.clients import (
+    BotoClient,
+    cancellation_reasons,
+    error_code,
+    translated,
 )
+from magnetar_core.domain.errors import ConditionFailed, StorageFault, TooManyRequests
+from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
+
+_CHECK_FAILED = "ConditionalCheckFailed"
+_RACED = {"ConditionalCheckFailed", "TransactionConflict"}
+_THROTTLED = {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 
 
 class LogStore:
     """Reads and appends index items of the log table."""
 
-    def __init__(self, dynamodb: BotoClient, table: str) -> None:
+    def __init__(self, dynamodb: BotoClient, table: str, markers_table: str | None = None) -> None:
+        """``markers_table``: the cursors table (TTL attribute ``ttl``), where
+        ``append_once`` keeps its markers; only that method needs it."""
         self._ddb = dynamodb
         self._table = table
+        self._markers = markers_table
 
     def append(self, pk: str, entry: IndexEntry) -> None:
-        """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken."""
-        with translated(f"committing entry {entry.entry_id} of {pk}"):
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=entry.to_item(pk),
-                ConditionExpression="attribute_not_exists(eid)",
-            )
+        """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken or
+        an ``append_once`` transaction is writing it (TransactionConflictException: a lost
+        race too)."""
+        action = f"committing entry {entry.entry_id} of {pk}"
+        with translated(action):
+            try:
+                self._ddb.put_item(
+                    TableName=self._table,
+                    Item=entry.to_item(pk),
+                    ConditionExpression="attribute_not_exists(eid)",
+                )
+            except ClientError as exc:
+                if error_code(exc) == "TransactionConflictException":
+                    raise ConditionFailed(action) from exc
+                raise
+
+    def append_once(self, pk: str, entry: IndexEntry, once_key: str, expires_s: int) -> bool:
+        """Commit ``entry`` and the marker of ``once_key`` (expiring by TTL at ``expires_s``)
+        in one TransactWriteItems: 2 items, 2 write units each. False, writing nothing, when
+        the marker exists; raises ConditionFailed when the id is taken or another
+        transaction touched an item (a lost race), TooManyRequests, StorageFault."""
+        if self._markers is None:
+            raise StorageFault("No table for once markers was configured (markers_table)")
+        action = f"committing entry {entry.entry_id} of {pk} once for {once_key}"
+        marker = {
+            "pk": {"S": once_marker_pk(pk, once_key)},
+            "sub": {"S": ONCE_SORT_KEY},
+            "eid": {"N": str(entry.entry_id)},
+            "ttl": {"N": str(expires_s)},
+        }
+        put = [
+            (self._table, entry.to_item(pk), "attribute_not_exists(eid)"),
+            (self._markers, marker, "attribute_not_exists(pk)"),
+        ]
+        items = [{"Put": {"TableName": t, "Item": i, "ConditionExpression": c}} for t, i, c in put]
+        with translated(action):
+            try:
+                self._ddb.transact_write_items(TransactItems=items)
+            except ClientError as exc:
+                reasons = cancellation_reasons(exc)
+                if not reasons:
+                    raise
+                if reasons[1:2] == [_CHECK_FAILED]:
+                    return False
+                if _RACED & set(reasons):
+                    raise ConditionFailed(action) from exc
+                if _THROTTLED & set(reasons):
+                    raise TooManyRequests(f"AWS throttled {action}; retry with backoff") from exc
+                raise StorageFault(f"{action} failed: {', '.join(reasons)}") from exc
+        return True
 
     def last(self, pk: str) -> IndexEntry | None:
         """The highest committed entry (or fence) of a ledger; one strongly consistent query."""

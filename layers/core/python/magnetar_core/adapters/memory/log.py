@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
 
 
 def _completes(entry: IndexEntry) -> bool:
@@ -35,6 +35,19 @@ class LogStore:
             if self._table.get(pk, entry.entry_id) is not None:
                 raise ConditionFailed(f"committing entry {entry.entry_id} of {pk}")
             self._table.put(pk, entry.entry_id, entry)
+
+    def append_once(self, pk: str, entry: IndexEntry, once_key: str, expires_s: int) -> bool:
+        """Commit ``entry`` and the marker of ``once_key`` together (in the cursors table,
+        as ``adapters.aws.log``); False, writing nothing, when the marker exists; raises
+        ConditionFailed when the id is taken. Markers are kept (DynamoDB's TTL deletes
+        late too: a condition sees an expired marker until then)."""
+        marker = once_marker_pk(pk, once_key)
+        with self._tables.lock:
+            if self._tables.cursors.get(marker, ONCE_SORT_KEY) is not None:
+                return False
+            self.append(pk, entry)
+            self._tables.cursors.put(marker, ONCE_SORT_KEY, expires_s)
+        return True
 
     def last(self, pk: str) -> IndexEntry | None:
         """The highest committed entry (or fence) of a ledger."""
