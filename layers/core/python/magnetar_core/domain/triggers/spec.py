@@ -175,6 +175,10 @@ class TriggerSpec:
             raise _bad(unknown[0], f"is unknown: a trigger takes {', '.join(sorted(_FIELDS))}")
         if "target" not in body:
             raise _bad("target", "is required")
+        if "deadLetterPolicy" in body and body.get("subscriptionType") == "Failover":
+            raise _bad("deadLetterPolicy", "is for Shared and Key_Shared triggers only: on "
+                       "Failover, as in Pulsar, no message is dead-lettered (a message that "
+                       "always fails holds its partition)")  # fmt: skip
         return cls(
             target=Target.parse(body["target"]),
             subscription_type=_choice(body, "subscriptionType", SUBSCRIPTION_TYPES),
