@@ -18,6 +18,7 @@ from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdentity
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
+from magnetar_core.adapters.aws.functions import FunctionStateStore, FunctionStore
 from magnetar_core.adapters.aws.glue import GlueJobLauncher
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.aws.log import LogStore
@@ -252,6 +253,8 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         permissions=PermissionStore(dynamodb, settings.topics_table),
         namespaces=NamespaceStore(dynamodb, settings.topics_table),
         triggers=TriggerStore(dynamodb, settings.topics_table),
+        functions=FunctionStore(dynamodb, settings.topics_table),
+        function_state=FunctionStateStore(dynamodb, settings.topics_table),
     )
 
 
