@@ -66,6 +66,9 @@ class Settings:
     trigger_private_webhooks: bool = False
     """Webhook triggers may call http and private addresses (``TRIGGER_PRIVATE_WEBHOOKS``;
     off on AWS: https to public addresses only; on in the local stack)."""
+    function_runner: str | None = None
+    """The Lambda that runs Pulsar Functions' batches (``FUNCTION_RUNNER``; None: they run
+    in the delivering process, as in the local stack)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -114,4 +117,5 @@ class Settings:
             authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
             download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
             trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),
+            function_runner=env.get("FUNCTION_RUNNER") or None,
         )

@@ -99,7 +99,7 @@ class FunctionStore:
             )
 
 
-def _to_config(tenant: str, namespace: str, item: Item) -> FunctionConfig:
+def _to_config(tenant: str, namespace: str, item: dict) -> FunctionConfig:
     name = item["name"]["S"][len(FUNCTION_PREFIX) :]
     config = FunctionConfig.parse(tenant, namespace, name, json.loads(item["spec"]["S"]))
     return config.with_version(int(item["ver"]["N"]))
@@ -149,7 +149,7 @@ class FunctionStateStore:
         item = self._get(self._key(fqfn, STATE_PREFIX, key), f"reading state {key} of {fqfn}")
         return bytes(item["val"]["B"]) if item else None
 
-    def _get(self, key: Item, action: str) -> Item | None:
+    def _get(self, key: Item, action: str) -> dict | None:
         with translated(action):
             return self._ddb.get_item(TableName=self._table, Key=key, ConsistentRead=True).get(
                 "Item"

@@ -97,8 +97,10 @@ def _optional_int(body: Mapping[str, Any], name: str, low: int, high: int) -> in
 class FunctionConfig:
     """A function ``tenant/namespace/name``: its class (``module.Class`` of ``code``), input
     topics, output topic (None: results are dropped), user config, subscription position,
-    retries before the dead letter topic (None: retried forever), batch size in messages,
-    and its stored ``version`` (0: not stored yet)."""
+    retries before the dead letter topic (None: retried forever), batch size in messages
+    (1 by default, as Pulsar runs a function per message: a failed message fails the rest
+    of its batch, which then spend a retry too), and its stored ``version`` (0: not stored
+    yet)."""
 
     tenant: str
     namespace: str
@@ -111,7 +113,7 @@ class FunctionConfig:
     subscription_position: str = "Latest"
     max_message_retries: int | None = None
     dead_letter_topic: str | None = None
-    batch_size: int = 10
+    batch_size: int = 1
     version: int = 0
 
     @classmethod
@@ -136,7 +138,7 @@ class FunctionConfig:
             raise _bad("subscriptionPosition", "must be Latest or Earliest")
         output = body.get("output")
         dead_letter = body.get("deadLetterTopic")
-        retries = _optional_int(body, "maxMessageRetries", 0, 1000)
+        retries = _optional_int(body, "maxMessageRetries", 1, 1000)
         if dead_letter is not None and retries is None:
             raise _bad("deadLetterTopic", "needs maxMessageRetries")
         return cls(
@@ -153,7 +155,7 @@ class FunctionConfig:
             dead_letter_topic=None
             if dead_letter is None
             else _topic("deadLetterTopic", dead_letter),
-            batch_size=_optional_int(body, "batchSize", 1, 1000) or 10,
+            batch_size=_optional_int(body, "batchSize", 1, 1000) or 1,
         )
 
     @property
@@ -198,12 +200,14 @@ class FunctionConfig:
 
     def trigger_body(self) -> dict[str, Any]:
         """The body of the trigger on each input (``domain.triggers.spec``): a function
-        target, Failover (one consumer, in order: results keep the input's order, which
-        effectively-once sequence ids need), retried at once (a failed message comes back
-        before later ones), the output topic and dead letter policy."""
+        target, one batch in flight and failed messages retried at once (they come back
+        before later ones: results keep the input's order, which effectively-once sequence
+        ids need), the output topic and dead letter policy. Shared, as Pulsar Functions'
+        default: dead letter topics work on Shared and Key_Shared subscriptions only."""
         body: dict[str, Any] = {
             "target": {"type": "function", "function": self.fqfn},
-            "subscriptionType": "Failover",
+            "subscriptionType": "Shared",
+            "maximumConcurrency": 1,
             "initialPosition": self.subscription_position,
             "batchSize": self.batch_size,
             "retry": {"minDelayMs": 0, "maxDelayMs": 0, "multiplier": 1},
