@@ -199,6 +199,8 @@ class LocalStack:
             "JOB_LAUNCHER": "local",
             # webhook triggers may call local servers (http://127.0.0.1:...)
             "TRIGGER_PRIVATE_WEBHOOKS": "true",
+            # Pulsar Functions run in-process here (the trigger driver's engine)
+            "FUNCTION_RUNNER": "",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}

@@ -61,6 +61,7 @@ class Route:
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
+_FN = "/admin/v3/functions/{tenant}/{namespace}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
 _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
 S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
@@ -110,6 +111,12 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _TOPIC + "/triggers/{name}", F, "create or replace trigger {name} of {topic}"),
     ("GET", _TOPIC + "/triggers/{name}", F, "read trigger {name} of {topic}"),
     ("DELETE", _TOPIC + "/triggers/{name}", F, "delete trigger {name} of {topic}"),
+    # Pulsar Functions (issue 13): tenant admins for now (Pulsar: also the namespace's
+    # functions permission, which needs a namespace-level requirement)
+    ("GET", _FN, T, "list the functions of namespace {tenant}/{namespace}"),
+    ("PUT", _FN + "/{name}", T, "create or replace function {tenant}/{namespace}/{name}"),
+    ("GET", _FN + "/{name}", T, "read function {tenant}/{namespace}/{name}"),
+    ("DELETE", _FN + "/{name}", T, "delete function {tenant}/{namespace}/{name}"),
     ("POST", _V1 + "/messages", P, ""),
     ("POST", _V1 + "/uploads", P, ""),
     ("POST", _V1 + "/producers", P, ""),
