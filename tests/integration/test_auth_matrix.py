@@ -61,7 +61,7 @@ EXPECTED: dict[tuple[str, str], str] = {
             "messageTTL": "GET POST DELETE",
         }.items()
         for m in ms.split()
-    },
+    },  # fmt: skip
     **{
         (m, f"{_TOPIC}/{p}"): "tenant admin"
         for p, ms in {
@@ -71,7 +71,7 @@ EXPECTED: dict[tuple[str, str], str] = {
             "compaction": "GET PUT",
         }.items()
         for m in ms.split()
-    },
+    },  # fmt: skip
     ("GET", "/admin/v2/{domain}/{tenant}/{namespace}"): "lookup",
     ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/partitioned"): "lookup",
     ("PUT", _TOPIC): "tenant admin",
@@ -94,7 +94,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{
         ("POST", f"{_CONSUMER}/{verb}"): "consume sub"
         for verb in ("unsubscribe", "heartbeat", "seek", "receive", "ack", "nack", "redeliver")
-    },
+    },  # fmt: skip
     # issue 12's tenancy routes, covered once openapi.yaml lists them
     ("GET", "/admin/v2/clusters"): "any role",
     **{(m, "/admin/v2/tenants/{tenant}"): "superuser" for m in ("GET", "PUT", "POST", "DELETE")},
@@ -116,10 +116,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{(m, _TOPIC + "/triggers/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},
     # issue 13's Pulsar Functions: tenant admins (no namespace-level functions grant yet)
     ("GET", "/admin/v3/functions/{tenant}/{namespace}"): "tenant admin",
-    **{
-        (m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "tenant admin"
-        for m in ("GET", "PUT", "DELETE")
-    },
+    **{(m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "tenant admin" for m in ("GET", "PUT", "DELETE")},  # fmt: skip
 }
 BODIES: dict[str, Any] = {
     "messages": {"messages": [{"value": "m"}]},
