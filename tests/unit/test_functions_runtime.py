@@ -160,6 +160,7 @@ def test_a_missing_or_broken_function_fails_the_whole_batch(engine):
         ({"inputs": []}, "inputs"),
         ({"output": "non-persistent://public/default/x"}, "output"),
         ({"code": ""}, "code"),
+        ({"code": "def f(:\n"}, "code"),
         ({"userConfig": [1]}, "userConfig"),
         ({"deadLetterTopic": "dlq"}, "deadLetterTopic"),
         ({"color": "red"}, "color"),

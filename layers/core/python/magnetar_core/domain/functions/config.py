@@ -71,6 +71,13 @@ def _code(value: object) -> str:
         raise _bad("code", "must be the function's Python source text")
     if len(value.encode()) > MAX_CODE_BYTES:
         raise _bad("code", f"is larger than {MAX_CODE_BYTES} bytes")
+    try:
+        compile(value, "<function code>", "exec")  # parsed only: nothing runs here
+    except (SyntaxError, ValueError) as error:
+        where = f" (line {error.lineno})" if isinstance(error, SyntaxError) else ""
+        raise _bad(
+            "code", f"is not valid Python{where}: {error.args[0] if error.args else error}"
+        ) from None
     return value
 
 
