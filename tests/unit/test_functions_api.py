@@ -3,6 +3,8 @@ IdentitySerDe's conversions, and the sequence ids outputs are published with."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import magnetar as pulsar
@@ -57,3 +59,15 @@ def test_sequence_ids_increase_with_the_position_in_a_partition_and_refuse_out_o
     with pytest.raises(ValueError, match="bounds"):
         sequence_id(f"1:{2**30}:-1:-1")
     assert producer_name("t/n/f", "persistent://t/n/in") != producer_name("t/n/f", "persistent://t/n/in", 0)  # fmt: skip
+
+
+def test_without_the_sdk_user_code_still_imports_magnetar_for_the_functions_api(monkeypatch):
+    from magnetar_core.domain.functions.config import FunctionConfig
+    from magnetar_core.services.functions.loader import Loader
+
+    monkeypatch.setitem(sys.modules, "magnetar", None)  # `import magnetar` fails, as on Lambda
+    code = "import magnetar as pulsar\nclass Up(pulsar.Function):\n    def process(self, i, c):\n        return i.upper()\n"  # fmt: skip
+    config = FunctionConfig.parse("t", "n", "up", {"className": "up.Up", "code": code, "inputs": ["x"]})  # fmt: skip
+    function = Loader().instance(config)
+    assert function.process("hi", None) == "HI"
+    assert not hasattr(sys.modules["magnetar"], "Client")  # the API alone

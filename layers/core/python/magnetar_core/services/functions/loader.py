@@ -1,6 +1,8 @@
 """Loading a function's class from its stored source.
 
-The source is run as a module named after ``className``'s module part (``--py
+User code imports ``magnetar`` (``import magnetar as pulsar``): the SDK, or where it is
+not installed (the function runner Lambda) a module of the Functions API alone
+(``ensure_functions_api``). The source is run as a module named after ``className``'s module part (``--py
 exclamation.py --classname exclamation.Exclaim``: module ``exclamation``), not put in
 ``sys.modules``; classes are cached by function id and version, so a new version is loaded
 afresh and an unchanged one once per process.
@@ -8,11 +10,14 @@ afresh and an unchanged one once per process.
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 import types
 from typing import Any
 
 from magnetar_core.domain.functions.config import FunctionConfig
+from magnetar_wire import functions as functions_api
 
 
 class FunctionLoadError(Exception):
@@ -41,7 +46,21 @@ class Loader:
             return self._instances.setdefault(key, made)
 
 
+def ensure_functions_api() -> None:
+    """Make ``import magnetar`` give user code the Functions API: the SDK when it imports
+    (locally), else (the Lambda layer has no SDK nor its HTTP dependencies) a module
+    ``magnetar`` holding only ``magnetar_wire.functions``' names."""
+    try:
+        importlib.import_module("magnetar")
+    except ImportError:
+        api = types.ModuleType("magnetar", "Pulsar Functions' API only (the SDK is not installed)")
+        for name in functions_api.__all__:
+            setattr(api, name, getattr(functions_api, name))
+        sys.modules["magnetar"] = api
+
+
 def _load(config: FunctionConfig) -> Any:
+    ensure_functions_api()
     module_name, _, class_name = config.class_name.rpartition(".")
     module = types.ModuleType(module_name)
     module.__file__ = f"<function {config.fqfn}>/{module_name}.py"
