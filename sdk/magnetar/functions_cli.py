@@ -10,7 +10,8 @@
     magnetar functions list [--tenant T] [--namespace NS]
 
 The tenant and namespace default to ``public`` / ``default``, the name to the class's name
-(as pulsar-admin). ``create`` sends the file's text with the definition; the service runs
+(as pulsar-admin). ``create`` and ``update`` both create or replace (pulsar-admin's
+``create`` refuses an existing function). ``create`` sends the file's text with the definition; the service runs
 the function on a trigger of each input (in-process under ``magnetar local``, in the
 deployment's function runner Lambda on AWS). Output and errors as ``magnetar admin``
 (``error: <name>: <message>`` on stderr, status 1); the service URL and token are found as
