@@ -1,4 +1,5 @@
-"""Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions and policies."""
+"""Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions, policies
+and triggers, and /admin/v3/functions (Pulsar Functions)."""
 
 from magnetar_core.api import bodies, http, views
 
@@ -254,6 +255,28 @@ def get_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str)
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers/<name>")
 def delete_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
     engine().triggers.delete(topic_of(domain, tenant, namespace, topic), name)
+    return http.no_content()
+
+
+@app.get("/admin/v3/functions/<tenant>/<namespace>")
+def list_functions(tenant: str, namespace: str):
+    return http.ok(engine().functions.names(tenant, namespace))
+
+
+@app.put("/admin/v3/functions/<tenant>/<namespace>/<name>")
+def put_function(tenant: str, namespace: str, name: str):
+    config, _created = engine().functions.put(tenant, namespace, name, http.json_body(app))
+    return http.ok(config.to_body())
+
+
+@app.get("/admin/v3/functions/<tenant>/<namespace>/<name>")
+def get_function(tenant: str, namespace: str, name: str):
+    return http.ok(engine().functions.get(tenant, namespace, name).to_body())
+
+
+@app.delete("/admin/v3/functions/<tenant>/<namespace>/<name>")
+def delete_function(tenant: str, namespace: str, name: str):
+    engine().functions.delete(tenant, namespace, name)
     return http.no_content()
 
 

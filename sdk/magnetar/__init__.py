@@ -87,6 +87,7 @@ from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
     UnknownError,
     UnsupportedVersionError,
 )
+from .functions import Context, Function, SerDe
 from .message import Message, MessageId
 from .producer import Producer
 from .reader import Reader
@@ -107,6 +108,9 @@ __all__ = [
     "CompressionType",
     "ConsoleLogger",
     "Consumer",
+    "Context",
+    "Function",
+    "SerDe",
     "Reader",
     "ConsumerBatchReceivePolicy",
     "ConsumerDeadLetterPolicy",

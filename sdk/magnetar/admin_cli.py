@@ -182,10 +182,16 @@ def _print(answer: Any) -> None:
     print(json.dumps(answer, indent=2, sort_keys=True))
 
 
-def run(args: argparse.Namespace, service: ServiceUrl, token: str | None = None) -> int:
-    """Send the command's request to ``service`` (with ``token``, a token or ``file:///``
-    URL, when given) and print the answer; returns 0. Raises what the SDK's transport
-    raises (PulsarException), ValueError for a bad name."""
+def run(
+    args: argparse.Namespace,
+    service: ServiceUrl,
+    token: str | None = None,
+    make_request: Callable[[Call], tuple[str, str, Any]] | None = None,
+) -> int:
+    """Send the command's request (``make_request(call)``; default ``_request(args, call)``)
+    to ``service`` (with ``token``, a token or ``file:///`` URL, when given) and print the
+    answer; returns 0. Raises what the SDK's transport raises (PulsarException),
+    ValueError for a bad name."""
     import magnetar
     from magnetar._http import Transport
 
@@ -196,7 +202,7 @@ def run(args: argparse.Namespace, service: ServiceUrl, token: str | None = None)
         def call(method: str, path: str, body: Any = None) -> Any:
             return transport.call(method, path, json_body=body)
 
-        method, path, body = _request(args, call)
+        method, path, body = (make_request or (lambda c: _request(args, c)))(call)
         _print(call(method, path, body))
     finally:
         transport.close()
@@ -205,12 +211,20 @@ def run(args: argparse.Namespace, service: ServiceUrl, token: str | None = None)
 
 def main(argv: Sequence[str]) -> int:
     """``magnetar admin ...``; returns the exit status (1: the service refused, 2: usage)."""
-    args = _parser().parse_args(list(argv))
+    return serve(_parser().parse_args(list(argv)))
+
+
+def serve(
+    args: argparse.Namespace, make_request: Callable[[Call], tuple[str, str, Any]] | None = None
+) -> int:
+    """Run a parsed command (``--service-url``, ``--auth-params`` and the request
+    ``make_request`` builds; default this module's) and print the answer or the error;
+    returns the exit status (also for ``magnetar functions``)."""
     service = resolve_service_url(args.service_url)
     import magnetar
 
     try:
-        return run(args, service, auth_token(args.auth_params, service))
+        return run(args, service, auth_token(args.auth_params, service), make_request)
     except (magnetar.PulsarException, ValueError) as e:
         # an admin error name the SDK has no class for (NotFound, Conflict, ...) is an
         # UnknownError whose message starts with that name

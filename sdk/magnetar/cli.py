@@ -10,6 +10,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
     magnetar admin clusters|tenants|namespaces|topics ...   (pulsar-admin's verbs; see
                    magnetar.admin_cli)
+    magnetar functions create|update|get|list|delete ...   (pulsar-admin functions; see
+                   magnetar.functions_cli)
     magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
                      (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
 
@@ -117,6 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     chaos = sub.add_parser("chaos", help="fault injection and soak runs (service side)")
     chaos.add_argument("rest", nargs=argparse.REMAINDER, help="run|soak [--messages N] ...")
 
+    functions = sub.add_parser("functions", help="Pulsar Functions: create|update|get|list|delete")  # fmt: skip
+    functions.add_argument("rest", nargs=argparse.REMAINDER, help="create --py f.py --classname m.C --inputs T ...")  # fmt: skip
     admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
     admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
     tokens = sub.add_parser("tokens", help="create and check tokens, as `pulsar tokens`")
@@ -231,6 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.admin_cli import main as admin_main
 
         return admin_main(argv[1:])
+    if argv[:1] == ["functions"]:
+        from magnetar.functions_cli import main as functions_main
+
+        return functions_main(argv[1:])
     if argv[:1] and argv[0] in EXTRA_VERBS:
         return _run_extra_verb(argv[0], argv[1:])
     args = _parser().parse_args(argv)

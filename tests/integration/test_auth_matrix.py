@@ -114,6 +114,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     # issue 13's triggers
     ("GET", _TOPIC + "/triggers"): "functions",
     **{(m, _TOPIC + "/triggers/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},
+    # issue 13's Pulsar Functions: the namespace's functions permission, as triggers
+    ("GET", "/admin/v3/functions/{tenant}/{namespace}"): "functions",
+    **{(m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},  # fmt: skip
 }
 BODIES: dict[str, Any] = {
     "messages": {"messages": [{"value": "m"}]},

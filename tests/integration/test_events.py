@@ -99,6 +99,12 @@ TRIGGER_EVENTS = (
     "admin_list_triggers",
     "admin_delete_trigger",
 )
+FUNCTION_EVENTS = (
+    "admin_put_function",
+    "admin_get_function",
+    "admin_list_functions",
+    "admin_delete_function",
+)
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
     "tenancy_list_tenants",
@@ -132,6 +138,7 @@ SCENARIOS = (
     TOPIC_POLICY_EVENTS,
     COMPACTION_EVENTS,
     TRIGGER_EVENTS,
+    FUNCTION_EVENTS,
     TENANCY_EVENTS,
 )
 
@@ -685,6 +692,30 @@ def test_the_trigger_events_create_show_list_and_delete_a_trigger_with_its_subsc
     gone = run("admin_get_trigger")
     assert (gone.status, gone.error()) == (404, "NotFound")
     assert "demo-trigger" not in engine.admin.stats(topic, partitioned=False)["subscriptions"]
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_function_events_create_show_list_and_delete_a_function_with_its_trigger(
+    local_stack, engine_clients
+):
+    run = Replay(local_stack, FUNCTION_EVENTS)
+    bad = run("admin_put_function", body='{"className": "NoModule", "code": "x", "inputs": []}')
+    assert (bad.status, bad.error()) == (400, "InvalidMessage") and "'className'" in bad.text
+    assert run("admin_list_functions").json == []  # the bad body stored nothing
+    created = run("admin_put_function")
+    assert created.status == 200 and "code" not in created.json
+    assert created.json["inputs"] == ["persistent://public/default/events-demo-fn-in"]
+    engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
+    inputs, trigger = TopicName.parse("events-demo-fn-in"), f"public.{run.namespace}.demo-function"
+    assert trigger in engine.triggers.names(inputs)
+    shown = run("admin_get_function")
+    assert (shown.status, shown.json["className"]) == (200, "exclaim.Exclaim")
+    assert run("admin_list_functions").json == ["demo-function"]
+    assert run("admin_delete_function").status == 204
+    gone = run("admin_get_function")
+    assert (gone.status, gone.error()) == (404, "NotFound")
+    assert trigger not in engine.triggers.names(inputs)
     run.assert_ran_everything()
 
 

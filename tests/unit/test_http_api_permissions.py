@@ -24,6 +24,7 @@ WHO = {
         "being one of its roles; or tenant admin"
     ),
     RouteClass.FUNCTIONS: "`functions` on the namespace, or tenant admin",
+    RouteClass.NAMESPACE_FUNCTIONS: "`functions` on the namespace, or tenant admin",
 }
 
 

@@ -150,7 +150,7 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("GET", "/admin/v2/tenants")] == "TenancyFunction"
     assert routes[("POST", topic + "/permissions/{role}")] == "TenancyFunction"
     assert routes[("PUT", topic + "/triggers/{name}")] == "AdminFunction"
-    assert len(routes) == 74
+    assert len(routes) == 78
 
 
 def _table(*keys: str) -> RouteTable:

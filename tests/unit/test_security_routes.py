@@ -12,6 +12,7 @@ from magnetar_core.domain.security import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceFunctions,
     Produce,
     SuperuserOnly,
     TenantAdmin,
@@ -35,6 +36,7 @@ BY_CLASS = {
     RouteClass.CONSUME: Consume,
     RouteClass.CONSUME_SUBSCRIPTION: Consume,
     RouteClass.FUNCTIONS: Functions,
+    RouteClass.NAMESPACE_FUNCTIONS: NamespaceFunctions,
 }
 
 

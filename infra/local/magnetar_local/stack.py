@@ -18,6 +18,7 @@ import boto3
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
+from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
@@ -45,7 +46,8 @@ class LocalStack:
     authenticate every request (``magnetar local --auth``) and the readiness probe sends
     ``auth.token``; without it authentication is off, whatever template.yaml's defaults say.
     Triggers run in-process (``triggers``, a ``TriggerDriver`` woken by commits); Lambda
-    targets are the handlers registered in ``functions`` (``magnetar local --function``).
+    targets are the handlers registered in ``functions`` (``magnetar local --function``);
+    Pulsar Functions (``magnetar functions create``) run in-process too.
     """
 
     def __init__(
@@ -199,6 +201,8 @@ class LocalStack:
             "JOB_LAUNCHER": "local",
             # webhook triggers may call local servers (http://127.0.0.1:...)
             "TRIGGER_PRIVATE_WEBHOOKS": "true",
+            # Pulsar Functions run in-process here (the trigger driver's engine)
+            "FUNCTION_RUNNER": "",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
@@ -239,6 +243,7 @@ class LocalStack:
         engine = Engine.build(settings, targets=Targets(webhook, functions=self.functions))
         self.triggers = TriggerDriver(engine).start()
         self._running_gateway().observers.append(self.triggers.observe)
+        self._running_gateway().observers.append(FunctionWatcher(self.triggers).observe)
 
     def _probe_headers(self) -> dict[str, str]:
         """The readiness probe's headers: the superuser's token when auth is on (the health

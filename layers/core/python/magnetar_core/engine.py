@@ -18,6 +18,7 @@ from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdentity
 from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
+from magnetar_core.adapters.aws.functions import FunctionStateStore, FunctionStore
 from magnetar_core.adapters.aws.glue import GlueJobLauncher
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.aws.log import LogStore
@@ -40,6 +41,9 @@ from magnetar_core.services.authentication import Authenticator, KeySource
 from magnetar_core.services.authorization import Authorization, Security
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.dedup import Deduplicator
+from magnetar_core.services.functions import Functions
+from magnetar_core.services.functions.dispatch import FunctionTargets
+from magnetar_core.services.functions.runtime import FunctionRuntime
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
@@ -87,6 +91,8 @@ class Engine:
     triggers: Triggers
     delivery: Delivery
     ingest: Ingest
+    functions: Functions
+    function_runtime: FunctionRuntime
 
     @classmethod
     def build(
@@ -133,7 +139,8 @@ class Engine:
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
         the one ``settings.job_launcher`` names, made on first use); ``keys`` verify tokens
         (None: the settings' keys, read now when authentication is on; raises InvalidKey);
-        ``targets`` take triggers' batches (None: webhooks and local functions only)."""
+        ``targets`` take triggers' batches (None: webhooks and local functions only); Pulsar
+        Functions' batches run in this process, or in ``settings.function_runner``'s Lambda."""
         runtime = runtime or Runtime()
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
@@ -196,6 +203,14 @@ class Engine:
             settings.commit_max_attempts,
             allow_private_webhooks=settings.trigger_private_webhooks,
         )
+        function_runtime = FunctionRuntime(
+            stores.functions, stores.function_state, producer, topics, runtime
+        )
+        targets = FunctionTargets(
+            function_runtime,
+            targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
+            settings.function_runner,
+        )
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
@@ -226,11 +241,14 @@ class Engine:
             permissions=Permissions(registry, stores.permissions, runtime),
             security=security_of(settings, stores, keys),
             triggers=triggers,
-            delivery=Delivery(
-                subscriptions,
+            delivery=Delivery(subscriptions, topics, targets, runtime),
+            functions=Functions(
+                stores.functions,
+                stores.function_state,
+                triggers,
                 topics,
-                targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
                 runtime,
+                settings.commit_max_attempts,
             ),
             ingest=Ingest(
                 producer,
@@ -238,6 +256,7 @@ class Engine:
                 runtime,
                 entries_bucket=settings.entries_bucket,
             ),
+            function_runtime=function_runtime,
         )
 
 
@@ -262,6 +281,8 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         permissions=PermissionStore(dynamodb, settings.topics_table),
         namespaces=NamespaceStore(dynamodb, settings.topics_table),
         triggers=TriggerStore(dynamodb, settings.topics_table),
+        functions=FunctionStore(dynamodb, settings.topics_table),
+        function_state=FunctionStateStore(dynamodb, settings.topics_table),
     )
 
 

@@ -19,6 +19,7 @@ from typing import Protocol
 from magnetar_core.domain.buffers import BufferedEntry
 from magnetar_core.domain.compaction import CompactedEntry, CompactionState
 from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
@@ -280,6 +281,8 @@ class Stores:
     permissions: PermissionStore
     namespaces: NamespaceStore
     triggers: TriggerStore
+    functions: FunctionStore
+    function_state: FunctionStateStore
 
 
 # Security (issue 12): tenants and namespace permissions.
@@ -408,4 +411,57 @@ class TriggerTarget(Protocol):
         webhook; the target's answer (a function's return: status 200 and its JSON). Raises
         TargetFailed (of ``domain.triggers.records``) when the target could not be reached,
         timed out or raised."""
+        ...
+
+
+# Pulsar Functions (issue 13): stored functions, and their counters and state.
+
+
+class FunctionStore(Protocol):
+    """Functions, one versioned record per ``tenant/namespace/name`` (code included)."""
+
+    def get(self, tenant: str, namespace: str, name: str) -> FunctionConfig | None:
+        """The function, strongly consistent; None when there is none."""
+        ...
+
+    def list(self, tenant: str, namespace: str) -> list[FunctionConfig]:
+        """The namespace's functions, by name."""
+        ...
+
+    def put(self, config: FunctionConfig) -> FunctionConfig:
+        """Write ``config`` if the stored one is still at ``config.version`` (0: only if
+        there is none); returns what was stored (version + 1). Raises ConditionFailed."""
+        ...
+
+    def delete(self, config: FunctionConfig) -> None:
+        """Delete the function if still at ``config.version``; raises ConditionFailed."""
+        ...
+
+
+class FunctionStateStore(Protocol):
+    """A function's counters (integers) and state (bytes) by key, ``fqfn`` =
+    ``tenant/namespace/name``; every read strongly consistent."""
+
+    def incr_counter(self, fqfn: str, key: str, amount: int) -> int:
+        """Add ``amount`` (may be negative) to the counter, atomically; its new value."""
+        ...
+
+    def get_counter(self, fqfn: str, key: str) -> int:
+        """The counter's value (0: never incremented)."""
+        ...
+
+    def del_counter(self, fqfn: str, key: str) -> None:
+        """Forget the counter (a missing one is fine)."""
+        ...
+
+    def put_state(self, fqfn: str, key: str, value: bytes) -> None:
+        """Store ``value`` under ``key`` (replacing what was there)."""
+        ...
+
+    def get_state(self, fqfn: str, key: str) -> bytes | None:
+        """The value under ``key`` (None: none)."""
+        ...
+
+    def delete_all(self, fqfn: str) -> int:
+        """Forget every counter and state of the function; how many items went."""
         ...

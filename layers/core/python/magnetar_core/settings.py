@@ -69,6 +69,9 @@ class Settings:
     ingest_routes: str = ""
     """Inbound sources' routes (``INGEST_ROUTES``, a JSON list; docs/architecture.md,
     "Inbound sources"); empty: the ingest function takes no event."""
+    function_runner: str | None = None
+    """The Lambda that runs Pulsar Functions' batches (``FUNCTION_RUNNER``; None: they run
+    in the delivering process, as in the local stack)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -118,4 +121,5 @@ class Settings:
             download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
             trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),
             ingest_routes=env.get("INGEST_ROUTES", ""),
+            function_runner=env.get("FUNCTION_RUNNER") or None,
         )

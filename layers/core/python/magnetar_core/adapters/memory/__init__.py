@@ -12,6 +12,7 @@ from magnetar_core.adapters.memory.buffers import BufferStore
 from magnetar_core.adapters.memory.compaction import CompactionStore
 from magnetar_core.adapters.memory.cursors import CursorStore
 from magnetar_core.adapters.memory.entries import DEFAULT_BASE_URL, EntryStore
+from magnetar_core.adapters.memory.functions import FunctionStateStore, FunctionStore
 from magnetar_core.adapters.memory.log import LogStore
 from magnetar_core.adapters.memory.namespaces import NamespaceStore
 from magnetar_core.adapters.memory.policies import PolicyStore
@@ -28,6 +29,8 @@ __all__ = [
     "CompactionStore",
     "CursorStore",
     "EntryStore",
+    "FunctionStateStore",
+    "FunctionStore",
     "LogStore",
     "MemoryTables",
     "NamespaceStore",
@@ -61,4 +64,6 @@ def memory_stores(
         permissions=PermissionStore(tables),
         namespaces=NamespaceStore(tables),
         triggers=TriggerStore(tables),
+        functions=FunctionStore(tables),
+        function_state=FunctionStateStore(tables),
     )

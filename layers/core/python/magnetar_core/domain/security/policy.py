@@ -29,6 +29,7 @@ from magnetar_core.domain.security.requirements import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceFunctions,
     Produce,
     Requirement,
     SuperuserOnly,
@@ -169,7 +170,7 @@ def _needs(check: Check, actions: str) -> Decision:
     namespace = check.requirement.namespace
     where = (
         "namespace"
-        if isinstance(check.requirement, ListTopics | Functions)
+        if isinstance(check.requirement, ListTopics | Functions | NamespaceFunctions)
         else "topic or its namespace"
     )
     return check.deny(
@@ -235,6 +236,9 @@ RULES: dict[type, Rule] = {
         superuser, tenant_admin, all_of(granted(AuthAction.CONSUME), subscription_open)
     ),
     Functions: first_of(
+        superuser, tenant_admin, namespace_granted(AuthAction.FUNCTIONS), needs("functions")
+    ),
+    NamespaceFunctions: first_of(
         superuser, tenant_admin, namespace_granted(AuthAction.FUNCTIONS), needs("functions")
     ),
     Unclassified: nobody,

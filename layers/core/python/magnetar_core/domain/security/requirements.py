@@ -119,6 +119,22 @@ class Functions(_OnTopic):
 
 
 @dataclass(frozen=True)
+class NamespaceFunctions:
+    """Create, read, list or delete a namespace's Pulsar Functions: a superuser, a tenant
+    admin, or a role holding ``functions`` on the namespace (Pulsar's functions operations)."""
+
+    tenant: str
+    namespace: str
+    """``tenant/namespace``."""
+    what: str = ""
+    """What the route does, as words after "to"."""
+
+    @property
+    def action(self) -> str:
+        return self.what or f"manage the functions of namespace {self.namespace}"
+
+
+@dataclass(frozen=True)
 class Unclassified:
     """A route nobody classified: denied to every role (a Magnetar bug to report)."""
 
@@ -141,6 +157,7 @@ Requirement = (
     | Produce
     | Consume
     | Functions
+    | NamespaceFunctions
     | Unclassified
 )
 """Every route class."""

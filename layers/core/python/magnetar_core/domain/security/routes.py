@@ -25,6 +25,7 @@ from magnetar_core.domain.security.requirements import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceFunctions,
     Produce,
     Requirement,
     SuperuserOnly,
@@ -46,6 +47,7 @@ class RouteClass(Enum):
     CONSUME = "consume"
     CONSUME_SUBSCRIPTION = "consume, and the subscription's permission"
     FUNCTIONS = "functions on the namespace"
+    NAMESPACE_FUNCTIONS = "functions on the namespace, for its Pulsar Functions"
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ class Route:
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
+_FN = "/admin/v3/functions/{tenant}/{namespace}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
 _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
 S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
 NS, L, P = RouteClass.LIST_TOPICS, RouteClass.LOOKUP, RouteClass.PRODUCE
 C, CS = RouteClass.CONSUME, RouteClass.CONSUME_SUBSCRIPTION
-F = RouteClass.FUNCTIONS
+F, NF = RouteClass.FUNCTIONS, RouteClass.NAMESPACE_FUNCTIONS
 
 
 def _policy_rows(prefix: str, where: str, names: dict[str, str]) -> list[tuple[str, str, RouteClass, str]]:  # fmt: skip
@@ -110,6 +113,11 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _TOPIC + "/triggers/{name}", F, "create or replace trigger {name} of {topic}"),
     ("GET", _TOPIC + "/triggers/{name}", F, "read trigger {name} of {topic}"),
     ("DELETE", _TOPIC + "/triggers/{name}", F, "delete trigger {name} of {topic}"),
+    # Pulsar Functions (issue 13): the namespace's functions permission, as Pulsar
+    ("GET", _FN, NF, "list the functions of namespace {tenant}/{namespace}"),
+    ("PUT", _FN + "/{name}", NF, "create or replace function {tenant}/{namespace}/{name}"),
+    ("GET", _FN + "/{name}", NF, "read function {tenant}/{namespace}/{name}"),
+    ("DELETE", _FN + "/{name}", NF, "delete function {tenant}/{namespace}/{name}"),
     ("POST", _V1 + "/messages", P, ""),
     ("POST", _V1 + "/uploads", P, ""),
     ("POST", _V1 + "/producers", P, ""),
@@ -184,6 +192,7 @@ _FACTORIES: dict[RouteClass, Callable[[Route, Mapping[str, str]], Requirement]] 
     C: lambda r, p: Consume(_topic(p)),
     CS: lambda r, p: Consume(_topic(p), p["subscription"]),
     F: lambda r, p: Functions(_topic(p), _words(r, p)),
+    NF: lambda r, p: NamespaceFunctions(p["tenant"], _required_namespace(p), _words(r, p)),
 }
 
 

@@ -30,6 +30,7 @@ _FIELDS = {
     "maximumConcurrency", "filter", "retry", "deadLetterPolicy", "outputTopic",
 }  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z0-9_=:.\-]{1,256}$")
+_FQFN = re.compile(r"^[A-Za-z0-9_=:.\-]{1,256}/[A-Za-z0-9_=:.\-]{1,256}/[A-Za-z0-9_\-]{1,64}$")
 _FUNCTION = re.compile(
     r"^(arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:)?[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_$-]{1,128})?$"
 )
@@ -65,7 +66,8 @@ def _choice(body: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> str
 @dataclass(frozen=True)
 class Target:
     """Where a trigger delivers: a Lambda function (name or ARN; locally a registered
-    handler) or a webhook URL signed with ``secret``."""
+    handler), a webhook URL signed with ``secret``, or a Pulsar Function
+    (``tenant/namespace/name``, registered through ``/admin/v3/functions``)."""
 
     type: str
     function: str | None = None
@@ -90,12 +92,19 @@ class Target:
             if set(raw) - {"type", "url", "secret"}:
                 raise _bad("target", "of type webhook takes only type, url and secret")
             return cls("webhook", url=_url(raw.get("url")), secret=_secret(raw.get("secret")))
-        raise _bad("target.type", "must be lambda or webhook")
+        if kind == "function":
+            if set(raw) - {"type", "function"}:
+                raise _bad("target", "of type function takes only type and function")
+            function = raw.get("function")
+            if not isinstance(function, str) or not _FQFN.match(function):
+                raise _bad("target.function", "must be a function's tenant/namespace/name")
+            return cls("function", function=function)
+        raise _bad("target.type", "must be lambda, webhook or function")
 
     def to_body(self) -> dict[str, Any]:
         """The target as the admin API shows it: the webhook's secret is never shown."""
-        if self.type == "lambda":
-            return {"type": "lambda", "function": self.function}
+        if self.type in ("lambda", "function"):
+            return {"type": self.type, "function": self.function}
         return {"type": "webhook", "url": self.url}
 
 
@@ -152,7 +161,7 @@ def _output_topic(raw: object) -> str | None:
 class TriggerSpec:
     """A trigger: its target, its subscription (type, initial position), batching (size in
     messages, window in ms), concurrency, filter, retry backoff, dead letter policy and
-    output topic (kept for Pulsar Functions; not used by delivery yet)."""
+    output topic (where a Pulsar Function target's results go)."""
 
     target: Target
     subscription_type: str = "Shared"

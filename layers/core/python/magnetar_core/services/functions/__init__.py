@@ -1,0 +1,125 @@
+"""Pulsar Functions (issue 13): the function resource (``Functions``: create or replace,
+read, list, delete, each with a trigger on every input), the runtime that runs a function
+on a trigger's batch (``runtime.FunctionRuntime``) and where it runs
+(``dispatch.FunctionTargets``)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from magnetar_core.domain.errors import (
+    ConditionFailed,
+    NotFound,
+    ServiceUnitNotReady,
+    TopicNotFound,
+)
+from magnetar_core.domain.functions.config import FunctionConfig
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.triggers.spec import TriggerSpec
+from magnetar_core.ports import FunctionStateStore, FunctionStore
+from magnetar_core.services import optimistic
+from magnetar_core.services.topics import Topics
+from magnetar_core.services.triggers import Triggers
+from magnetar_wire.names import TopicName, check_namespace
+
+
+class Functions:
+    """Functions of a namespace. A function's trigger on each input (named
+    ``tenant.namespace.name``) is made with it, changed with it and deleted with it; its
+    counters and state are deleted with it."""
+
+    def __init__(
+        self,
+        store: FunctionStore,
+        state: FunctionStateStore,
+        triggers: Triggers,
+        topics: Topics,
+        runtime: Runtime,
+        max_attempts: int = 16,
+    ) -> None:
+        self._store = store
+        self._state = state
+        self._triggers = triggers
+        self._topics = topics
+        self._runtime = runtime
+        self._max_attempts = max_attempts
+
+    def put(self, tenant: str, namespace: str, name: str, body: object) -> tuple[FunctionConfig, bool]:  # fmt: skip
+        """Create or replace function ``tenant/namespace/name`` from the request ``body``;
+        returns it and whether it is new. Input topics that do not exist are created
+        (non-partitioned, as Pulsar's auto-creation). Raises InvalidMessage (naming the bad
+        field; nothing stored), InvalidTopicName, TopicNotFound (the namespace does not
+        exist), Conflict (an input has a subscription of the trigger's name that is not a
+        trigger's), ServiceUnitNotReady (changed meanwhile)."""
+        config = FunctionConfig.parse(tenant, namespace, name, body)
+        TriggerSpec.parse(config.trigger_body())  # its triggers' bodies are valid too
+        for topic in config.inputs:
+            self._ensure_topic(TopicName.parse(topic))
+        previous = self._store.get(tenant, namespace, name)
+        stored, created = self._write(config)
+        try:
+            for topic in config.inputs:
+                self._triggers.put(TopicName.parse(topic), config.trigger_name, config.trigger_body())  # fmt: skip
+        except BaseException:
+            if created:  # a new function whose triggers cannot be made is not kept
+                for topic in config.inputs:
+                    self._delete_trigger(topic, config.trigger_name)
+                with contextlib.suppress(ConditionFailed):
+                    self._store.delete(stored)
+            raise
+        if previous is not None:
+            for gone in set(previous.inputs) - set(config.inputs):
+                self._delete_trigger(gone, previous.trigger_name)
+        return stored, created
+
+    def _ensure_topic(self, topic: TopicName) -> None:
+        try:
+            self._topics.get(topic)
+        except TopicNotFound:
+            self._topics.resolve(topic, create=True)
+
+    def _write(self, config: FunctionConfig) -> tuple[FunctionConfig, bool]:
+        def read() -> FunctionConfig | None:
+            return self._store.get(config.tenant, config.namespace, config.name)
+
+        def change(
+            current: FunctionConfig | None,
+        ) -> tuple[tuple[FunctionConfig, bool], FunctionConfig]:
+            version = current.version if current else 0
+            return (config.with_version(version + 1), current is None), config.with_version(version)
+
+        outcome = optimistic.update(
+            read, change, self._store.put, self._runtime, self._max_attempts
+        )
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Function {config.fqfn} is being changed by others; retry")
+        return outcome
+
+    def get(self, tenant: str, namespace: str, name: str) -> FunctionConfig:
+        """The function; raises NotFound, InvalidTopicName."""
+        check_namespace(tenant, namespace)
+        config = self._store.get(tenant, namespace, name)
+        if config is None:
+            raise NotFound(f"Function {tenant}/{namespace}/{name} does not exist")
+        return config
+
+    def names(self, tenant: str, namespace: str) -> list[str]:
+        """The namespace's function names, sorted; raises InvalidTopicName."""
+        check_namespace(tenant, namespace)
+        return [c.name for c in self._store.list(tenant, namespace)]
+
+    def delete(self, tenant: str, namespace: str, name: str) -> None:
+        """Delete the function: its triggers (and their subscriptions), its definition, its
+        counters and state. Raises NotFound, ServiceUnitNotReady (changed meanwhile)."""
+        config = self.get(tenant, namespace, name)
+        for topic in config.inputs:
+            self._delete_trigger(topic, config.trigger_name)
+        try:
+            self._store.delete(config)
+        except ConditionFailed:
+            raise ServiceUnitNotReady(f"Function {config.fqfn} changed meanwhile; retry") from None
+        self._state.delete_all(config.fqfn)
+
+    def _delete_trigger(self, topic: str, trigger: str) -> None:
+        with contextlib.suppress(NotFound, TopicNotFound):
+            self._triggers.delete(TopicName.parse(topic), trigger)

@@ -1,0 +1,60 @@
+"""Contract of the function stores: functions versioned and listed by namespace (code
+kept, never listed as topics); counters added atomically, state bytes kept, both per
+function and forgotten together."""
+
+from __future__ import annotations
+
+import pytest
+
+from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.functions.config import FunctionConfig
+
+CODE = "import magnetar as pulsar\nclass Ex(pulsar.Function):\n    def process(self, i, c):\n        return i\n"  # fmt: skip
+
+
+def _config(namespace: str, name: str, **extra: object) -> FunctionConfig:
+    body = {"className": "ex.Ex", "code": CODE, "inputs": ["in"], **extra}
+    return FunctionConfig.parse("c", namespace, name, body)
+
+
+def test_functions_are_versioned_listed_by_namespace_and_never_listed_as_topics(stores, uid):
+    functions, ns = stores.functions, f"ns-{uid}"
+    assert functions.get("c", ns, "b") is None and functions.list("c", ns) == []
+
+    b = functions.put(_config(ns, "b", output="out", userConfig={"k": [1]}))
+    a = functions.put(_config(ns, "a"))
+    functions.put(_config(f"{ns}-2", "a"))
+    assert b.version == 1 and functions.get("c", ns, "b") == b
+    assert functions.get("c", ns, "b").code == CODE
+    assert functions.list("c", ns) == [a, b]
+    assert stores.topics.list(f"persistent://c/{ns}") == []
+
+    with pytest.raises(ConditionFailed):
+        functions.put(_config(ns, "b"))  # version 0: it exists
+    replaced = functions.put(_config(ns, "b", output="out-2").with_version(1))
+    assert replaced.version == 2 and functions.get("c", ns, "b").output.endswith("/out-2")
+    with pytest.raises(ConditionFailed):
+        functions.delete(b)  # stale version
+    functions.delete(replaced)
+    assert functions.get("c", ns, "b") is None and functions.list("c", ns) == [a]
+
+
+def test_counters_add_up_and_state_keeps_bytes_per_function(stores, uid):
+    state, f, g = stores.function_state, f"c/ns-{uid}/f", f"c/ns-{uid}/g"
+    assert state.get_counter(f, "n") == 0 and state.get_state(f, "s") is None
+    assert state.incr_counter(f, "n", 2) == 2
+    assert state.incr_counter(f, "n", -5) == -3
+    state.incr_counter(g, "n", 7)
+    state.put_state(f, "s", b"\x00v1")
+    state.put_state(f, "s", b"\x00v2")
+    assert state.get_counter(f, "n") == -3 and state.get_counter(g, "n") == 7
+    assert state.get_state(f, "s") == b"\x00v2" and state.get_state(g, "s") is None
+
+    state.del_counter(f, "n")
+    state.del_counter(f, "never")
+    assert state.get_counter(f, "n") == 0
+    state.incr_counter(f, "m", 1)
+    assert state.delete_all(f) == 2
+    assert state.get_counter(f, "m") == 0 and state.get_state(f, "s") is None
+    assert state.get_counter(g, "n") == 7
+    assert stores.topics.list(f"persistent://c/ns-{uid}") == []
