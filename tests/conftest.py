@@ -56,6 +56,14 @@ FIXTURE_MARKERS = {
 register_profiles()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Spark jobs tests start as subprocesses (the local stack's launcher) get the tests'
+    JVM options and Spark settings, as the in-process session does."""
+    from magnetar_local.testing import spark_submit_args_for_tests
+
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", spark_submit_args_for_tests())
+
+
 def markers_of(item: pytest.Item) -> set[str]:
     """The markers ``item`` gets from its directory and its fixtures."""
     try:

@@ -132,9 +132,8 @@ def test_a_new_event_costs_an_object_and_one_transaction_whose_marker_expires_af
     invoke(sns_message("warm-up"))  # the container's first event reads topic and policies
     event = sns_message(f"m-{uuid.uuid4().hex}")
 
-    before = REQUESTS.snapshot()
-    invoke(event)
-    new = REQUESTS.snapshot() - before
+    with REQUESTS.on_this_thread() as new:
+        invoke(event)
     answer = invoke(event)
 
     assert new == {"s3.PutObject": 1, "dynamodb.TransactWriteItems": 1}

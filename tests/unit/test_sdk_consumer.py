@@ -106,7 +106,7 @@ def test_a_group_is_sent_when_1000_acks_are_pending_and_the_rest_on_close(svc, c
     assert kinds == ["ack", "ack", "ack", "close"]  # acks flushed before the consumer closes
 
 
-def test_negative_acks_go_to_the_service_at_once_in_one_request_that_carries_the_delay(svc, client):
+def test_negative_acks_go_to_the_service_at_once_with_what_is_left_of_the_delay(svc, client):
     consumer = client.subscribe("t", "s", negative_ack_redelivery_delay_ms=1500)
     produce(client, "t", [b"x", b"y"])
     x, y = consumer.receive(5000), consumer.receive(5000)
@@ -116,14 +116,14 @@ def test_negative_acks_go_to_the_service_at_once_in_one_request_that_carries_the
     again = [consumer.receive(5000), consumer.receive(5000)]
     came = time.monotonic()
     nacks = svc.recorded("nack")
-    assert [n.body for n in nacks] == [  # only the Message carries the count it was delivered with
-        {
-            "messageIds": ["1:0:-1:-1", "1:1:-1:-1"],
-            "delayMs": 1500,
-            "redeliveryCounts": {"1:0:-1:-1": 0},
-        }
-    ]
-    assert nacks[0].at - nacked_at < 1.0  # sent with the ack group, not after the delay
+    # one request, or two when the sender took the first nack before the second came: each
+    # carries the delay, less what its nacks waited in the client (none: the full delay)
+    assert [i for n in nacks for i in n.body["messageIds"]] == ["1:0:-1:-1", "1:1:-1:-1"]
+    waited_ms = (nacks[-1].at - nacked_at) * 1000
+    assert all(1500 - waited_ms <= n.body["delayMs"] <= 1500 for n in nacks)
+    counts = [n.body.get("redeliveryCounts") for n in nacks]  # only the Message carries its
+    assert {k: v for c in counts if c for k, v in c.items()} == {"1:0:-1:-1": 0}  # count
+    assert nacks[-1].at - nacked_at < 1.0  # sent with the ack group, not after the delay
     assert came - nacked_at >= 1.5  # the service held them for the delay
     assert [(m.data(), m.redelivery_count()) for m in again] == [(b"x", 1), (b"y", 1)]
 

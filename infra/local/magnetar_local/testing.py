@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from magnetar_local.spark_jvm import TEST_JVM_OPTIONS, TEST_SPARK_CONF, java_options
 from magnetar_local.stack import LocalStack
 
 
@@ -85,30 +86,19 @@ def secured_gateway(local_stack: LocalStack, engine_clients: tuple[Any, Any, Any
         gateway.stop()
 
 
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-"""JVM options of the tests' Spark: test jobs are many small plans, where the JIT's second
-tier and the parallel GC cost more than they give (measured: the JVM's CPU time halves, its
-start from ~10 s to ~4.5 s of CPU)."""
 
-TEST_SPARK_CONF = {
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.sql.session.timeZone": "UTC",
-    # Interpreted expressions, no generated Java: a test plan runs over a few rows once, so
-    # compiling code for it (Janino) costs more than it saves (measured on tests/e2e/
-    # test_expire.py: the JVM's CPU time 38 s -> 30 s). The results are the same.
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-}
-"""Spark settings of the tests' session and of the jobs tests start with spark-submit."""
+
+def test_jvm_options() -> str:
+    """``TEST_JVM_OPTIONS``, plus the virtualenv's class data sharing archive of Spark when
+    ``make install`` built it (``magnetar_local.spark_jvm``: a JVM starts in half the CPU)."""
+    return java_options(TEST_JVM_OPTIONS)
 
 
 def spark_submit_args_for_tests() -> str:
     """``PYSPARK_SUBMIT_ARGS`` that give a spark-submit'ted job the tests' JVM options and
     ``TEST_SPARK_CONF``."""
     confs = " ".join(f"--conf {key}={value}" for key, value in TEST_SPARK_CONF.items())
-    return f'--driver-java-options "{TEST_JVM_OPTIONS}" {confs} pyspark-shell'
+    return f'--driver-java-options "{test_jvm_options()}" {confs} pyspark-shell'
 
 
 @pytest.fixture(scope="session")
@@ -124,7 +114,7 @@ def spark():
     # the PATH (pyspark reads PYSPARK_PYTHON when the context starts).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master("local[2]").appName("magnetar-tests")
-    builder = builder.config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
+    builder = builder.config("spark.driver.extraJavaOptions", test_jvm_options())
     for key, value in TEST_SPARK_CONF.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -44,10 +44,26 @@ class RequestCounter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
+        self._local = threading.local()
 
     def record(self, operation: str) -> None:
         with self._lock:
             self._counts[operation] += 1
+        for counter in getattr(self._local, "counters", ()):
+            counter[operation] += 1
+
+    @contextmanager
+    def on_this_thread(self) -> Iterator[Counter[str]]:
+        """Count into the yielded Counter the requests this thread makes within the block,
+        and only those: a test measures one call's cost while other threads of the process
+        (consumers' polls, drivers, timers) make requests of their own."""
+        counter: Counter[str] = Counter()
+        counters = self._local.__dict__.setdefault("counters", [])
+        counters.append(counter)
+        try:
+            yield counter
+        finally:
+            counters.remove(counter)
 
     def snapshot(self) -> Counter[str]:
         """A copy of the counts so far."""
