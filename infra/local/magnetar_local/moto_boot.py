@@ -14,6 +14,8 @@ string); moto's server picks a service from the ``Authorization`` header alone a
 a call to S3. ``route_presigned_sts`` routes a query-signed request by the scope of its
 ``X-Amz-Credential`` when that scope is STS's, as AWS's STS endpoint receives it.
 
+Which backend serves a host is looked up once per host (``cache_backend_lookup``).
+
 Run as ``python -m magnetar_local.moto_boot -H HOST -p PORT`` (moto.server's arguments).
 """
 
@@ -92,12 +94,35 @@ def route_presigned_sts() -> None:
     DomainDispatcherApplication.infer_service_region_host = infer  # type: ignore[method-assign]
 
 
+def cache_backend_lookup() -> None:
+    """Remember which backend serves a host (idempotent). moto's server matches every
+    request's host against the URL patterns of all its backends, under one lock, twice for a
+    host like ``127.0.0.1:PORT`` that none matches (the service is then read from the
+    request): a profile of the test suite's emulator put a tenth of its CPU there. The
+    answer depends on the host alone (the patterns are fixed), so it is cached per host."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    original = DomainDispatcherApplication.get_backend_for_host
+    if getattr(original, "__magnetar_cached__", False):
+        return
+    found: dict[str | None, Any] = {}
+
+    def lookup(self: Any, host: str | None) -> Any:
+        if host not in found:
+            found[host] = original(self, host)
+        return found[host]
+
+    lookup.__magnetar_cached__ = True  # type: ignore[attr-defined]
+    DomainDispatcherApplication.get_backend_for_host = lookup  # type: ignore[method-assign]
+
+
 def main(argv: list[str]) -> None:
     """Start moto's server with atomic writes and presigned STS calls routed; werkzeug's
     per-request lines silenced (warnings and errors still reach the log)."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     make_writes_atomic()
     route_presigned_sts()
+    cache_backend_lookup()
     from moto.server import main as moto_main
 
     moto_main(argv)

@@ -103,7 +103,8 @@ def spark_submit_args_for_tests() -> str:
 
 @pytest.fixture(scope="session")
 def spark():
-    """A local[2] SparkSession shared by the tests of the run (of one xdist worker).
+    """A local[1] SparkSession shared by the tests of the run (of one xdist worker): one task
+    thread, as four workers share two cores (fewer Python workers than local[2]).
 
     Jobs run in-process (``compact_topic.main(argv)``, ``InProcessJobLauncher``) find it
     as the active session instead of starting their own.
@@ -113,7 +114,7 @@ def spark():
     # Python workers run this interpreter (its packages), not whatever python3 is first on
     # the PATH (pyspark reads PYSPARK_PYTHON when the context starts).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.master("local[2]").appName("magnetar-tests")
+    builder = SparkSession.builder.master("local[1]").appName("magnetar-tests")
     builder = builder.config("spark.driver.extraJavaOptions", test_jvm_options())
     for key, value in TEST_SPARK_CONF.items():
         builder = builder.config(key, value)
