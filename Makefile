@@ -12,8 +12,8 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # pytest-xdist: tests spread over WORKERS processes, each with its own embedded stack and
 # (once it runs a Spark test) its own local SparkSession; see tests/conftest.py (how the
 # files are dealt to the workers). 4 on 2 cores (measured: 409 s with 4, 448 s with 2;
-# later 326 s with 4, 387 s with 5: the run keeps both cores 100 % busy, so only less CPU
-# work makes it faster).
+# later 326 s with 4, 387 s with 5, then 311 s with 4 and 313 s with 3: the run keeps both
+# cores 100 % busy, so only less CPU work makes it faster).
 WORKERS ?= 4
 FAST_WORKERS ?= 2
 PYTEST := $(BIN)/pytest -q --dist worksteal

@@ -29,13 +29,21 @@ start from ~10 s to ~4.5 s of CPU)."""
 TEST_SPARK_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "2",
+    # One partition after a shuffle (a task each, in the JVM and in a Python worker), as
+    # adaptive execution (off below) would coalesce a few rows to
+    "spark.sql.shuffle.partitions": "1",
     "spark.sql.session.timeZone": "UTC",
     # Interpreted expressions, no generated Java: a test plan runs over a few rows once, so
     # compiling code for it (Janino) costs more than it saves (measured on tests/e2e/
     # test_expire.py: the JVM's CPU time 38 s -> 30 s). The results are the same.
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    # No adaptive execution: it re-plans a query after every shuffle and broadcast stage,
+    # which a few rows never repay. Measured with one shuffle partition, against adaptive
+    # execution and two: tests/spark/test_expire_transform.py and test_compact_topic_
+    # transform.py 52 -> 35 CPU-s (JVM and Python workers), tests/e2e/test_expire.py and
+    # tests/integration/test_compaction.py 64 -> 51. The jobs keep it on real data.
+    "spark.sql.adaptive.enabled": "false",
 }
 """Spark settings of the tests' session and of the jobs tests start with spark-submit."""
 
