@@ -43,11 +43,13 @@ class AckGroup:
         self.nacks.setdefault((sub, left_ms), []).append(text)
         self.count += 1
 
-    def drop_nacks(self) -> None:
-        """Forget every queued nack and the counts they carry."""
-        self.count -= sum(len(ids) for ids in self.nacks.values())
-        self.nacks.clear()
-        self.seen.clear()
+    def drop_nacks(self, sub: Sub | None = None) -> None:
+        """Forget the queued nacks of ``sub`` (None: every sub-consumer's) and the counts
+        they carry."""
+        keys = [k for k in self.nacks if sub is None or k[0] is sub]
+        self.count -= sum(len(self.nacks.pop(k)) for k in keys)
+        for key in [k for k in self.seen if sub is None or k[0] is sub]:
+            del self.seen[key]
 
     def take(self, cfg: Redelivery) -> list[tuple[Sub, str, dict]]:
         """The group's requests ``(sub, action, body)``, acks before nacks; the group is

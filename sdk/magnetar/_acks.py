@@ -152,10 +152,15 @@ class AckTracker:
             self._release([*self._holds.release(sub, msg_id), *[(sub, t, now) for t in texts]])
 
     def dropped(self, sub: Sub | None = None) -> None:
-        """The receiver queue of ``sub`` (None: all) was dropped: its messages come again
-        from the service, so nacks held back for them may go now."""
+        """The receiver queue of ``sub`` (None: all) was dropped because the service sends
+        again everything that was in flight to it (a redelivery after a lost receive, a new
+        registration, a removed sub-consumer). Its nacks not sent yet are dropped too, held
+        back or queued: the messages come back anyway, and a nack sent now could reach the
+        copy leased again since, which the service cannot always tell from the nacked one
+        (an entry a Key_Shared subscription split between consumers: reliability finding 7)."""
         with self._cond:
-            self._release(self._holds.drop(sub))
+            self._holds.drop(sub)
+            self._group.drop_nacks(sub)
 
     def clear_unacked(self) -> None:
         """Forget every delivery and pending nack (``redeliver_unacknowledged_messages`` and

@@ -10,9 +10,9 @@ releases of delayed buckets, the program may:
   with a delay. As the SDK's ``BatchHolds`` does, a nack of a batch message waits while other
   messages of its entry are still queued at that consumer;
 - ``lost``: a receive whose answer was lost (the service leased, the consumer got nothing):
-  the SDK asks the service to redeliver what is in flight to it, then drops its queue;
-  nacks that were waiting for dropped messages go out afterwards, carrying the redelivery
-  count of the delivery they were made for (``seen``), as ``AckTracker.dropped`` sends them.
+  the SDK asks the service to redeliver what is in flight to it, then drops its queue and
+  the nacks not sent yet (``AckTracker.dropped``); a nack already sent may be sent again
+  (``retry_nack``: its answer was lost), carrying the redelivery count it saw (``seen``).
 
 Checked: per key, messages are first taken by the application in the topic's order; at the
 end every message is taken and acknowledged.
@@ -103,9 +103,7 @@ class ClientModel:
         self.receive(cid, 6, lost=True)
         self.state.redeliver_all(cid, self.hashes_of)
         self.queues[cid].clear()
-        waiting, self.held[cid] = self.held[cid], []
-        for entry, seen in waiting:
-            self.send_nack(cid, entry, seen)
+        self.held[cid] = []  # AckTracker.dropped: the waiting nacks go with the queue
 
     def take(self, cid: str, nack: bool) -> None:
         queue = self.queues.get(cid)
