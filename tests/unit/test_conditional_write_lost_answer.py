@@ -103,3 +103,52 @@ def test_every_versioned_write_whose_answer_was_lost_counts_as_written_once(writ
     assert write(table) == 1
     [item] = table.items.values()
     assert WRITE_TOKEN in item
+
+
+class OvertakenTable(LosingTable):
+    """The first put_item lands, then another dispatcher reads that item and writes on top
+    of it (with its own store), and only then does botocore's retry fail its condition: the
+    check read finds the other dispatcher's item (reliability finding 7)."""
+
+    def __init__(self) -> None:
+        super().__init__(lose_first=True)
+        self.overtake = True
+
+    def put_item(self, TableName, Item, **condition):  # noqa: N803 - boto3's names
+        landed = self.lose_first
+        try:
+            super().put_item(TableName, Item, **condition)
+        except ClientError:
+            if landed and self.overtake:
+                self.overtake = False
+                other = CursorStore(self, "cursors")  # another container's store
+                state = other.get("t|1", "s")
+                state.read_position += 5  # it plans on top of the landed write
+                other.put("t|1", state)
+            raise
+
+
+def test_a_landed_cursor_write_that_another_dispatcher_built_on_before_the_check_counts():
+    table = OvertakenTable()
+    state = CursorState(subscription="s", sub_type="Shared", mark_delete=-1, read_position=0)
+    CursorStore(table, "cursors").put("t|1", state)
+
+    assert state.version == 1  # written, not a lost race to plan again on top of itself
+    assert table.items[("t|1", "s")]["ver"]["N"] == "2"  # the other write came after it
+
+
+def test_a_write_is_not_taken_as_landed_because_of_an_unrelated_later_write():
+    table = LosingTable(lose_first=False)
+    first = CursorState(subscription="s", sub_type="Shared", mark_delete=-1, read_position=0)
+    store = CursorStore(table, "cursors")
+    store.put("t|1", first)
+    stale = store.get("t|1", "s")
+    again = store.get("t|1", "s")
+    store.put("t|1", again)  # version 2, built on version 1
+
+    def refuse(TableName, Item, **condition):  # noqa: N803
+        raise ClientError({"Error": {"Code": "ConditionalCheckFailedException"}}, "PutItem")
+
+    table.put_item = refuse  # type: ignore[method-assign]
+    with pytest.raises(ConditionFailed):
+        store.put("t|1", stale)  # planned on version 1: a lost race

@@ -176,6 +176,20 @@ def version_condition(version: int, absent_attribute: str = "pk") -> dict[str, o
 
 WRITE_TOKEN = "wtok"
 """Attribute of a conditionally written item: the token of the write that made it."""
+EARLIER_TOKENS = "ptok"
+"""Attribute of a conditionally written item: the tokens of the writes before it that its
+writer read (newest first, space-separated, at most ``KEPT_TOKENS``)."""
+KEPT_TOKENS = 4
+"""Earlier tokens an item keeps: a landed write is recognised while fewer than this many
+writes came after it before its writer's check (a handful of milliseconds). 4 tokens of 16
+hex digits add 68 bytes to an item."""
+
+
+def tokens_of(item: Item) -> list[str]:
+    """The write tokens an item carries, its own first: the writes it descends from."""
+    own = str(item.get(WRITE_TOKEN, {}).get("S", ""))
+    earlier = str(item.get(EARLIER_TOKENS, {}).get("S", "")).split()
+    return ([own] if own else []) + earlier
 
 
 def put_conditional(
@@ -185,31 +199,41 @@ def put_conditional(
     key: Item,
     condition: dict[str, object],
     action: str,
-) -> None:
-    """``put_item`` under ``condition``, exactly once even when an answer is lost.
+    read_tokens: list[str] | None = None,
+) -> list[str]:
+    """``put_item`` under ``condition``, exactly once even when an answer is lost; returns
+    the tokens the written item carries (``tokens_of``).
 
     botocore retries a write whose answer was lost (a read timeout, a 5xx after the write
     landed); the retry then fails the condition against the write itself. So every write
     carries a fresh token (``wtok``), and a failed condition is checked with a strongly
     consistent read of ``key``: when the item holds this write's token, the write landed
-    and this is a success. Raises ConditionFailed (someone else wrote), TooManyRequests,
+    and this is a success. Another writer may have replaced the item between the landed
+    write and that read (it read the landed write, then wrote): so an item also carries the
+    tokens of the item its writer read (``read_tokens``, from ``tokens_of`` of the item
+    the caller read, newest first), and a write is known to have landed when a later item
+    descends from it. Raises ConditionFailed (someone else wrote first), TooManyRequests,
     StorageFault (see ``translated``).
     """
-    token = uuid.uuid4().hex
+    token = uuid.uuid4().hex[:16]  # 64 random bits: unique among an item's writes
+    earlier = (read_tokens or [])[: KEPT_TOKENS]
+    extra: Item = {WRITE_TOKEN: {"S": token}}
+    if earlier:
+        extra[EARLIER_TOKENS] = {"S": " ".join(earlier)}
     with translated(action):
         try:
-            dynamodb.put_item(
-                TableName=table, Item={**item, WRITE_TOKEN: {"S": token}}, **condition
-            )
-            return
+            dynamodb.put_item(TableName=table, Item={**item, **extra}, **condition)
+            return [token, *earlier]
         except ClientError as exc:
             if error_code(exc) not in _CONDITION:
                 raise
             stored = (
                 dynamodb.get_item(
-                    TableName=table, Key=key, ConsistentRead=True, ProjectionExpression=WRITE_TOKEN
+                    TableName=table, Key=key, ConsistentRead=True,
+                    ProjectionExpression=f"{WRITE_TOKEN}, {EARLIER_TOKENS}",
                 ).get("Item")
                 or {}
-            )
-            if stored.get(WRITE_TOKEN, {}).get("S") != token:
+            )  # fmt: skip
+            if token not in tokens_of(stored):
                 raise
+    return [token, *earlier]  # it landed: a retry of it, or a later write, says so

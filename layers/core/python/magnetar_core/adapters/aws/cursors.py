@@ -14,10 +14,13 @@ update: a lost race is a ConditionFailed that the caller retries.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 
 from magnetar_core.adapters.aws.clients import (
     BotoClient,
     put_conditional,
+    tokens_of,
     translated,
     version_condition,
 )
@@ -89,12 +92,20 @@ def cursor_from_item(item: dict) -> CursorState:
     return state
 
 
+TOKENS_REMEMBERED = 4096
+"""Cursor versions whose write tokens a store remembers (the oldest forgotten first)."""
+
+
 class CursorStore:
     """Reads and conditionally writes cursor items."""
 
     def __init__(self, dynamodb: BotoClient, table: str) -> None:
         self._ddb = dynamodb
         self._table = table
+        # write tokens of the cursor versions read (and written) here, by (pk, sub, version):
+        # the next write of that version carries them (``put_conditional``)
+        self._tokens: OrderedDict[tuple[str, str, int], list[str]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, pk: str, subscription: str) -> CursorState | None:
         """The cursor, strongly consistent, or None."""
@@ -104,7 +115,18 @@ class CursorStore:
                 Key={"pk": {"S": pk}, "sub": {"S": subscription}},
                 ConsistentRead=True,
             ).get("Item")
-        return cursor_from_item(item) if item else None
+        if not item:
+            return None
+        state = cursor_from_item(item)
+        self._remember(pk, subscription, state.version, tokens_of(item))
+        return state
+
+    def _remember(self, pk: str, subscription: str, version: int, tokens: list[str]) -> None:
+        with self._lock:
+            self._tokens[(pk, subscription, version)] = tokens
+            self._tokens.move_to_end((pk, subscription, version))
+            while len(self._tokens) > TOKENS_REMEMBERED:
+                self._tokens.popitem(last=False)
 
     def put(self, pk: str, state: CursorState) -> None:
         """Write ``state`` if nobody wrote since it was read (version ``state.version``).
@@ -113,14 +135,20 @@ class CursorStore:
         On success ``state.version`` is the new version. A write whose answer was lost and
         that botocore retried counts once (``put_conditional``): otherwise the dispatcher
         re-planned on top of its own landed write, and entries that write leased to the
-        consumer were never sent to it.
+        consumer were never sent to it. The write also carries the tokens of the version it
+        replaces (read here), so it is recognised as landed even when another dispatcher
+        read it and wrote on top before its check (reliability finding 7).
         """
-        put_conditional(
+        with self._lock:
+            read = self._tokens.get((pk, state.subscription, state.version), [])
+        tokens = put_conditional(
             self._ddb, self._table, cursor_to_item(pk, state),
             {"pk": {"S": pk}, "sub": {"S": state.subscription}},
             version_condition(state.version), f"writing cursor {state.subscription} of {pk}",
+            read_tokens=read,
         )  # fmt: skip
         state.version += 1
+        self._remember(pk, state.subscription, state.version, tokens)
 
     def delete(self, pk: str, state: CursorState) -> None:
         """Delete the cursor if unchanged since read; raises ConditionFailed."""
