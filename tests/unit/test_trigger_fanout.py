@@ -127,9 +127,7 @@ class FailingOn:
         return self.inner.deliver_once(trigger)
 
 
-def test_a_failing_topic_answers_only_its_own_records_and_the_others_are_delivered(
-    engine, calls
-):
+def test_a_failing_topic_answers_only_its_own_records_and_the_others_are_delivered(engine, calls):
     engine.triggers.put(TopicName.parse(AUDIT), "push", {"target": {"type": "lambda", "function": "fn"}})  # fmt: skip
     produce(engine, ORDERS, "a")
     fan = FanOut(engine.triggers, FailingOn(engine.delivery, AUDIT))  # type: ignore[arg-type]

@@ -197,7 +197,6 @@ class Engine:
             download_url_expiry_s=settings.download_url_expiry_s,
         )
         stats = Stats(topics, log, cursors)
-        delivery = Delivery(subscriptions, topics, targets, runtime)
         triggers = Triggers(
             stores.triggers,
             topics,
@@ -214,6 +213,7 @@ class Engine:
             targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
             settings.function_runner,
         )
+        delivery = Delivery(subscriptions, topics, targets, runtime)
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime

@@ -17,6 +17,7 @@ from magnetar_core.api.http import container_engine, logger
 from magnetar_core.domain.triggers.stream import committed_topics
 from magnetar_core.engine import Engine
 
+
 def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any, Any], dict]:
     """The fan-out Lambda entry point on ``engine()`` (the handler module's
     ``container_engine()``; None: one of its own). Never raises for a topic's failure: its
