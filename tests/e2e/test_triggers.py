@@ -2,7 +2,8 @@
 batch to a webhook server of the test (a free port), signed; a partial failure comes back
 once with redeliveryCount 1 and the other messages never again; a Key_Shared trigger with
 two batches in flight keeps each key's order while a poison message is bisected out and
-dead-lettered."""
+dead-lettered; an idle topic with a trigger makes no AWS request while nothing is
+produced."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from magnetar_core.adapters.aws.clients import REQUESTS
 from magnetar_core.domain.triggers.records import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 
 SECRET = "e2e-secret"
@@ -193,3 +196,39 @@ def test_key_shared_with_concurrency_2_keeps_keys_in_order_and_bisects_a_poison_
         assert [base64.b64decode(p) for _, p in succeeded] == expected
         if key == "k1":  # k1's message after the poison succeeded only after its last try
             assert [n > last_try for n, p in succeeded] == [False, True]
+
+
+IDLE_WINDOW_S = 2.0
+"""Stands for issue 13's 30 s: an idle driver waits on its condition with no timeout (no
+wake, no retry pending: ``TriggerDriver.idle``), so anything periodic would have to come
+from a retry interval (200 ms) or a due time, both seen many times over in 2 s."""
+
+
+def test_an_idle_topic_with_a_trigger_makes_no_aws_request_while_nothing_is_produced(
+    local_stack, client, webhook, monkeypatch
+):
+    path = hooked_topic(local_stack, webhook)
+    producer = client.create_producer(path.replace("persistent/", "persistent://", 1))
+    producer.send(b"m0")
+    wait_for(lambda: len(webhook.records()) == 1)
+    driver = local_stack.triggers
+    assert driver is not None
+    wait_for(driver.idle)
+    counted: Counter[str] = Counter()  # requests made by the driver's threads
+    record = REQUESTS.record
+
+    def record_driver(operation: str) -> None:
+        if threading.current_thread().name.startswith(("trigger-driver", "trigger-batch")):
+            counted[operation] += 1
+        record(operation)
+
+    monkeypatch.setattr(REQUESTS, "record", record_driver)
+    before = REQUESTS.snapshot()
+    deadline = time.monotonic() + IDLE_WINDOW_S
+    while time.monotonic() < deadline:  # watch the whole window, not just its end
+        assert counted == Counter() and driver.idle()
+        time.sleep(0.05)
+    assert counted == Counter()
+    producer.send(b"m1")  # the counting sees the driver's requests once there is work
+    wait_for(lambda: len(webhook.records()) == 2)
+    assert sum(counted.values()) > 0 and REQUESTS.snapshot() != before

@@ -72,6 +72,7 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         "AuthorizerFunction",
         "IngestFunction",
         "FunctionRunnerFunction",
+        "TriggerFanoutFunction",
     }
     for resource in functions.values():
         properties = resource["Properties"]
@@ -82,6 +83,32 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         assert {"TOPICS_TABLE", "LOG_TABLE", "CURSORS_TABLE", "ENTRIES_BUCKET"} <= set(
             properties["Environment"]["Variables"]
         )
+
+
+def test_the_log_tables_inserts_feed_the_trigger_fanout_with_partial_batch_failures(transformed):
+    resources = transformed["Resources"]
+    stream = resources["LogTable"]["Properties"]["StreamSpecification"]
+    assert stream == {"StreamViewType": "KEYS_ONLY"}
+    mappings = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] == {"Ref": "TriggerFanoutFunction"}
+    ]
+    assert len(mappings) == 1
+    mapping = mappings[0]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["LogTable", "StreamArn"]}
+    assert mapping["FilterCriteria"] == {"Filters": [{"Pattern": '{"eventName": ["INSERT"]}'}]}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert 0 < mapping["MaximumRetryAttempts"] <= 100
+    failure = mapping["DestinationConfig"]["OnFailure"]["Destination"]
+    assert failure == {"Fn::GetAtt": ["TriggerFanoutFailureQueue", "Arn"]}
+    role = resources["TriggerFanoutFunctionRole"]["Properties"]
+    assert any(arn.endswith("/AWSLambdaDynamoDBExecutionRole") for arn in role["ManagedPolicyArns"])
+    actions = _allowed_actions(transformed, "TriggerFanoutFunctionRole")
+    assert "sqs:SendMessage" in actions
+    assert "lambda:InvokeFunction" in actions and "s3:DeleteObject" not in actions
 
 
 def _policies(transformed: dict, role: str) -> list[dict]:

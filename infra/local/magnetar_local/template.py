@@ -211,8 +211,9 @@ class LocalTemplate:
         for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
             if props.get(key):
                 kwargs[key] = props[key]
-        if "StreamSpecification" in props:
-            kwargs["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
+        # No StreamSpecification: nothing reads a stream locally (the log table's feeds the
+        # trigger fan-out on AWS; here TriggerDriver stands in), and moto would keep every
+        # write's stream record in memory for the process's life.
         ttl = props.get("TimeToLiveSpecification") or {}
         return TableSpec(
             logical_id,

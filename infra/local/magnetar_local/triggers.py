@@ -101,6 +101,12 @@ class TriggerDriver:
             self._woken.add(topic)
             self._lock.notify_all()
 
+    def idle(self) -> bool:
+        """Whether the driver waits for a wake with nothing to do: no step under way, no
+        topic woken, no retry pending (it then makes no request until the next wake)."""
+        with self._lock:
+            return not (self._busy or self._woken or self._retry_at)
+
     # -- the thread ----------------------------------------------------------------------
 
     def start(self) -> TriggerDriver:

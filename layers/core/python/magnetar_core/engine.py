@@ -60,6 +60,7 @@ from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery
+from magnetar_core.services.triggers.fanout import FanOut
 from magnetar_core.settings import Settings
 from magnetar_wire import token_keys as token_keys_module
 from magnetar_wire.tokens import VerificationKeys
@@ -71,8 +72,8 @@ LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 @dataclass(frozen=True)
 class Engine:
     """Everything a handler calls: topics, producer, subscriptions, stats, admin, and the
-    tenancy use cases (tenants and clusters, namespaces, permissions), triggers and the
-    inbound sources (`ingest`)."""
+    tenancy use cases (tenants and clusters, namespaces, permissions), triggers (their
+    delivery and the stream's `fanout`) and the inbound sources (`ingest`)."""
 
     runtime: Runtime
     topics: Topics
@@ -90,6 +91,7 @@ class Engine:
     security: Security
     triggers: Triggers
     delivery: Delivery
+    fanout: FanOut
     ingest: Ingest
     functions: Functions
     function_runtime: FunctionRuntime
@@ -211,6 +213,7 @@ class Engine:
             targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
             settings.function_runner,
         )
+        delivery = Delivery(subscriptions, topics, targets, runtime)
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
@@ -241,7 +244,8 @@ class Engine:
             permissions=Permissions(registry, stores.permissions, runtime),
             security=security_of(settings, stores, keys),
             triggers=triggers,
-            delivery=Delivery(subscriptions, topics, targets, runtime),
+            delivery=delivery,
+            fanout=FanOut(triggers, delivery),
             functions=Functions(
                 stores.functions,
                 stores.function_state,

@@ -1,0 +1,89 @@
+"""The stream fan-out (issue 13, "driven on AWS with zero idle cost"): a batch of the log
+table's stream records wakes the triggers of the topics it committed to, and only those.
+
+For each topic of the batch (``domain.triggers.stream.Commits``): one trigger lookup (one
+Query; a topic without triggers costs nothing more), then each trigger's delivery steps
+(``Delivery.deliver_once``) until a step makes no progress. Work due later without a produce
+(a retry after its backoff) is not waited for here: the timer workflow releases it.
+
+Failures are per topic: a topic whose lookup or step raised, or that was still progressing
+when the Lambda's remaining time fell under ``step_reserve_ms``, has its records' sequence
+numbers in ``FanOutResult.failed`` (the handler answers them as ``batchItemFailures``, so the
+event source mapping retries from there; the other topics' records are not failed). A topic
+that no longer exists (``TopicNotFound``) is not a failure: there is nothing to deliver.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from magnetar_core.domain.errors import TopicNotFound
+from magnetar_core.domain.triggers.stream import Commits
+from magnetar_core.services.triggers import Triggers
+from magnetar_core.services.triggers.delivery import Delivery, DeliveryOutcome
+from magnetar_wire.names import TopicName
+
+log = logging.getLogger(__name__)
+
+STEP_RESERVE_MS = 65_000
+"""Remaining Lambda time (ms) under which no step starts: a step may wait for its target up
+to a webhook's 30 s timeout or a Lambda target's run (the function runner's 60 s)."""
+MAX_STEPS = 1000
+"""Steps of one trigger per wake (a bound, not a budget: a step moves at least one message)."""
+
+
+@dataclass
+class FanOutResult:
+    """What a batch did: per topic its delivery outcome (summed over its triggers' steps),
+    and the sequence numbers of the records to retry (``failed``)."""
+
+    outcomes: dict[str, DeliveryOutcome] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+
+class OutOfTime(Exception):
+    """The Lambda's remaining time ran under the step reserve with work left."""
+
+
+class FanOut:
+    """Runs the triggers of the topics a stream batch committed to (see the module)."""
+
+    def __init__(
+        self, triggers: Triggers, delivery: Delivery, step_reserve_ms: int = STEP_RESERVE_MS
+    ) -> None:
+        self._triggers = triggers
+        self._delivery = delivery
+        self._reserve_ms = step_reserve_ms
+
+    def run(self, commits: Commits, remaining_ms: Callable[[], int]) -> FanOutResult:
+        """Wake each topic of ``commits`` in turn; ``remaining_ms()`` is the Lambda's time
+        left (ms). Raises nothing: a topic's failure goes to ``failed`` (and is logged)."""
+        result = FanOutResult()
+        for topic, sequences in commits.topics.items():
+            try:
+                result.outcomes[topic] = self._run_topic(TopicName.parse(topic), remaining_ms)
+            except TopicNotFound:
+                log.info("topic %s is gone: no trigger to run", topic)
+            except OutOfTime:
+                log.warning("out of time on %s: its records are retried", topic)
+                result.failed.extend(sequences)
+            except Exception:
+                log.exception("triggers of %s failed: its records are retried", topic)
+                result.failed.extend(sequences)
+        return result
+
+    def _run_topic(self, topic: TopicName, remaining_ms: Callable[[], int]) -> DeliveryOutcome:
+        """Step each trigger of ``topic`` until no progress; raises OutOfTime, TopicNotFound,
+        or what a step raises."""
+        total = DeliveryOutcome()
+        for trigger in self._triggers.of_topic(topic):
+            for _ in range(MAX_STEPS):
+                if remaining_ms() < self._reserve_ms:
+                    raise OutOfTime(str(topic))
+                outcome = self._delivery.deliver_once(trigger)
+                total += outcome
+                if not outcome.progressed:
+                    break
+        return total
