@@ -103,13 +103,24 @@ class GatewayObserver:
             return {f"{a} {s}": n for (a, s), n in sorted(self.statuses.items())}
 
 
+Invoke = Callable[[HttpRequest], HttpResponse]
+
+
+@contextmanager
+def wrapping(gateway: Gateway, wrap: Callable[[Invoke], Invoke]) -> Iterator[None]:
+    """Within the block, ``gateway`` answers through ``wrap(its invoke)``; its own invoke
+    comes back afterwards."""
+    plain = gateway.invoke
+    setattr(gateway, "invoke", wrap(plain))  # noqa: B010 - an instance override
+    try:
+        yield
+    finally:
+        setattr(gateway, "invoke", plain)  # noqa: B010
+
+
 @contextmanager
 def observing(gateway: Gateway) -> Iterator[GatewayObserver]:
     """Within the block, ``gateway``'s answers are recorded by the observer it yields."""
     observer = GatewayObserver()
-    plain = gateway.invoke
-    setattr(gateway, "invoke", observer.wrap(plain))  # noqa: B010 - an instance override
-    try:
+    with wrapping(gateway, observer.wrap):
         yield observer
-    finally:
-        setattr(gateway, "invoke", plain)  # noqa: B010

@@ -1,6 +1,6 @@
 """A trace of the requests of chosen subscriptions at the gateway, to explain a broken
-invariant after the fact (reliability finding 7: an order violation seen once in a full
-``make test``, never reproduced alone).
+invariant after the fact (it explained reliability finding 7, an order violation too rare
+to catch under a debugger).
 
 ``tracing(gateway, subscriptions)`` records every request on those subscriptions' consumer
 routes (subscribe, receive, ack, nack, redeliver, heartbeat, close) with its arrival and
@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from magnetar_chaos.observer import wrapping
 from magnetar_local.events import HttpRequest, HttpResponse
 from magnetar_local.gateway import Gateway
 
@@ -117,9 +118,5 @@ def explain(report: dict[str, Any], trace: RequestTrace) -> str:
 def tracing(gateway: Gateway, subscriptions: set[str]) -> Iterator[RequestTrace]:
     """Within the block, ``gateway``'s requests on ``subscriptions`` are traced."""
     trace = RequestTrace(frozenset(subscriptions))
-    plain = gateway.invoke
-    setattr(gateway, "invoke", trace.wrap(plain))  # noqa: B010 - an instance override
-    try:
+    with wrapping(gateway, trace.wrap):
         yield trace
-    finally:
-        setattr(gateway, "invoke", plain)  # noqa: B010

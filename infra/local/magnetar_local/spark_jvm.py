@@ -5,7 +5,7 @@ A Spark JVM loads and verifies some 15,000 classes before its first query answer
 can dump the classes a run loaded into an archive (``-XX:ArchiveClassesAtExit``) and map
 them from it in later runs (``-XX:SharedArchiveFile``): measured on this repository's test
 settings, a JVM's start and first query take 3.7 instead of 7.2 CPU-seconds (1.7 s instead
-of 3.7 s to start). ``make test`` builds the archive once per virtualenv (``python -m
+of 3.7 s to start). ``make install`` builds the archive once per virtualenv (``python -m
 magnetar_local.spark_jvm``: a small workload of the kinds of plans the jobs run, about 15 s)
 and the tests' Spark sessions and jobs use it. A JVM that finds the archive unusable (another
 JDK, another Spark) runs without it (``-Xshare:auto``, Java's default), so a stale archive
