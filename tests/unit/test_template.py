@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import boto3
@@ -109,6 +110,22 @@ def test_the_log_tables_inserts_feed_the_trigger_fanout_with_partial_batch_failu
     actions = _allowed_actions(transformed, "TriggerFanoutFunctionRole")
     assert "sqs:SendMessage" in actions
     assert "lambda:InvokeFunction" in actions and "s3:DeleteObject" not in actions
+
+
+def test_the_trigger_wake_workflow_invokes_the_fanout_and_the_functions_that_wake_may_start_it(
+    transformed,
+):
+    template = LocalTemplate()
+    machine = next(m for m in template.state_machines if m.logical_id == "TriggerWakeStateMachine")
+    fanout = template.functions["TriggerFanoutFunction"]
+    wake = json.loads(machine.definition)["States"]["Wake"]
+    assert wake["Resource"] == "arn:aws:states:::lambda:invoke"
+    assert wake["Parameters"]["FunctionName"].endswith(f":function:{fanout.name}")
+    for spec in template.functions.values():  # the ARN every function is given is the machine's
+        assert spec.environment["TRIGGER_WAKE_STATE_MACHINE_ARN"] == machine.arn, spec.logical_id
+    for role in ("TriggerFanoutFunctionRole", "AdminFunctionRole"):
+        assert "states:StartExecution" in _allowed_actions(transformed, role), role
+    assert "lambda:InvokeFunction" in _allowed_actions(transformed, "TriggerWakeStateMachineRole")
 
 
 def _policies(transformed: dict, role: str) -> list[dict]:

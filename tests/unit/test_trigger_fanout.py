@@ -130,7 +130,7 @@ class FailingOn:
 def test_a_failing_topic_answers_only_its_own_records_and_the_others_are_delivered(engine, calls):
     engine.triggers.put(TopicName.parse(AUDIT), "push", {"target": {"type": "lambda", "function": "fn"}})  # fmt: skip
     produce(engine, ORDERS, "a")
-    fan = FanOut(engine.triggers, FailingOn(engine.delivery, AUDIT))  # type: ignore[arg-type]
+    fan = FanOut(engine.triggers, FailingOn(engine.delivery, AUDIT), engine.runtime)  # type: ignore[arg-type]
     result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
     assert result.failed == ["111100000000000000000002"]
     assert calls == [["a"]] and result.outcomes[ORDERS].acknowledged == 1
@@ -140,7 +140,7 @@ def test_no_step_starts_under_the_time_reserve_and_only_topics_with_triggers_are
     engine, calls
 ):
     produce(engine, ORDERS, "a")
-    fan = FanOut(engine.triggers, engine.delivery, step_reserve_ms=10_000)
+    fan = FanOut(engine.triggers, engine.delivery, engine.runtime, step_reserve_ms=10_000)
     result = fan.run(committed_topics(sample()), lambda: 9_999)
     assert result.failed == ["111100000000000000000001", "111100000000000000000003"]
     assert calls == []

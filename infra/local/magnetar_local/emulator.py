@@ -3,7 +3,9 @@
 Facts this relies on (DESIGN.md §4, measured on moto 5.2.x): Step Functions executes ASL
 only after ``POST /moto-api/config {"stepfunctions": {"execute_state_machine": true}}``,
 sent before any state machine exists; its service tasks call ``http://localhost:$MOTO_PORT``;
-Wait/Timestamp compares naive local time, hence ``TZ=UTC``.
+Wait/Timestamp compares naive local time, hence ``TZ=UTC``. There is no Docker: Lambda is
+configured ``use_docker: false``, so an invoke (a workflow's ``lambda:invoke`` task) is
+answered by moto's simple Lambda with its own payload, and runs nothing.
 """
 
 from __future__ import annotations
@@ -86,7 +88,11 @@ class Emulator:
                 if attempt == attempts - 1:
                     raise
         self.port = port
-        self.configure({"stepfunctions": {"execute_state_machine": True}})
+        # Lambda without Docker: moto's simple Lambda answers an invoke with its payload (the
+        # local stack runs handlers in-process; a workflow's lambda:invoke task completes)
+        self.configure(
+            {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+        )
         return self
 
     def _spawn(self, port: int, timeout_s: float) -> None:

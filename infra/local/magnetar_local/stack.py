@@ -203,6 +203,9 @@ class LocalStack:
             "TRIGGER_PRIVATE_WEBHOOKS": "true",
             # Pulsar Functions run in-process here (the trigger driver's engine)
             "FUNCTION_RUNNER": "",
+            # triggers' later work is woken in-process by the trigger driver (moto's Step
+            # Functions cannot invoke a Lambda here); the wake workflow is tested on its own
+            "TRIGGER_WAKE_STATE_MACHINE_ARN": "",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}

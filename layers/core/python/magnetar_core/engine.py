@@ -29,6 +29,7 @@ from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
+from magnetar_core.adapters.aws.wakes import TriggerWakes
 from magnetar_core.adapters.targets import Targets, WebhookTarget
 from magnetar_core.domain.inbound.routes import routes_from_json
 from magnetar_core.domain.runtime import Runtime
@@ -107,24 +108,29 @@ class Engine:
         launcher: ports.JobLauncher | None = None,
         keys: VerificationKeys | None = None,
         targets: ports.TriggerTarget | None = None,
+        wakes: ports.TriggerWakes | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
         through ``starter`` when given, else through the settings' state machine (none:
         delays off); jobs start through ``launcher`` when given, else the settings' one;
         tokens are verified with ``keys`` when given, else the settings' (``token_keys``);
-        triggers deliver through ``targets`` (default: webhooks and Lambda)."""
+        triggers deliver through ``targets`` (default: webhooks and Lambda) and are woken
+        later through ``wakes`` (default: the settings' wake workflow, if any)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
-        if starter is None and settings.timer_state_machine_arn:
+        timer_arn = settings.timer_state_machine_arn if starter is None else None
+        wake_arn = settings.trigger_wake_state_machine_arn if wakes is None else None
+        if timer_arn or wake_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
-            starter = TimerStarter(sfn, settings.timer_state_machine_arn)
+            starter = TimerStarter(sfn, timer_arn) if timer_arn else starter
+            wakes = TriggerWakes(sfn, wake_arn) if wake_arn else wakes
         stores = aws_stores(settings, dynamodb, s3)
         if targets is None:
             targets = Targets(
                 webhook=WebhookTarget(allow_private=settings.trigger_private_webhooks),
                 lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
             )
-        return cls.assemble(settings, stores, runtime, starter, launcher, keys, targets)
+        return cls.assemble(settings, stores, runtime, starter, launcher, keys, targets, wakes)
 
     @classmethod
     def assemble(
@@ -136,13 +142,15 @@ class Engine:
         launcher: ports.JobLauncher | None = None,
         keys: VerificationKeys | None = None,
         targets: ports.TriggerTarget | None = None,
+        wakes: ports.TriggerWakes | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
         the one ``settings.job_launcher`` names, made on first use); ``keys`` verify tokens
         (None: the settings' keys, read now when authentication is on; raises InvalidKey);
         ``targets`` take triggers' batches (None: webhooks and local functions only); Pulsar
-        Functions' batches run in this process, or in ``settings.function_runner``'s Lambda."""
+        Functions' batches run in this process, or in ``settings.function_runner``'s Lambda;
+        ``wakes`` schedules triggers' later wakes (None: commits alone wake them)."""
         runtime = runtime or Runtime()
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
@@ -204,6 +212,7 @@ class Engine:
             runtime,
             settings.commit_max_attempts,
             allow_private_webhooks=settings.trigger_private_webhooks,
+            wakes=wakes,
         )
         function_runtime = FunctionRuntime(
             stores.functions, stores.function_state, producer, topics, runtime
@@ -245,7 +254,7 @@ class Engine:
             security=security_of(settings, stores, keys),
             triggers=triggers,
             delivery=delivery,
-            fanout=FanOut(triggers, delivery),
+            fanout=FanOut(triggers, delivery, runtime, wakes),
             functions=Functions(
                 stores.functions,
                 stores.function_state,

@@ -255,6 +255,17 @@ class TimerStarter(Protocol):
         ...
 
 
+class TriggerWakes(Protocol):
+    """Wakes a topic's triggers at a later time without a commit (the trigger wake
+    workflow on AWS: ``domain.triggers.wakes``)."""
+
+    def wake_at(self, topic: str, at_ms: int) -> None:
+        """Run the triggers of base topic ``topic`` (full name) at ``at_ms`` (epoch ms, a
+        whole second); idempotent: one wake per topic and second, however often asked.
+        Raises TooManyRequests, StorageFault."""
+        ...
+
+
 class JobLauncher(Protocol):
     """Starts a maintenance job run (spark_glue/); never waits for it."""
 

@@ -32,6 +32,9 @@ class Settings:
     dedup_snapshot_every: int = 1000
     timer_state_machine_arn: str | None = None
     """The delay timer workflow (``TIMER_STATE_MACHINE_ARN``); None turns delays off."""
+    trigger_wake_state_machine_arn: str | None = None
+    """The trigger wake workflow (``TRIGGER_WAKE_STATE_MACHINE_ARN``); None: triggers are
+    woken by commits only (the local stack wakes them in-process)."""
     delayed_delivery_enabled: bool = True
     delayed_delivery_tick_ms: int = 1000
     delayed_delivery_strict: bool = False
@@ -103,6 +106,7 @@ class Settings:
             consumer_lease_ms=number("CONSUMER_LEASE_MS", 60_000),
             policy_cache_ms=number("POLICY_CACHE_MS", 5_000),
             timer_state_machine_arn=env.get("TIMER_STATE_MACHINE_ARN") or None,
+            trigger_wake_state_machine_arn=env.get("TRIGGER_WAKE_STATE_MACHINE_ARN") or None,
             delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),
             delayed_delivery_tick_ms=number("DELAYED_DELIVERY_TICK_MS", 1000),
             delayed_delivery_strict=flag("DELAYED_DELIVERY_STRICT", False),

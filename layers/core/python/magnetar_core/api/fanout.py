@@ -6,6 +6,12 @@ log table's INSERT records (KEYS_ONLY). The answer is ReportBatchItemFailures'
 that failed or ran out of time (``services.triggers.fanout``); Lambda retries the batch from
 the lowest of them, the records before it are done. Records that wake nothing (not an INSERT,
 not a log key) are logged and never retried.
+
+The trigger wake workflow (``infra/statemachines/trigger-wake.asl.json``) invokes the same
+function with ``{"wake": {"topics": [...]}}`` when work is due without a commit (a retry
+after its backoff, a batching window's end, a new trigger's backlog). A wake that fails or
+runs out of time raises ``WakeFailed``: the workflow's Retry invokes it again. A malformed
+wake event raises ValueError (the workflow gives up on it: no retry could change it).
 """
 
 from __future__ import annotations
@@ -14,8 +20,15 @@ from collections.abc import Callable
 from typing import Any
 
 from magnetar_core.api.http import container_engine, logger
-from magnetar_core.domain.triggers.stream import committed_topics
+from magnetar_core.domain.triggers.stream import Commits, committed_topics
+from magnetar_core.domain.triggers.wakes import woken_topics
 from magnetar_core.engine import Engine
+from magnetar_core.services.triggers.fanout import FanOutResult
+
+
+class WakeFailed(Exception):
+    """A wake's topics could not all be run (named in the message): retried by the wake
+    workflow."""
 
 
 def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any, Any], dict]:
@@ -26,19 +39,32 @@ def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any,
 
     @logger.inject_lambda_context
     def handle(event: Any, context: Any) -> dict:
-        commits = committed_topics(event)
+        topics = woken_topics(event)  # ValueError: a malformed wake
+        if topics is not None:
+            commits = Commits(topics={topic: [] for topic in topics})
+        else:
+            commits = committed_topics(event)
         for sequence, why in commits.skipped:
             logger.warning("stream record %s skipped: %s", sequence, why)
         result = engine().fanout.run(commits, context.get_remaining_time_in_millis)
-        for topic, outcome in result.outcomes.items():
-            logger.info(
-                "woke %s: %d delivered, %d acknowledged, %d retried, %d filtered",
-                topic,
-                outcome.delivered,
-                outcome.acknowledged,
-                outcome.retried,
-                outcome.filtered,
-            )
+        _log(result)
+        if topics is not None:
+            if result.failed_topics:
+                raise WakeFailed(f"triggers of {', '.join(result.failed_topics)} not run")
+            return {"woken": topics}
         return {"batchItemFailures": [{"itemIdentifier": s} for s in result.failed]}
 
     return handle
+
+
+def _log(result: FanOutResult) -> None:
+    for topic, outcome in result.outcomes.items():
+        logger.info(
+            "woke %s: %d delivered, %d acknowledged, %d retried, %d filtered; next wake %s",
+            topic,
+            outcome.delivered,
+            outcome.acknowledged,
+            outcome.retried,
+            outcome.filtered,
+            result.woken_at.get(topic),
+        )

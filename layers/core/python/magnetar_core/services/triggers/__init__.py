@@ -4,6 +4,7 @@ delete, each with its subscription) and push delivery (``delivery.Delivery``).""
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from magnetar_core.domain.errors import (
     ConditionFailed,
@@ -12,17 +13,22 @@ from magnetar_core.domain.errors import (
     NotAllowedError,
     NotFound,
     ServiceUnitNotReady,
+    StorageFault,
     SubscriptionNotFound,
+    TooManyRequests,
 )
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.domain.triggers.spec import Trigger, TriggerSpec, check_trigger_name
+from magnetar_core.domain.triggers.wakes import soonest_wake_ms
 from magnetar_core.domain.triggers.webhooks import check_webhook_url
-from magnetar_core.ports import TriggerStore
+from magnetar_core.ports import TriggerStore, TriggerWakes
 from magnetar_core.services import optimistic
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.topics import Topics
 from magnetar_wire.names import TopicName
+
+log = logging.getLogger(__name__)
 
 CONSUMER_NAME = "magnetar-trigger"
 """The consumer name a trigger's deliveries (and its creation) subscribe with."""
@@ -31,7 +37,9 @@ CONSUMER_NAME = "magnetar-trigger"
 class Triggers:
     """The trigger resource of a base topic. A trigger's subscription is named after it,
     created with it (at its initial position, on every partition) and deleted with it.
-    Webhooks may point at http or private addresses only when ``allow_private_webhooks``."""
+    Webhooks may point at http or private addresses only when ``allow_private_webhooks``.
+    A stored trigger's topic is woken through ``wakes`` (None: by its next commit only), so
+    a backlog from ``Earliest`` is delivered without waiting for a produce."""
 
     def __init__(
         self,
@@ -41,8 +49,10 @@ class Triggers:
         runtime: Runtime,
         max_attempts: int = 16,
         allow_private_webhooks: bool = False,
+        wakes: TriggerWakes | None = None,
     ) -> None:
         self._allow_private = allow_private_webhooks
+        self._wakes = wakes
         self._store = store
         self._topics = topics
         self._subscriptions = subscriptions
@@ -86,7 +96,18 @@ class Triggers:
                 with contextlib.suppress(ConditionFailed):
                     self._store.delete(trigger)
                 raise
+        self._wake(topic)
         return trigger, created
+
+    def _wake(self, topic: TopicName) -> None:
+        """Wake the topic's triggers now (the next whole second); a failure is logged, not
+        raised: the trigger is stored, and the topic's next commit wakes it too."""
+        if self._wakes is None:
+            return
+        try:
+            self._wakes.wake_at(str(topic), soonest_wake_ms(self._runtime.now_ms()))
+        except (TooManyRequests, StorageFault):
+            log.exception("%s's triggers not woken: its next commit wakes them", topic)
 
     def _write(self, topic: TopicName, name: str, spec: TriggerSpec) -> tuple[Trigger, bool]:
         def read() -> Trigger | None:

@@ -4,11 +4,14 @@ table's stream records wakes the triggers of the topics it committed to, and onl
 For each topic of the batch (``domain.triggers.stream.Commits``): one trigger lookup (one
 Query; a topic without triggers costs nothing more), then each trigger's delivery steps
 (``Delivery.deliver_once``) until a step makes no progress. Work due later without a produce
-(a retry after its backoff) is not waited for here: the timer workflow releases it.
+(a retry after its backoff, the end of a batching window) is not waited for here: the
+topic's wake is scheduled through the ``TriggerWakes`` port (``domain.triggers.wakes``: the
+wake workflow invokes the fan-out again then, with a wake event instead of stream records).
 
 Failures are per topic: a topic whose lookup or step raised, or that was still progressing
-when the Lambda's remaining time fell under ``step_reserve_ms``, has its records' sequence
-numbers in ``FanOutResult.failed`` (the handler answers them as ``batchItemFailures``, so the
+when the Lambda's remaining time fell under ``step_reserve_ms``, or whose wake could not be
+scheduled, is in ``FanOutResult.failed_topics`` and has its records' sequence numbers in
+``FanOutResult.failed`` (the handler answers them as ``batchItemFailures``, so the
 event source mapping retries from there; the other topics' records are not failed). A topic
 that no longer exists (``TopicNotFound``) is not a failure: there is nothing to deliver.
 """
@@ -20,7 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from magnetar_core.domain.errors import TopicNotFound
+from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.triggers.stream import Commits
+from magnetar_core.domain.triggers.wakes import wake_at_ms
+from magnetar_core.ports import TriggerWakes
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery, DeliveryOutcome
 from magnetar_wire.names import TopicName
@@ -37,10 +43,13 @@ MAX_STEPS = 1000
 @dataclass
 class FanOutResult:
     """What a batch did: per topic its delivery outcome (summed over its triggers' steps),
-    and the sequence numbers of the records to retry (``failed``)."""
+    the topics that failed, the sequence numbers of their records (``failed``: what to
+    retry) and the wakes scheduled (``woken_at``: topic -> epoch ms)."""
 
     outcomes: dict[str, DeliveryOutcome] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
+    failed_topics: list[str] = field(default_factory=list)
+    woken_at: dict[str, int] = field(default_factory=dict)
 
 
 class OutOfTime(Exception):
@@ -48,13 +57,21 @@ class OutOfTime(Exception):
 
 
 class FanOut:
-    """Runs the triggers of the topics a stream batch committed to (see the module)."""
+    """Runs the triggers of the topics a stream batch committed to (see the module);
+    ``wakes`` None: nothing is scheduled (work due later waits for the next commit)."""
 
     def __init__(
-        self, triggers: Triggers, delivery: Delivery, step_reserve_ms: int = STEP_RESERVE_MS
+        self,
+        triggers: Triggers,
+        delivery: Delivery,
+        runtime: Runtime,
+        wakes: TriggerWakes | None = None,
+        step_reserve_ms: int = STEP_RESERVE_MS,
     ) -> None:
         self._triggers = triggers
         self._delivery = delivery
+        self._runtime = runtime
+        self._wakes = wakes
         self._reserve_ms = step_reserve_ms
 
     def run(self, commits: Commits, remaining_ms: Callable[[], int]) -> FanOutResult:
@@ -63,16 +80,28 @@ class FanOut:
         result = FanOutResult()
         for topic, sequences in commits.topics.items():
             try:
-                result.outcomes[topic] = self._run_topic(TopicName.parse(topic), remaining_ms)
+                outcome = self._run_topic(TopicName.parse(topic), remaining_ms)
+                result.outcomes[topic] = outcome
+                self._schedule(topic, outcome, result)
             except TopicNotFound:
                 log.info("topic %s is gone: no trigger to run", topic)
             except OutOfTime:
                 log.warning("out of time on %s: its records are retried", topic)
+                result.failed_topics.append(topic)
                 result.failed.extend(sequences)
             except Exception:
                 log.exception("triggers of %s failed: its records are retried", topic)
+                result.failed_topics.append(topic)
                 result.failed.extend(sequences)
         return result
+
+    def _schedule(self, topic: str, outcome: DeliveryOutcome, result: FanOutResult) -> None:
+        """Schedule ``topic``'s wake for the work its steps said is due later (none: no
+        wake). Raises what the port raises (the topic then counts as failed)."""
+        at_ms = wake_at_ms(outcome.due_ms, outcome.retried > 0, self._runtime.now_ms())
+        if at_ms is not None and self._wakes is not None:
+            self._wakes.wake_at(topic, at_ms)
+            result.woken_at[topic] = at_ms
 
     def _run_topic(self, topic: TopicName, remaining_ms: Callable[[], int]) -> DeliveryOutcome:
         """Step each trigger of ``topic`` until no progress; raises OutOfTime, TopicNotFound,
