@@ -146,3 +146,13 @@ def test_no_step_starts_under_the_time_reserve_and_only_topics_with_triggers_are
     assert calls == []
     assert fan.run(committed_topics(sample()), lambda: 10_000).failed == []
     assert calls == [["a"]]
+
+
+def test_the_sample_wake_runs_the_triggers_of_its_topic_without_a_stream_record(
+    engine, calls, store
+):
+    produce(engine, ORDERS, "a")
+    wake = json.loads((SAMPLE.parent / "wake.json").read_text())
+    handle = fanout_api.lambda_handler(lambda: engine)
+    assert handle(wake, LambdaContext("trigger-fanout", 256, 180)) == {"woken": [ORDERS]}
+    assert calls == [["a"]] and store.lists == [ORDERS]
