@@ -8,6 +8,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
     magnetar perf produce|consume|idle|delayed|segments|expire ...   (benchmarks)
     magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
+    magnetar invoke IngestFunction --event FILE   (a function AWS services invoke, run by the
+                   local stack on an event, as ``sam local invoke``)
     magnetar admin clusters|tenants|namespaces|topics ...   (pulsar-admin's verbs; see
                    magnetar.admin_cli)
     magnetar functions create|update|get|list|delete ...   (pulsar-admin functions; see
@@ -15,7 +17,7 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
                      (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
 
-``local``, ``jobs``, ``perf`` and ``chaos`` live with the service (magnetar_local,
+``local``, ``jobs``, ``perf``, ``chaos`` and ``invoke`` live with the service (magnetar_local,
 magnetar_bench, magnetar_chaos: the
 repository's root distribution); with only the client installed they say what to install
 and exit with status 2.
@@ -50,6 +52,7 @@ SERVER_VERBS = {
     "jobs": ("magnetar_local.jobs", "run"),
     "perf": ("magnetar_bench.cli", "main"),
     "chaos": ("magnetar_chaos.cli", "main"),
+    "invoke": ("magnetar_local.invoke", "run"),
 }
 # verb -> (module, function(argv) -> status) of the client's optional extras
 EXTRA_VERBS = {"tokens": ("magnetar.tokens", "main")}
@@ -126,6 +129,8 @@ def _parser() -> argparse.ArgumentParser:
     tokens = sub.add_parser("tokens", help="create and check tokens, as `pulsar tokens`")
     tokens.add_argument("rest", nargs=argparse.REMAINDER, help="create-secret-key|create|...")
 
+    invoke = sub.add_parser("invoke", help="invoke IngestFunction with an event (local stack)")
+    invoke.add_argument("rest", nargs=argparse.REMAINDER, help="FUNCTION --event FILE")
     jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
     return p

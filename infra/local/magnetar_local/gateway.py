@@ -34,6 +34,7 @@ from magnetar_local.handlers import (
     InvocationAbandoned,
     apply_handler_environment,
 )
+from magnetar_local.lambda_api import LambdaInvokeApi
 from magnetar_local.routes import RouteMatch, RouteTable
 from magnetar_local.template import FunctionSpec, RouteSpec
 
@@ -75,6 +76,9 @@ class Gateway:
         self.authorizer: LocalAuthorizer | None = None
         self.server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.lambda_api: LambdaInvokeApi | None = None
+        """Lambda's Invoke API for the event-source functions (``magnetar_local.lambda_api``;
+        None: not served)."""
         self.observers: list[Callable[[RouteMatch, int], None]] = []
         """Called after each routed request with its match and answer's status (the
         local trigger driver watches commits through it); must not raise nor block."""
@@ -163,7 +167,9 @@ class Gateway:
         """Route one request and run its handler; never raises (errors become 404/502 in
         the documented error shape). Every answer carries ``apigw-requestid``, the
         ``requestContext.requestId`` of its event, as API Gateway's do; a failed handler is
-        logged with it."""
+        logged with it. Lambda Invoke requests go to ``lambda_api`` when it is set."""
+        if self.lambda_api is not None and self.lambda_api.matches(request):
+            return self.lambda_api.invoke(request)
         match = self.table.match(request.method, request.raw_path)
         if match is None:
             return json_response(

@@ -20,6 +20,7 @@ from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
+from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.triggers import TriggerDriver
@@ -102,7 +103,14 @@ class LocalStack:
                 port=gateway_port,
                 region=self.region,
                 account_id=self.template.account_id,
-            ).start()
+            )
+            self.gateway.lambda_api = LambdaInvokeApi(
+                self.gateway.loader,
+                invocable_functions(self.template),
+                self.region,
+                self.template.account_id,
+            )
+            self.gateway.start()
             self._start_triggers()
             self._await_ready(ready_timeout_s)
         except BaseException:
