@@ -26,14 +26,19 @@ def session(plan: FaultPlan, service_url: str | None) -> Iterator[tuple[Any, Any
     from magnetar_chaos.harness import faulty, quiet_logs
     from magnetar_local.stack import LocalStack
 
-    with LocalStack().start() as stack:
-        quiet_logs()
-        injector = FaultInjector(plan)
-        with faulty(stack, injector) as observer:
-            client = pulsar.Client(stack.url)
-            try:
-                yield client, stack, injector, observer
-            finally:
-                client.close()
-                # long polls still running server-side end against a stopped emulator
-                logging.disable(logging.CRITICAL)
+    previous = logging.root.manager.disable
+    try:
+        with LocalStack().start() as stack:
+            quiet_logs()
+            injector = FaultInjector(plan)
+            with faulty(stack, injector) as observer:
+                client = pulsar.Client(stack.url)
+                try:
+                    yield client, stack, injector, observer
+                finally:
+                    client.close()
+                    # long polls still running server-side end against a stopped emulator
+                    logging.disable(logging.CRITICAL)
+    finally:
+        # the command may run in-process (tests): its caller's logging comes back
+        logging.disable(previous)

@@ -127,9 +127,12 @@ class LocalStack:
         if gateway is not None:
             gateway.stop()
             # Long-polls still in flight now end against a stopped emulator: expected on
-            # shutdown, so their storage errors are not logged as faults.
-            service = self.environment.get("POWERTOOLS_SERVICE_NAME", "magnetar")
-            logging.getLogger(service).setLevel(logging.CRITICAL)
+            # shutdown, so their storage errors are not logged as faults. The handlers'
+            # Powertools logger only ("magnetar" is the SDK's and the timers' logger: silencing
+            # it hid their records from every later test of the process).
+            from magnetar_core.api.http import SERVICE
+
+            logging.getLogger(SERVICE).setLevel(logging.CRITICAL)
         emulator, self.emulator = self.emulator, None
         if emulator is not None:
             emulator.stop()
