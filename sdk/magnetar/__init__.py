@@ -4,10 +4,12 @@ Switch from Pulsar with ``import magnetar as pulsar``; the service URL is the HT
 Magnetar API (``http://127.0.0.1:8080`` locally).
 """
 
-from . import exceptions, schema
+from . import _pulsar, exceptions, schema
+from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
+    ConsumerCryptoFailureAction,
     ConsumerType,
     HashingScheme,
     InitialPosition,
@@ -107,6 +109,8 @@ __all__ = [
     "Client",
     "CompressionType",
     "ConsoleLogger",
+    "ConsumerCryptoFailureAction",
+    "CryptoKeyReader",
     "Consumer",
     "Context",
     "Function",
