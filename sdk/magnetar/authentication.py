@@ -13,6 +13,7 @@ from .exceptions import ErrorGettingAuthenticationData, OperationNotSupported
 
 __all__ = [
     "Authentication",
+    "AuthenticationAthenz",
     "AuthenticationBasic",
     "AuthenticationOauth2",
     "AuthenticationTLS",
@@ -144,4 +145,16 @@ class AuthenticationOauth2(Authentication):
         self._unsupported = (
             "AuthenticationOauth2 is not supported by Magnetar yet; obtain a token yourself "
             "and pass AuthenticationToken(callable)"
+        )
+
+
+class AuthenticationAthenz(Authentication):
+    """Athenz auth: not available in Magnetar (raises OperationNotSupported when used).
+    Raises ValueError when ``auth_params_string`` is not a str, as pulsar-client does."""
+
+    def __init__(self, auth_params_string: str) -> None:
+        check_type(str, auth_params_string, "auth_params_string")
+        self._unsupported = (
+            "AuthenticationAthenz is not supported by Magnetar; use AuthenticationToken or "
+            "AuthenticationBasic"
         )

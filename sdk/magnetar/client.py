@@ -7,6 +7,8 @@ import weakref
 from typing import Any
 
 from . import exceptions as exc
+from ._client_options import client_settings
+from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -18,8 +20,6 @@ from ._enums import (
     ProducerAccessMode,
     RegexSubscriptionMode,
 )
-from ._client_options import client_settings
-from ._crypto import CryptoKeyReader
 from ._http import Transport
 from ._policies import (
     ConsumerBatchReceivePolicy,

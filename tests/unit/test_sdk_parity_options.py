@@ -74,7 +74,7 @@ def test_use_tls_with_an_http_url_and_a_key_without_its_certificate_are_refused(
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory) -> Pki:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     return make_pki(tmp_path_factory.mktemp("pki"), now)
 
 
@@ -185,3 +185,10 @@ def test_producer_consumer_reader_and_send_accept_every_pulsar_client_keyword(cl
     got = consumer.receive(5000)
     assert (got.message_id(), got.partition_key(), got.ordering_key()) == (msg_id, "pk", "ok")
     assert reader.read_next(5000).message_id() == msg_id
+
+
+def test_athenz_authentication_is_checked_then_refused_as_unsupported():
+    with pytest.raises(ValueError, match="Argument auth_params_string is expected"):
+        pulsar.AuthenticationAthenz({"tenantDomain": "d"})
+    with pytest.raises(pulsar.OperationNotSupported, match="AuthenticationToken"):
+        pulsar.Client(UNREACHABLE, authentication=pulsar.AuthenticationAthenz('{"a": 1}'))

@@ -54,9 +54,7 @@ class Seeking:
             return (entry_id, 0, size) if inclusive else (entry_id + 1, 0, 1)
         return entry_id, batch if inclusive else batch + 1, size
 
-    def start_of(
-        self, ref: PartitionRef, message_id: str, inclusive: bool
-    ) -> tuple[int, int, int]:
+    def start_of(self, ref: PartitionRef, message_id: str, inclusive: bool) -> tuple[int, int, int]:
         """Where a new cursor starts for ``message_id``: as ``position_of``, except that
         ``latest`` with ``inclusive`` starts at the last message (Pulsar's reader created at
         ``MessageId.latest`` with ``startMessageIdInclusive`` reads it; an empty topic
