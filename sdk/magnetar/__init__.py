@@ -4,10 +4,13 @@ Switch from Pulsar with ``import magnetar as pulsar``; the service URL is the HT
 Magnetar API (``http://127.0.0.1:8080`` locally).
 """
 
+from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
 from . import exceptions, schema
+from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
+    ConsumerCryptoFailureAction,
     ConsumerType,
     HashingScheme,
     InitialPosition,
@@ -27,6 +30,7 @@ from ._policies import (
 )
 from .authentication import (
     Authentication,
+    AuthenticationAthenz,
     AuthenticationBasic,
     AuthenticationOauth2,
     AuthenticationTLS,
@@ -97,6 +101,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Authentication",
+    "AuthenticationAthenz",
     "AuthenticationAws",
     "AuthenticationBasic",
     "AuthenticationOauth2",
@@ -107,6 +112,8 @@ __all__ = [
     "Client",
     "CompressionType",
     "ConsoleLogger",
+    "ConsumerCryptoFailureAction",
+    "CryptoKeyReader",
     "Consumer",
     "Context",
     "Function",

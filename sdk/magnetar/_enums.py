@@ -7,6 +7,7 @@ import enum
 __all__ = [
     "BatchingType",
     "CompressionType",
+    "ConsumerCryptoFailureAction",
     "ConsumerType",
     "HashingScheme",
     "InitialPosition",
@@ -93,6 +94,15 @@ class RegexSubscriptionMode(enum.IntEnum):
     PersistentOnly = 0
     NonPersistentOnly = 1
     AllTopics = 2
+
+
+class ConsumerCryptoFailureAction(enum.IntEnum):
+    """What a consumer or reader does with a message it cannot decrypt (C++ client's
+    numbers). Accepted; Magnetar producers do not encrypt yet, so it never applies."""
+
+    FAIL = 0
+    DISCARD = 1
+    CONSUME = 2
 
 
 class LoggerLevel(enum.IntEnum):

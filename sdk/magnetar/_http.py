@@ -67,13 +67,17 @@ class Transport:
         operation_timeout: float = 30.0,
         connect_timeout: float = 10.0,
         verify: bool | str = True,
+        cert: str | tuple[str, str] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
+        """Timeouts in seconds; ``verify`` and ``cert`` as requests' (CA bundle or on/off,
+        client certificate ``path`` or ``(cert_path, key_path)``), also used by ``LongPoll``."""
         self.base_url = base_url.rstrip("/")
         self.authentication = authentication
         self.operation_timeout = operation_timeout
         self.connect_timeout = connect_timeout
         self.verify = verify
+        self.cert = cert
         self.log = logger or logging.getLogger("magnetar")
         self._session = requests.Session()
         adapter = HTTPAdapter(pool_connections=4, pool_maxsize=64)
@@ -120,6 +124,7 @@ class Transport:
                 headers=headers,
                 timeout=(self.connect_timeout, read_timeout or None),
                 verify=self.verify,
+                cert=self.cert,
             )
         except requests.exceptions.ConnectTimeout as e:
             raise exc.ConnectError(f"cannot connect to {self.base_url}: {e}") from None
@@ -161,6 +166,9 @@ class LongPoll:
         if self._t.verify is False:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
+        cert = self._t.cert
+        if cert is not None:
+            ctx.load_cert_chain(*((cert,) if isinstance(cert, str) else cert))
         return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=ctx)
 
     def post(self, path: str, body: Any, read_timeout: float) -> Any:
@@ -202,8 +210,8 @@ class LongPoll:
             conn = self._conn
         if conn is not None and conn.sock is not None:
             return conn, True
-        conn = self._new_conn(self._t.connect_timeout)
-        try:
+        try:  # a bad client certificate file fails here too (OSError)
+            conn = self._new_conn(self._t.connect_timeout)
             conn.connect()
         except OSError as e:
             raise exc.ConnectError(f"cannot connect to {self._t.base_url}: {e}") from None

@@ -9,6 +9,7 @@ from magnetar_wire import Codec
 
 from . import exceptions as exc
 from ._batches import BatchLimits
+from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -32,7 +33,7 @@ __all__ = ["open_producer", "validate_producer"]
 def validate_producer(a: dict[str, Any]) -> None:
     """Check the arguments of ``create_producer`` (given as a dict); raises ValueError for
     wrong types or batching together with chunking, OperationNotSupported for end-to-end
-    encryption."""
+    encryption (``encryption_key``; a ``crypto_key_reader`` alone is accepted)."""
     check_type(str, a["topic"], "topic")
     check_type_or_none(str, a["producer_name"], "producer_name")
     check_type(Schema, a["schema"], "schema")
@@ -55,8 +56,12 @@ def validate_producer(a: dict[str, Any]) -> None:
         raise ValueError("Argument message_router is expected to be a function")
     if a["batching_enabled"] and a["chunking_enabled"]:
         raise ValueError("Batching and chunking of messages can't be enabled together.")
-    if a["encryption_key"] or a["crypto_key_reader"] is not None:
-        raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
+    check_type_or_none(CryptoKeyReader, a["crypto_key_reader"], "crypto_key_reader")
+    if a["encryption_key"]:  # a key reader alone does not encrypt (as in pulsar-client)
+        raise exc.OperationNotSupported(
+            "end-to-end encryption (encryption_key) is not supported by Magnetar yet; "
+            "messages would be sent in plaintext, so the producer is refused"
+        )
 
 
 def open_producer(client: Client, a: dict[str, Any]) -> Producer:

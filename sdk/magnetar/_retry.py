@@ -181,7 +181,7 @@ class RetryLetters:
                     target.producer.send(
                         None if msg.has_null_value() else msg.data(), properties=props,
                         partition_key=msg.partition_key() or None,
-                        ordering_key=ordering.decode("utf-8", "replace") if ordering else None,
+                        ordering_key=ordering or None,
                         sequence_id=seq, event_timestamp=msg.event_timestamp() or None,
                         deliver_after=after,
                     )  # fmt: skip

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._acks import Redelivery
-from ._enums import ConsumerType, InitialPosition, RegexSubscriptionMode
+from ._crypto import CryptoKeyReader
+from ._enums import (
+    ConsumerCryptoFailureAction,
+    ConsumerType,
+    InitialPosition,
+    RegexSubscriptionMode,
+)
 from ._multitopic import Pattern, PatternWatcher, list_topics_fake_name, subscribe_topic
 from ._policies import (
     ConsumerBatchReceivePolicy,
@@ -79,8 +85,9 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
         raise ValueError("negative_ack_redelivery_delay_ms must be >= 0")
     if a["tick_duration_ms"] < MIN_TICK_DURATION_MS:
         raise ValueError(f"tick_duration_ms must be >= {MIN_TICK_DURATION_MS}")
-    if a["crypto_key_reader"] is not None:
-        raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
+    # no-ops until producers encrypt: every message is plaintext (see magnetar._crypto)
+    check_type_or_none(CryptoKeyReader, a["crypto_key_reader"], "crypto_key_reader")
+    check_type(ConsumerCryptoFailureAction, a["crypto_failure_action"], "crypto_failure_action")
     if isinstance(topic, str):
         return [parse_topic(topic)]
     if isinstance(topic, list):

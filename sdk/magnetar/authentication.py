@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ._validate import check_type
@@ -11,6 +13,7 @@ from .exceptions import ErrorGettingAuthenticationData, OperationNotSupported
 
 __all__ = [
     "Authentication",
+    "AuthenticationAthenz",
     "AuthenticationBasic",
     "AuthenticationOauth2",
     "AuthenticationTLS",
@@ -44,7 +47,9 @@ class AuthenticationToken(Authentication):
 
     def __init__(self, token: str | Callable[[], str]) -> None:
         if not (isinstance(token, str) or callable(token)):
-            raise ValueError("Argument token is expected to be of type 'str' or a function")
+            raise ValueError(
+                "Argument token is expected to be of type 'str' or a function returning 'str'"
+            )
         self._token = token
         self._unsupported = None
 
@@ -82,18 +87,45 @@ def _read_token_file(url: str) -> str:
 
 
 class AuthenticationBasic(Authentication):
-    """HTTP basic auth with ``username`` and ``password``."""
+    """HTTP basic auth, as pulsar-client's: ``AuthenticationBasic(username, password)`` or
+    ``AuthenticationBasic(auth_params_string='{"username": ..., "password": ...,
+    "method": ...}')`` (then the other arguments are ignored). ``method`` names the broker's
+    auth method in Pulsar's binary protocol; over HTTP the header is ``Basic`` whatever it
+    is, so it is checked and kept (``self.method``) but changes nothing.
 
-    def __init__(self, username: str, password: str, method: str = "basic") -> None:
+    Raises ValueError: a wrong type, or an ``auth_params_string`` that is not a JSON object
+    with string ``username`` and ``password``.
+    """
+
+    def __init__(self, username: str | None = None, password: str | None = None,
+                 method: str = "basic", auth_params_string: str | None = None) -> None:  # fmt: skip
+        if auth_params_string is not None:
+            check_type(str, auth_params_string, "auth_params_string")
+            username, password, method = _basic_params(auth_params_string)
         check_type(str, username, "username")
         check_type(str, password, "password")
         check_type(str, method, "method")
         raw = f"{username}:{password}".encode()
         self._value = "Basic " + base64.b64encode(raw).decode("ascii")
+        self.method = method
         self._unsupported = None
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": self._value}
+
+
+def _basic_params(text: str) -> tuple[Any, Any, Any]:
+    """``(username, password, method)`` of an ``auth_params_string``; raises ValueError."""
+    try:
+        params = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"auth_params_string is not JSON: {e}") from None
+    if not isinstance(params, dict) or "username" not in params or "password" not in params:
+        raise ValueError(
+            'auth_params_string must be a JSON object like {"username": "my-user", '
+            '"password": "my-pass"} (optional "method", default "basic")'
+        )
+    return params["username"], params["password"], params.get("method", "basic")
 
 
 class AuthenticationTLS(Authentication):
@@ -113,4 +145,16 @@ class AuthenticationOauth2(Authentication):
         self._unsupported = (
             "AuthenticationOauth2 is not supported by Magnetar yet; obtain a token yourself "
             "and pass AuthenticationToken(callable)"
+        )
+
+
+class AuthenticationAthenz(Authentication):
+    """Athenz auth: not available in Magnetar (raises OperationNotSupported when used).
+    Raises ValueError when ``auth_params_string`` is not a str, as pulsar-client does."""
+
+    def __init__(self, auth_params_string: str) -> None:
+        check_type(str, auth_params_string, "auth_params_string")
+        self._unsupported = (
+            "AuthenticationAthenz is not supported by Magnetar; use AuthenticationToken or "
+            "AuthenticationBasic"
         )

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import logging
-import re
 import threading
 import weakref
 from typing import Any
 
 from . import exceptions as exc
+from ._client_options import client_settings
+from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
+    ConsumerCryptoFailureAction,
     ConsumerType,
     HashingScheme,
     InitialPosition,
@@ -42,18 +43,6 @@ __all__ = ["Client"]
 _LATER = "arrives in a later Magnetar release"
 
 
-def _service_url(url: str) -> str:
-    if url.startswith(("pulsar://", "pulsar+ssl://")):
-        raise ValueError(
-            f"service_url {url!r} is a Pulsar binary-protocol URL; Magnetar speaks HTTP: use "
-            "the HTTP URL of the Magnetar API, e.g. 'http://127.0.0.1:8080' or "
-            "'https://<api-id>.execute-api.<region>.amazonaws.com'"
-        )
-    if not re.match(r"^https?://[^/\s]+", url):
-        raise ValueError(f"service_url {url!r} must be an http:// or https:// URL")
-    return url.rstrip("/")
-
-
 class Client:
     """Connects to a Magnetar service. Nothing is contacted until the first create /
     subscribe; producers and consumers keep working if this object is dropped."""
@@ -61,48 +50,30 @@ class Client:
     def __init__(self, service_url: str, authentication: Authentication | None = None,
                  operation_timeout_seconds: int = 30, io_threads: int = 1,
                  message_listener_threads: int = 1, concurrent_lookup_requests: int = 50000,
-                 log_conf_file_path: str | None = None, use_tls: bool = False,
-                 tls_trust_certs_file_path: str | None = None,
+                 log_conf_file_path: str | None = None, stats_interval_in_seconds: int = 600,
+                 use_tls: bool = False, tls_trust_certs_file_path: str | None = None,
                  tls_allow_insecure_connection: bool = False, tls_validate_hostname: bool = False,
                  logger: Any = None, connection_timeout_ms: int = 10000,
                  listener_name: str | None = None, tls_private_key_file_path: str | None = None,
-                 tls_certificate_file_path: str | None = None) -> None:  # fmt: skip
-        check_type(str, service_url, "service_url")
-        check_type_or_none(Authentication, authentication, "authentication")
-        for name, value in (("operation_timeout_seconds", operation_timeout_seconds),
-                            ("io_threads", io_threads),
-                            ("message_listener_threads", message_listener_threads),
-                            ("concurrent_lookup_requests", concurrent_lookup_requests),
-                            ("connection_timeout_ms", connection_timeout_ms)):  # fmt: skip
-            check_type(int, value, name)
-        for name, path in (("log_conf_file_path", log_conf_file_path),
-                           ("tls_trust_certs_file_path", tls_trust_certs_file_path),
-                           ("listener_name", listener_name),
-                           ("tls_private_key_file_path", tls_private_key_file_path),
-                           ("tls_certificate_file_path", tls_certificate_file_path)):  # fmt: skip
-            check_type_or_none(str, path, name)
-        for name, flag in (("use_tls", use_tls),
-                           ("tls_allow_insecure_connection", tls_allow_insecure_connection),
-                           ("tls_validate_hostname", tls_validate_hostname)):  # fmt: skip
-            check_type(bool, flag, name)
-        url = _service_url(service_url)
-        if authentication is not None:
-            authentication._check_supported()
-        if tls_certificate_file_path or tls_private_key_file_path:
-            raise exc.OperationNotSupported(
-                "TLS client certificates are not supported by Magnetar; use "
-                "AuthenticationToken or AuthenticationBasic"
-            )
-        if logger is not None and not isinstance(logger, logging.Logger):
-            logger = getattr(logger, "logger", None)
-        self._log = logger or logging.getLogger("magnetar")
-        verify: bool | str = tls_trust_certs_file_path or True
-        if tls_allow_insecure_connection:
-            verify = False
-        self._t = Transport(url, authentication=authentication,
-                            operation_timeout=float(operation_timeout_seconds),
-                            connect_timeout=connection_timeout_ms / 1000, verify=verify,
-                            logger=self._log)  # fmt: skip
+                 tls_certificate_file_path: str | None = None,
+                 memory_limit_bytes: int = 64 * 1024 * 1024) -> None:  # fmt: skip
+        """pulsar-client 3.13's arguments, in its order, with its type checks; what each
+        becomes over HTTP(S) is in ``magnetar._client_options`` (several are documented
+        no-ops, listed in README.md "pulsar-client options"). Timeouts: seconds
+        (``operation_timeout_seconds``) and ms (``connection_timeout_ms``).
+
+        Raises:
+            ValueError: a wrong type (``Argument X is expected to be of type ...``), a
+                ``pulsar://`` or non-http(s) URL, ``use_tls`` with an ``http://`` URL, a
+                logger that is not a ``logging.Logger``, ``ConsoleLogger`` or ``FileLogger``.
+            OperationNotSupported: authentication plugins and ``AuthenticationTLS``.
+        """
+        settings = client_settings(locals())
+        self._log = settings.logger
+        self._t = Transport(settings.url, authentication=authentication,
+                            operation_timeout=settings.operation_timeout_s,
+                            connect_timeout=settings.connect_timeout_s, verify=settings.verify,
+                            cert=settings.cert, logger=self._log)  # fmt: skip
         self._producers: weakref.WeakSet[SenderCore] = weakref.WeakSet()
         self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
         self._closed = False
@@ -148,7 +119,8 @@ class Client:
                         lazy_start_partitioned_producers: bool = False,
                         properties: dict | None = None,
                         batching_type: BatchingType = BatchingType.Default,
-                        encryption_key: str | None = None, crypto_key_reader: Any = None,
+                        encryption_key: str | None = None,
+                        crypto_key_reader: CryptoKeyReader | None = None,
                         access_mode: ProducerAccessMode = ProducerAccessMode.Shared,
                         message_router: Any = None,
                         hashing_scheme: HashingScheme = HashingScheme.JavaStringHash) -> Producer:  # fmt: skip
@@ -182,7 +154,8 @@ class Client:
                   negative_ack_redelivery_delay_ms: int = 60000, is_read_compacted: bool = False,
                   properties: dict | None = None, pattern_auto_discovery_period: int = 60,
                   initial_position: InitialPosition = InitialPosition.Latest,
-                  crypto_key_reader: Any = None, replicate_subscription_state_enabled: bool = False,
+                  crypto_key_reader: CryptoKeyReader | None = None,
+                  replicate_subscription_state_enabled: bool = False,
                   max_pending_chunked_message: int = 10,
                   auto_ack_oldest_chunked_message_on_queue_full: bool = False,
                   start_message_id_inclusive: bool = False,
@@ -191,6 +164,7 @@ class Client:
                   batch_index_ack_enabled: bool = False,
                   regex_subscription_mode: RegexSubscriptionMode = RegexSubscriptionMode.PersistentOnly,
                   dead_letter_policy: ConsumerDeadLetterPolicy | None = None,
+                  crypto_failure_action: ConsumerCryptoFailureAction = ConsumerCryptoFailureAction.FAIL,
                   negative_ack_redelivery_backoff: MultiplierRedeliveryBackoff | None = None,
                   ack_timeout_redelivery_backoff: MultiplierRedeliveryBackoff | None = None,
                   tick_duration_ms: int = 1000, enable_retry: bool = False) -> Consumer:  # fmt: skip
@@ -226,33 +200,44 @@ class Client:
 
         return open_consumer(self, locals())
 
-    def create_reader(self, topic: str, start_message_id: MessageId, reader_listener: Any = None,
+    def create_reader(self, topic: str, start_message_id: MessageId,
+                      schema: Schema | None = None, reader_listener: Any = None,
                       receiver_queue_size: int = 1000, reader_name: str | None = None,
                       subscription_role_prefix: str | None = None, is_read_compacted: bool = False,
-                      crypto_key_reader: Any = None,
-                      start_message_id_inclusive: bool = False) -> Reader:  # fmt: skip
+                      crypto_key_reader: CryptoKeyReader | None = None,
+                      start_message_id_inclusive: bool = False,
+                      crypto_failure_action: ConsumerCryptoFailureAction = ConsumerCryptoFailureAction.FAIL,
+                      ) -> Reader:  # fmt: skip
         """A reader of ``topic`` from ``start_message_id`` (after it unless
-        ``start_message_id_inclusive``; ``MessageId.earliest`` / ``MessageId.latest``).
+        ``start_message_id_inclusive``; ``MessageId.earliest`` / ``MessageId.latest``; at
+        ``latest`` with ``start_message_id_inclusive`` it starts at the last message).
 
-        A reader uses a non-durable cursor: it holds no data back and disappears on close.
-        With ``is_read_compacted`` it reads the topic's compacted view (the latest message
-        per key) up to the compaction horizon, then the live log. Raises ValueError
-        (argument types), OperationNotSupported (encryption), InvalidTopicName.
+        Arguments in pulsar-client 3.13's order. A reader uses a non-durable cursor: it
+        holds no data back and disappears on close. With ``is_read_compacted`` it reads the
+        topic's compacted view (the latest message per key) up to the compaction horizon,
+        then the live log. ``schema`` decodes ``Message.value()``. ``crypto_key_reader``,
+        ``crypto_failure_action`` and ``subscription_role_prefix`` are type-checked no-ops
+        (Magnetar producers do not encrypt; a reader's subscription name is generated).
+        Raises ValueError (argument types), InvalidTopicName.
         """
         self._check_open()
         check_type(str, topic, "topic")
         check_type(MessageId, start_message_id, "start_message_id")
+        check_type_or_none(Schema, schema, "schema")
         check_type(int, receiver_queue_size, "receiver_queue_size")
         check_type_or_none(str, reader_name, "reader_name")
+        check_type_or_none(str, subscription_role_prefix, "subscription_role_prefix")
+        check_type(bool, is_read_compacted, "is_read_compacted")
+        check_type_or_none(CryptoKeyReader, crypto_key_reader, "crypto_key_reader")
         check_type(bool, start_message_id_inclusive, "start_message_id_inclusive")
+        check_type(ConsumerCryptoFailureAction, crypto_failure_action, "crypto_failure_action")
         if reader_listener is not None and not callable(reader_listener):
             raise ValueError("Argument reader_listener is expected to be a function")
-        if crypto_key_reader is not None:
-            raise exc.OperationNotSupported("end-to-end encryption is not supported by Magnetar")
         return Reader(self, parse_topic(topic), start_message_id, reader_name=reader_name,
                       receiver_queue_size=receiver_queue_size,
                       inclusive=start_message_id_inclusive, reader_listener=reader_listener,
-                      read_compacted=is_read_compacted)  # fmt: skip
+                      read_compacted=is_read_compacted,
+                      schema=schema if schema is not None else BytesSchema())  # fmt: skip
 
     def _bytes_schema(self) -> Schema:
         return BytesSchema()

@@ -85,6 +85,16 @@ class MessageId:
         return _with_topic(MessageId(partition, ledger, entry, batch), topic)
 
     @classmethod
+    def wrap(cls, msg_id: MessageId) -> MessageId:
+        """A plain MessageId with the position (and topic) of ``msg_id``, as pulsar-client's
+        ``MessageId.wrap`` turns the C extension's id into the Python type (here both are
+        this class). Raises ValueError when ``msg_id`` is not a MessageId."""
+        check_type(MessageId, msg_id, "msg_id")
+        wrapped = MessageId(msg_id.partition(), msg_id.ledger_id(), msg_id.entry_id(),
+                      msg_id.batch_index())  # fmt: skip
+        return _with_topic(wrapped, msg_id.topic())
+
+    @classmethod
     def from_text(cls, text: str, topic: str | None = None) -> MessageId:
         """Parse the HTTP API's text form ``l:e:p:b``."""
         return cls.deserialize(text, topic)
@@ -228,9 +238,10 @@ class Message:
         """The message key, ``""`` when unset."""
         return self._key
 
-    def ordering_key(self) -> bytes:
-        """The ordering key, ``b""`` when unset."""
-        return self._ordering_key
+    def ordering_key(self) -> str:
+        """The ordering key as text (pulsar-client's type), ``""`` when unset; bytes that are
+        not UTF-8 are decoded with replacement characters."""
+        return self._ordering_key.decode("utf-8", "replace")
 
     def publish_timestamp(self) -> int:
         """Publish time, epoch milliseconds."""
@@ -267,6 +278,11 @@ class Message:
     def schema_version(self) -> str:
         """Schema version; Magnetar has no schema registry, so always ``""``."""
         return ""
+
+    def encryption_context(self) -> None:
+        """The end-to-end encryption details of the message: ``None``, as pulsar-client
+        returns for a message that is not encrypted (Magnetar producers do not encrypt)."""
+        return None
 
     def __str__(self) -> str:
         return (

@@ -112,7 +112,10 @@ class Producer:
         ``ProducerQueueIsFull`` unless ``block_if_queue_full`` (then it waits for room); a
         fenced producer calls back with ``ProducerFenced``, a batched message above the maximum
         size with ``MessageTooBig``; a message not stored within ``send_timeout_millis`` with
-        ``Timeout``."""
+        ``Timeout``. ``callback=None`` (as pulsar-client allows) sends without a callback:
+        a failure is then only logged."""
+        if callback is None:
+            callback = self._log_failure
         if not callable(callback):
             raise ValueError("Argument callback is expected to be of type 'function'")
         try:
@@ -132,6 +135,12 @@ class Producer:
             self._core.enqueue(fields, partition, batchable, complete)
         except (exc.ProducerQueueIsFull, exc.ProducerFenced, exc.MessageTooBig) as e:
             callback(e.result(), None)
+
+    def _log_failure(self, result: Result, msg_id: MessageId | None) -> None:
+        """The callback of ``send_async(content, None)``: log what failed."""
+        if result != Result.Ok:
+            self._log.warning("send_async to %s failed without a callback: %s",
+                              self._topic, result.name)  # fmt: skip
 
     def flush(self) -> None:
         """Send every queued message and wait until each is stored or failed."""

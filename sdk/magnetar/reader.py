@@ -22,7 +22,8 @@ class Reader:
 
     def __init__(self, client: Client, name: TopicName, start_message_id: MessageId, *,
                  reader_name: str | None, receiver_queue_size: int, inclusive: bool,
-                 reader_listener: Any, read_compacted: bool = False) -> None:  # fmt: skip
+                 reader_listener: Any, read_compacted: bool = False,
+                 schema: Any = None) -> None:  # fmt: skip
         body = {"subscriptionType": "Exclusive", "durable": False,
                 "startMessageId": _positions.id_text(start_message_id),
                 "startMessageIdInclusive": inclusive}  # fmt: skip
@@ -30,9 +31,9 @@ class Reader:
             body["consumerName"] = reader_name
         if read_compacted:
             body["readCompacted"] = True
-        core = ConsumerCore(
-            client._t, body, receiver_queue_size, client._bytes_schema(), client._log
-        )
+        core = ConsumerCore(client._t, body, receiver_queue_size,
+                            schema if schema is not None else client._bytes_schema(),
+                            client._log)  # fmt: skip
         try:
             subscribe_topic(client, core, name, f"reader-{uuid.uuid4().hex[:12]}")
         except BaseException:
@@ -50,11 +51,15 @@ class Reader:
                                   listener=listener)  # fmt: skip
         self._core = core
         self._inclusive = inclusive
-        self._after = self._position_before(start_message_id)
+        self._after = self._position_before(start_message_id, starting=True)
 
-    def _position_before(self, start: MessageId) -> MessageId | None:
-        """What a message must come after to be unread (None: anything counts)."""
+    def _position_before(self, start: MessageId, starting: bool = False) -> MessageId | None:
+        """What a message must come after to be unread (None: anything counts). A reader
+        created at ``latest`` with ``start_message_id_inclusive`` starts AT the last message
+        (as Pulsar's); a later ``seek(latest)`` goes past it."""
         if start == MessageId.earliest:
+            return None
+        if start == MessageId.latest and starting and self._inclusive:
             return None
         if start == MessageId.latest:
             return _positions.last_message_id(self._core)

@@ -59,6 +59,18 @@ def test_a_reader_at_latest_sees_only_new_messages_and_holds_nothing_back(client
     assert after["subscriptions"] == {}
 
 
+def test_a_reader_at_latest_inclusive_reads_the_last_message_first(client):
+    topic = _topic()
+    _fill(client, topic, 3)
+
+    reader = client.create_reader(topic, pulsar.MessageId.latest, start_message_id_inclusive=True)
+
+    assert reader.has_message_available() is True
+    assert reader.read_next(10_000).data() == b"m2"
+    assert reader.has_message_available() is False
+    reader.close()
+
+
 def test_a_consumer_seeks_back_by_id_and_by_publish_time(client):
     topic = _topic()
     ids = _fill(client, topic, 4)

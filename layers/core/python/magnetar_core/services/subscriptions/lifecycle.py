@@ -126,7 +126,7 @@ class Lifecycle:
             last = self._ctx.log.last(ref.key)
             return CursorState.new(subscription, sub_type, last.entry_id if last else -1, earliest)
         state = CursorState.new(subscription, sub_type, -1, True)
-        state.seek(*self._seeking.position_of(ref, start_message_id, inclusive))
+        state.seek(*self._seeking.start_of(ref, start_message_id, inclusive))
         return state
 
     def heartbeat(

@@ -54,6 +54,17 @@ class Seeking:
             return (entry_id, 0, size) if inclusive else (entry_id + 1, 0, 1)
         return entry_id, batch if inclusive else batch + 1, size
 
+    def start_of(self, ref: PartitionRef, message_id: str, inclusive: bool) -> tuple[int, int, int]:
+        """Where a new cursor starts for ``message_id``: as ``position_of``, except that
+        ``latest`` with ``inclusive`` starts at the last message (Pulsar's reader created at
+        ``MessageId.latest`` with ``startMessageIdInclusive`` reads it; an empty topic
+        starts at its end). Raises InvalidMessage for a malformed id."""
+        if message_id == LATEST and inclusive:
+            last = self._last_message_id(ref)
+            if last is not None:
+                return self.position_of(ref, last, True)
+        return self.position_of(ref, message_id, inclusive)
+
     def entry_at_time(self, ref: PartitionRef, timestamp_ms: int) -> int:
         """The first entry whose messages were published at or after ``timestamp_ms``."""
         low, high = 0, self._head(ref) + 1
@@ -98,7 +109,9 @@ class Seeking:
 
     def last_message_id(self, topic: TopicName) -> str | None:
         """The id of the last message of a topic or partition (None when empty)."""
-        ref = self._ctx.topics.resolve(topic, create=False)
+        return self._last_message_id(self._ctx.topics.resolve(topic, create=False))
+
+    def _last_message_id(self, ref: PartitionRef) -> str | None:
         head = self._head(ref)
         item = self._entry(ref, head) if head >= 0 else None
         if item is None or item.count == 0:  # a marker (or expired): page back to a message
