@@ -146,3 +146,18 @@ def test_no_step_starts_under_the_time_reserve_and_only_topics_with_triggers_are
     assert calls == []
     assert fan.run(committed_topics(sample()), lambda: 10_000).failed == []
     assert calls == [["a"]]
+
+
+def test_a_topic_still_progressing_after_the_step_bound_has_its_records_retried(
+    engine, calls, monkeypatch
+):
+    monkeypatch.setattr("magnetar_core.services.triggers.fanout.MAX_STEPS", 2)
+    engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
+    for key in "abc":  # three entries; a batch of 1 takes one entry a step
+        produce(engine, ORDERS, key)
+    fan = FanOut(engine.triggers, engine.delivery)
+    result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
+    assert result.failed == ["111100000000000000000001", "111100000000000000000003"]
+    assert calls == [["a"], ["b"]]  # the mapping's retry of the records wakes it again
+    assert fan.run(committed_topics(sample()), lambda: PLENTY_MS).failed == []
+    assert calls == [["a"], ["b"], ["c"]]

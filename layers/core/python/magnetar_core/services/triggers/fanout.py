@@ -7,7 +7,8 @@ Query; a topic without triggers costs nothing more), then each trigger's deliver
 (a retry after its backoff) is not waited for here: the timer workflow releases it.
 
 Failures are per topic: a topic whose lookup or step raised, or that was still progressing
-when the Lambda's remaining time fell under ``step_reserve_ms``, has its records' sequence
+when the Lambda's remaining time fell under ``step_reserve_ms`` or when a trigger had taken
+``MAX_STEPS`` steps (a backlog longer than one wake may take), has its records' sequence
 numbers in ``FanOutResult.failed`` (the handler answers them as ``batchItemFailures``, so the
 event source mapping retries from there; the other topics' records are not failed). A topic
 that no longer exists (``TopicNotFound``) is not a failure: there is nothing to deliver.
@@ -31,7 +32,9 @@ STEP_RESERVE_MS = 65_000
 """Remaining Lambda time (ms) under which no step starts: a step may wait for its target up
 to a webhook's 30 s timeout or a Lambda target's run (the function runner's 60 s)."""
 MAX_STEPS = 1000
-"""Steps of one trigger per wake (a bound, not a budget: a step moves at least one message)."""
+"""Steps of one trigger per wake (a bound, not a budget: a step moves at least one message).
+A trigger still progressing after them has its topic's records retried, so the mapping
+wakes the topic again (its other triggers are stepped first)."""
 
 
 @dataclass
@@ -63,7 +66,11 @@ class FanOut:
         result = FanOutResult()
         for topic, sequences in commits.topics.items():
             try:
-                result.outcomes[topic] = self._run_topic(TopicName.parse(topic), remaining_ms)
+                outcome, work_left = self._run_topic(TopicName.parse(topic), remaining_ms)
+                result.outcomes[topic] = outcome
+                if work_left:
+                    log.info("%s still has work after %d steps: its records are retried", topic, MAX_STEPS)  # fmt: skip
+                    result.failed.extend(sequences)
             except TopicNotFound:
                 log.info("topic %s is gone: no trigger to run", topic)
             except OutOfTime:
@@ -74,10 +81,13 @@ class FanOut:
                 result.failed.extend(sequences)
         return result
 
-    def _run_topic(self, topic: TopicName, remaining_ms: Callable[[], int]) -> DeliveryOutcome:
-        """Step each trigger of ``topic`` until no progress; raises OutOfTime, TopicNotFound,
-        or what a step raises."""
-        total = DeliveryOutcome()
+    def _run_topic(
+        self, topic: TopicName, remaining_ms: Callable[[], int]
+    ) -> tuple[DeliveryOutcome, bool]:
+        """Step each trigger of ``topic`` until no progress (at most ``MAX_STEPS`` steps
+        each); returns the summed outcome and whether a trigger was still progressing at its
+        last step. Raises OutOfTime, TopicNotFound, or what a step raises."""
+        total, work_left = DeliveryOutcome(), False
         for trigger in self._triggers.of_topic(topic):
             for _ in range(MAX_STEPS):
                 if remaining_ms() < self._reserve_ms:
@@ -86,4 +96,6 @@ class FanOut:
                 total += outcome
                 if not outcome.progressed:
                     break
-        return total
+            else:
+                work_left = True
+        return total, work_left
