@@ -14,6 +14,8 @@ SQS -> Lambda (standard queue, the mapping in its default on-demand mode):
   10 receipt handles a request (no payload: one request each).
 - One Lambda request per batch of ``batchSize`` messages (a batch above 10 needs a batching
   window of at least 1 s on SQS, which adds up to that much latency).
+- ``sparse``: at a rate too low to fill batches (a message every few hundred ms), every
+  request and invocation carries one message: 3 SQS requests and 1 Lambda request each.
 - Idle: the mapping keeps 5 pollers long-polling an empty queue, each ``ReceiveMessage``
   waiting 20 s: 5 x 3 requests a minute, 648,000 requests per 30-day month per queue
   (``SQS_IDLE_RECEIVES_PER_MINUTE``), billed like any request.
@@ -52,16 +54,22 @@ def sqs_chunks(payload_bytes: int) -> int:
     return max(1, math.ceil(payload_bytes / SQS_CHUNK_BYTES))
 
 
-def sqs_esm_per_million(batch_size: int, message_bytes: int) -> dict[str, float]:
+def sqs_esm_per_million(
+    batch_size: int, message_bytes: int, sparse: bool = False
+) -> dict[str, float]:
     """Requests and dollars per million messages sent to a standard queue and delivered by
     a Lambda event source mapping in batches of ``batch_size`` (1..10,000) messages of
-    ``message_bytes`` bytes each, under the module's assumptions. Raises ValueError for a
-    batch size or message size out of range."""
+    ``message_bytes`` bytes each, under the module's assumptions. ``sparse``: a rate too
+    low to fill any batch, so every send, receive, delete and invocation carries one
+    message. Raises ValueError for a batch size or message size out of range."""
     if not 1 <= batch_size <= 10_000 or message_bytes < 0:
         raise ValueError(f"batch size 1..10000 and bytes >= 0, not {batch_size}, {message_bytes}")
+    if sparse:
+        batch_size = 1
+    per_send = 1 if sparse else SQS_MAX_BATCH
     per_receive = min(batch_size, SQS_MAX_BATCH)
     million = 1e6
-    send = million / SQS_MAX_BATCH * sqs_chunks(SQS_MAX_BATCH * message_bytes)
+    send = million / per_send * sqs_chunks(per_send * message_bytes)
     receive = million / per_receive * sqs_chunks(per_receive * message_bytes)
     delete = million / batch_size * math.ceil(batch_size / SQS_MAX_BATCH)
     invocations = million / batch_size

@@ -187,6 +187,9 @@ def _report(
             "usd_per_million_messages": round(_usd(produce) * million, 4),
         },
         "sqs_lambda_esm_per_million": push_costs.sqs_esm_per_million(batch_size, options.size),
+        "sqs_lambda_esm_per_million_one_message_a_request": push_costs.sqs_esm_per_million(
+            batch_size, options.size, sparse=True
+        ),
     }
 
 

@@ -95,6 +95,8 @@ def test_the_sqs_mapping_costs_full_receives_and_deletes_of_ten_and_a_lambda_req
     assert hundred["usd_total"] == pytest.approx(0.04 + 0.08 + 0.002)
     large = sqs_esm_per_million(10, 10_000)  # 100 KB a full request: 2 billed chunks
     assert large["sqs_send_requests"] == large["sqs_receive_requests"] == 200_000
+    sparse = sqs_esm_per_million(100, 100, sparse=True)  # too slow to fill any batch
+    assert sparse["usd_total"] == pytest.approx(0.40 * 3 + 0.20)
     with pytest.raises(ValueError, match="batch size"):
         sqs_esm_per_million(0, 100)
 
