@@ -77,7 +77,9 @@ class StepMeter:
     idle_steps: int = 0
     seconds: float = 0.0
 
-    def attach(self, driver) -> None:
+    @contextlib.contextmanager
+    def attached(self, driver) -> Iterator[StepMeter]:
+        """Meter ``driver`` within the block (its methods are restored after it)."""
         run_topic, deliver_once = driver.run_topic, driver.engine.delivery.deliver_once
 
         def timed_run(topic):
@@ -96,3 +98,7 @@ class StepMeter:
 
         driver.run_topic = timed_run
         driver.engine.delivery.deliver_once = counted_step
+        try:
+            yield self
+        finally:
+            del driver.run_topic, driver.engine.delivery.deliver_once  # the classes' again

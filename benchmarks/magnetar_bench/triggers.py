@@ -103,23 +103,18 @@ def run_batch_size(stack, client, batch_size: int, options: TriggerOptions) -> d
     _admin(stack.url, "PUT", f"{path}/triggers/push", body)
     _wait(driver.idle, 60, "the new trigger's first step")
     steps = StepMeter()
-    steps.attach(driver)
-    with driver_requests() as delivery:
-        before = REQUESTS.snapshot()
-        start_ms = time.time() * 1000
-        _produce(
-            client,
-            f"persistent://public/default/{name}",
-            options.messages,
-            options.size,
-            options.rate,
-        )
-        produced_s = time.time() - start_ms / 1000
-        _wait(lambda: seen.count() >= options.messages, options.timeout_s, "every delivery")
-        _wait(driver.idle, 60, "the driver to go idle")
-        everything = REQUESTS.snapshot() - before
-    stack.functions.unregister(name)
-    del driver.run_topic, driver.engine.delivery.deliver_once
+    topic = f"persistent://public/default/{name}"
+    try:
+        with steps.attached(driver), driver_requests() as delivery:
+            before = REQUESTS.snapshot()
+            start_ms = time.time() * 1000
+            _produce(client, topic, options.messages, options.size, options.rate)
+            produced_s = time.time() - start_ms / 1000
+            _wait(lambda: seen.count() >= options.messages, options.timeout_s, "every delivery")
+            _wait(driver.idle, 60, "the driver to go idle")
+            everything = REQUESTS.snapshot() - before
+    finally:
+        stack.functions.unregister(name)
     produce = everything - delivery
     entries = len({mid.rsplit(":", 1)[0] for mid in seen.ids})  # ledger:entry:partition
     return _report(batch_size, options, seen, steps, delivery, produce, entries,
