@@ -5,6 +5,7 @@ magnetar perf delayed [-n N] [--spread-seconds S] ...        (delayed)
 magnetar perf segments [--entries N] ...                     (segments, needs pyspark)
 magnetar perf expire [--entries N] ...                       (expiry, needs pyspark)
 magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
+magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ HARNESSES = {
     "segments": "magnetar_bench.segments",
     "expire": "magnetar_bench.expiry",
     "authorizer": "magnetar_bench.authorizer",
+    "triggers": "magnetar_bench.triggers",
 }
 
 

@@ -6,7 +6,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
                      [-p Earliest|Latest]
     magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
-    magnetar perf produce|consume|idle|delayed|segments|expire ...   (benchmarks)
+    magnetar perf produce|consume|idle|delayed|segments|expire|authorizer|triggers ...
+                     (benchmarks)
     magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
     magnetar invoke IngestFunction --event FILE   (a function AWS services invoke, run by the
                    local stack on an event, as ``sam local invoke``)
@@ -116,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     perf.add_argument(
         "rest",
         nargs=argparse.REMAINDER,
-        help="produce|consume|idle|delayed|segments|expire [-n N] [--batch K] ...",
+        help="produce|consume|idle|delayed|segments|expire|authorizer|triggers [-n N] ...",
     )
 
     chaos = sub.add_parser("chaos", help="fault injection and soak runs (service side)")

@@ -22,6 +22,7 @@ from magnetar_bench import cli, costs, delayed, messages
         (["segments", "--entries", "5"], "magnetar_bench.segments"),
         (["expire", "--entries", "5"], "magnetar_bench.expiry"),
         (["authorizer", "--requests", "5"], "magnetar_bench.authorizer"),
+        (["triggers", "-n", "5"], "magnetar_bench.triggers"),
     ],
 )
 def test_magnetar_perf_hands_each_path_to_its_harness(argv, module, monkeypatch):
@@ -79,3 +80,38 @@ def test_the_authorizer_cost_is_a_lambda_request_and_a_billed_ms_per_cache_miss(
     assert table["no_cache"] == round(per_miss, 5)
     assert table["cache_300s_at_10_req_per_s_per_token"] == round(per_miss / 3000, 5)
     assert cost_table(0.2, 0, (10,))["cache_0s_at_10_req_per_s_per_token"] == table["no_cache"]
+
+
+def test_the_sqs_mapping_costs_full_receives_and_deletes_of_ten_and_a_lambda_request_a_batch():
+    from magnetar_bench.push_costs import sqs_esm_per_million
+
+    one = sqs_esm_per_million(1, 100)  # receives and deletes of 1 each: 1 + 1 per message
+    assert (one["sqs_send_requests"], one["sqs_receive_requests"]) == (100_000, 1_000_000)
+    assert (one["sqs_delete_requests"], one["lambda_invocations"]) == (1_000_000, 1_000_000)
+    assert one["usd_total"] == pytest.approx(0.04 + 0.80 + 0.20)
+    hundred = sqs_esm_per_million(100, 100)  # 10 a receive and a delete; 100 an invocation
+    assert hundred["sqs_receive_requests"] == hundred["sqs_delete_requests"] == 100_000
+    assert hundred["lambda_invocations"] == 10_000
+    assert hundred["usd_total"] == pytest.approx(0.04 + 0.08 + 0.002)
+    large = sqs_esm_per_million(10, 10_000)  # 100 KB a full request: 2 billed chunks
+    assert large["sqs_send_requests"] == large["sqs_receive_requests"] == 200_000
+    sparse = sqs_esm_per_million(100, 100, sparse=True)  # too slow to fill any batch
+    assert sparse["usd_total"] == pytest.approx(0.40 * 3 + 0.20)
+    with pytest.raises(ValueError, match="batch size"):
+        sqs_esm_per_million(0, 100)
+
+
+def test_the_idle_mapping_bills_five_pollers_long_polling_every_20_s():
+    from magnetar_bench.push_costs import sqs_esm_idle_usd_per_month
+
+    assert sqs_esm_idle_usd_per_month() == pytest.approx(648_000 * 0.40 / 1e6)
+
+
+def test_fanout_invocations_follow_the_driver_within_polls_and_stream_batches():
+    from magnetar_bench.push_costs import fanout_invocations
+
+    assert fanout_invocations(250, 0, 0) == 3  # at best one per 100 committed entries
+    assert fanout_invocations(250, 2, 60.0) == 3  # never fewer
+    assert fanout_invocations(250, 40, 60.0) == 40  # the driver's wakes, within the polls
+    assert fanout_invocations(250, 200, 10.0) == 40  # 4 polls a second at most
+    assert fanout_invocations(5, 200, 60.0) == 5  # never more than the entries

@@ -127,3 +127,14 @@ def test_a_retry_after_a_backoff_makes_the_topic_due_again_when_its_timer_releas
     timers.release_due()
     assert driver.run_topic(TOPIC) is None  # delivered again (count 1), nothing more due
     assert [r["redeliveryCount"] for b in calls for r in b] == [0, 1]
+
+
+def test_a_backlog_longer_than_one_wakes_step_bound_is_delivered_without_another_produce(
+    driver, calls, monkeypatch
+):
+    monkeypatch.setattr("magnetar_local.triggers.MAX_STEPS", 2)
+    for n in range(5):  # five entries; a batch of 1 takes one entry a step
+        produce(driver, "t", f"m{n}")
+    driver.engine.triggers.put(TOPIC, "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1, "initialPosition": "Earliest"})  # fmt: skip
+    driver.observe(match("PUT", TRIGGER, name="push"), 200)  # the only wake
+    wait_for(lambda: [r["key"] for b in calls for r in b] == [f"m{n}" for n in range(5)])

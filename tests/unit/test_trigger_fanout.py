@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.adapters.memory.wakes import TriggerWakes
 from magnetar_core.adapters.targets import LocalFunctions, Targets
 from magnetar_core.api import fanout as fanout_api
 from magnetar_core.domain.triggers.stream import committed_topics
+from magnetar_core.domain.triggers.wakes import soonest_wake_ms
 from magnetar_core.engine import Engine
 from magnetar_core.services.triggers.fanout import FanOut
 from magnetar_local.events import LambdaContext
@@ -156,3 +158,32 @@ def test_the_sample_wake_runs_the_triggers_of_its_topic_without_a_stream_record(
     handle = fanout_api.lambda_handler(lambda: engine)
     assert handle(wake, LambdaContext("trigger-fanout", 256, 180)) == {"woken": [ORDERS]}
     assert calls == [["a"]] and store.lists == [ORDERS]
+
+
+def test_without_wakes_a_topic_still_progressing_after_the_step_bound_has_its_records_retried(
+    engine, calls, monkeypatch
+):
+    monkeypatch.setattr("magnetar_core.services.triggers.fanout.MAX_STEPS", 2)
+    engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
+    for key in "abc":  # three entries; a batch of 1 takes one entry a step
+        produce(engine, ORDERS, key)
+    fan = FanOut(engine.triggers, engine.delivery, engine.runtime)
+    result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
+    assert result.failed == ["111100000000000000000001", "111100000000000000000003"]
+    assert calls == [["a"], ["b"]]  # the mapping's retry of the records wakes it again
+    assert fan.run(committed_topics(sample()), lambda: PLENTY_MS).failed == []
+    assert calls == [["a"], ["b"], ["c"]]
+
+
+def test_with_wakes_a_topic_still_progressing_after_the_step_bound_is_woken_again_at_once(
+    engine, calls, monkeypatch
+):
+    monkeypatch.setattr("magnetar_core.services.triggers.fanout.MAX_STEPS", 2)
+    engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
+    for key in "abc":
+        produce(engine, ORDERS, key)
+    wakes = TriggerWakes()
+    fan = FanOut(engine.triggers, engine.delivery, engine.runtime, wakes)
+    result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
+    assert result.failed == [] and calls == [["a"], ["b"]]
+    assert wakes.pending() == [(soonest_wake_ms(engine.runtime.now_ms()), ORDERS)]

@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 PRODUCE = ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")
 TRIGGER = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/triggers/{name}"
 MAX_STEPS = 1000
-"""Steps per wake of one trigger (a bound, not a budget: a step moves at least one message)."""
+"""Steps per wake of one trigger (a bound, not a budget: a step moves at least one message).
+A trigger still progressing after them makes its topic due again at once."""
 
 
 def load_function(text: str) -> tuple[str, Handler]:
@@ -171,8 +172,9 @@ class TriggerDriver:
                     self._retry_at[topic] = time.monotonic() + again_ms / 1000
 
     def run_topic(self, topic: TopicName) -> int | None:
-        """Step each trigger of ``topic`` until it makes no progress; returns in how many
-        ms the topic has work again without a produce (None: not before a produce)."""
+        """Step each trigger of ``topic`` until it makes no progress (at most ``MAX_STEPS``
+        steps each); returns in how many ms the topic has work again without a produce
+        (None: not before a produce; 0: a trigger was still progressing at its last step)."""
         again: list[int] = []
         for trigger in self.engine.triggers.of_topic(topic):
             for _ in range(MAX_STEPS):
@@ -181,6 +183,8 @@ class TriggerDriver:
                     again.append(self._wait_ms(outcome.due_ms))
                 if not outcome.progressed:
                     break
+            else:
+                again.append(0)
         return min(again, default=None)
 
     def _wait_ms(self, due_ms: int | None) -> int:

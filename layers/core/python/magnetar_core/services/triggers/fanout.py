@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from magnetar_core.domain.errors import TopicNotFound
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.triggers.stream import Commits
-from magnetar_core.domain.triggers.wakes import wake_at_ms
+from magnetar_core.domain.triggers.wakes import soonest_wake_ms, wake_at_ms
 from magnetar_core.ports import TriggerWakes
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery, DeliveryOutcome
@@ -37,7 +37,9 @@ STEP_RESERVE_MS = 65_000
 """Remaining Lambda time (ms) under which no step starts: a step may wait for its target up
 to a webhook's 30 s timeout or a Lambda target's run (the function runner's 60 s)."""
 MAX_STEPS = 1000
-"""Steps of one trigger per wake (a bound, not a budget: a step moves at least one message)."""
+"""Steps of one trigger per wake (a bound, not a budget: a step moves at least one message).
+A trigger still progressing after them has its topic's records retried, so the mapping
+wakes the topic again (its other triggers are stepped first)."""
 
 
 @dataclass
@@ -80,9 +82,12 @@ class FanOut:
         result = FanOutResult()
         for topic, sequences in commits.topics.items():
             try:
-                outcome = self._run_topic(TopicName.parse(topic), remaining_ms)
+                outcome, work_left = self._run_topic(TopicName.parse(topic), remaining_ms)
                 result.outcomes[topic] = outcome
-                self._schedule(topic, outcome, result)
+                if work_left:
+                    self._continue(topic, sequences, result)
+                else:
+                    self._schedule(topic, outcome, result)
             except TopicNotFound:
                 log.info("topic %s is gone: no trigger to run", topic)
             except OutOfTime:
@@ -103,10 +108,27 @@ class FanOut:
             self._wakes.wake_at(topic, at_ms)
             result.woken_at[topic] = at_ms
 
-    def _run_topic(self, topic: TopicName, remaining_ms: Callable[[], int]) -> DeliveryOutcome:
-        """Step each trigger of ``topic`` until no progress; raises OutOfTime, TopicNotFound,
-        or what a step raises."""
-        total = DeliveryOutcome()
+    def _continue(self, topic: str, sequences: list[str], result: FanOutResult) -> None:
+        """A trigger of ``topic`` took ``MAX_STEPS`` steps with work left (a backlog longer
+        than one wake takes): wake the topic again at once, or, without wakes, answer its
+        records as failures so the event source mapping runs it again. Raises what the
+        port raises."""
+        if self._wakes is not None:
+            at_ms = soonest_wake_ms(self._runtime.now_ms())
+            self._wakes.wake_at(topic, at_ms)
+            result.woken_at[topic] = at_ms
+            return
+        log.info("%s still has work after %d steps: its records are retried", topic, MAX_STEPS)
+        result.failed_topics.append(topic)
+        result.failed.extend(sequences)
+
+    def _run_topic(
+        self, topic: TopicName, remaining_ms: Callable[[], int]
+    ) -> tuple[DeliveryOutcome, bool]:
+        """Step each trigger of ``topic`` until no progress (at most ``MAX_STEPS`` steps
+        each); returns the summed outcome and whether a trigger was still progressing at its
+        last step. Raises OutOfTime, TopicNotFound, or what a step raises."""
+        total, work_left = DeliveryOutcome(), False
         for trigger in self._triggers.of_topic(topic):
             for _ in range(MAX_STEPS):
                 if remaining_ms() < self._reserve_ms:
@@ -115,4 +137,6 @@ class FanOut:
                 total += outcome
                 if not outcome.progressed:
                     break
-        return total
+            else:
+                work_left = True
+        return total, work_left
