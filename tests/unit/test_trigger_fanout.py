@@ -187,3 +187,33 @@ def test_with_wakes_a_topic_still_progressing_after_the_step_bound_is_woken_agai
     result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
     assert result.failed == [] and calls == [["a"], ["b"]]
     assert wakes.pending() == [(soonest_wake_ms(engine.runtime.now_ms()), ORDERS)]
+
+
+class CountingDelivery:
+    """The engine's delivery, counting steps."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.steps = inner, 0
+
+    def deliver_once(self, trigger):
+        self.steps += 1
+        return self.inner.deliver_once(trigger)
+
+
+def test_a_step_that_took_less_than_it_could_ends_the_wake_without_a_step_that_finds_nothing(
+    engine, calls
+):
+    produce(engine, ORDERS, "a")
+    delivery = CountingDelivery(engine.delivery)
+    fan = FanOut(engine.triggers, delivery, engine.runtime)  # type: ignore[arg-type]
+    assert fan.run(committed_topics(sample()), lambda: PLENTY_MS).failed == []
+    assert calls == [["a"]] and delivery.steps == 1
+
+
+def test_a_step_that_filled_its_receive_is_followed_by_another(engine, calls):
+    engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
+    produce(engine, ORDERS, "a")
+    delivery = CountingDelivery(engine.delivery)
+    fan = FanOut(engine.triggers, delivery, engine.runtime)  # type: ignore[arg-type]
+    fan.run(committed_topics(sample()), lambda: PLENTY_MS)
+    assert calls == [["a"]] and delivery.steps == 2  # full: the second step finds nothing

@@ -62,6 +62,10 @@ class DeliveryOutcome:
     held: int = 0
     invocations: int = 0
     due_ms: int | None = None
+    drained: bool = False
+    """Every partition's receive took less than it could and nothing was sent back or
+    held: the subscription had nothing more (a commit after the step wakes the topic
+    again), so no further step is needed to find that out."""
 
     def __add__(self, other: DeliveryOutcome) -> DeliveryOutcome:
         dues = [d for d in (self.due_ms, other.due_ms) if d is not None]
@@ -73,6 +77,7 @@ class DeliveryOutcome:
             self.held + other.held,
             self.invocations + other.invocations,
             min(dues, default=None),
+            self.drained and other.drained,
         )
 
     @property

@@ -52,6 +52,7 @@ class Step:
         self._items: list[Item] = []
         self._counts = {"delivered": 0, "acknowledged": 0, "retried": 0, "filtered": 0,
                         "held": 0, "invocations": 0}  # fmt: skip
+        self._filled = False  # a receive took as much as it may: more may be waiting
 
     def receive(self, ref: PartitionRef, records_of: RecordsOf) -> None:
         """Join the subscription on ``ref``, take what it has (up to a batch per allowed
@@ -68,7 +69,9 @@ class Step:
         capacity = min(spec.batch_size * spec.maximum_concurrency, RECEIVE_MAX)
         entries = self._subs.receive(ref.topic, name, part.consumer_id, capacity, 0)
         refused: list[str] = []
+        received = 0
         for r in records_of(entries):
+            received += 1
             if spec.filter is not None and not spec.filter.matches(r.key, r.properties):
                 refused.append(r.message_id)
                 continue
@@ -77,9 +80,16 @@ class Step:
         if refused:
             self._subs.acknowledge(ref.topic, name, part.consumer_id, refused, False)
             self._counts["filtered"] += len(refused)
+        self._filled = self._filled or received >= capacity
 
     def run(self, sender: BatchSender) -> dict[str, Any]:
         """Send what was received (see ``delivery``); returns the outcome's fields."""
+        fields = self._run(sender)
+        counts = self._counts
+        fields["drained"] = not (self._filled or counts["retried"] or counts["held"])
+        return fields
+
+    def _run(self, sender: BatchSender) -> dict[str, Any]:
         items, now_ms = self._items, self._runtime.now_ms()
         if not items:
             return {**self._counts, "due_ms": self._next_due()}
