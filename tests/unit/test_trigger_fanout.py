@@ -165,14 +165,14 @@ def test_without_wakes_a_topic_still_progressing_after_the_step_bound_has_its_re
 ):
     monkeypatch.setattr("magnetar_core.services.triggers.fanout.MAX_STEPS", 2)
     engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
-    for key in "abc":  # three entries; a batch of 1 takes one entry a step
+    for key in "abcde":  # five entries; a step takes a batch of 1 and one more
         produce(engine, ORDERS, key)
     fan = FanOut(engine.triggers, engine.delivery, engine.runtime)
     result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
     assert result.failed == ["111100000000000000000001", "111100000000000000000003"]
-    assert calls == [["a"], ["b"]]  # the mapping's retry of the records wakes it again
+    assert calls == [["a"], ["b"], ["c"], ["d"]]  # the mapping's retry wakes it again
     assert fan.run(committed_topics(sample()), lambda: PLENTY_MS).failed == []
-    assert calls == [["a"], ["b"], ["c"]]
+    assert calls == [["a"], ["b"], ["c"], ["d"], ["e"]]
 
 
 def test_with_wakes_a_topic_still_progressing_after_the_step_bound_is_woken_again_at_once(
@@ -180,12 +180,12 @@ def test_with_wakes_a_topic_still_progressing_after_the_step_bound_is_woken_agai
 ):
     monkeypatch.setattr("magnetar_core.services.triggers.fanout.MAX_STEPS", 2)
     engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
-    for key in "abc":
+    for key in "abcde":
         produce(engine, ORDERS, key)
     wakes = TriggerWakes()
     fan = FanOut(engine.triggers, engine.delivery, engine.runtime, wakes)
     result = fan.run(committed_topics(sample()), lambda: PLENTY_MS)
-    assert result.failed == [] and calls == [["a"], ["b"]]
+    assert result.failed == [] and calls == [["a"], ["b"], ["c"], ["d"]]
     assert wakes.pending() == [(soonest_wake_ms(engine.runtime.now_ms()), ORDERS)]
 
 
@@ -212,8 +212,10 @@ def test_a_step_that_took_less_than_it_could_ends_the_wake_without_a_step_that_f
 
 def test_a_step_that_filled_its_receive_is_followed_by_another(engine, calls):
     engine.triggers.put(TopicName.parse(ORDERS), "push", {"target": {"type": "lambda", "function": "fn"}, "batchSize": 1})  # fmt: skip
-    produce(engine, ORDERS, "a")
+    for key in "abc":
+        produce(engine, ORDERS, key)
     delivery = CountingDelivery(engine.delivery)
     fan = FanOut(engine.triggers, delivery, engine.runtime)  # type: ignore[arg-type]
     fan.run(committed_topics(sample()), lambda: PLENTY_MS)
-    assert calls == [["a"]] and delivery.steps == 2  # full: the second step finds nothing
+    # a step takes a batch and one more (a, b), so it is full; the next takes c, short
+    assert calls == [["a"], ["b"], ["c"]] and delivery.steps == 2

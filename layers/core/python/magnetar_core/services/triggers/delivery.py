@@ -1,7 +1,9 @@
 """Push delivery of a trigger, one step at a time (``Delivery.deliver_once``).
 
 A step joins the trigger's subscription as a consumer on every partition of its topic,
-receives without waiting up to ``batchSize`` x ``maximumConcurrency`` messages from each,
+receives without waiting up to ``batchSize`` x ``maximumConcurrency`` + 1 messages from each
+(one more than its batches hold: a receive short of that shows the subscription drained,
+``DeliveryOutcome.drained``),
 acknowledges those the filter refuses, and sends the rest to the target in batches (the
 records of ``domain.triggers.records``), then leaves:
 

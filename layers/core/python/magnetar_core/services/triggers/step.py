@@ -56,7 +56,7 @@ class Step:
 
     def receive(self, ref: PartitionRef, records_of: RecordsOf) -> None:
         """Join the subscription on ``ref``, take what it has (up to a batch per allowed
-        batch in flight) and acknowledge what the filter refuses. Raises what the
+        batch in flight and one message more) and acknowledge what the filter refuses. Raises what the
         subscriptions service raises."""
         spec, name = self._trigger.spec, self._trigger.name
         handle = self._subs.subscribe(
@@ -66,8 +66,10 @@ class Step:
         part = _Part(ref, handle.consumer_id)
         index = len(self._parts)
         self._parts.append(part)
-        capacity = min(spec.batch_size * spec.maximum_concurrency, RECEIVE_MAX)
-        entries = self._subs.receive(ref.topic, name, part.consumer_id, capacity, 0)
+        # a batch per allowed batch in flight, and one message more: a receive short of it
+        # shows the subscription drained (no further step needed to find nothing)
+        probe = min(spec.batch_size * spec.maximum_concurrency + 1, RECEIVE_MAX)
+        entries = self._subs.receive(ref.topic, name, part.consumer_id, probe, 0)
         refused: list[str] = []
         received = 0
         for r in records_of(entries):
@@ -80,7 +82,7 @@ class Step:
         if refused:
             self._subs.acknowledge(ref.topic, name, part.consumer_id, refused, False)
             self._counts["filtered"] += len(refused)
-        self._filled = self._filled or received >= capacity
+        self._filled = self._filled or received >= probe
 
     def run(self, sender: BatchSender) -> dict[str, Any]:
         """Send what was received (see ``delivery``); returns the outcome's fields."""
