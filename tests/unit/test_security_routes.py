@@ -24,7 +24,8 @@ from magnetar_wire.names import InvalidTopicName, TopicName
 
 TEMPLATE_ROUTES = {(r.method, r.path) for r in LocalTemplate().routes}
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
-          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing"}  # fmt: skip
+          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing",
+          "numMessages": "5", "expireTimeInSeconds": "60", "timestamp": "1700000000000"}  # fmt: skip
 TOPIC = TopicName.parse("persistent://acme/orders/t")
 BY_CLASS = {
     RouteClass.SUPERUSER: SuperuserOnly,
@@ -77,6 +78,14 @@ PULSAR_CLASSES = [
         ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/seek", Consume(TOPIC, "billing")),
         ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}", Consume(TOPIC, "billing")),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscriptions", Consume(TOPIC)),
+        # issue 14: Pulsar's SKIP, EXPIRE_MESSAGES, RESET_CURSOR and SUBSCRIBE are consume operations
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/skip/{numMessages}", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/skip_all", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/expireMessages/{expireTimeInSeconds}", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/all_subscription/expireMessages/{expireTimeInSeconds}", Consume(TOPIC)),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor/{timestamp}", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor", Consume(TOPIC, "billing")),
+        ("PUT", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}", Consume(TOPIC, "billing")),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/lastMessageId", Consume(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", Lookup(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", Lookup(TOPIC)),

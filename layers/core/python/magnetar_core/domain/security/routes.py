@@ -63,6 +63,7 @@ class Route:
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
+_SUB = _TOPIC + "/subscription/{subscription}"
 _FN = "/admin/v3/functions/{tenant}/{namespace}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
 _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
@@ -108,6 +109,14 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("DELETE", _TOPIC + "/partitions", T, "delete partitioned topic {topic}"),
     ("GET", _TOPIC + "/subscriptions", C, ""),
     ("DELETE", _TOPIC + "/subscription/{subscription}", CS, ""),
+    # subscription verbs (issue 14): Pulsar's SKIP, EXPIRE_MESSAGES, RESET_CURSOR, SUBSCRIBE
+    ("PUT", _SUB, CS, ""),
+    ("POST", _SUB + "/skip/{numMessages}", CS, ""),
+    ("POST", _SUB + "/skip_all", CS, ""),
+    ("POST", _SUB + "/expireMessages/{expireTimeInSeconds}", CS, ""),
+    ("POST", _TOPIC + "/all_subscription/expireMessages/{expireTimeInSeconds}", C, ""),
+    ("POST", _SUB + "/resetcursor/{timestamp}", CS, ""),
+    ("POST", _SUB + "/resetcursor", CS, ""),
     # triggers (issue 13): the namespace's functions permission, as Pulsar Functions
     ("GET", _TOPIC + "/triggers", F, "list the triggers of {topic}"),
     ("PUT", _TOPIC + "/triggers/{name}", F, "create or replace trigger {name} of {topic}"),
