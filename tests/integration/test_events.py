@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +106,15 @@ FUNCTION_EVENTS = (
     "admin_list_functions",
     "admin_delete_function",
 )
+SUBSCRIPTION_VERB_EVENTS = (
+    "admin_create_subscription",
+    "admin_reset_cursor_to_time",
+    "admin_skip_messages",
+    "admin_skip_all",
+    "admin_reset_cursor_to_message_id",
+    "admin_expire_messages",
+    "admin_expire_all_subscriptions",
+)
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
     "tenancy_list_tenants",
@@ -139,6 +149,7 @@ SCENARIOS = (
     COMPACTION_EVENTS,
     TRIGGER_EVENTS,
     FUNCTION_EVENTS,
+    SUBSCRIPTION_VERB_EVENTS,
     TENANCY_EVENTS,
 )
 
@@ -758,4 +769,39 @@ def test_the_tenancy_events_create_a_tenant_and_namespace_grant_and_revoke_then_
     assert (missing.status, missing.error()) == (404, "NotFound")
     assert run("tenancy_delete_tenant").status == 204
     assert run.tenant not in run("tenancy_list_tenants").json
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subscription(
+    local_stack,
+):
+    run = Replay(local_stack, SUBSCRIPTION_VERB_EVENTS)
+    missing = run("admin_create_subscription")
+    assert (missing.status, missing.error()) == (404, "TopicNotFound")
+    for n in range(3):  # entries 1:0, 1:1, 1:2
+        body = json.dumps({"messages": [{"payload": base64.b64encode(b"m%d" % n).decode()}]})
+        request = urllib.request.Request(
+            f"{local_stack.url}/v1/persistent/public/default/{run.topic}/messages",
+            data=body.encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status == 200
+
+    def backlog() -> int:
+        url = f"{local_stack.url}/admin/v2/persistent/public/default/{run.topic}/stats"
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return json.loads(answer.read())["subscriptions"]["demo"]["msgBacklog"]
+
+    assert run("admin_create_subscription").status == 204  # at earliest
+    again = run("admin_create_subscription")
+    assert (again.status, again.error()) == (409, "Conflict")
+    assert backlog() == 3
+    assert run("admin_skip_messages").status == 204 and backlog() == 2
+    assert run("admin_skip_all").status == 204 and backlog() == 0
+    assert run("admin_reset_cursor_to_time").status == 204 and backlog() == 3
+    assert run("admin_reset_cursor_to_message_id").status == 204 and backlog() == 2
+    assert run("admin_expire_messages").status == 204 and backlog() == 2  # none an hour old
+    assert run("admin_expire_all_subscriptions").status == 204 and backlog() == 0
     run.assert_ran_everything()

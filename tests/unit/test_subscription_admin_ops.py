@@ -94,7 +94,9 @@ def test_skip_on_a_partitioned_topic_is_405_and_bad_numbers_are_400_or_412_chang
     subscribe(svc, TOPIC, "s")
     produce(svc, TOPIC, 2)
     assert_error(admin(svc, TOPIC, "subscription/s/skip/two"), 400, "InvalidMessage", "numMessages")
-    assert_error(admin(svc, TOPIC, "subscription/s/skip/0"), 412, "PreconditionFailed", "numMessages")
+    assert_error(
+        admin(svc, TOPIC, "subscription/s/skip/0"), 412, "PreconditionFailed", "numMessages"
+    )
     assert_error(admin(svc, TOPIC, "subscription/s/expireMessages/-1"), 412, "PreconditionFailed")
     assert_error(admin(svc, TOPIC, "subscription/s/resetcursor", body={"entryId": 0}), 400,
                  "InvalidMessage", "ledgerId")  # fmt: skip
