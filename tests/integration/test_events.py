@@ -114,6 +114,9 @@ SUBSCRIPTION_VERB_EVENTS = (
     "admin_reset_cursor_to_message_id",
     "admin_expire_messages",
     "admin_expire_all_subscriptions",
+    "admin_peek_message",
+    "admin_examine_message",
+    "admin_get_message_by_id",
 )
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
@@ -797,6 +800,13 @@ def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subsc
     assert run("admin_create_subscription").status == 204  # at earliest
     again = run("admin_create_subscription")
     assert (again.status, again.error()) == (409, "Conflict")
+    assert backlog() == 3
+    peeked = run("admin_peek_message")  # position 1 of the backlog, consuming nothing
+    assert (peeked.status, peeked.text, peeked.headers["x-pulsar-message-id"]) == (200, "m0", "1:0")
+    examined = run("admin_examine_message")  # earliest, position 2
+    assert (examined.status, examined.text) == (200, "m1")
+    by_id = run("admin_get_message_by_id")  # 1:2
+    assert (by_id.status, by_id.text) == (200, "m2")
     assert backlog() == 3
     assert run("admin_skip_messages").status == 204 and backlog() == 2
     assert run("admin_skip_all").status == 204 and backlog() == 0

@@ -25,7 +25,8 @@ from magnetar_wire.names import InvalidTopicName, TopicName
 TEMPLATE_ROUTES = {(r.method, r.path) for r in LocalTemplate().routes}
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
           "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing",
-          "numMessages": "5", "expireTimeInSeconds": "60", "timestamp": "1700000000000"}  # fmt: skip
+          "numMessages": "5", "expireTimeInSeconds": "60", "timestamp": "1700000000000",
+          "messagePosition": "1", "ledgerId": "1", "entryId": "0"}  # fmt: skip
 TOPIC = TopicName.parse("persistent://acme/orders/t")
 BY_CLASS = {
     RouteClass.SUPERUSER: SuperuserOnly,
@@ -86,6 +87,9 @@ PULSAR_CLASSES = [
         ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor/{timestamp}", Consume(TOPIC, "billing")),
         ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor", Consume(TOPIC, "billing")),
         ("PUT", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}", Consume(TOPIC, "billing")),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/position/{messagePosition}", Consume(TOPIC, "billing")),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/examinemessage", Consume(TOPIC)),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/ledger/{ledgerId}/entry/{entryId}", Consume(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/lastMessageId", Consume(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", Lookup(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", Lookup(TOPIC)),

@@ -2,7 +2,9 @@
 ``/admin/v2/{domain}/{tenant}/{namespace}/{topic}``): skip, skip_all, expireMessages (one
 subscription or all), resetcursor (a time or a message id body), and PUT a subscription.
 Registered on the admin app by ``register``; each answers 204 as Pulsar, or a Pulsar-named
-error (``services.subscription_admin`` says which) having changed nothing."""
+error (``services.subscription_admin`` says which) having changed nothing. And the reads
+that consume nothing: peek (``subscription/{subscription}/position/{n}``),
+``examinemessage`` and ``ledger/{ledgerId}/entry/{entryId}`` (``api.peek_views``)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from magnetar_core.api import bodies, http
+from magnetar_core.api import bodies, http, peek_views
 from magnetar_core.engine import Engine
 
 TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
@@ -67,3 +69,24 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
         name = topic_of(domain, tenant, namespace, topic)
         engine().admin.cursors.create(name, subscription, message_id)
         return http.no_content()
+
+    @app.get(SUBSCRIPTION + "/position/<message_position>")
+    def peek(domain: str, tenant: str, namespace: str, topic: str, subscription: str, message_position: str) -> Response:  # fmt: skip
+        position = bodies.path_int(message_position, "messagePosition")
+        name = topic_of(domain, tenant, namespace, topic)
+        return peek_views.message_response(
+            engine().admin.peek.nth_in_backlog(name, subscription, position)
+        )
+
+    @app.get(TOPIC + "/examinemessage")
+    def examine(domain: str, tenant: str, namespace: str, topic: str) -> Response:
+        initial = http.choice_query(app, "initialPosition", ("earliest", "latest"), "latest")
+        position = http.int_query(app, "messagePosition") or 1
+        name = topic_of(domain, tenant, namespace, topic)
+        return peek_views.message_response(engine().admin.peek.examine(name, initial, position))
+
+    @app.get(TOPIC + "/ledger/<ledger_id>/entry/<entry_id>")
+    def by_id(domain: str, tenant: str, namespace: str, topic: str, ledger_id: str, entry_id: str) -> Response:  # fmt: skip
+        ledger, entry = bodies.path_int(ledger_id, "ledgerId"), bodies.path_int(entry_id, "entryId")
+        name = topic_of(domain, tenant, namespace, topic)
+        return peek_views.message_response(engine().admin.peek.by_id(name, ledger, entry))

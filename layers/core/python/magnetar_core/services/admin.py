@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from magnetar_core.domain.errors import InvalidMessage, TopicNotFound
+from magnetar_core.services.peeking import Peeking
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscription_admin import SubscriptionAdmin
 from magnetar_core.services.subscriptions import Subscriptions
@@ -32,6 +33,8 @@ class Admin:
         self._stats = stats
         self.cursors = SubscriptionAdmin(topics, subscriptions)
         """The subscription verbs: skip, clear backlog, expire, reset cursor, create."""
+        self.peek = Peeking(subscriptions.context)
+        """Peek, examine and get-by-id: messages read without consuming them."""
 
     def create_topic(self, name: TopicName, partitions: object) -> None:
         """Create a topic; ``partitions`` None for non-partitioned, else an int 1..1024.

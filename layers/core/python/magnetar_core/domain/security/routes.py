@@ -117,6 +117,10 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("POST", _TOPIC + "/all_subscription/expireMessages/{expireTimeInSeconds}", C, ""),
     ("POST", _SUB + "/resetcursor/{timestamp}", CS, ""),
     ("POST", _SUB + "/resetcursor", CS, ""),
+    # reads that consume nothing (issue 14): Pulsar's PEEK_MESSAGES, a consume operation
+    ("GET", _SUB + "/position/{messagePosition}", CS, ""),
+    ("GET", _TOPIC + "/examinemessage", C, ""),
+    ("GET", _TOPIC + "/ledger/{ledgerId}/entry/{entryId}", C, ""),
     # triggers (issue 13): the namespace's functions permission, as Pulsar Functions
     ("GET", _TOPIC + "/triggers", F, "list the triggers of {topic}"),
     ("PUT", _TOPIC + "/triggers/{name}", F, "create or replace trigger {name} of {topic}"),
