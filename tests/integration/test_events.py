@@ -118,6 +118,11 @@ SUBSCRIPTION_VERB_EVENTS = (
     "admin_examine_message",
     "admin_get_message_by_id",
 )
+NAMESPACE_SUBSCRIPTION_EVENTS = (
+    "admin_clear_namespace_subscription_backlog",
+    "admin_clear_namespace_backlog",
+    "admin_unsubscribe_namespace",
+)
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
     "tenancy_list_tenants",
@@ -153,6 +158,7 @@ SCENARIOS = (
     TRIGGER_EVENTS,
     FUNCTION_EVENTS,
     SUBSCRIPTION_VERB_EVENTS,
+    NAMESPACE_SUBSCRIPTION_EVENTS,
     TENANCY_EVENTS,
 )
 
@@ -814,4 +820,40 @@ def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subsc
     assert run("admin_reset_cursor_to_message_id").status == 204 and backlog() == 2
     assert run("admin_expire_messages").status == 204 and backlog() == 2  # none an hour old
     assert run("admin_expire_all_subscriptions").status == 204 and backlog() == 0
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_namespace_subscription_events_clear_backlogs_and_unsubscribe_across_topics(
+    local_stack,
+):
+    run = Replay(local_stack, NAMESPACE_SUBSCRIPTION_EVENTS)
+    admin = f"{local_stack.url}/admin/v2/persistent/public/{run.namespace}"
+
+    def send(method: str, url: str, body: object) -> bytes:
+        request = urllib.request.Request(
+            url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method=method
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status in (200, 204)
+            return answer.read()
+
+    def backlogs(topic: str) -> dict[str, int]:
+        with urllib.request.urlopen(f"{admin}/{topic}/stats", timeout=30) as answer:
+            subscriptions = json.loads(answer.read())["subscriptions"]
+        return {name: sub["msgBacklog"] for name, sub in subscriptions.items()}
+
+    for topic in ("t1", "t2"):
+        message = {"payload": base64.b64encode(b"m").decode()}
+        url = f"{local_stack.url}/v1/persistent/public/{run.namespace}/{topic}/messages"
+        send("POST", url, {"messages": [message]})
+        send("POST", url, {"messages": [message]})
+        for sub in ("demo", "other"):
+            send("PUT", f"{admin}/{topic}/subscription/{sub}", {"ledgerId": -1, "entryId": -1})
+    assert run("admin_clear_namespace_subscription_backlog").status == 204
+    assert backlogs("t1") == backlogs("t2") == {"demo": 0, "other": 2}
+    assert run("admin_clear_namespace_backlog").status == 204
+    assert backlogs("t1") == backlogs("t2") == {"demo": 0, "other": 0}
+    assert run("admin_unsubscribe_namespace").status == 204
+    assert set(backlogs("t1")) == set(backlogs("t2")) == {"other"}
     run.assert_ran_everything()

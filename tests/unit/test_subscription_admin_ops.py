@@ -193,3 +193,28 @@ def test_a_cursor_move_that_loses_its_conditional_write_retries_on_a_fresh_read(
     assert admin(svc, TOPIC, "subscription/s/skip/1")[0] == 204
     monkeypatch.setattr(cursors, "put", original)
     assert raced and backlog(svc, TOPIC, "s") == 1  # the ack kept, and one more skipped
+
+
+def test_namespace_clear_backlog_and_unsubscribe_reach_every_topic_that_has_the_subscription(svc):
+    ns = "/admin/v2/namespaces/public/default"
+    for topic in ("persistent/public/default/n1", "persistent/public/default/n2"):
+        produce(svc, topic, 2)
+        for sub in ("a", "b"):
+            assert admin(svc, topic, f"subscription/{sub}", "PUT", {"ledgerId": -1, "entryId": -1})[0] == 204  # fmt: skip
+    assert call(f"{svc.url}{ns}/clearBacklog/a", method="POST")[0] == 204
+    assert [backlog(svc, "persistent/public/default/n2", s) for s in "ab"] == [0, 2]
+    assert call(f"{svc.url}{ns}/clearBacklog", method="POST")[0] == 204
+    assert backlog(svc, "persistent/public/default/n1", "b") == 0
+    consumer = subscribe(svc, "persistent/public/default/n2", "a")
+    assert_error(call(f"{svc.url}{ns}/unsubscribe/a", method="POST"), 409, "ConsumerBusy",
+                 "nothing was deleted")  # fmt: skip
+    kept = call(f"{svc.url}/admin/v2/persistent/public/default/n1/subscriptions", method="GET")
+    assert kept[1] == ["a", "b"]
+    url = f"{svc.url}/v1/persistent/public/default/n2/subscriptions/a/consumers/{consumer}"
+    assert call(url, method="DELETE")[0] == 200
+    assert call(f"{svc.url}{ns}/unsubscribe/a", method="POST")[0] == 204
+    for topic in ("n1", "n2"):
+        names = call(f"{svc.url}/admin/v2/persistent/public/default/{topic}/subscriptions", method="GET")[1]  # fmt: skip
+        assert names == ["b"]
+    missing = call(f"{svc.url}/admin/v2/namespaces/public/nope/clearBacklog", method="POST")
+    assert_error(missing, 404, "NotFound", "does not exist")

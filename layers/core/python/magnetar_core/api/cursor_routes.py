@@ -4,7 +4,8 @@ subscription or all), resetcursor (a time or a message id body), and PUT a subsc
 Registered on the admin app by ``register``; each answers 204 as Pulsar, or a Pulsar-named
 error (``services.subscription_admin`` says which) having changed nothing. And the reads
 that consume nothing: peek (``subscription/{subscription}/position/{n}``),
-``examinemessage`` and ``ledger/{ledgerId}/entry/{entryId}`` (``api.peek_views``)."""
+``examinemessage`` and ``ledger/{ledgerId}/entry/{entryId}`` (``api.peek_views``). And a
+namespace's: ``clearBacklog[/{subscription}]`` and ``unsubscribe/{subscription}``."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from magnetar_core.engine import Engine
 
 TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
 SUBSCRIPTION = TOPIC + "/subscription/<subscription>"
+NAMESPACE = "/admin/v2/namespaces/<tenant>/<namespace>"
 
 
 def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
@@ -90,3 +92,18 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
         ledger, entry = bodies.path_int(ledger_id, "ledgerId"), bodies.path_int(entry_id, "entryId")
         name = topic_of(domain, tenant, namespace, topic)
         return peek_views.message_response(engine().admin.peek.by_id(name, ledger, entry))
+
+    @app.post(NAMESPACE + "/clearBacklog")
+    def clear_namespace_backlog(tenant: str, namespace: str) -> Response:
+        engine().admin.cursors.clear_namespace_backlog(tenant, namespace, None)
+        return http.no_content()
+
+    @app.post(NAMESPACE + "/clearBacklog/<subscription>")
+    def clear_namespace_subscription_backlog(tenant: str, namespace: str, subscription: str) -> Response:  # fmt: skip
+        engine().admin.cursors.clear_namespace_backlog(tenant, namespace, subscription)
+        return http.no_content()
+
+    @app.post(NAMESPACE + "/unsubscribe/<subscription>")
+    def unsubscribe_namespace(tenant: str, namespace: str, subscription: str) -> Response:
+        engine().admin.cursors.unsubscribe_namespace(tenant, namespace, subscription)
+        return http.no_content()

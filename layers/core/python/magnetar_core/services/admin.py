@@ -31,7 +31,7 @@ class Admin:
         self._topics = topics
         self._subscriptions = subscriptions
         self._stats = stats
-        self.cursors = SubscriptionAdmin(topics, subscriptions)
+        self.cursors = SubscriptionAdmin(topics, subscriptions, registry)
         """The subscription verbs: skip, clear backlog, expire, reset cursor, create."""
         self.peek = Peeking(subscriptions.context)
         """Peek, examine and get-by-id: messages read without consuming them."""

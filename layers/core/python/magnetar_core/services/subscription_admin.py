@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from magnetar_core.domain.errors import (
     Conflict,
+    ConsumerBusy,
     NotAllowed,
     PreconditionFailed,
     SubscriptionNotFound,
 )
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.subscriptions.seeking import LATEST
+from magnetar_core.services.tenancy import Registry
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.names import TopicName
 
@@ -25,8 +27,10 @@ class SubscriptionAdmin:
     found", NotAllowed (405) on a non-persistent topic, PreconditionFailed (412) for a
     number out of range, ServiceUnitNotReady (503: a cursor too busy; retry)."""
 
-    def __init__(self, topics: Topics, subscriptions: Subscriptions) -> None:
+    def __init__(self, topics: Topics, subscriptions: Subscriptions, registry: Registry) -> None:
         self._topics = topics
+        self._registry = registry
+        self._lifecycle = subscriptions.lifecycle
         self._ops = subscriptions.operations
         self._cursors = subscriptions.context.cursors
         self._now_ms = subscriptions.context.runtime.now_ms
@@ -111,6 +115,45 @@ class SubscriptionAdmin:
                 )
         for ref in refs:
             self._ops.create(ref, subscription, message_id)
+
+    # -- a namespace's subscriptions (Pulsar's namespace clearBacklog and unsubscribe) -------
+
+    def _namespace_refs(self, tenant: str, namespace: str) -> list[PartitionRef]:
+        """Every persistent log of the namespace; NotFound (404) "Namespace does not exist"."""
+        self._registry.require_namespace(f"{tenant}/{namespace}")
+        metas = self._topics.list(f"persistent://{tenant}/{namespace}")
+        return [ref for meta in metas for ref in self._topics.partitions_of(meta)]
+
+    def clear_namespace_backlog(self, tenant: str, namespace: str, subscription: str | None) -> int:
+        """Clear the backlog of ``subscription`` (None: of every subscription) on every
+        persistent topic of the namespace that has it; returns how many cursors moved or
+        were already clear (0: none has it, which is no error, as Pulsar)."""
+        cleared = 0
+        for ref in self._namespace_refs(tenant, namespace):
+            names = [c.subscription for c in self._cursors.list(ref.key)]
+            for name in names if subscription is None else [subscription]:
+                if name in names:
+                    self._ops.clear_backlog(ref, name)
+                    cleared += 1
+        return cleared
+
+    def unsubscribe_namespace(self, tenant: str, namespace: str, subscription: str) -> int:
+        """Delete ``subscription`` from every persistent topic of the namespace that has it;
+        returns how many were deleted. Raises ConsumerBusy (409) before deleting any when a
+        consumer is connected to one of them (close it first)."""
+        found = []
+        for ref in self._namespace_refs(tenant, namespace):
+            state = self._cursors.get(ref.key, subscription)
+            if state is not None and state.consumers:
+                raise ConsumerBusy(
+                    f"Subscription {subscription} on {ref.topic} has {len(state.consumers)} "
+                    "connected consumers: close them first; nothing was deleted"
+                )
+            if state is not None:
+                found.append(ref)
+        for ref in found:
+            self._lifecycle.delete_subscription(ref.topic, subscription, force=False)
+        return len(found)
 
 
 def _at_least(what: str, value: int, low: int) -> None:

@@ -25,6 +25,7 @@ from magnetar_core.domain.security.requirements import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceConsume,
     NamespaceFunctions,
     Produce,
     Requirement,
@@ -42,6 +43,7 @@ class RouteClass(Enum):
     ANY_ROLE = "any role"
     TENANT_ADMIN = "tenant admin"
     LIST_TOPICS = "produce or consume on the namespace"
+    NAMESPACE_CONSUME = "consume on the namespace"
     LOOKUP = "produce or consume"
     PRODUCE = "produce"
     CONSUME = "consume"
@@ -69,6 +71,7 @@ _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
 _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
 S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
 NS, L, P = RouteClass.LIST_TOPICS, RouteClass.LOOKUP, RouteClass.PRODUCE
+NC = RouteClass.NAMESPACE_CONSUME
 C, CS = RouteClass.CONSUME, RouteClass.CONSUME_SUBSCRIPTION
 F, NF = RouteClass.FUNCTIONS, RouteClass.NAMESPACE_FUNCTIONS
 
@@ -152,6 +155,10 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _NS, T, "create namespace {tenant}/{namespace}"),
     ("DELETE", _NS, T, "delete namespace {tenant}/{namespace}"),
     ("GET", _NS + "/topics", NS, ""),
+    # a namespace's subscriptions (issue 14): Pulsar's CLEAR_BACKLOG and UNSUBSCRIBE
+    ("POST", _NS + "/clearBacklog", NC, "clear the backlog of every subscription of namespace {tenant}/{namespace}"),
+    ("POST", _NS + "/clearBacklog/{subscription}", NC, "clear the backlog of subscription {subscription} in namespace {tenant}/{namespace}"),
+    ("POST", _NS + "/unsubscribe/{subscription}", NC, "unsubscribe {subscription} from the topics of namespace {tenant}/{namespace}"),
     ("GET", _NS + "/permissions", T, "read the permissions of namespace {tenant}/{namespace}"),
     ("POST", _NS + "/permissions/{role}", T, "grant permissions on namespace {tenant}/{namespace}"),
     ("DELETE", _NS + "/permissions/{role}", T, "revoke permissions on namespace {tenant}/{namespace}"),
@@ -200,6 +207,7 @@ _FACTORIES: dict[RouteClass, Callable[[Route, Mapping[str, str]], Requirement]] 
     A: lambda r, p: AnyRole(_words(r, p), p.get("tenant"), _namespace(p)),
     T: lambda r, p: TenantAdmin(p["tenant"], _words(r, p), _namespace(p)),
     NS: lambda r, p: ListTopics(p["tenant"], _required_namespace(p)),
+    NC: lambda r, p: NamespaceConsume(p["tenant"], _required_namespace(p), _words(r, p)),
     L: lambda r, p: Lookup(_topic(p)),
     P: lambda r, p: Produce(_topic(p)),
     C: lambda r, p: Consume(_topic(p)),
