@@ -218,3 +218,20 @@ def test_namespace_clear_backlog_and_unsubscribe_reach_every_topic_that_has_the_
         assert names == ["b"]
     missing = call(f"{svc.url}/admin/v2/namespaces/public/nope/clearBacklog", method="POST")
     assert_error(missing, 404, "NotFound", "does not exist")
+
+
+def test_expiry_and_reset_by_time_pass_over_entries_the_log_no_longer_holds(svc, clock):
+    subscribe(svc, TOPIC, "s")
+    produce(svc, TOPIC, 6)
+    key = svc.key_of(TOPIC)
+    with svc.tables.lock:  # as the expiry job deletes them: ids 0..3 are gone
+        for entry_id in range(4):
+            svc.tables.log.delete(key, entry_id)
+    clock.ms += 60_000
+    fresh = produce(svc, TOPIC, 1)
+    assert admin(svc, TOPIC, "subscription/s/expireMessages/30")[0] == 204
+    assert backlog(svc, TOPIC, "s") == 1
+    assert admin(svc, TOPIC, f"subscription/s/resetcursor/{clock.ms}")[0] == 204
+    assert backlog(svc, TOPIC, "s") == 1
+    consumer = subscribe(svc, TOPIC, "s")
+    assert receive(svc, TOPIC, "s", consumer) == fresh
