@@ -108,6 +108,25 @@ class Transport:
             Timeout: no response within ``timeout`` (default: the operation timeout).
             PulsarException: the server's error, mapped by name.
         """
+        resp = self._send(method, path, json_body, data, content_type, timeout)
+        return _decode(resp.content, resp.headers.get("Content-Type", ""))
+
+    def call_raw(self, method: str, path: str) -> tuple[bytes, dict[str, str]]:
+        """Send one request without a body; return the body's bytes and the response
+        headers (names lower-case), for answers that are not JSON (a peeked message).
+        Raises as ``call``."""
+        resp = self._send(method, path, None, None, None, None)
+        return resp.content, {k.lower(): v for k, v in resp.headers.items()}
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        json_body: Any,
+        data: bytes | None,
+        content_type: str | None,
+        timeout: float | None,
+    ) -> requests.Response:
         if self._closed:
             raise exc.AlreadyClosed("the client is closed")
         headers = self.headers()
@@ -134,7 +153,7 @@ class Transport:
             raise exc.ConnectError(f"cannot reach {self.base_url}: {e}") from None
         if resp.status_code >= 400:
             raise error_from_response(resp.status_code, resp.content, method, path)
-        return _decode(resp.content, resp.headers.get("Content-Type", ""))
+        return resp
 
     def close(self) -> None:
         """Close pooled connections; later calls raise ``AlreadyClosed``."""

@@ -12,6 +12,9 @@ permissions, over the service's ``/admin/v2`` routes.
     magnetar admin namespaces revoke-subscription-permission T/NS --subscription S --role R
     magnetar admin topics permissions TOPIC | grant-permission TOPIC --role R --actions A,...
     magnetar admin topics revoke-permission TOPIC --role R
+    magnetar admin topics subscriptions|create-subscription|unsubscribe|skip|clear-backlog|
+                          expire-messages|reset-cursor|peek-messages|examine-message ...
+                          (see magnetar.admin_topics_cli)
 
 As pulsar-admin: lists print one name a line, reads print JSON, changes print nothing; a
 tenant created without ``--allowed-clusters`` gets every cluster of the service. Errors
@@ -30,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from magnetar import admin_topics_cli
 from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, auth_token, resolve_service_url
 from magnetar._topics import parse_topic
 
@@ -102,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("--subscription", required=True)
     revoke.add_argument("--role", required=True)
 
-    topics = kinds.add_parser("topics", help="topic permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
+    topics = kinds.add_parser("topics", help="topic permissions, subscriptions and messages").add_subparsers(dest="verb", required=True)  # fmt: skip
+    admin_topics_cli.add_verbs(topics)
     topics.add_parser("permissions").add_argument("topic")
     grant = topics.add_parser("grant-permission")
     grant.add_argument("topic")
@@ -202,6 +207,11 @@ def run(
         def call(method: str, path: str, body: Any = None) -> Any:
             return transport.call(method, path, json_body=body)
 
+        if make_request is None and args.kind == "topics" and args.verb in admin_topics_cli.VERBS:
+            answer = admin_topics_cli.run(args, call, transport.call_raw)
+            if answer is not None:
+                print(answer)
+            return 0
         method, path, body = (make_request or (lambda c: _request(args, c)))(call)
         _print(call(method, path, body))
     finally:

@@ -49,6 +49,7 @@ _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
+_SUB = _TOPIC + "/subscription/{subscription}"
 EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/admin/v2/brokers/health"): "superuser",
     **{
@@ -117,6 +118,20 @@ EXPECTED: dict[tuple[str, str], str] = {
     # issue 13's Pulsar Functions: the namespace's functions permission, as triggers
     ("GET", "/admin/v3/functions/{tenant}/{namespace}"): "functions",
     **{(m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},  # fmt: skip
+    # issue 14's subscription verbs: Pulsar's SUBSCRIBE, SKIP, EXPIRE_MESSAGES, RESET_CURSOR
+    # and PEEK_MESSAGES are consume operations (with the subscription's permission where
+    # the path names one); the namespace's CLEAR_BACKLOG and UNSUBSCRIBE need consume on it
+    ("PUT", _SUB): "consume sub",
+    **{("POST", _SUB + verb): "consume sub" for verb in (
+        "/skip/{numMessages}", "/skip_all", "/expireMessages/{expireTimeInSeconds}",
+        "/resetcursor/{timestamp}", "/resetcursor")},  # fmt: skip
+    ("GET", _SUB + "/position/{messagePosition}"): "consume sub",
+    ("POST", _TOPIC + "/all_subscription/expireMessages/{expireTimeInSeconds}"): "consume",
+    ("GET", _TOPIC + "/examinemessage"): "consume",
+    ("GET", _TOPIC + "/ledger/{ledgerId}/entry/{entryId}"): "consume",
+    ("POST", _NS + "/clearBacklog"): "consume",
+    ("POST", _NS + "/clearBacklog/{subscription}"): "consume",
+    ("POST", _NS + "/unsubscribe/{subscription}"): "consume",
 }
 BODIES: dict[str, Any] = {
     "messages": {"messages": [{"value": "m"}]},
@@ -136,6 +151,7 @@ BODIES: dict[str, Any] = {
     "{role}": ["produce"],
     "{subscription}": ["consumer"],
     "{name}": {"target": {"type": "lambda", "function": "fn"}},
+    "resetcursor": {"ledgerId": 1, "entryId": 0},
 }
 
 
@@ -264,6 +280,8 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
             "domain": "persistent", "tenant": world.tenant, "namespace": "orders",
             "topic": topics[index].local, "subscription": "sub", "role": "someone",
             "producerName": f"p-{caller}", "consumerId": consumer, "name": "hook",
+            "numMessages": "1", "expireTimeInSeconds": "0", "timestamp": "0",
+            "messagePosition": "1", "ledgerId": "1", "entryId": "0",
         }  # fmt: skip
         url = secured_gateway.url + template.format_map(fill)
         headers = world.callers[caller]

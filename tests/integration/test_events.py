@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +106,23 @@ FUNCTION_EVENTS = (
     "admin_list_functions",
     "admin_delete_function",
 )
+SUBSCRIPTION_VERB_EVENTS = (
+    "admin_create_subscription",
+    "admin_reset_cursor_to_time",
+    "admin_skip_messages",
+    "admin_skip_all",
+    "admin_reset_cursor_to_message_id",
+    "admin_expire_messages",
+    "admin_expire_all_subscriptions",
+    "admin_peek_message",
+    "admin_examine_message",
+    "admin_get_message_by_id",
+)
+NAMESPACE_SUBSCRIPTION_EVENTS = (
+    "admin_clear_namespace_subscription_backlog",
+    "admin_clear_namespace_backlog",
+    "admin_unsubscribe_namespace",
+)
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
     "tenancy_list_tenants",
@@ -139,6 +157,8 @@ SCENARIOS = (
     COMPACTION_EVENTS,
     TRIGGER_EVENTS,
     FUNCTION_EVENTS,
+    SUBSCRIPTION_VERB_EVENTS,
+    NAMESPACE_SUBSCRIPTION_EVENTS,
     TENANCY_EVENTS,
 )
 
@@ -758,4 +778,82 @@ def test_the_tenancy_events_create_a_tenant_and_namespace_grant_and_revoke_then_
     assert (missing.status, missing.error()) == (404, "NotFound")
     assert run("tenancy_delete_tenant").status == 204
     assert run.tenant not in run("tenancy_list_tenants").json
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subscription(
+    local_stack,
+):
+    run = Replay(local_stack, SUBSCRIPTION_VERB_EVENTS)
+    missing = run("admin_create_subscription")
+    assert (missing.status, missing.error()) == (404, "TopicNotFound")
+    for n in range(3):  # entries 1:0, 1:1, 1:2
+        body = json.dumps({"messages": [{"payload": base64.b64encode(b"m%d" % n).decode()}]})
+        request = urllib.request.Request(
+            f"{local_stack.url}/v1/persistent/public/default/{run.topic}/messages",
+            data=body.encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status == 200
+
+    def backlog() -> int:
+        url = f"{local_stack.url}/admin/v2/persistent/public/default/{run.topic}/stats"
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return json.loads(answer.read())["subscriptions"]["demo"]["msgBacklog"]
+
+    assert run("admin_create_subscription").status == 204  # at earliest
+    again = run("admin_create_subscription")
+    assert (again.status, again.error()) == (409, "Conflict")
+    assert backlog() == 3
+    peeked = run("admin_peek_message")  # position 1 of the backlog, consuming nothing
+    assert (peeked.status, peeked.text, peeked.headers["x-pulsar-message-id"]) == (200, "m0", "1:0")
+    examined = run("admin_examine_message")  # earliest, position 2
+    assert (examined.status, examined.text) == (200, "m1")
+    by_id = run("admin_get_message_by_id")  # 1:2
+    assert (by_id.status, by_id.text) == (200, "m2")
+    assert backlog() == 3
+    assert run("admin_skip_messages").status == 204 and backlog() == 2
+    assert run("admin_skip_all").status == 204 and backlog() == 0
+    assert run("admin_reset_cursor_to_time").status == 204 and backlog() == 3
+    assert run("admin_reset_cursor_to_message_id").status == 204 and backlog() == 2
+    assert run("admin_expire_messages").status == 204 and backlog() == 2  # none an hour old
+    assert run("admin_expire_all_subscriptions").status == 204 and backlog() == 0
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_namespace_subscription_events_clear_backlogs_and_unsubscribe_across_topics(
+    local_stack,
+):
+    run = Replay(local_stack, NAMESPACE_SUBSCRIPTION_EVENTS)
+    admin = f"{local_stack.url}/admin/v2/persistent/public/{run.namespace}"
+
+    def send(method: str, url: str, body: object) -> bytes:
+        request = urllib.request.Request(
+            url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method=method
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status in (200, 204)
+            return answer.read()
+
+    def backlogs(topic: str) -> dict[str, int]:
+        with urllib.request.urlopen(f"{admin}/{topic}/stats", timeout=30) as answer:
+            subscriptions = json.loads(answer.read())["subscriptions"]
+        return {name: sub["msgBacklog"] for name, sub in subscriptions.items()}
+
+    for topic in ("t1", "t2"):
+        message = {"payload": base64.b64encode(b"m").decode()}
+        url = f"{local_stack.url}/v1/persistent/public/{run.namespace}/{topic}/messages"
+        send("POST", url, {"messages": [message]})
+        send("POST", url, {"messages": [message]})
+        for sub in ("demo", "other"):
+            send("PUT", f"{admin}/{topic}/subscription/{sub}", {"ledgerId": -1, "entryId": -1})
+    assert run("admin_clear_namespace_subscription_backlog").status == 204
+    assert backlogs("t1") == backlogs("t2") == {"demo": 0, "other": 2}
+    assert run("admin_clear_namespace_backlog").status == 204
+    assert backlogs("t1") == backlogs("t2") == {"demo": 0, "other": 0}
+    assert run("admin_unsubscribe_namespace").status == 204
+    assert set(backlogs("t1")) == set(backlogs("t2")) == {"other"}
     run.assert_ran_everything()

@@ -16,6 +16,7 @@ WHO = {
     RouteClass.ANY_ROLE: "any authenticated role",
     RouteClass.TENANT_ADMIN: "tenant admin (or superuser)",
     RouteClass.LIST_TOPICS: "`produce` or `consume` on the namespace, or tenant admin",
+    RouteClass.NAMESPACE_CONSUME: "`consume` on the namespace, or tenant admin",
     RouteClass.LOOKUP: "`produce` or `consume` on the topic or namespace, or tenant admin",
     RouteClass.PRODUCE: "`produce` on the topic or namespace, or tenant admin",
     RouteClass.CONSUME: "`consume` on the topic or namespace, or tenant admin",

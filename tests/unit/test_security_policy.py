@@ -13,6 +13,7 @@ from magnetar_core.domain.security import (
     Grants,
     ListTopics,
     Lookup,
+    NamespaceConsume,
     NamespacePermissions,
     Produce,
     Role,
@@ -48,6 +49,7 @@ REQUIREMENTS = {
     "any": AnyRole("list the clusters"),
     "admin": TenantAdmin("acme", "create namespace acme/orders", "acme/orders"),
     "list": ListTopics("acme", "acme/orders"),
+    "ns-consume": NamespaceConsume("acme", "acme/orders", "clear the backlog of namespace acme/orders"),
     "lookup": Lookup(T),
     "produce": Produce(T),
     "produce-partition": Produce(T.partition(2)),
@@ -59,7 +61,7 @@ REQUIREMENTS = {
     "unclassified": Unclassified("PATCH", "/v1/anything"),
 }
 DATA = {"lookup", "produce", "produce-partition", "produce-t2", "produce-non-persistent",
-        "consume", "consume-open-sub", "consume-billing-sub", "list"}  # fmt: skip
+        "consume", "consume-open-sub", "consume-billing-sub", "list", "ns-consume"}  # fmt: skip
 ALLOWED = {
     "root": set(REQUIREMENTS) - {"unclassified"},
     "acme-admin": {"any", "admin"} | DATA,
@@ -73,8 +75,9 @@ ALLOWED = {
         "produce-t2",
         "produce-non-persistent",
     },  # fmt: skip
-    "consumer": {"any", "list", "lookup", "consume", "consume-open-sub"},
-    "billing": {"any", "list", "lookup", "consume", "consume-open-sub", "consume-billing-sub"},
+    "consumer": {"any", "list", "lookup", "consume", "consume-open-sub", "ns-consume"},
+    "billing": {"any", "list", "lookup", "consume", "consume-open-sub", "consume-billing-sub",
+                "ns-consume"},  # fmt: skip
     "topic-producer": {"any", "lookup", "produce", "produce-partition"},
     "functions-only": {"any"},
     "stranger": {"any"},
@@ -117,6 +120,12 @@ def test_a_restricted_subscription_denial_says_how_to_add_the_role():
 def test_a_role_without_consume_is_told_it_needs_consume_even_on_a_restricted_subscription():
     reason = POLICY.allows(Role("producer"), Consume(T, "billing"), GRANTS).reason
     assert "needs consume permission" in reason
+
+
+def test_a_namespace_consume_denial_says_consume_on_the_namespace_is_needed():
+    reason = POLICY.allows(Role("producer"), REQUIREMENTS["ns-consume"], GRANTS).reason
+    assert "needs consume permission on the namespace" in reason
+    assert "clear the backlog of namespace acme/orders" in reason
 
 
 def test_a_lookup_denial_says_either_produce_or_consume_would_do():

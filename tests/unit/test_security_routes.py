@@ -12,6 +12,7 @@ from magnetar_core.domain.security import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceConsume,
     NamespaceFunctions,
     Produce,
     SuperuserOnly,
@@ -24,13 +25,16 @@ from magnetar_wire.names import InvalidTopicName, TopicName
 
 TEMPLATE_ROUTES = {(r.method, r.path) for r in LocalTemplate().routes}
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
-          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing"}  # fmt: skip
+          "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing",
+          "numMessages": "5", "expireTimeInSeconds": "60", "timestamp": "1700000000000",
+          "messagePosition": "1", "ledgerId": "1", "entryId": "0"}  # fmt: skip
 TOPIC = TopicName.parse("persistent://acme/orders/t")
 BY_CLASS = {
     RouteClass.SUPERUSER: SuperuserOnly,
     RouteClass.ANY_ROLE: AnyRole,
     RouteClass.TENANT_ADMIN: TenantAdmin,
     RouteClass.LIST_TOPICS: ListTopics,
+    RouteClass.NAMESPACE_CONSUME: NamespaceConsume,
     RouteClass.LOOKUP: Lookup,
     RouteClass.PRODUCE: Produce,
     RouteClass.CONSUME: Consume,
@@ -77,10 +81,23 @@ PULSAR_CLASSES = [
         ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}/seek", Consume(TOPIC, "billing")),
         ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}", Consume(TOPIC, "billing")),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscriptions", Consume(TOPIC)),
+        # issue 14: Pulsar's SKIP, EXPIRE_MESSAGES, RESET_CURSOR and SUBSCRIBE are consume operations
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/skip/{numMessages}", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/skip_all", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/expireMessages/{expireTimeInSeconds}", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/all_subscription/expireMessages/{expireTimeInSeconds}", Consume(TOPIC)),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor/{timestamp}", Consume(TOPIC, "billing")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor", Consume(TOPIC, "billing")),
+        ("PUT", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}", Consume(TOPIC, "billing")),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/position/{messagePosition}", Consume(TOPIC, "billing")),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/examinemessage", Consume(TOPIC)),
+        ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/ledger/{ledgerId}/entry/{entryId}", Consume(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/lastMessageId", Consume(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", Lookup(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", Lookup(TOPIC)),
         ("GET", "/admin/v2/{domain}/{tenant}/{namespace}", ListTopics("acme", "acme/orders")),
+        ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/clearBacklog/{subscription}", NamespaceConsume("acme", "acme/orders", "clear the backlog of subscription billing in namespace acme/orders")),
+        ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/unsubscribe/{subscription}", NamespaceConsume("acme", "acme/orders", "unsubscribe billing from the topics of namespace acme/orders")),
         ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}", TenantAdmin("acme", "delete topic persistent://acme/orders/t", "acme/orders")),
         ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/retention", TenantAdmin("acme", "set the retention policy of namespace acme/orders", "acme/orders")),
         ("GET", "/admin/v2/brokers/health", SuperuserOnly("check the broker's health")),

@@ -12,12 +12,14 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from magnetar_core.api import http
+from magnetar_core.api.limits import INT64_MAX, INT64_MIN
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.services.admin import MAX_PARTITIONS
 from magnetar_core.services.subscriptions.acks import parse_backoff
+from magnetar_core.services.subscriptions.seeking import EARLIEST, LATEST
 from magnetar_wire.routing import HASHING_SCHEMES, JAVA_STRING_HASH
 
 
@@ -59,3 +61,41 @@ def partition_count(app: APIGatewayHttpResolver) -> Any:
 def hashing_scheme(app: APIGatewayHttpResolver) -> str:
     """The ``hashingScheme`` query value: JavaStringHash (default) or Murmur3_32Hash."""
     return http.choice_query(app, "hashingScheme", HASHING_SCHEMES, JAVA_STRING_HASH)
+
+
+def path_int(value: str, name: str) -> int:
+    """A path segment that must be an integer (a Java long), as ``skip/{numMessages}``;
+    raises InvalidMessage naming Pulsar's parameter."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidMessage(f"'{name}' must be an integer, not {value[:64]!r}") from None
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise InvalidMessage(f"'{name}' must be an integer from {INT64_MIN} to {INT64_MAX}")
+    return number
+
+
+def message_id(body: Any, default: str | None = None) -> tuple[str, bool]:
+    """A Pulsar message id body (``ResetCursorData``/``MessageIdImpl``: ``ledgerId``,
+    ``entryId``, ``partitionIndex``, ``batchIndex``, ``isExcluded``) as ``(text id,
+    inclusive)``; MessageId.earliest (-1:-1) is ``earliest``, MessageId.latest
+    (Long.MAX_VALUE:Long.MAX_VALUE) ``latest``. ``body`` None gives ``default`` (inclusive)
+    when there is one. Raises InvalidMessage naming the field."""
+    if body is None and default is not None:
+        return default, True
+    if not isinstance(body, dict):
+        raise InvalidMessage(
+            'The body must be a message id: {"ledgerId": 1, "entryId": 7, '
+            '"partitionIndex": -1, "batchIndex": -1}'
+        )
+    ledger, entry = http.field(body, "ledgerId", int, None), http.field(body, "entryId", int, None)
+    if ledger is None or entry is None:
+        raise InvalidMessage("A message id needs the fields 'ledgerId' and 'entryId'")
+    partition = http.field(body, "partitionIndex", int, -1)
+    batch = http.field(body, "batchIndex", int, -1)
+    inclusive = not http.field(body, "isExcluded", bool, False)
+    if (ledger, entry) == (-1, -1):
+        return EARLIEST, inclusive
+    if (ledger, entry) == (INT64_MAX, INT64_MAX):
+        return LATEST, inclusive
+    return f"{ledger}:{entry}:{partition}:{batch}", inclusive

@@ -33,6 +33,9 @@ ServiceUnitNotReady = _error("ServiceUnitNotReady", 503)
 NotFound = _error("NotFound", 404)
 Conflict = _error("Conflict", 409)
 PreconditionFailed = _error("PreconditionFailed", 412)
+NotAllowed = _error("NotAllowed", 405)
+"""pulsar-admin's NotAllowedException: the operation is not allowed on this kind of topic
+(skip on a partitioned topic). Not ``NotAllowedError``, the binary protocol's 400."""
 
 
 class ConditionFailed(Exception):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from magnetar_core.domain.errors import InvalidMessage, TopicNotFound
+from magnetar_core.services.peeking import Peeking
 from magnetar_core.services.stats import Stats
+from magnetar_core.services.subscription_admin import SubscriptionAdmin
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.tenancy import Registry
 from magnetar_core.services.topics import Topics
@@ -29,6 +31,10 @@ class Admin:
         self._topics = topics
         self._subscriptions = subscriptions
         self._stats = stats
+        self.cursors = SubscriptionAdmin(topics, subscriptions, registry)
+        """The subscription verbs: skip, clear backlog, expire, reset cursor, create."""
+        self.peek = Peeking(subscriptions.context)
+        """Peek, examine and get-by-id: messages read without consuming them."""
 
     def create_topic(self, name: TopicName, partitions: object) -> None:
         """Create a topic; ``partitions`` None for non-partitioned, else an int 1..1024.

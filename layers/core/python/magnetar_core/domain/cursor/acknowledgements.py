@@ -78,6 +78,22 @@ class Acknowledgements:
         self.acks.advance()
         return max(0, self.acks.mark_delete - before)
 
+    def acknowledge_through(self, entry_id: int) -> int:
+        """An operator's cumulative move (skip, clear backlog, expire): every entry up to and
+        including ``entry_id``, dispatched or not, is acknowledged; the mark-delete moves
+        there and the read position at least past it. Entries in flight up to it leave their
+        leases (a later ack of them changes nothing). Returns how many ids the mark-delete
+        moved over (0: it was at or beyond ``entry_id``)."""
+        before = self.acks.mark_delete
+        if entry_id <= before:
+            return 0
+        self.acks.mark_delete = entry_id
+        self.forget_up_to(entry_id)
+        self.reads.skip_to(entry_id + 1)
+        self.roster.drop_empty()
+        self.acks.advance()
+        return entry_id - before
+
     def forget_up_to(self, up_to: int) -> None:
         """Drop every record of entries at or below ``up_to`` (acknowledged now): acks,
         redeliveries, leases, batch acks and sizes, redelivery counts, Key_Shared masks and

@@ -225,6 +225,16 @@ class CursorState:
         returns how many entries became acknowledged."""
         return self._acknowledgements().acknowledge_cumulative(entry_id, batch_index)
 
+    def acknowledge_through(self, entry_id: int) -> int:
+        """An operator's move (skip, clear backlog, expire): everything up to and including
+        ``entry_id`` is acknowledged, dispatched or not, and dead letters of those entries
+        not yet published are dropped (``Acknowledgements.acknowledge_through``). Returns
+        how many ids the mark-delete moved over (0: nothing changed)."""
+        moved = self._acknowledgements().acknowledge_through(entry_id)
+        if moved:
+            self.outbox.items = [d for d in self.outbox.items if d.entry_id > entry_id]
+        return moved
+
     def forget_up_to(self, up_to: int) -> None:
         """Drop every record of entries at or below ``up_to`` (acknowledged now)."""
         self._acknowledgements().forget_up_to(up_to)

@@ -29,6 +29,7 @@ from magnetar_core.domain.security.requirements import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceConsume,
     NamespaceFunctions,
     Produce,
     Requirement,
@@ -170,7 +171,7 @@ def _needs(check: Check, actions: str) -> Decision:
     namespace = check.requirement.namespace
     where = (
         "namespace"
-        if isinstance(check.requirement, ListTopics | Functions | NamespaceFunctions)
+        if isinstance(check.requirement, ListTopics | NamespaceConsume | Functions | NamespaceFunctions)
         else "topic or its namespace"
     )
     return check.deny(
@@ -223,6 +224,9 @@ RULES: dict[type, Rule] = {
         namespace_granted(AuthAction.PRODUCE),
         namespace_granted(AuthAction.CONSUME),
         needs("produce,consume"),
+    ),
+    NamespaceConsume: first_of(
+        superuser, tenant_admin, namespace_granted(AuthAction.CONSUME), needs("consume")
     ),
     Lookup: first_of(
         superuser,

@@ -58,6 +58,23 @@ class ListTopics:
 
 
 @dataclass(frozen=True)
+class NamespaceConsume:
+    """Clear the backlog of, or unsubscribe, a subscription across a namespace's topics: a
+    tenant admin, or a role with consume on the whole namespace (Pulsar's CLEAR_BACKLOG and
+    UNSUBSCRIBE namespace operations)."""
+
+    tenant: str
+    namespace: str
+    """``tenant/namespace``."""
+    what: str = ""
+    """What the route does, as words after "to"."""
+
+    @property
+    def action(self) -> str:
+        return self.what or f"consume the subscriptions of namespace {self.namespace}"
+
+
+@dataclass(frozen=True)
 class _OnTopic:
     topic: TopicName
 
@@ -153,6 +170,7 @@ Requirement = (
     | AnyRole
     | TenantAdmin
     | ListTopics
+    | NamespaceConsume
     | Lookup
     | Produce
     | Consume

@@ -25,6 +25,7 @@ from magnetar_core.domain.security.requirements import (
     Functions,
     ListTopics,
     Lookup,
+    NamespaceConsume,
     NamespaceFunctions,
     Produce,
     Requirement,
@@ -42,6 +43,7 @@ class RouteClass(Enum):
     ANY_ROLE = "any role"
     TENANT_ADMIN = "tenant admin"
     LIST_TOPICS = "produce or consume on the namespace"
+    NAMESPACE_CONSUME = "consume on the namespace"
     LOOKUP = "produce or consume"
     PRODUCE = "produce"
     CONSUME = "consume"
@@ -63,11 +65,13 @@ class Route:
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
+_SUB = _TOPIC + "/subscription/{subscription}"
 _FN = "/admin/v3/functions/{tenant}/{namespace}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
 _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
 S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
 NS, L, P = RouteClass.LIST_TOPICS, RouteClass.LOOKUP, RouteClass.PRODUCE
+NC = RouteClass.NAMESPACE_CONSUME
 C, CS = RouteClass.CONSUME, RouteClass.CONSUME_SUBSCRIPTION
 F, NF = RouteClass.FUNCTIONS, RouteClass.NAMESPACE_FUNCTIONS
 
@@ -108,6 +112,18 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("DELETE", _TOPIC + "/partitions", T, "delete partitioned topic {topic}"),
     ("GET", _TOPIC + "/subscriptions", C, ""),
     ("DELETE", _TOPIC + "/subscription/{subscription}", CS, ""),
+    # subscription verbs (issue 14): Pulsar's SKIP, EXPIRE_MESSAGES, RESET_CURSOR, SUBSCRIBE
+    ("PUT", _SUB, CS, ""),
+    ("POST", _SUB + "/skip/{numMessages}", CS, ""),
+    ("POST", _SUB + "/skip_all", CS, ""),
+    ("POST", _SUB + "/expireMessages/{expireTimeInSeconds}", CS, ""),
+    ("POST", _TOPIC + "/all_subscription/expireMessages/{expireTimeInSeconds}", C, ""),
+    ("POST", _SUB + "/resetcursor/{timestamp}", CS, ""),
+    ("POST", _SUB + "/resetcursor", CS, ""),
+    # reads that consume nothing (issue 14): Pulsar's PEEK_MESSAGES, a consume operation
+    ("GET", _SUB + "/position/{messagePosition}", CS, ""),
+    ("GET", _TOPIC + "/examinemessage", C, ""),
+    ("GET", _TOPIC + "/ledger/{ledgerId}/entry/{entryId}", C, ""),
     # triggers (issue 13): the namespace's functions permission, as Pulsar Functions
     ("GET", _TOPIC + "/triggers", F, "list the triggers of {topic}"),
     ("PUT", _TOPIC + "/triggers/{name}", F, "create or replace trigger {name} of {topic}"),
@@ -139,6 +155,10 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _NS, T, "create namespace {tenant}/{namespace}"),
     ("DELETE", _NS, T, "delete namespace {tenant}/{namespace}"),
     ("GET", _NS + "/topics", NS, ""),
+    # a namespace's subscriptions (issue 14): Pulsar's CLEAR_BACKLOG and UNSUBSCRIBE
+    ("POST", _NS + "/clearBacklog", NC, "clear the backlog of every subscription of namespace {tenant}/{namespace}"),
+    ("POST", _NS + "/clearBacklog/{subscription}", NC, "clear the backlog of subscription {subscription} in namespace {tenant}/{namespace}"),
+    ("POST", _NS + "/unsubscribe/{subscription}", NC, "unsubscribe {subscription} from the topics of namespace {tenant}/{namespace}"),
     ("GET", _NS + "/permissions", T, "read the permissions of namespace {tenant}/{namespace}"),
     ("POST", _NS + "/permissions/{role}", T, "grant permissions on namespace {tenant}/{namespace}"),
     ("DELETE", _NS + "/permissions/{role}", T, "revoke permissions on namespace {tenant}/{namespace}"),
@@ -187,6 +207,7 @@ _FACTORIES: dict[RouteClass, Callable[[Route, Mapping[str, str]], Requirement]] 
     A: lambda r, p: AnyRole(_words(r, p), p.get("tenant"), _namespace(p)),
     T: lambda r, p: TenantAdmin(p["tenant"], _words(r, p), _namespace(p)),
     NS: lambda r, p: ListTopics(p["tenant"], _required_namespace(p)),
+    NC: lambda r, p: NamespaceConsume(p["tenant"], _required_namespace(p), _words(r, p)),
     L: lambda r, p: Lookup(_topic(p)),
     P: lambda r, p: Produce(_topic(p)),
     C: lambda r, p: Consume(_topic(p)),

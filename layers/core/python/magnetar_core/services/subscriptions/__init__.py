@@ -7,7 +7,8 @@ entry objects, so a crash in between only delays those messages (at-least-once).
 
 ``Subscriptions`` is composed of one object per concern, all over one shared
 ``SubscriptionContext``: ``Seeking`` (positions), ``Lifecycle`` (subscribe ... unsubscribe),
-``Dispatch`` (receive; with ``Fetcher`` and ``DeadLettering``) and ``Acknowledgements``.
+``Dispatch`` (receive; with ``Fetcher`` and ``DeadLettering``), ``Acknowledgements`` and
+``CursorOperations`` (an operator's skip, clear backlog, expire, reset, create).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.dispatch import Dispatch
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.lifecycle import Lifecycle
+from magnetar_core.services.subscriptions.operations import CursorOperations
 from magnetar_core.services.subscriptions.seeking import Seeking
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef, Topics
@@ -75,6 +77,7 @@ class Subscriptions:
         )
         self.seeking = Seeking(self.context)
         self.lifecycle = Lifecycle(self.context, self.seeking)
+        self.operations = CursorOperations(self.context, self.seeking)
         self.dead_letters = DeadLettering(self.context, producer)
         self.dispatch = Dispatch(
             self.context,

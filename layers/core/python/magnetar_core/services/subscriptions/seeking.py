@@ -12,6 +12,8 @@ from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import format_message_id, parse_message_id
 from magnetar_wire.names import TopicName
 
+_PAGE = 16
+"""Index items per query when a probe looks for the next entry holding messages."""
 EARLIEST = "earliest"
 LATEST = "latest"
 
@@ -66,16 +68,38 @@ class Seeking:
         return self.position_of(ref, message_id, inclusive)
 
     def entry_at_time(self, ref: PartitionRef, timestamp_ms: int) -> int:
-        """The first entry whose messages were published at or after ``timestamp_ms``."""
+        """The first entry whose messages were published at or after ``timestamp_ms``
+        (ids holding no message before it may be passed over: a start there skips nothing).
+
+        A binary search over index items (one cached read per probe); a probe that finds no
+        message (an id the log no longer holds, a marker) looks at the next entry holding
+        messages instead (``_messages_from``: one query), so ids deleted by the expiry job
+        or markers in between never stop the search early."""
         low, high = 0, self._head(ref) + 1
         while low < high:
             middle = (low + high) // 2
             item = self._entry(ref, middle)
-            if item is not None and item.count > 0 and item.publish_max_ms < timestamp_ms:
-                low = middle + 1
+            if item is None or item.count == 0:
+                item = self._messages_from(ref, middle, high)
+            if item is not None and item.publish_max_ms < timestamp_ms:
+                low = item.entry_id + 1
             else:
                 high = middle
         return low
+
+    def _messages_from(self, ref: PartitionRef, start: int, end: int) -> IndexEntry | None:
+        """The first entry holding messages with id in ``[start, end)`` (None: none)."""
+        while start < end:
+            page = self._ctx.log.read_from(ref.key, start, _PAGE)
+            for item in page:
+                if item.entry_id >= end:
+                    return None
+                if item.count > 0:
+                    return item
+            if len(page) < _PAGE:
+                return None
+            start = page[-1].entry_id + 1
+        return None
 
     def seek(
         self,
