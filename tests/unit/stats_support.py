@@ -3,6 +3,7 @@ consumer, and read the admin stats, each through the HTTP edge."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 from edge_http import call
@@ -46,3 +47,17 @@ def close(svc, path: str, sub: str, consumer: str) -> None:
     url = f"{svc.url}/v1/{path}/subscriptions/{sub}/consumers/{consumer}"
     status, answer, _ = call(url, method="DELETE")
     assert status == 200, answer
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+class Clock:
+    """An engine's wall clock (epoch ms), moved by the test."""
+
+    def __init__(self, now_ms: int) -> None:
+        self.now = now_ms
+
+    def __call__(self) -> int:
+        return self.now

@@ -5,17 +5,12 @@ expectations; ``msgBacklogNoDelayed`` leaves out the delayed ones, as Pulsar's
 
 from __future__ import annotations
 
-import base64
 import json
 
 from edge_http import call
-from stats_support import close, consumer_call, produce, stats, subscribe
+from stats_support import b64, close, consumer_call, produce, stats, subscribe
 
 PATH = "persistent/public/default/backlog"
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
 
 
 def test_a_closed_consumers_read_but_unacked_messages_stay_in_the_backlog(svc):

@@ -7,10 +7,8 @@ every dispatch, redeliveries again; rates are over the last completed minute."""
 
 from __future__ import annotations
 
-import base64
-
 import pytest
-from stats_support import close, consumer_call, produce, stats, subscribe
+from stats_support import Clock, b64, close, consumer_call, produce, stats, subscribe
 
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.services.expired_totals import fold_expired
@@ -19,16 +17,6 @@ from magnetar_local.memory_service import MemoryService
 PATH = "persistent/public/default/counted"
 MINUTE_MS = 60_000
 T0 = 1_800_000_000_000  # a minute's start (epoch ms)
-
-
-class Clock:
-    """The engines' wall clock, moved by the test."""
-
-    def __init__(self, now_ms: int) -> None:
-        self.now = now_ms
-
-    def __call__(self) -> int:
-        return self.now
 
 
 @pytest.fixture
@@ -40,10 +28,6 @@ def clock() -> Clock:
 def svc(clock):
     with MemoryService(runtime=Runtime(now_ms=clock)) as service:
         yield service
-
-
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
 
 
 def entry_sizes(svc, path: str) -> dict[int, int]:
