@@ -202,9 +202,9 @@ def stats(domain: str, tenant: str, namespace: str, topic: str):
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitioned-stats")
 def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(
-        engine().admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True)
-    )
+    per_partition = http.choice_query(app, "perPartition", ("true", "false"), "true") == "true"
+    summed = engine().admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True)
+    return http.ok(views.partitioned_stats(summed, per_partition))
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/lastMessageId")

@@ -4,8 +4,10 @@ Per ledger, in the executors (one client set per Spark partition):
 1. live ledger: every planned cursor change (``expire_cursors.apply``: TTL moves, lapsed
    consumers, gone readers); only if all of them held does the ledger lose its planned
    index items — after a dedup snapshot covering them (the dedup state is replayed from the
-   log after the snapshot, so it must not need deleted items) — with BatchWriteItem, 25 keys
-   a request, unprocessed keys retried;
+   log after the snapshot, so it must not need deleted items) and after their messages and
+   bytes are folded into the ledger's expired totals (``services.expired_totals``: the
+   stats' in-counters stay cumulative) — with BatchWriteItem, 25 keys a request,
+   unprocessed keys retried;
 2. dead ledger: checked dead again against the topics table, fenced (a producer holding a
    stale head meets the fence, never a free id), its cursor items deleted, then its items.
 Then, on the driver, the objects freed by the ledgers that completed go to a trash manifest
@@ -28,6 +30,7 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.errors import ConditionFailed, InvalidTopicName
+from magnetar_core.services.expired_totals import fold_expired
 from magnetar_core.services.topics import fence_ledger
 from magnetar_wire.names import TopicName
 
@@ -155,7 +158,9 @@ class _Ledgers:
             out["readers_deleted"] += outcome.dropped
         if not out["ok"] or not deleted:
             return out
-        snapshot_dedup(self.log, self.producers, pk, max(r.eid for r in deleted))
+        through = max(r.eid for r in deleted)
+        snapshot_dedup(self.log, self.producers, pk, through)
+        fold_expired(self.log, self.producers, pk, through)  # stats' counters stay cumulative
         out["entries_deleted"] = self._delete(pk, deleted)
         out["bytes_deleted"] = sum(r.len for r in deleted)
         return out

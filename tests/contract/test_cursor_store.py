@@ -8,6 +8,7 @@ from dataclasses import fields
 
 import pytest
 
+from magnetar_core.domain.counters import OutCounters
 from magnetar_core.domain.cursor.state import KEY_SHARED, ConsumerInfo, CursorState
 from magnetar_core.domain.dead_letter import DeadLetter, DeadLetterPolicy
 from magnetar_core.domain.errors import ConditionFailed
@@ -44,6 +45,7 @@ def busy_cursor(name: str = "s") -> CursorState:
     state.dead_letter_policy = DeadLetterPolicy(3, "persistent://public/default/dlq", "audit")
     state.dead_letters = [DeadLetter(0, 1, (0, 2), 2, "persistent://public/default/dlq", "a")]
     state.dead_letter_next_sequence, state.dead_letter_id = 2, "dl-1"
+    state.out = OutCounters(12, 3400, 1_800_000_060_000, 2, 500, 7, 1800)
     return state
 
 

@@ -90,13 +90,14 @@ def test_range_counts_give_each_entrys_messages_and_bytes_in_the_range(stores, p
     stores.log.append(pk, IndexEntry.epoch_marker(2, 1, False, "p"))
     stores.log.append(pk, entry(3))
     counts = stores.log.range_counts(pk, 0, 3)
-    assert counts == [
+    assert [(c.entry_id, c.messages, c.size_bytes) for c in counts] == [
         (0, 2, 100),  # a batch of two messages
         (1, 0, 101),  # a chunk other than its message's last holds no message
         (2, 0, 0),  # a marker
         (3, 1, 103),
     ]
-    assert [e for e, _, _ in stores.log.range_counts(pk, 1, 2)] == [1, 2]
+    assert [c.publish_ms for c in counts] == [e.publish_min_ms for e in stores.log.read_from(pk, 0, 9)]
+    assert [c.entry_id for c in stores.log.range_counts(pk, 1, 2)] == [1, 2]
     assert stores.log.range_counts(pk, 3, 2) == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from magnetar_core.domain.counters import ExpiredTotals
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 
@@ -75,7 +76,19 @@ def test_snapshots_only_move_forward(stores, pk):
     assert stores.producer_state.snapshot(pk) == DedupSnapshot(11, {"a": 4})
 
 
-def test_the_lease_and_the_snapshot_are_not_cursors(stores, pk):
+def test_expired_totals_read_as_zeros_until_written_and_only_move_forward(stores, pk):
+    assert stores.producer_state.expired_totals(pk) == ExpiredTotals(-1, 0, 0, 0)
+    stores.producer_state.put_expired_totals(pk, ExpiredTotals(4, 12, 3000, 5))
+    assert stores.producer_state.expired_totals(pk) == ExpiredTotals(4, 12, 3000, 5)
+    for stale in (4, 3):
+        with pytest.raises(ConditionFailed):
+            stores.producer_state.put_expired_totals(pk, ExpiredTotals(stale, 99, 99, 99))
+    stores.producer_state.put_expired_totals(pk, ExpiredTotals(6, 14, 3500, 7))
+    assert stores.producer_state.expired_totals(pk) == ExpiredTotals(6, 14, 3500, 7)
+
+
+def test_the_lease_the_snapshot_and_the_expired_totals_are_not_cursors(stores, pk):
     stores.producer_state.put_lease(pk, ProducerLease(epoch=1))
     stores.producer_state.put_snapshot(pk, DedupSnapshot(0, {}))
+    stores.producer_state.put_expired_totals(pk, ExpiredTotals(0, 1, 10, 1))
     assert stores.cursors.list(pk) == []

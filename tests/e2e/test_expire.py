@@ -70,6 +70,19 @@ def log_key_of(topic: str, msg_id) -> str:
     return f"{topic}|{msg_id.ledger_id()}"
 
 
+def stats_when(local_stack, topic: str, settled, timeout_s: float = 10.0) -> dict:
+    """The topic's stats through the HTTP admin route, once ``settled(stats)`` holds (the
+    SDK sends acks grouped within 100 ms); the last answer when the deadline passes."""
+    url = f"{local_stack.url}/admin/v2/{topic.replace('://', '/')}/stats"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = requests.get(url, timeout=30)
+        assert answer.status_code == 200, answer.text
+        stats = answer.json()
+        if settled(stats) or time.monotonic() > deadline:
+            return stats
+
+
 @pytest.mark.slow
 def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     client, local_stack, aws_clients, namespace
@@ -87,10 +100,24 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     key = log_key_of(topic, ids[0])
     prefix = f"entries/persistent/{namespace}/orders/"
     before = objects_under(aws_clients, local_stack, prefix)
+    read = stats_when(local_stack, topic, lambda st: st["subscriptions"]["s"]["msgBacklog"] == 3)
+    sub = read["subscriptions"]["s"]  # m4, m5 read and not acknowledged; "later" delayed
+    assert (sub["msgBacklog"], sub["msgDelayed"], sub["msgBacklogNoDelayed"]) == (3, 1, 2)
+    assert (sub["unackedMessages"], sub["msgOutCounter"]) == (2, 8)
+    assert (read["msgInCounter"], read["entriesCount"]) == (9, 9)
+    assert read["bytesInCounter"] == read["storageSize"] > 0
+    consumer.close()  # what it read and did not acknowledge stays in the backlog
+    closed = stats_when(local_stack, topic, lambda st: True)["subscriptions"]["s"]
+    assert (closed["msgBacklog"], closed["unackedMessages"], closed["consumers"]) == (3, 0, [])
 
     summary = run_expire(local_stack, namespace, "--grace-ms", "0")
 
     assert (summary.partitions, summary.entries_deleted) == (1, 4)
+    expired = stats_when(local_stack, topic, lambda st: True)
+    assert (expired["msgInCounter"], expired["bytesInCounter"]) == (9, read["bytesInCounter"])
+    assert expired["entriesCount"] == 5  # counters cumulative, storage what is left
+    assert expired["storageSize"] == read["storageSize"] - summary.bytes_deleted
+    assert expired["subscriptions"]["s"]["msgBacklog"] == 3
     assert index_ids(aws_clients, local_stack, key) == [4, 5, 6, 7, 8]
     assert summary.details["objects_trashed"] == 4
     assert objects_under(aws_clients, local_stack, prefix) == before  # in trash until due
@@ -99,7 +126,10 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     assert (again.entries_deleted, again.details["objects_purged"]) == (0, 4)
     assert len(objects_under(aws_clients, local_stack, prefix)) == 5
 
-    for m in received[4:6]:
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
+    again = [consumer.receive(10_000) for _ in range(2)]  # redelivered after the close
+    assert [m.data() for m in again] == [b"m4", b"m5"]
+    for m in again:
         consumer.acknowledge(m)
     next_id = producer.send(b"m9")
     assert next_id.entry_id() == 9
@@ -109,6 +139,9 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     with pytest.raises(pulsar.Timeout):
         consumer.receive(1_000)  # the delayed message still waits
     consumer.close()
+    end = stats_when(local_stack, topic, lambda st: st["subscriptions"]["s"]["msgBacklog"] == 1)
+    assert (end["msgInCounter"], end["msgOutCounter"]) == (10, 11)  # 8 + 2 again + m9
+    assert (end["subscriptions"]["s"]["msgBacklog"], end["entriesCount"]) == (1, 6)
 
 
 @pytest.mark.slow

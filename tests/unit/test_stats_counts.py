@@ -5,9 +5,8 @@ counts the messages of the entries (a batch of n counts n, a chunked message onc
 
 from __future__ import annotations
 
-import json
-
 from edge_http import call
+from stats_support import consumer_call, produce, stats, stored_bytes, subscribe
 
 from magnetar_core.adapters.memory import MemoryTables, memory_stores
 from magnetar_core.domain.runtime import Runtime
@@ -18,40 +17,6 @@ from magnetar_wire import ChunkInfo, EntryMessage, encode_entry
 from magnetar_wire.names import TopicName
 
 BASE = "persistent/public/default/st"
-
-
-def produce(svc, path: str, *payloads: str) -> list[str]:
-    body = {"messages": [{"payload": p} for p in payloads]}
-    status, answer, _ = call(f"{svc.url}/v1/{path}/messages", body=json.dumps(body).encode())
-    assert status == 200, answer
-    return answer["messageIds"]
-
-
-def subscribe(svc, path: str, sub: str) -> str:
-    body = {"subscriptionType": "Shared", "initialPosition": "Earliest", "consumerName": "c"}
-    url = f"{svc.url}/v1/{path}/subscriptions/{sub}/consumers"
-    status, answer, _ = call(url, body=json.dumps(body).encode())
-    assert status == 200, answer
-    return answer["consumerId"]
-
-
-def consumer_call(svc, path: str, sub: str, consumer: str, verb: str, body: dict):
-    url = f"{svc.url}/v1/{path}/subscriptions/{sub}/consumers/{consumer}/{verb}"
-    status, answer, _ = call(url, body=json.dumps(body).encode())
-    assert status == 200, answer
-    return answer
-
-
-def stats(svc, path: str, kind: str = "stats") -> dict:
-    status, answer, _ = call(f"{svc.url}/admin/v2/{path}/{kind}", method="GET")
-    assert status == 200, answer
-    return answer
-
-
-def stored_bytes(svc, path: str) -> int:
-    key = svc.key_of(path)
-    head = svc.stores.log.head(key)
-    return sum(e.length for e in svc.stores.log.get_many(key, range(head + 1)).values())
 
 
 def chunked(payload: bytes, parts: int) -> list[bytes]:
@@ -145,13 +110,14 @@ def test_a_cursor_newer_than_the_index_read_never_makes_counts_negative():
         def head(self, pk: str) -> int:
             return -1
 
-        def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
+        def range_counts(self, pk: str, start: int, end: int) -> list:
             return []
 
     ref = engine.topics.resolve(topic, create=False)
-    stale = Stats(engine.topics, StaleLog(), stores.cursors)  # type: ignore[arg-type]
+    parts = (stores.producer_state, stores.compaction, engine.runtime.now_ms)
+    stale = Stats(engine.topics, StaleLog(), stores.cursors, *parts)  # type: ignore[arg-type]
     sub = stale.partition_stats(ref)["subscriptions"]["s"]
     assert (sub["msgBacklog"], sub["unackedMessages"]) == (0, 2)
     assert sub["consumers"][0]["unackedMessages"] == 2
-    fresh = Stats(engine.topics, stores.log, stores.cursors).partition_stats(ref)
+    fresh = Stats(engine.topics, stores.log, stores.cursors, *parts).partition_stats(ref)
     assert fresh["subscriptions"]["s"]["msgBacklog"] == 2

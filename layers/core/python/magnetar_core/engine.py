@@ -204,7 +204,9 @@ class Engine:
             response_inline_budget_bytes=settings.response_inline_budget_bytes,
             download_url_expiry_s=settings.download_url_expiry_s,
         )
-        stats = Stats(topics, log, cursors)
+        stats = Stats(
+            topics, log, cursors, stores.producer_state, stores.compaction, runtime.now_ms
+        )
         triggers = Triggers(
             stores.triggers,
             topics,

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from magnetar_core.domain.buffers import BufferedEntry
 from magnetar_core.domain.compaction import CompactedEntry, CompactionState
+from magnetar_core.domain.counters import EntryCounts, ExpiredTotals
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.log import IndexEntry
@@ -82,10 +83,11 @@ class LogStore(Protocol):
         entries expired)."""
         ...
 
-    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
-        """``(entry_id, messages, bytes)`` of every entry with id in ``[start, end]``,
-        ascending; ``messages`` is how many messages the entry holds (a batch of n: n), 0
-        for markers and chunks other than a message's last (one query, no per-entry read)."""
+    def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
+        """``(entry_id, messages, size_bytes, publish_ms)`` of every entry with id in
+        ``[start, end]``, ascending; ``messages`` is how many messages the entry holds (a
+        batch of n: n), 0 for markers and chunks other than a message's last; ``publish_ms``
+        the earliest publish time (one query, no per-entry read)."""
         ...
 
     def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:
@@ -180,7 +182,8 @@ class PolicyStore(Protocol):
 
 
 class ProducerStateStore(Protocol):
-    """Per partition ledger: the exclusive producer lease and the dedup snapshot."""
+    """Per partition ledger: the exclusive producer lease, the dedup snapshot and the
+    totals of expired entries (``$expired``: what the stats count of deleted items)."""
 
     def lease(self, pk: str) -> ProducerLease:
         """The lease (epoch 0, no holder, version 0 when none), strongly consistent."""
@@ -197,6 +200,15 @@ class ProducerStateStore(Protocol):
 
     def put_snapshot(self, pk: str, snapshot: DedupSnapshot) -> None:
         """Store ``snapshot`` unless one as new or newer (``upto``) is stored; raises
+        ConditionFailed then."""
+        ...
+
+    def expired_totals(self, pk: str) -> ExpiredTotals:
+        """The totals the expire job folded (``through`` -1, zeros, when none)."""
+        ...
+
+    def put_expired_totals(self, pk: str, totals: ExpiredTotals) -> None:
+        """Store ``totals`` unless some as far or further (``through``) are stored; raises
         ConditionFailed then."""
         ...
 

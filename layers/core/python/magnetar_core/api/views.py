@@ -68,6 +68,14 @@ def consumer_handle(handle: ConsumerHandle) -> dict:
     }
 
 
+def partitioned_stats(summed: dict, per_partition: bool) -> dict:
+    """Pulsar's PartitionedTopicStats: each partition's stats under ``partitions`` only
+    when ``perPartition`` is true (Pulsar's default)."""
+    if per_partition:
+        return summed
+    return {name: value for name, value in summed.items() if name != "partitions"}
+
+
 def entries(delivered: list[DeliveredEntry]) -> dict:
     """The SDK's shape: entries exactly as produced, with delivery masks."""
     return {

@@ -4,7 +4,8 @@ Scalar positions (``md``, ``rp``), the type and the version are top-level attrib
 range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
 (with ``ks``: a Key_Shared subscription's selector, draining hashes, lease and delay masks; ``dl``:
 delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
-``dlp``: the dead letter policy, ``dlq``: the dead letter outbox).
+``dlp``: the dead letter policy, ``dlq``: the dead letter outbox; ``out``: the dispatch
+counters of the stats, ``OutCounters.to_list``).
 ``rel`` is a top-level number set of buckets released by timer workflows: Step Functions
 adds to it (bumping ``ver``), a write carries over the values its state did not consume.
 Every write is conditional on the version read, so concurrent dispatchers never lose an
@@ -24,6 +25,7 @@ from magnetar_core.adapters.aws.clients import (
     translated,
     version_condition,
 )
+from magnetar_core.domain.counters import OutCounters
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
@@ -48,6 +50,8 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
         body["tid"] = state.timer_id
     if state.read_compacted:
         body["rc"] = True
+    if state.out.messages or state.out.size_bytes:
+        body["out"] = state.out.to_list()
     item = {
         "pk": {"S": pk},
         "sub": {"S": state.subscription},
@@ -89,6 +93,7 @@ def cursor_from_item(item: dict) -> CursorState:
         read_compacted=body.get("rc", False),
     )
     state.outbox = DeadLetterOutbox.from_dict(body)
+    state.out = OutCounters.from_list(body.get("out", []))
     return state
 
 

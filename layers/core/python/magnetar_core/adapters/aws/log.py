@@ -19,6 +19,7 @@ from magnetar_core.adapters.aws.clients import (
     error_code,
     translated,
 )
+from magnetar_core.domain.counters import EntryCounts
 from magnetar_core.domain.errors import ConditionFailed, StorageFault, TooManyRequests
 from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
 
@@ -145,10 +146,11 @@ class LogStore:
             )["Items"]
         return [IndexEntry.from_item(item) for item in items]
 
-    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
-        """``(entry_id, messages, bytes)`` of entries in ``[start, end]`` (paginated query):
-        ``messages`` is the entry's message count, 0 for markers and partial chunks."""
-        out: list[tuple[int, int, int]] = []
+    def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
+        """``(entry_id, messages, size_bytes, publish_ms)`` of entries in ``[start, end]``
+        (paginated query): ``messages`` is the entry's message count, 0 for markers and
+        partial chunks; ``publish_ms`` the earliest publish time (``pt0``)."""
+        out: list[EntryCounts] = []
         kwargs = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk AND eid BETWEEN :a AND :b",
@@ -157,17 +159,18 @@ class LogStore:
                 ":a": {"N": str(start)},
                 ":b": {"N": str(end)},
             },
-            "ProjectionExpression": "eid, n, #len, pc",
+            "ProjectionExpression": "eid, n, #len, pc, pt0",
             "ExpressionAttributeNames": {"#len": "len"},
         }
         while start <= end:
             with translated(f"counting messages of {pk}"):
                 page = self._ddb.query(**kwargs)
             out.extend(
-                (
+                EntryCounts(
                     int(i["eid"]["N"]),
                     0 if i.get("pc", {}).get("BOOL", False) else int(i.get("n", {"N": "0"})["N"]),
                     int(i.get("len", {"N": "0"})["N"]),
+                    int(i.get("pt0", {"N": "0"})["N"]),
                 )
                 for i in page["Items"]
             )

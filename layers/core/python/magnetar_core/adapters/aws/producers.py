@@ -1,6 +1,8 @@
 """DynamoDB adapter for per-partition producer state in the cursors table, under reserved
-subscription names: ``$producers`` (the exclusive lease and access epoch) and ``$dedup``
-(a snapshot of the deduplication state). ``$`` never occurs in subscription names."""
+subscription names: ``$producers`` (the exclusive lease and access epoch), ``$dedup``
+(a snapshot of the deduplication state) and ``$expired`` (totals of the entries the expire
+job deleted: ``thr`` through, ``n`` messages, ``b`` bytes, ``e`` entries). ``$`` never
+occurs in subscription names."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ from magnetar_core.adapters.aws.clients import (
     translated,
     version_condition,
 )
+from magnetar_core.domain.counters import ExpiredTotals
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 
 LEASE = "$producers"
 SNAPSHOT = "$dedup"
+EXPIRED = "$expired"
 
 
 class ProducerStateStore:
@@ -86,4 +90,30 @@ class ProducerStateStore:
                 },
                 ConditionExpression="attribute_not_exists(pk) OR upto < :u",
                 ExpressionAttributeValues={":u": {"N": str(snapshot.upto)}},
+            )
+
+    def expired_totals(self, pk: str) -> ExpiredTotals:
+        """The totals the expire job folded (``through`` -1, zeros, when none)."""
+        item = self._get(pk, EXPIRED)
+        if not item:
+            return ExpiredTotals()
+        n = {k: int(v["N"]) for k, v in item.items() if "N" in v}
+        return ExpiredTotals(n["thr"], n["n"], n["b"], n["e"])
+
+    def put_expired_totals(self, pk: str, totals: ExpiredTotals) -> None:
+        """Store ``totals`` unless some at or beyond its ``through`` are stored; raises
+        ConditionFailed."""
+        with translated(f"writing the expired totals of {pk}"):
+            self._ddb.put_item(
+                TableName=self._table,
+                Item={
+                    "pk": {"S": pk},
+                    "sub": {"S": EXPIRED},
+                    "thr": {"N": str(totals.through)},
+                    "n": {"N": str(totals.messages)},
+                    "b": {"N": str(totals.size_bytes)},
+                    "e": {"N": str(totals.entries)},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR thr < :t",
+                ExpressionAttributeValues={":t": {"N": str(totals.through)}},
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from magnetar_core.adapters.memory.tables import MemoryTables
+from magnetar_core.domain.counters import EntryCounts
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
 
@@ -71,13 +72,13 @@ class LogStore:
         """Up to ``limit`` entries with ids at or after ``start``, ascending."""
         return [e for e in self._entries(pk) if e.entry_id >= start][:limit]
 
-    def range_counts(self, pk: str, start: int, end: int) -> list[tuple[int, int, int]]:
-        """``(entry_id, messages, bytes)`` of entries in ``[start, end]``: the message
-        count, 0 for markers and partial chunks."""
+    def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
+        """``(entry_id, messages, size_bytes, publish_ms)`` of entries in ``[start, end]``:
+        the message count, 0 for markers and partial chunks."""
         if start > end:
             return []
         return [
-            (e.entry_id, 0 if e.partial_chunk else e.count, e.length)
+            EntryCounts(e.entry_id, 0 if e.partial_chunk else e.count, e.length, e.publish_min_ms)
             for e in self._entries(pk)
             if start <= e.entry_id <= end
         ]

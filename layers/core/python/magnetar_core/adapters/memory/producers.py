@@ -1,17 +1,20 @@
 """In-memory producer state in the cursors table, under reserved subscription names:
-``$producers`` (the exclusive lease and access epoch) and ``$dedup`` (a snapshot of the
-deduplication state), as ``adapters.aws.producers``."""
+``$producers`` (the exclusive lease and access epoch), ``$dedup`` (a snapshot of the
+deduplication state) and ``$expired`` (totals of expired entries), as
+``adapters.aws.producers``."""
 
 from __future__ import annotations
 
 import copy
 
 from magnetar_core.adapters.memory.tables import MemoryTables
+from magnetar_core.domain.counters import ExpiredTotals
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 
 LEASE = "$producers"
 SNAPSHOT = "$dedup"
+EXPIRED = "$expired"
 
 
 class ProducerStateStore:
@@ -59,3 +62,18 @@ class ProducerStateStore:
             if stored is not None and stored.upto >= snapshot.upto:
                 raise ConditionFailed(f"writing the dedup snapshot of {pk}")
             self._table.put(pk, SNAPSHOT, DedupSnapshot(snapshot.upto, dict(snapshot.last)))
+
+    def expired_totals(self, pk: str) -> ExpiredTotals:
+        """The totals the expire job folded (``through`` -1, zeros, when none)."""
+        with self._tables.lock:
+            stored = self._table.get(pk, EXPIRED)
+        return copy.copy(stored) if stored is not None else ExpiredTotals()
+
+    def put_expired_totals(self, pk: str, totals: ExpiredTotals) -> None:
+        """Store ``totals`` unless some at or beyond its ``through`` are stored; raises
+        ConditionFailed."""
+        with self._tables.lock:
+            stored = self._table.get(pk, EXPIRED)
+            if stored is not None and stored.through >= totals.through:
+                raise ConditionFailed(f"writing the expired totals of {pk}")
+            self._table.put(pk, EXPIRED, copy.copy(totals))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from magnetar_core.domain.counters import OutCounters
 from magnetar_core.domain.cursor.acknowledgements import Acknowledgements
 from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
@@ -48,7 +49,8 @@ class CursorState:
     """The mutable state of a subscription cursor; ``version`` guards optimistic writes.
 
     ``durable`` is False for a reader's cursor (it holds nothing back); ``read_compacted``
-    serves the compacted view up to the compaction horizon first (``compaction_reads``).
+    serves the compacted view up to the compaction horizon first (``compaction_reads``);
+    ``out`` counts what was dispatched (stats), and is kept across seeks.
     """
 
     subscription: str
@@ -62,6 +64,7 @@ class CursorState:
     roster: ConsumerRoster
     delays: DelayedSet
     outbox: DeadLetterOutbox
+    out: OutCounters
 
     mark_delete = Delegated[int]("acks")
     acked = Delegated[RangeSet]("acks")
@@ -101,6 +104,7 @@ class CursorState:
         self.durable, self.read_compacted, self.key_shared = durable, read_compacted, key_shared
         self.acks, self.reads = AckRecords(mark_delete), ReadState(read_position)
         self.roster, self.delays, self.outbox = ConsumerRoster(), DelayedSet(), DeadLetterOutbox()
+        self.out = OutCounters()
         for name, value in records.items():
             if not isinstance(getattr(type(self), name, None), Delegated):
                 raise TypeError(f"CursorState() got an unexpected keyword argument {name!r}")

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import NamedTuple
 
+from magnetar_core.domain.cursor.dispatched import count_out
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -194,6 +195,7 @@ class Dispatch:
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
+                count_out(state, deliveries, known, now)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0
             dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
