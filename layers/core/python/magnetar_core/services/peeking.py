@@ -58,7 +58,8 @@ class Peeking:
         head = self._ctx.log.head(ref.key)
         if head < start:
             return []
-        return [e for e, count, _ in self._ctx.log.range_counts(ref.key, start, head) if count]
+        rows = self._ctx.log.range_counts(ref.key, start, head)
+        return [row.entry_id for row in rows if row.messages]
 
     def _read(self, ref: PartitionRef, entry_id: int) -> Peeked:
         item = self._ctx.log.get_many(ref.key, [entry_id]).get(entry_id)
