@@ -34,7 +34,9 @@ class CursorOperations:
             if head <= state.mark_delete:
                 return 0, False
             rows = log.range_counts(ref.key, state.mark_delete + 1, head)
-            pending = [r.entry_id for r in rows if r.messages > 0 and not state.acks.is_acked(r.entry_id)]
+            pending = [
+                r.entry_id for r in rows if r.messages > 0 and not state.acks.is_acked(r.entry_id)
+            ]
             chosen = pending[:entries]
             if not chosen:
                 return 0, False
