@@ -68,8 +68,12 @@ def test_the_client_wheel_holds_only_the_sdk_and_the_wire_codec_with_py_typed(wh
     tops = {name.split("/", 1)[0] for name in wheel.namelist()}
     packages = {t for t in tops if not t.endswith(".dist-info")}
     assert packages == CLIENT_PACKAGES
-    assert {"magnetar/py.typed", "magnetar/client.py", "magnetar/cli.py",
-            "magnetar/schema/definition.py"} <= set(wheel.namelist())
+    assert {
+        "magnetar/py.typed",
+        "magnetar/client.py",
+        "magnetar/cli.py",
+        "magnetar/schema/definition.py",
+    } <= set(wheel.namelist())
     assert "magnetar_wire/names.py" in wheel.namelist()
 
 

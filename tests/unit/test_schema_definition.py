@@ -141,15 +141,25 @@ def test_records_compare_by_field_values_and_print_their_dict():
 
 
 def test_values_of_the_wrong_type_are_refused_with_pulsar_clients_messages():
-    with pytest.raises(TypeError, match=r"^Invalid type '<class 'str'>' for field 'age'. Expected: int$"):
+    with pytest.raises(
+        TypeError, match=r"^Invalid type '<class 'str'>' for field 'age'. Expected: int$"
+    ):
         Person(name="ann", age="old")
-    with pytest.raises(TypeError, match=r"^Invalid type '<class 'int'>' for field 'name'. Expected a string$"):
+    with pytest.raises(
+        TypeError, match=r"^Invalid type '<class 'int'>' for field 'name'. Expected a string$"
+    ):
         Person(name=3)
-    with pytest.raises(TypeError, match=r"^Invalid enum value 'blue' for field 'color'. Expected: dict_keys\(\['red', 'green'\]\)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^Invalid enum value 'blue' for field 'color'. Expected: dict_keys\(\['red', 'green'\]\)$",
+    ):
         Person(name="ann", color="blue")
     with pytest.raises(TypeError, match=r"^Array field tags items should all be of type string$"):
         Person(name="ann", tags=[1])
-    with pytest.raises(TypeError, match=r"^Invalid type '<class 'int'>' for sub-record field 'address'. Expected: Address$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^Invalid type '<class 'int'>' for sub-record field 'address'. Expected: Address$",
+    ):
         Person(name="ann", address=5)
     with pytest.raises(AttributeError, match=r"^Cannot set undeclared field nickname on record$"):
         Person(name="ann").nickname = "a"

@@ -81,7 +81,7 @@ class Null(Field):
     def type(self) -> str:
         return "null"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return type(None)
 
     def validate_type(self, name: str, val: Any) -> Any:
@@ -97,7 +97,7 @@ class Boolean(Field):
     def type(self) -> str:
         return "boolean"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return bool
 
     def default(self) -> Any:
@@ -110,7 +110,7 @@ class Integer(Field):
     def type(self) -> str:
         return "int"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return int
 
 
@@ -120,7 +120,7 @@ class Long(Field):
     def type(self) -> str:
         return "long"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return int
 
 
@@ -130,7 +130,7 @@ class Float(Field):
     def type(self) -> str:
         return "float"
 
-    def python_type(self) -> tuple[type, ...]:
+    def python_type(self) -> Any:
         return float, int
 
 
@@ -140,7 +140,7 @@ class Double(Field):
     def type(self) -> str:
         return "double"
 
-    def python_type(self) -> tuple[type, ...]:
+    def python_type(self) -> Any:
         return float, int
 
 
@@ -150,7 +150,7 @@ class Bytes(Field):
     def type(self) -> str:
         return "bytes"
 
-    def python_type(self) -> tuple[type, ...]:
+    def python_type(self) -> Any:
         return bytes, str
 
     def validate_type(self, name: str, val: Any) -> Any:
@@ -165,7 +165,7 @@ class String(Field):
     def type(self) -> str:
         return "string"
 
-    def python_type(self) -> tuple[type, ...]:
+    def python_type(self) -> Any:
         return str, bytes
 
     def validate_type(self, name: str, val: Any) -> Any:

@@ -135,7 +135,7 @@ class Record(metaclass=RecordMeta):
         """The record's class name (its Avro name)."""
         return str(self.__class__.__name__)
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         """The record's class."""
         return self.__class__
 
@@ -204,7 +204,7 @@ class CustomEnum(Field):
     def type(self) -> str:
         return "enum"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return self.enum_type
 
     def validate_type(self, name: str, val: Any) -> Any:
@@ -261,7 +261,7 @@ class Array(Field):
     def type(self) -> str:
         return "array"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return list
 
     def validate_type(self, name: str, val: Any) -> Any:
@@ -297,7 +297,7 @@ class Map(Field):
     def type(self) -> str:
         return "map"
 
-    def python_type(self) -> type:
+    def python_type(self) -> Any:
         return dict
 
     def validate_type(self, name: str, val: Any) -> Any:

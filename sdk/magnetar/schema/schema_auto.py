@@ -42,7 +42,7 @@ def _key_value(info: SchemaInfo, data: bytes) -> Any:
         if size < 0:
             parts.append(None)
             continue
-        chunk = data[offset:offset + size]
+        chunk = data[offset : offset + size]
         offset += size
         parts.append(decode_with_info(_part_info(properties, definitions, part), chunk))
     return KeyValue(parts[0], parts[1])

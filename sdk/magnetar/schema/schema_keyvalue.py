@@ -116,7 +116,7 @@ class KeyValueSchema(Schema):
                 continue
             if len(data) < offset + size:
                 raise ValueError("a key/value payload is truncated")
-            parts.append(schema.decode(data[offset:offset + size]))
+            parts.append(schema.decode(data[offset : offset + size]))
             offset += size
         return KeyValue(parts[0], parts[1])
 
