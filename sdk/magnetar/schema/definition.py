@@ -16,7 +16,19 @@ from collections import OrderedDict
 from enum import Enum, EnumMeta
 from typing import Any, ClassVar
 
-from ._fields import Boolean, Bytes, Double, Field, Float, Integer, Long, Null, String, type_name
+from ._fields import (
+    Boolean,
+    Bytes,
+    CustomEnum,
+    Double,
+    Field,
+    Float,
+    Integer,
+    Long,
+    Null,
+    String,
+    type_name,
+)
 
 __all__ = [
     "Array", "Boolean", "Bytes", "CustomEnum", "Double", "Field", "Float", "Integer", "Long",
@@ -184,60 +196,6 @@ def _record_from(declared: Record, values: dict[str, Any]) -> Record:
     made = copy.copy(declared)
     made.__init__(**values)  # type: ignore[misc]
     return made
-
-
-class CustomEnum(Field):
-    """An Avro ``enum`` from a Python ``Enum`` class (a bare ``Enum`` class attribute of a
-    record is wrapped in one). Values may be members, member names or member values.
-
-    Raises ``Exception("<cls> is not a valid Enum type")`` for a class that is not an Enum.
-    """
-
-    def __init__(self, enum_type: Any, default: Any = None, required: bool = False,
-                 required_default: bool = False) -> None:  # fmt: skip
-        if not (isinstance(enum_type, type) and issubclass(enum_type, Enum)):
-            raise Exception(type_name(enum_type) + " is not a valid Enum type")
-        self.enum_type = enum_type
-        self.values = {m.value: m for m in enum_type.__members__.values()}
-        super().__init__(default, required, required_default)
-
-    def type(self) -> str:
-        return "enum"
-
-    def python_type(self) -> Any:
-        return self.enum_type
-
-    def validate_type(self, name: str, val: Any) -> Any:
-        """A member from itself, its name (str) or its value (int).
-
-        Raises ``TypeError("Invalid enum value '<v>' for field '<name>'. Expected: <keys>")``.
-        """
-        if val is None:
-            return None
-        if type(val) is str:
-            if val in self.enum_type.__members__:
-                return self.enum_type.__members__[val]
-            raise TypeError(f"Invalid enum value '{val}' for field '{name}'. "
-                            f"Expected: {self.enum_type.__members__.keys()}")  # fmt: skip
-        if type(val) is int:
-            if val in self.values:
-                return self.values[val]
-            raise TypeError(f"Invalid enum value '{val}' for field '{name}'. "
-                            f"Expected: {self.values.keys()}")  # fmt: skip
-        if not isinstance(val, self.enum_type):
-            raise TypeError(f"Invalid type '{type(val)}' for field '{name}'. "
-                            f"Expected: {type_name(self.enum_type)}")  # fmt: skip
-        return val
-
-    def schema(self) -> Any:
-        return self.schema_info(set())
-
-    def schema_info(self, defined_names: set[str]) -> Any:
-        name = self.enum_type.__name__
-        if name in defined_names:
-            return name
-        defined_names.add(name)
-        return {"type": "enum", "name": name, "symbols": [m.name for m in self.enum_type]}
 
 
 def _items_schema(item: Any, defined_names: set[str]) -> Any:
