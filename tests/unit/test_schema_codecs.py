@@ -15,6 +15,7 @@ from magnetar.schema import (
     AUTO_CONSUME,
     Array,
     AvroSchema,
+    Bytes,
     BytesSchema,
     Integer,
     JsonSchema,
@@ -100,6 +101,14 @@ def test_a_record_schema_refuses_another_type_with_pulsar_clients_message():
         BytesSchema().encode("text")
 
 
+def test_json_refuses_a_bytes_field_it_cannot_hold():
+    class Blob(Record):
+        data = Bytes()
+
+    with pytest.raises(TypeError, match="^Object of type bytes is not JSON serializable$"):
+        JsonSchema(Blob).encode(Blob(data=b"\x00"))
+
+
 def test_schema_info_carries_type_name_definition_and_is_a_registry_payload():
     info = AvroSchema(Item).schema_info()
 
@@ -110,6 +119,16 @@ def test_schema_info_carries_type_name_definition_and_is_a_registry_payload():
     assert StringSchema().schema_info().to_dict() == {"type": "STRING", "schema": "null",
                                                       "properties": {}}  # fmt: skip
     assert (str(StringSchema()), str(BytesSchema())) == ("StringSchema", "BytesSchema")
+
+
+def test_the_definition_text_is_pulsar_clients_json_key_for_key_in_its_order():
+    assert JsonSchema(Item).schema_info().schema() == (
+        '{\n "type": "record",\n "name": "Item",\n "fields": [\n  {\n   "name": "sku",\n'
+        '   "type": "string"\n  },\n  {\n   "name": "qty",\n   "type": [\n    "null",\n'
+        '    "int"\n   ]\n  }\n ]\n}'
+    )
+    definition = Order.schema()
+    assert list(definition) == ["type", "name", "namespace", "fields"]
 
 
 def test_key_value_inline_packs_lengths_and_both_parts_in_the_payload():

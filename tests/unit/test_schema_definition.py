@@ -119,6 +119,7 @@ def test_a_namespace_sorted_fields_an_enum_default_and_a_record_named_twice():
             {"name": "weights", "type": ["null", {"type": "map", "values": "float"}]},
         ],
     }  # fmt: skip
+    assert list(Segment.schema()["fields"][1]) == ["name", "default", "type"]
 
 
 def test_unset_fields_take_their_defaults_and_dicts_become_nested_records():

@@ -170,7 +170,8 @@ class JsonSchema(Schema):
     """Records as JSON text (pulsar-client's bytes: ``json.dumps(..., indent=True)``), enums
     by value; the definition is the record's Avro definition (Pulsar's JSON schema type).
 
-    Raises ``TypeError`` on ``encode`` of an object that is not a ``record_cls`` instance.
+    Raises ``TypeError`` on ``encode`` of an object that is not a ``record_cls`` instance, or
+    of a record with a value JSON cannot hold (``bytes``).
     """
 
     def __init__(self, record_cls: Any) -> None:
@@ -180,6 +181,8 @@ class JsonSchema(Schema):
     def _get_serialized_value(o: Any) -> Any:
         if isinstance(o, enum.Enum):
             return o.value
+        if not hasattr(o, "__dict__"):  # e.g. a Bytes field: JSON has no bytes
+            raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
         return _without_reserved(o.__dict__)
 
     def encode(self, obj: Any) -> bytes:
