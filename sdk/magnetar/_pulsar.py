@@ -24,6 +24,7 @@ from ._enums import (
     Result,
 )
 from .message import Message, MessageId
+from .schema.schema import SchemaInfo, SchemaType
 
 __all__ = [
     "BatchingType",
@@ -39,4 +40,6 @@ __all__ = [
     "ProducerAccessMode",
     "RegexSubscriptionMode",
     "Result",
+    "SchemaInfo",
+    "SchemaType",
 ]

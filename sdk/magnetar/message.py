@@ -225,10 +225,17 @@ class Message:
         return self._data
 
     def value(self) -> Any:
-        """The payload decoded with the consumer's schema (``None`` for a null value)."""
+        """The payload decoded with the consumer's schema (``None`` for a null value); the
+        default ``BytesSchema`` returns the bytes. Raises what the schema's decoder raises
+        for a payload it cannot read (e.g. ``ValueError`` for JSON that is not JSON)."""
         if self._null:
             return None
-        return self._schema.decode(self._data) if self._schema is not None else self._data
+        if self._schema is None:
+            return self._data
+        decode_message = getattr(self._schema, "decode_message", None)
+        if decode_message is not None:  # schemas that read the message key (key/value)
+            return decode_message(self)
+        return self._schema.decode(self._data)
 
     def properties(self) -> dict[str, str]:
         """The message's properties."""

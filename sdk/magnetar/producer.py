@@ -160,10 +160,11 @@ class Producer:
                event_timestamp: Any, deliver_at: Any, deliver_after: Any,
                ) -> tuple[dict[str, Any], int, bool]:  # fmt: skip
         null = content is None
-        data = b"" if null else self._schema.encode(content)
+        data, schema_key = (b"", None) if null else self._encode(content)
         check_type(bytes, data, "data")
         check_type_or_none(dict, properties, "properties")
         check_type_or_none(str, partition_key, "partition_key")
+        partition_key = schema_key if schema_key is not None else partition_key
         check_type_or_none(str, ordering_key, "ordering_key")
         check_type_or_none(int, sequence_id, "sequence_id")
         check_type_or_none(list, replication_clusters, "replication_clusters")
@@ -197,6 +198,15 @@ class Producer:
             fields["deliver_at_ms"] = deliver_ms
         partition = self._route(data, properties, partition_key, ordering_key)
         return fields, partition, not deliver_ms
+
+    def _encode(self, content: Any) -> tuple[bytes, str | None]:
+        """The payload and the message key the schema sets (a SEPARATED key/value schema
+        puts its key there), else ``None``. Raises what the schema's encoder raises."""
+        encode_message = getattr(self._schema, "_encode_message", None)
+        if encode_message is not None:
+            data, key = encode_message(content)
+            return data, key
+        return self._schema.encode(content), None
 
     def _route(self, data: bytes, properties: Any, key: Any, ordering_key: Any) -> int:
         """The partition of a message: -1 on a non-partitioned topic (see ``_routing``)."""

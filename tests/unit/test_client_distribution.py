@@ -28,6 +28,10 @@ CLIENT_DEPENDENCIES = {
 # import name -> distribution of the `tokens` extra, and the only client modules that import them
 TOKENS_EXTRA = {"jwt": "pyjwt", "cryptography": "cryptography"}
 TOKENS_MODULES = {"magnetar_wire/tokens.py", "magnetar_wire/token_keys.py"}
+# the schema extras: import name -> distribution, and the only client module importing each
+SCHEMA_EXTRAS = {"avro": {"fastavro": "fastavro"}, "protobuf": {"google": "protobuf"}}
+SCHEMA_MODULES = {"fastavro": {"magnetar/schema/schema_avro.py"},
+                  "google": {"magnetar/schema/schema_protobuf.py"}}  # fmt: skip
 SERVER_SIDE = {
     "boto3", "botocore", "moto", "pyspark", "aws-lambda-powertools", "aws_lambda_powertools",
     "pyyaml", "yaml", "magnetar_core", "magnetar_local", "magnetar_jobs", "magnetar_bench",
@@ -64,7 +68,12 @@ def test_the_client_wheel_holds_only_the_sdk_and_the_wire_codec_with_py_typed(wh
     tops = {name.split("/", 1)[0] for name in wheel.namelist()}
     packages = {t for t in tops if not t.endswith(".dist-info")}
     assert packages == CLIENT_PACKAGES
-    assert {"magnetar/py.typed", "magnetar/client.py", "magnetar/cli.py"} <= set(wheel.namelist())
+    assert {
+        "magnetar/py.typed",
+        "magnetar/client.py",
+        "magnetar/cli.py",
+        "magnetar/schema/definition.py",
+    } <= set(wheel.namelist())
     assert "magnetar_wire/names.py" in wheel.namelist()
 
 
@@ -75,10 +84,12 @@ def test_the_client_wheel_requires_only_the_clients_pinned_dependencies(wheel):
     every = metadata.get_all("Requires-Dist") or []
     requires = [r for r in every if "extra ==" not in r]
     assert {_name(r) for r in requires} == set(CLIENT_DEPENDENCIES.values())
-    extra = [r for r in every if "extra ==" in r]
+    extra = [r for r in every if 'extra == "tokens"' in r]
     assert {_name(r) for r in extra} == set(TOKENS_EXTRA.values())
-    assert all('extra == "tokens"' in r for r in extra), extra
-    assert metadata.get_all("Provides-Extra") == ["tokens"]
+    for name, modules in SCHEMA_EXTRAS.items():
+        pins = [r for r in every if f'extra == "{name}"' in r]
+        assert {_name(r) for r in pins} == set(modules.values())
+    assert metadata.get_all("Provides-Extra") == ["tokens", *SCHEMA_EXTRAS]
     assert all("==" in r for r in every), every
     assert not {_name(r) for r in every} & SERVER_SIDE
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
@@ -103,10 +114,13 @@ def test_every_module_of_the_client_wheel_imports_only_the_stdlib_itself_or_its_
             for module in modules:
                 found.setdefault(module.split(".")[0], set()).add(name)
     # the CLI's service-side verbs are imported by name on use (importlib), never statically
-    assert {m: files for m, files in found.items() if m not in allowed | set(TOKENS_EXTRA)} == {}
+    extras = set(TOKENS_EXTRA) | set(SCHEMA_MODULES)
+    assert {m: files for m, files in found.items() if m not in allowed | extras} == {}
     assert set(CLIENT_DEPENDENCIES) <= set(found)  # the check sees the real imports
     # the `tokens` extra's libraries only in the token codec (magnetar.tokens goes through it)
     assert set().union(*(found[m] for m in TOKENS_EXTRA)) == TOKENS_MODULES
+    # each schema extra's library only in its schema module, imported there on first use
+    assert {m: found[m] for m in SCHEMA_MODULES} == SCHEMA_MODULES
 
 
 def test_the_server_distribution_installs_the_client_rather_than_shipping_its_packages():
