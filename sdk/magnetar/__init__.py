@@ -96,6 +96,9 @@ from .message import Message, MessageId
 from .producer import Producer
 from .reader import Reader
 from .schema import BytesSchema, StringSchema
+from .table_view import TableView
+
+from . import asyncio  # noqa: E402,I001 - pulsar.asyncio; after the names it builds on
 
 __version__ = "0.1.0"
 
@@ -137,6 +140,8 @@ __all__ = [
     "RegexSubscriptionMode",
     "Result",
     "StringSchema",
+    "TableView",
+    "asyncio",
     "exceptions",
     "schema",
     "PulsarException",
