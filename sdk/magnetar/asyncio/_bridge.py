@@ -15,6 +15,7 @@ Three ways a coroutine waits, in order of preference:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -72,10 +73,8 @@ def callback_future(loop: asyncio.AbstractEventLoop) -> tuple[asyncio.Future, Ca
             future.set_exception(PulsarException(result))
 
     def callback(result: Result, value: Any) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody awaits the future
             loop.call_soon_threadsafe(settle, result, value)
-        except RuntimeError:  # the loop is closed: nobody awaits the future any more
-            pass
 
     return future, callback
 
@@ -101,15 +100,13 @@ async def next_message(core: ConsumerCore, timeout_ms: int | None = None) -> Mes
         woken = asyncio.Event()
 
         def waiter(woken: asyncio.Event = woken) -> None:
-            try:
+            with contextlib.suppress(RuntimeError):  # a closed loop
                 loop.call_soon_threadsafe(woken.set)
-            except RuntimeError:  # the loop is closed
-                pass
 
         core.add_waiter(waiter)
         try:
             await asyncio.wait_for(woken.wait(), left)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # one last look at the queue, then Timeout
         finally:
             core.remove_waiter(waiter)
@@ -120,9 +117,15 @@ class Executor:
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="magnetar-asyncio")
+        self.closed = False
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` on the pool; its SDK errors become ``PulsarException``."""
+        """``fn(*args, **kwargs)`` on the pool; its SDK errors become ``PulsarException``.
+
+        Raises PulsarException(AlreadyClosed) once the client is closed.
+        """
+        if self.closed:
+            raise PulsarException(Result.AlreadyClosed, "the client is closed")
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
@@ -130,7 +133,10 @@ class Executor:
             raise converted(e) from None
 
     def submit(self, fn: Callable[[], Any], log: Any) -> None:
-        """Run ``fn()`` on the pool without waiting; an error is logged with ``log``."""
+        """Run ``fn()`` on the pool without waiting (not once closed); an error is logged
+        with ``log``."""
+        if self.closed:
+            return
 
         def run() -> None:
             try:
@@ -141,5 +147,6 @@ class Executor:
         self._pool.submit(run)
 
     def shutdown(self, wait: bool) -> None:
-        """Stop the pool (``wait``: join its threads)."""
+        """Stop the pool (``wait``: join its threads); ``run`` refuses work from now on."""
+        self.closed = True
         self._pool.shutdown(wait=wait)

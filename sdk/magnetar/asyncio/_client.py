@@ -147,6 +147,8 @@ class Client:
     async def close(self) -> None:
         """Close every producer (sending what is queued), consumer and reader, then stop
         the executor's threads; later calls raise PulsarException(AlreadyClosed)."""
+        if self._executor.closed:
+            return
         await self._executor.run(self._client.close)
         self._executor.shutdown(wait=True)  # its threads are idle now: joined at once
 

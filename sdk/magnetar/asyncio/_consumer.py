@@ -61,8 +61,10 @@ class Consumer:
         await self._executor.run(self._consumer.seek, messageid)
 
     async def close(self) -> None:
-        """Send pending acks, unregister and stop the consumer's threads."""
-        await self._executor.run(self._consumer.close)
+        """Send pending acks, unregister and stop the consumer's threads (done already
+        after the client's ``close``)."""
+        if not self._executor.closed:
+            await self._executor.run(self._consumer.close)
 
     async def get_last_message_id(self) -> MessageId:
         """The id of the topic's last message (``MessageId.earliest`` when empty)."""
@@ -120,8 +122,10 @@ class Reader:
         await self._executor.run(self._reader.seek, messageid)
 
     async def close(self) -> None:
-        """Close the reader (its cursor is deleted)."""
-        await self._executor.run(self._reader.close)
+        """Close the reader (its cursor is deleted; done already after the client's
+        ``close``)."""
+        if not self._executor.closed:
+            await self._executor.run(self._reader.close)
 
     def topic(self) -> str:
         return self._reader.topic()

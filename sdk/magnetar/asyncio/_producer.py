@@ -77,8 +77,9 @@ class Producer:
 
     async def close(self) -> None:
         """Send what is queued, then close (on the client's executor: it joins the sender
-        thread and releases the registration)."""
-        await self._executor.run(self._producer.close)
+        thread and releases the registration); after the client's ``close``, nothing to do."""
+        if not self._executor.closed:
+            await self._executor.run(self._producer.close)
 
     def topic(self) -> str:
         """The full topic name."""
