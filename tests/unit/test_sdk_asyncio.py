@@ -129,7 +129,7 @@ def test_an_asyncio_reader_reads_seeks_and_times_out(svc):
 
 def test_asyncio_errors_carry_pulsar_results_and_bad_arguments_raise_value_error(svc):
     async def body(client):
-        await client.subscribe("t", "s")
+        first = await client.subscribe("t", "s")  # kept: a dropped consumer closes
         with pytest.raises(PulsarException) as e:
             await client.subscribe("t", "s")
         assert e.value.error() == Result.ConsumerBusy and str(e.value).startswith("13 ConsumerBusy")
@@ -140,6 +140,7 @@ def test_asyncio_errors_carry_pulsar_results_and_bad_arguments_raise_value_error
         with pytest.raises(ValueError, match="'str' or 'list'"):
             await client.subscribe(5, "s")
         assert await client.get_topic_partitions("t") == ["persistent://public/default/t"]
+        assert first.is_connected()
 
     run(body, svc)
 
