@@ -47,7 +47,7 @@ class Producer:
         call = partial(self._producer.send_async, content, callback, properties=properties,
                        partition_key=partition_key, ordering_key=ordering_key,
                        sequence_id=sequence_id, replication_clusters=replication_clusters,
-                       disable_replication=bool(disable_replication),
+                       disable_replication=disable_replication or False,
                        event_timestamp=event_timestamp, deliver_at=deliver_at,
                        deliver_after=deliver_after)  # fmt: skip
         if self._blocking:
