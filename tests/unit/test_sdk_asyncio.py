@@ -184,3 +184,13 @@ def test_pulsar_asyncio_exposes_pulsar_clients_names():
     )
     assert not issubclass(PulsarException, pulsar.PulsarException)
     assert str(PulsarException(Result.Timeout)) == "3 Timeout"
+
+
+def test_a_producer_that_blocks_when_full_queues_its_sends_from_the_executor(svc):
+    async def body(client):
+        producer = await client.create_producer("t", block_if_queue_full=True,
+                                                max_pending_messages=1, batching_enabled=False)  # fmt: skip
+        ids = await asyncio.gather(*(producer.send(bytes([i])) for i in range(4)))
+        assert [i.entry_id() for i in ids] == [0, 1, 2, 3]
+
+    run(body, svc)

@@ -8,6 +8,7 @@ import time
 import pytest
 
 import magnetar as pulsar
+from magnetar import table_view
 from magnetar_local.memory_service import sdk_threads
 
 
@@ -128,3 +129,15 @@ def test_create_table_view_on_a_closed_client_raises_already_closed(svc):
     client.close()
     with pytest.raises(pulsar.AlreadyClosed):
         client.create_table_view("t")
+
+
+def test_catching_up_gives_up_waiting_when_the_last_message_is_not_in_the_view(client, monkeypatch):
+    # a compacted view may lack the topic's last message (a tombstone compaction dropped):
+    # "more messages exist" then stays true with nothing to read
+    publish(client, "t", ("a", b"1"))
+    monkeypatch.setattr(table_view, "CATCH_UP_WAIT_MS", 50)
+    monkeypatch.setattr(pulsar.Reader, "has_message_available", lambda self: True)
+    start = time.monotonic()
+    view = client.create_table_view("t")
+    assert time.monotonic() - start < 2 and view.get("a") == b"1"
+    view.close()

@@ -21,11 +21,13 @@ class Producer:
 
     def __init__(self, producer: SyncProducer, executor: Executor, blocking: bool) -> None:
         """``blocking``: the producer was made with ``block_if_queue_full`` (its sends may
-        wait for room, so they are queued from the client's executor)."""
+        wait for room, so they are queued from the client's executor, one at a time, in the
+        order of the ``send`` calls)."""
         self._producer = producer
         self._executor = executor
         self._blocking = blocking
         self._pending: set[asyncio.Future] = set()
+        self._enqueueing = asyncio.Lock()  # FIFO: blocking sends enter the queue in call order
 
     async def send(self, content: Any, properties: dict | None = None,
                    partition_key: str | None = None, ordering_key: str | None = None,
@@ -51,7 +53,8 @@ class Producer:
                        event_timestamp=event_timestamp, deliver_at=deliver_at,
                        deliver_after=deliver_after)  # fmt: skip
         if self._blocking:
-            await self._executor.run(call)
+            async with self._enqueueing:
+                await self._executor.run(call)
         else:
             try:
                 call()
