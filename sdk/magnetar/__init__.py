@@ -5,7 +5,7 @@ Magnetar API (``http://127.0.0.1:8080`` locally).
 """
 
 from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
-from . import exceptions, schema
+from . import asyncio, exceptions, schema  # asyncio: pulsar.asyncio (the stdlib's is not shadowed)
 from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
@@ -96,6 +96,7 @@ from .message import Message, MessageId
 from .producer import Producer
 from .reader import Reader
 from .schema import BytesSchema, StringSchema
+from .table_view import TableView
 
 __version__ = "0.1.0"
 
@@ -137,6 +138,8 @@ __all__ = [
     "RegexSubscriptionMode",
     "Result",
     "StringSchema",
+    "TableView",
+    "asyncio",
     "exceptions",
     "schema",
     "PulsarException",

@@ -97,7 +97,7 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
             for msg in messages:
                 core.queue.append((sub, msg))
             sub.queued += len(messages)
-            core.cond.notify_all()
+            core.wake()
 
 
 def redeliver_lost(core: ConsumerCore, sub: Sub, streak: Streak) -> bool:

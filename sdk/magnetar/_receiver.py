@@ -59,6 +59,7 @@ class ConsumerCore:
         self.started = False
         self._listener_thread: threading.Thread | None = None
         self.closed_event = threading.Event()
+        self.waiters: list[Callable[[], None]] = []  # of asyncio receives (magnetar.asyncio)
 
     @property
     def ack_tracker(self) -> AckTracker:
@@ -170,6 +171,23 @@ class ConsumerCore:
 
     # ------------------------------------------------------------------ application side
 
+    def wake(self) -> None:
+        """Wake threads and asyncio waiters (``magnetar.asyncio``); call with ``cond`` held."""
+        self.cond.notify_all()
+        for waiter in self.waiters:
+            waiter()  # never blocks: it schedules a wake-up on an event loop
+
+    def add_waiter(self, waiter: Callable[[], None]) -> None:
+        """Call ``waiter()`` on each ``wake`` (now, if a message or the close is there)."""
+        with self.cond:
+            self.waiters = [*self.waiters, waiter]
+            if self.queue or self.stopping:
+                waiter()
+
+    def remove_waiter(self, waiter: Callable[[], None]) -> None:
+        with self.cond:
+            self.waiters = [w for w in self.waiters if w is not waiter]
+
     def take(self, timeout: float | None) -> tuple[Sub, Message]:
         """Pop the next message, waiting up to ``timeout`` seconds (None: forever).
 
@@ -247,7 +265,7 @@ class ConsumerCore:
             if self.stopping:
                 return
             self.stopping = True
-            self.cond.notify_all()
+            self.wake()
         self.closed_event.set()
         deadline = time.monotonic() + self.t.operation_timeout
         me = threading.current_thread()

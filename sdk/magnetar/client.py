@@ -37,6 +37,7 @@ from .message import MessageId
 from .producer import Producer
 from .reader import Reader
 from .schema import BytesSchema, Schema
+from .table_view import TableView
 
 __all__ = ["Client"]
 
@@ -238,6 +239,21 @@ class Client:
                       inclusive=start_message_id_inclusive, reader_listener=reader_listener,
                       read_compacted=is_read_compacted,
                       schema=schema if schema is not None else BytesSchema())  # fmt: skip
+
+    def create_table_view(self, topic: str, subscription_name: str | None = None,
+                          schema: Schema | None = None) -> TableView:  # fmt: skip
+        """A ``TableView``: the latest value of each key of ``topic``, kept up to date (read
+        from the compacted view, then the live log; see ``magnetar.table_view``). Returns
+        once the messages published before are applied. ``subscription_name``: the readers'
+        cursor (random when None); ``schema`` (``BytesSchema()`` when None) decodes values.
+        Raises ValueError (argument types), InvalidTopicName, ConsumerBusy (name taken).
+        """
+        self._check_open()
+        check_type(str, topic, "topic")
+        check_type_or_none(str, subscription_name, "subscription_name")
+        check_type_or_none(Schema, schema, "schema")
+        return TableView(self, topic, subscription_name,
+                         schema if schema is not None else BytesSchema())  # fmt: skip
 
     def _bytes_schema(self) -> Schema:
         return BytesSchema()

@@ -23,7 +23,8 @@ class Reader:
     def __init__(self, client: Client, name: TopicName, start_message_id: MessageId, *,
                  reader_name: str | None, receiver_queue_size: int, inclusive: bool,
                  reader_listener: Any, read_compacted: bool = False,
-                 schema: Any = None) -> None:  # fmt: skip
+                 schema: Any = None, subscription: str | None = None) -> None:  # fmt: skip
+        """``subscription``: the cursor's name (a table view's; default ``reader-<random>``)."""
         body = {"subscriptionType": "Exclusive", "durable": False,
                 "startMessageId": _positions.id_text(start_message_id),
                 "startMessageIdInclusive": inclusive}  # fmt: skip
@@ -35,7 +36,7 @@ class Reader:
                             schema if schema is not None else client._bytes_schema(),
                             client._log)  # fmt: skip
         try:
-            subscribe_topic(client, core, name, f"reader-{uuid.uuid4().hex[:12]}")
+            subscribe_topic(client, core, name, subscription or f"reader-{uuid.uuid4().hex[:12]}")
         except BaseException:
             core.close(flush_acks=False)
             raise

@@ -74,6 +74,7 @@ def test_the_client_wheel_holds_only_the_sdk_and_the_wire_codec_with_py_typed(wh
         "magnetar/cli.py",
         "magnetar/schema/definition.py",
     } <= set(wheel.namelist())
+    assert "magnetar/asyncio/__init__.py" in wheel.namelist()  # subpackages are listed one by one
     assert "magnetar_wire/names.py" in wheel.namelist()
 
 
