@@ -209,11 +209,17 @@ class FunctionConfig:
         """The body of the trigger on each input (``domain.triggers.spec``): a function
         target, one batch in flight and failed messages retried at once (they come back
         before later ones: results keep the input's order, which effectively-once sequence
-        ids need), the output topic and dead letter policy. Shared, as Pulsar Functions'
-        default: dead letter topics work on Shared and Key_Shared subscriptions only."""
+        ids need), the output topic and dead letter policy.
+
+        Failover, as Pulsar runs effectively-once functions: one consumer at a time, and a
+        new one takes over what a dead one held *before* later messages, so a step that
+        dies mid-batch cannot be passed by later messages (their outputs' higher sequence
+        ids would make the retried batch's outputs look like duplicates). Shared when
+        ``maxMessageRetries`` is set: dead letter topics work on Shared and Key_Shared
+        subscriptions only, so such a function keeps that crash window (documented)."""
         body: dict[str, Any] = {
             "target": {"type": "function", "function": self.fqfn},
-            "subscriptionType": "Shared",
+            "subscriptionType": "Failover" if self.max_message_retries is None else "Shared",
             "maximumConcurrency": 1,
             "initialPosition": self.subscription_position,
             "batchSize": self.batch_size,
