@@ -5,7 +5,7 @@ Magnetar API (``http://127.0.0.1:8080`` locally).
 """
 
 from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
-from . import asyncio, exceptions, schema  # asyncio: pulsar.asyncio (the stdlib's is not shadowed)
+from . import exceptions, schema
 from ._crypto import CryptoKeyReader
 from ._enums import (
     BatchingType,
@@ -193,3 +193,13 @@ __all__ = [
     "TopicBusy",
     "TooManyRequests",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``pulsar.asyncio`` on first use (PEP 562): importing the event loop machinery costs
+    every program and every CLI call ~0.1 s, and most never use it."""
+    if name == "asyncio":
+        import importlib
+
+        return importlib.import_module(".asyncio", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
