@@ -1,15 +1,15 @@
 """CloudWatch metrics of every invocation: one EMF record (Powertools' CloudWatch EMF
 provider) per request, written as one log line.
 
-Each record carries ``Requests`` (1), ``Errors`` (1 for a 5xx), ``ClientErrors`` (1 for a
-4xx), ``Latency`` (ms, the handler's own time) and what the request did
+Each record carries ``Requests`` (1), ``Errors`` (1, only on a 5xx), ``ClientErrors`` (1,
+only on a 4xx), ``Latency`` (ms, the handler's own time) and what the request did
 (``domain.metering``: ``MessagesIn``, ``BytesIn``, ``MessagesOut``, ``BytesOut``, ``Acks``,
 ``Nacks``, ``DeadLetterMoves``, ``TimerStarts``; only those not 0).
 
 Dimensions, kept to what an operator filters on, since every distinct combination is a
 custom metric billed by the month: ``service`` and ``route`` (API Gateway's route key, e.g.
 ``POST /v1/{domain}/{tenant}/{namespace}/{topic}/messages``; a fixed set) on every record,
-and a second dimension set ``service, tenant, namespace`` on the data plane's records
+``service`` alone (the totals, and a latency p99 over every route), and a third set ``service, tenant, namespace`` on the data plane's records
 (``/v1/`` routes): namespaces are created by operators, so that set grows with them, not
 with traffic. Topic and subscription are never dimensions (made by clients, unbounded: a
 producer per topic would mint metrics by the thousand); they are EMF *properties* of the
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -77,17 +78,21 @@ class Measured:
 
     def record(self, latency_ms: float, timestamp_ms: int) -> dict[str, Any]:
         """The EMF record (a dict) of this invocation."""
-        metrics = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE)
+        namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE
+        metrics = EphemeralMetrics(namespace=namespace, service=SERVICE)
         metrics.add_dimension("route", self.route)
         path = self.path
+        metrics.add_dimensions(service=SERVICE)  # the totals: all routes, p99 overall
         data_plane = self.route.split(" ")[-1].startswith("/v1/")
         if data_plane and path.get("tenant") and path.get("namespace"):
             metrics.add_dimensions(
                 service=SERVICE, tenant=path["tenant"], namespace=path["namespace"]
             )
         metrics.add_metric("Requests", MetricUnit.Count, 1)
-        metrics.add_metric("Errors", MetricUnit.Count, int(self.status >= 500))
-        metrics.add_metric("ClientErrors", MetricUnit.Count, int(400 <= self.status < 500))
+        if self.status >= 500:  # only when 1: a 0 costs log bytes and says nothing a
+            metrics.add_metric("Errors", MetricUnit.Count, 1)  # dashboard's FILL(…, 0) does
+        elif self.status >= 400:
+            metrics.add_metric("ClientErrors", MetricUnit.Count, 1)
         metrics.add_metric("Latency", MetricUnit.Milliseconds, round(latency_ms, 3))
         for name, value in self.counts.items():
             unit = MetricUnit.Bytes if name in metering.BYTE_COUNTS else MetricUnit.Count
