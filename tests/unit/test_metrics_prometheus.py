@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import urllib.request
 
 import pytest
@@ -109,3 +110,32 @@ def test_the_gateway_serves_what_its_handlers_did_at_get_metrics():
     labels = 'namespace="public/default",topic="persistent://public/default/scraped"'
     assert f"pulsar_in_messages_total{{{labels}}} 2\n" in text
     assert f"pulsar_storage_size{{{labels}}} " in text  # read from the stats on scrape
+
+
+def _post(url: str, body: dict) -> dict:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="POST",
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read() or b"null")
+
+
+@pytest.mark.timeout(30)
+def test_nacks_and_a_dead_letter_move_are_counted_on_the_subscription_and_not_as_messages_in():
+    with MemoryService() as svc:
+        base = f"{svc.url}/v1/persistent/public/default/poison"
+        policy = {"maxRedeliverCount": 1, "deadLetterTopic": "persistent://public/default/poison-dlq"}
+        handle = _post(f"{base}/subscriptions/s/consumers",
+                       {"subscriptionType": "Shared", "deadLetterPolicy": policy})  # fmt: skip
+        consumer = f"{base}/subscriptions/s/consumers/{handle['consumerId']}"
+        _post(f"{base}/messages", {"messages": [{"payload": "YQ=="}]})
+        for _ in range(2):  # delivered, nacked; redelivered (count 1), nacked: exhausted
+            [message] = _post(f"{consumer}/receive", {"maxMessages": 1, "waitMs": 2000})["messages"]
+            _post(f"{consumer}/nack", {"messageIds": [message["messageId"]]})
+        assert _post(f"{consumer}/receive", {"maxMessages": 1, "waitMs": 200})["messages"] == []
+        text = svc.gateway.metrics.render()
+    labels = 'namespace="public/default",topic="persistent://public/default/poison"'
+    assert f'magnetar_nacks_total{{{labels},subscription="s"}} 2\n' in text
+    assert f'magnetar_dead_letter_moves_total{{{labels},subscription="s"}} 1\n' in text
+    assert f"pulsar_in_messages_total{{{labels}}} 1\n" in text  # the produce only
+    assert "poison-dlq" not in text.split("# HELP pulsar_msg_backlog")[0]
