@@ -89,8 +89,8 @@ class Measured:
                 service=SERVICE, tenant=path["tenant"], namespace=path["namespace"]
             )
         metrics.add_metric("Requests", MetricUnit.Count, 1)
-        if self.status >= 500:  # only when 1: a 0 costs log bytes and says nothing a
-            metrics.add_metric("Errors", MetricUnit.Count, 1)  # dashboard's FILL(…, 0) does
+        if self.status >= 500:  # only when 1: a 0 costs log bytes, and no value sums as 0
+            metrics.add_metric("Errors", MetricUnit.Count, 1)
         elif self.status >= 400:
             metrics.add_metric("ClientErrors", MetricUnit.Count, 1)
         metrics.add_metric("Latency", MetricUnit.Milliseconds, round(latency_ms, 3))
