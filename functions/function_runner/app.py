@@ -5,10 +5,11 @@ contract plus the function's id). Returns ``{"batchItemFailures": [...]}``; a fu
 does not exist or does not load raises, so the whole batch is retried.
 """
 
-from magnetar_core.api import http
+from magnetar_core.api import http, metrics
 
 engine = http.container_engine()
 
 
+@metrics.invocation_measured("function_runner")
 def lambda_handler(event, context):
     return engine().function_runtime.handle(str(event.get("function", "")), event)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from magnetar_core.api.metrics import emitting
 from magnetar_local.authorizer import LocalAuthorizer
 from magnetar_local.events import (
     HttpRequest,
@@ -35,6 +36,8 @@ from magnetar_local.handlers import (
     apply_handler_environment,
 )
 from magnetar_local.lambda_api import LambdaInvokeApi
+from magnetar_local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from magnetar_local.metrics import METRICS_PATH, MetricsRegistry
 from magnetar_local.routes import RouteMatch, RouteTable
 from magnetar_local.template import FunctionSpec, RouteSpec
 
@@ -79,6 +82,8 @@ class Gateway:
         self.lambda_api: LambdaInvokeApi | None = None
         """Lambda's Invoke API for the event-source functions (``magnetar_local.lambda_api``;
         None: not served)."""
+        self.metrics = MetricsRegistry()
+        """The handlers' metrics, served at ``GET /metrics`` (``magnetar_local.metrics``)."""
         self.observers: list[Callable[[RouteMatch, int], None]] = []
         """Called after each routed request with its match and answer's status (the
         local trigger driver watches commits through it); must not raise nor block."""
@@ -167,7 +172,17 @@ class Gateway:
         """Route one request and run its handler; never raises (errors become 404/502 in
         the documented error shape). Every answer carries ``apigw-requestid``, the
         ``requestContext.requestId`` of its event, as API Gateway's do; a failed handler is
-        logged with it. Lambda Invoke requests go to ``lambda_api`` when it is set."""
+        logged with it. Lambda Invoke requests go to ``lambda_api`` when it is set. ``GET
+        /metrics`` is the gateway's own: ``metrics`` in Prometheus' text format (no token
+        asked, as Pulsar's ``authenticateMetricsEndpoint=false``); every handler's EMF
+        record goes to ``metrics``."""
+        if request.method in ("GET", "HEAD") and request.raw_path == METRICS_PATH:
+            body = self.metrics.render().encode()
+            return HttpResponse(200, [("Content-Type", METRICS_CONTENT_TYPE)], body)
+        with emitting(self.metrics.record):
+            return self._invoke(request)
+
+    def _invoke(self, request: HttpRequest) -> HttpResponse:
         if self.lambda_api is not None and self.lambda_api.matches(request):
             return self.lambda_api.invoke(request)
         match = self.table.match(request.method, request.raw_path)

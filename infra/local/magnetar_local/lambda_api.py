@@ -19,6 +19,7 @@ errors with ``x-amzn-ErrorType`` and 4xx.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import re
@@ -113,7 +114,10 @@ class LambdaInvokeApi:
         if kind == "DryRun":
             return HttpResponse(204)
         if kind == "Event":
-            threading.Thread(target=self._run_logged, args=(logical_id, event), daemon=True).start()
+            context = contextvars.copy_context()  # the gateway's metrics sink goes along
+            threading.Thread(
+                target=context.run, args=(self._run_logged, logical_id, event), daemon=True
+            ).start()
             return HttpResponse(202)
         return self._answer(logical_id, event)
 

@@ -37,6 +37,7 @@ from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_local.events import HttpRequest, HttpResponse, json_response
 from magnetar_local.memory_gateway import MemoryGateway
+from magnetar_local.metrics import engine_backlog
 from magnetar_local.recorded import OBJECTS_PATH, Recorded, kind_of
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.tenancy import ensure_namespaces
@@ -112,6 +113,7 @@ class MemoryService:
         self._entries = entries
         self.timers = TimerStarter(cursors, self.runtime.now_ms)
         self.gateway = MemoryGateway(self, _template(template))
+        self.gateway.metrics.backlog_of = engine_backlog(self.new_engine)
         self.requests: list[Recorded] = []
         self.errors: list[tuple[str, int, dict]] = []  # (kind, status, body), used once each
         self.delay: dict[str, float] = {}  # kind -> seconds to stall before handling

@@ -21,6 +21,7 @@ from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
+from magnetar_local.metrics import engine_backlog
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.triggers import TriggerDriver
@@ -256,6 +257,8 @@ class LocalStack:
         webhook = WebhookTarget(allow_private=settings.trigger_private_webhooks)
         engine = Engine.build(settings, targets=Targets(webhook, functions=self.functions))
         self.triggers = TriggerDriver(engine).start()
+        gateway = self._running_gateway()
+        gateway.metrics.backlog_of = engine_backlog(lambda: Engine.build(settings))
         self._running_gateway().observers.append(self.triggers.observe)
         self._running_gateway().observers.append(FunctionWatcher(self.triggers).observe)
 

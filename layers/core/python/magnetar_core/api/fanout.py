@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from magnetar_core.api import metrics
 from magnetar_core.api.http import container_engine, logger
 from magnetar_core.domain.triggers.stream import Commits, committed_topics
 from magnetar_core.domain.triggers.wakes import woken_topics
@@ -38,6 +39,7 @@ def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any,
     engine = engine or container_engine()
 
     @logger.inject_lambda_context
+    @metrics.invocation_measured("trigger_fanout")
     def handle(event: Any, context: Any) -> dict:
         topics = woken_topics(event)  # ValueError: a malformed wake
         if topics is not None:

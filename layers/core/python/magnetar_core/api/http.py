@@ -28,6 +28,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
+from magnetar_core.api import metrics
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
 from magnetar_core.api.guard import guard
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
@@ -39,7 +40,7 @@ from magnetar_wire.names import TopicName
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
 UPLOAD_EXPIRY_SECONDS = 900
 
-SERVICE = "magnetar-api"
+SERVICE = metrics.SERVICE
 """The Powertools service name. Not ``magnetar``: Powertools drops, on the root logger's
 handlers, every record whose logger name contains the service name (its SuppressFilter),
 which silenced ``magnetar_local.*`` and ``magnetar_core.*``; ``magnetar`` is also the SDK's
@@ -129,9 +130,11 @@ def make_app(engine: Callable[[], Engine] | None = None) -> APIGatewayHttpResolv
 
 def lambda_handler(app: APIGatewayHttpResolver) -> Callable[[dict, Any], dict]:
     """The Lambda entry point of ``app``: resolves each event with the Lambda context and
-    the API Gateway request id (``correlation_id``) in every log record."""
+    the API Gateway request id (``correlation_id``) in every log record, and writes its
+    metrics (one EMF record per request: ``api.metrics``)."""
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    @metrics.http_measured
     def handle(event: dict, context: Any) -> dict:
         return app.resolve(event, context)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from magnetar_core.api import metrics
 from magnetar_core.api.http import container_engine, logger
 from magnetar_core.domain.errors import MagnetarError
 from magnetar_core.engine import Engine
@@ -25,6 +26,7 @@ def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any,
     engine = engine or container_engine()
 
     @logger.inject_lambda_context
+    @metrics.invocation_measured("ingest")
     def handle(event: Any, context: Any) -> dict:
         try:
             done = engine().ingest.handle(event)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, replace
 
+from magnetar_core.domain import metering
 from magnetar_core.domain.errors import (
     InvalidMessage,
     MessageTooBig,
@@ -128,7 +129,9 @@ class Producer:
         if not topic.persistent:
             if entry_ref is not None:
                 raise InvalidMessage("Non-persistent topics take entries inline, not by entryRef")
-            return self._non_persistent.publish(topic, _inline(entry))
+            result = self._non_persistent.publish(topic, data := _inline(entry))
+            metering.count_in(len(result.message_ids), len(data))
+            return result
         policies = self._namespaces.effective(topic)
         dedup = (policies.deduplication or deduplicate) and once is None
         uploaded_to = topic
@@ -171,6 +174,7 @@ class Producer:
             )
         batch = range(meta.header.count) if meta.header.batched else (-1,)
         ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
+        metering.count_in(len(ids), len(entry))
         return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
 
     def append_marker(self, ref: PartitionRef, epoch: int, exclusive: bool, producer: str) -> int:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING
 
+from magnetar_core.domain import metering
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.timers import (
     NackBackoff,
@@ -117,4 +118,5 @@ class DelayTimers:
                     "once overdue", bucket, state.subscription, pk,
                     list(islice(state.delayed[bucket], 20)), exc,
                 )  # fmt: skip
+        metering.count(metering.TIMER_STARTS, started)
         return started

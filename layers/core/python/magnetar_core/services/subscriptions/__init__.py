@@ -13,6 +13,7 @@ entry objects, so a crash in between only delays those messages (at-least-once).
 
 from __future__ import annotations
 
+from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.runtime import Runtime
@@ -225,9 +226,11 @@ class Subscriptions:
         role: str | None = None,
     ) -> int:
         """Acknowledge messages; returns how many positions changed the cursor."""
-        return self.acks.acknowledge(
+        done = self.acks.acknowledge(
             topic, subscription, consumer_id, message_ids, cumulative, role
         )
+        metering.count(metering.ACKS, done)
+        return done
 
     def negative_acknowledge(
         self,
@@ -244,7 +247,7 @@ class Subscriptions:
         """Send these messages' entries back for redelivery, now or after a delay, unless
         the nack is stale (``Acknowledgements.negative_acknowledge``); returns how many.
         ``counted`` False: their redelivery counts stay as they are."""
-        return self.acks.negative_acknowledge(
+        moved = self.acks.negative_acknowledge(
             topic,
             subscription,
             consumer_id,
@@ -255,9 +258,13 @@ class Subscriptions:
             role,
             counted,
         )
+        metering.count(metering.NACKS, moved)
+        return moved
 
     def redeliver_unacknowledged(
         self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
     ) -> int:
         """Send everything in flight to this consumer back for redelivery; returns how many."""
-        return self.acks.redeliver_unacknowledged(topic, subscription, consumer_id, role)
+        moved = self.acks.redeliver_unacknowledged(topic, subscription, consumer_id, role)
+        metering.count(metering.NACKS, moved)
+        return moved

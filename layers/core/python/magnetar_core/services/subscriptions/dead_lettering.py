@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
+from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import EXCLUSIVE, CursorState
 from magnetar_core.domain.dead_letter import DeadLetter, Origin, dead_letter_entry, producer_name
 from magnetar_core.domain.errors import ConditionFailed, MagnetarError
@@ -83,7 +84,9 @@ class DeadLettering:
             self._ensure_initial_subscription(target, item, producer)
             data = ctx.entries.get(item_entry.object_key, item_entry.offset, item_entry.length)
             entry = dead_letter_entry(data, item, origin, producer, ctx.runtime.now_ms())
-            self._producer.publish(target, entry, deduplicate=True)
+            with metering.uncounted():
+                result = self._producer.publish(target, entry, deduplicate=True)
+            metering.count(metering.DEAD_LETTER_MOVES, 0 if result.duplicate else 1)
         return items[-1].sequence_id
 
     def settle(self, ref: PartitionRef, state: CursorState, through: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import Delivery
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.ports import EntryStore
@@ -67,6 +68,11 @@ class Fetcher:
                 url_range,
             )
 
+        metering.count_out(
+            sum(item.count if d.batch_indexes is None else len(d.batch_indexes)
+                for d, item in deliveries),
+            sum(item.length for _, item in deliveries),
+        )  # fmt: skip
         if len(deliveries) == 1:
             return [get(deliveries[0])]
         return list(self._pool.map(get, deliveries))
