@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from magnetar_core.domain.errors import (
     InvalidMessage,
     MessageTooBig,
-    NotAllowedError,
     ProducerFenced,
     ServiceUnitNotReady,
 )
@@ -32,7 +31,12 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
-from magnetar_core.services.entries import PublishResult, index_entry, validated_metadata
+from magnetar_core.services.entries import (
+    PublishResult,
+    check_delivery_delay,
+    index_entry,
+    validated_metadata,
+)
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
@@ -143,8 +147,9 @@ class Producer:
         meta = validated_metadata(entry)
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
+        self._topics.check_open(ref)  # TopicTerminated before anything is stored, if known
         index = index_entry(meta, "", len(entry))
-        _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
+        check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
         if entry_ref is None:
@@ -163,6 +168,9 @@ class Producer:
                 self._topics.invalidate(topic.base)
                 self._topics.invalidate(topic)
                 ref = self._topics.resolve(topic, create=True)
+                if self._topics.terminated(ref):  # learnt from the fence: undo the PUT
+                    self._entries.delete(object_key)
+                    self._topics.check_open(ref)
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
         if dedup:
@@ -172,6 +180,12 @@ class Producer:
         batch = range(meta.header.count) if meta.header.batched else (-1,)
         ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
         return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
+
+    def forget(self, keys: list[str]) -> None:
+        """Drop the cached heads of logs ``keys`` (unload): the next commit reads them."""
+        with self._lock:
+            for key in keys:
+                self._heads.pop(key, None)
 
     def append_marker(self, ref: PartitionRef, epoch: int, exclusive: bool, producer: str) -> int:
         """Open an access epoch: commit a marker that fences every older epoch.
@@ -280,13 +294,3 @@ def _inline(entry: bytes | None) -> bytes:
     if entry is None:
         raise InvalidMessage("A publish needs the entry's bytes or an entryRef")
     return entry
-
-
-def _check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:
-    """Refuse an entry delayed beyond the namespace's ``maxDeliveryDelayInMillis`` (0: no
-    limit), as Pulsar's broker does; raises NotAllowedError."""
-    if max_delay_ms > 0 and index.deliver_at_ms - now_ms > max_delay_ms:
-        raise NotAllowedError(
-            f"Message delay of {index.deliver_at_ms - now_ms} ms exceeds the namespace's "
-            f"maxDeliveryDelayInMillis of {max_delay_ms} ms"
-        )
