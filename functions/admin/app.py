@@ -211,8 +211,9 @@ def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/lastMessageId")
 def last_message_id(domain: str, tenant: str, namespace: str, topic: str):
-    last = engine().subscriptions.last_message_id(topic_of(domain, tenant, namespace, topic))
-    return http.ok(views.last_message_id(last))
+    name = topic_of(domain, tenant, namespace, topic)
+    last, terminated = engine().subscriptions.last_message(name)
+    return http.ok({**views.last_message_id(last), "terminated": terminated})
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscriptions")
