@@ -42,7 +42,7 @@ class Producer:
         self._partitions = partitions
         self._schema = schema
         self._router = None
-        if partitions > 1:
+        if partitions > 0:  # a partitioned topic, even of one partition: it may grow
             batched = core.batch_partition if core.cfg.batching else None
             self._router = Router(partitions, routing_mode, hashing_scheme, message_router,
                                   batched)  # fmt: skip
