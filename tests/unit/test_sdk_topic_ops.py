@@ -28,6 +28,8 @@ def test_a_send_to_a_terminated_topic_raises_topic_terminated(client, svc):
     assert terminate(svc, "persistent/public/default/ops")["messageId"] == str(last)
     with pytest.raises(pulsar.TopicTerminated):
         producer.send(b"after")
+    with pytest.raises(pulsar.TopicTerminated):
+        client.create_producer(TOPIC)  # as Pulsar's: a terminated topic takes no producer
 
 
 def test_a_reader_reaches_the_end_of_a_terminated_topic_after_its_last_message(client, svc):

@@ -127,7 +127,8 @@ class Producer:
         letter producer relies on it for exactly-once); ``once`` replaces it by a marker
         committed atomically with the entry (``LogStore.append_once``; only the ingest).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
-        ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
+        ProducerFenced, TopicTerminated (nothing stored), ServiceUnitNotReady (the commit
+        kept losing races).
         """
         if not topic.persistent:
             if entry_ref is not None:

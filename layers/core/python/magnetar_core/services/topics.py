@@ -69,6 +69,11 @@ class Topics:
         meta = self._meta(name)
         return meta if meta is not None and meta.active else None
 
+    def fresh_meta(self, name: TopicName) -> TopicMeta | None:
+        """The topic's metadata read now (a tombstone too; None: never existed), also
+        refreshing this process's cache when active."""
+        return self._meta(name, fresh=True)
+
     def invalidate(self, name: TopicName) -> None:
         with self._lock:
             self._cache.pop(name, None)
