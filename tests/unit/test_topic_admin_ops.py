@@ -102,6 +102,15 @@ def test_a_producer_whose_container_cached_the_topic_before_termination_is_refus
     assert (stored_objects(svc), head(svc, TOPIC)) == (objects, last)
 
 
+def test_a_terminated_topic_deleted_and_created_again_takes_messages_again(svc):
+    produced(svc, TOPIC)
+    assert admin(svc, TOPIC, "terminate")[0] == 200
+    for _ in range(2):  # the producer's container caches the topic as terminated
+        assert_error(produce(svc, TOPIC), 409, "TopicTerminated")
+    assert call(f"{svc.url}/admin/v2/{TOPIC}", method="DELETE")[0] == 204
+    assert produced(svc, TOPIC) == ["2:0:-1:-1"]  # auto-created: a new ledger, open
+
+
 def test_consumers_still_get_what_was_published_before_the_termination(svc):
     ids = produced(svc, TOPIC, 2)
     consumer = subscribe(svc, TOPIC, "s")

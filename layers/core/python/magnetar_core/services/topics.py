@@ -85,8 +85,13 @@ class Topics:
         return meta is not None and meta.active and meta.is_terminated(ref.partition)
 
     def check_open(self, ref: PartitionRef) -> None:
-        """Raise TopicTerminated when ``terminated(ref)``."""
-        if self.terminated(ref):
+        """Raise TopicTerminated when the log of ``ref`` was terminated. Free while the
+        cache says it is open; a cached "terminated" is read again (one request) before it
+        is believed, as the topic may have been deleted and created anew meanwhile."""
+        if not self.terminated(ref):
+            return
+        meta = self._meta(ref.topic.base if ref.partition >= 0 else ref.topic, fresh=True)
+        if meta is not None and meta.active and meta.is_terminated(ref.partition):
             raise TopicTerminated(
                 f"Topic {ref.topic} was terminated: it takes no more messages (nothing was "
                 "stored); produce to another topic"
