@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from magnetar_core.domain.errors import Conflict, InvalidMessage, NotAllowed, PreconditionFailed
+from magnetar_core.domain.errors import (
+    Conflict,
+    InvalidMessage,
+    NotAllowed,
+    PreconditionFailed,
+    ServiceUnitNotReady,
+)
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.produce import Producer
@@ -84,6 +90,8 @@ class TopicAdmin:
         closing = frozenset(ref.partition for ref in refs)
 
         def change(meta: TopicMeta) -> TopicMeta | None:
+            if meta.ledger_id != refs[0].ledger_id:
+                raise ServiceUnitNotReady(f"Topic {holder} was re-created meanwhile; retry")
             if closing <= meta.terminated:
                 return None
             return replace(meta, terminated=meta.terminated | closing)
