@@ -92,13 +92,19 @@ def run_authorizer(containers: int, requests: int, cache_seconds: int) -> dict:
         ssm = boto3.session.Session(region_name=REGION).client("ssm", endpoint_url=emulator.url)
         secret, pair = new_secret_key(), new_key_pair("RS256")
         public_ref = "data:;base64," + base64.b64encode(pair.public_der).decode()
-        value = json.dumps({"tokenSecretKey": base64.b64encode(secret).decode(), "tokenPublicKey": public_ref})
+        value = json.dumps(
+            {"tokenSecretKey": base64.b64encode(secret).decode(), "tokenPublicKey": public_ref}
+        )
         ssm.put_parameter(Name=PARAMETER, Value=value, Type="SecureString")
         env = {"TOPICS_TABLE": "t", "LOG_TABLE": "l", "CURSORS_TABLE": "c", "ENTRIES_BUCKET": "b",
                "AWS_ENDPOINT_URL": emulator.url, "AWS_REGION": REGION, "AUTHENTICATION_ENABLED": "true",
                "TOKEN_KEY_PARAMETER": PARAMETER}  # fmt: skip
         hs256 = {"headers": {"authorization": "Bearer " + create(SigningKey.secret(secret), "app")}}
-        rs256 = {"headers": {"authorization": "Bearer " + create(SigningKey.private(pair.private_der), "app")}}
+        rs256 = {
+            "headers": {
+                "authorization": "Bearer " + create(SigningKey.private(pair.private_der), "app")
+            }
+        }
         iam = magnetar.AuthenticationAws(endpoint_url=emulator.url)
         iam_event = {"headers": {"authorization": iam._headers()["Authorization"]}}
 
@@ -129,7 +135,9 @@ def run_authorizer(containers: int, requests: int, cache_seconds: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: ``magnetar perf authorizer [--containers N] [--requests N] [--cache-seconds S]``."""
-    parser = argparse.ArgumentParser(prog="magnetar perf authorizer", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="magnetar perf authorizer", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--containers", type=int, default=20)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--cache-seconds", type=int, default=300)

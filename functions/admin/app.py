@@ -1,13 +1,15 @@
 """Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions, policies
 and triggers, and /admin/v3/functions (Pulsar Functions). The subscription verbs (skip,
-expire, reset cursor, create) are ``magnetar_core.api.cursor_routes``."""
+expire, reset cursor, create) are ``magnetar_core.api.cursor_routes``, the topic verbs
+(terminate, unload, truncate, grow partitions) ``magnetar_core.api.topic_routes``."""
 
-from magnetar_core.api import bodies, cursor_routes, http, views
+from magnetar_core.api import bodies, cursor_routes, http, topic_routes, views
 
 engine = http.container_engine()
 app = http.make_app(engine)
 topic_of = http.topic_of
 cursor_routes.register(app, engine)
+topic_routes.register(app, engine)
 
 
 @app.get("/admin/v2/brokers/health")
@@ -209,8 +211,9 @@ def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/lastMessageId")
 def last_message_id(domain: str, tenant: str, namespace: str, topic: str):
-    last = engine().subscriptions.last_message_id(topic_of(domain, tenant, namespace, topic))
-    return http.ok(views.last_message_id(last))
+    name = topic_of(domain, tenant, namespace, topic)
+    last, terminated = engine().subscriptions.last_message(name)
+    return http.ok({**views.last_message_id(last), "terminated": terminated})
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscriptions")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
@@ -10,6 +11,7 @@ from .message import MessageId
 
 if TYPE_CHECKING:
     from ._receiver import ConsumerCore
+    from ._sub import Sub
 
 
 def id_text(message_id: MessageId) -> str:
@@ -59,3 +61,25 @@ def last_message_id(core: ConsumerCore) -> MessageId:
     if not isinstance(resp, dict) or resp.get("entryId", -1) < 0:
         return MessageId.earliest
     return MessageId(resp["partitionIndex"], resp["ledgerId"], resp["entryId"], resp["batchIndex"])
+
+
+def reached_end_of_topic(core: ConsumerCore, after: Callable[[Sub], MessageId | None]) -> bool:
+    """True when every topic or partition of ``core`` was terminated and nothing is left
+    after ``after(sub)`` (the last message handed out there; None: none yet) and nothing is
+    queued: no message will ever come again. One ``lastMessageId`` request per partition."""
+    with core.cond:
+        if core.queue or not core.subs:
+            return False
+        subs = list(core.subs)
+    for sub in subs:
+        resp = core.t.call("GET", f"/admin/v2/{parse_topic(sub.topic).path()}/lastMessageId")
+        if not isinstance(resp, dict) or resp.get("terminated") is not True:
+            return False
+        if resp.get("entryId", -1) < 0:
+            continue  # terminated while empty
+        last = MessageId(resp["partitionIndex"], resp["ledgerId"], resp["entryId"],
+                         resp["batchIndex"])  # fmt: skip
+        taken = after(sub)
+        if taken is None or taken < last:
+            return False
+    return True

@@ -17,7 +17,8 @@ from ._enums import (
     PartitionsRoutingMode,
     ProducerAccessMode,
 )
-from ._registration import register_all
+from ._growth import PartitionWatch
+from ._registration import Lease, register_all
 from ._sender import SenderConfig, SenderCore
 from ._topics import parse_topic
 from ._validate import check_type, check_type_or_none
@@ -96,6 +97,14 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
     )  # fmt: skip
     core = SenderCore(client._t, cfg, client._log)
     client._producers.add(core)
+
+    def grow(old: int, new: int) -> list[Lease]:
+        bases = [f"/v1/{topic_name.partition(i).path()}" for i in range(old, new)]
+        return register_all(client._t, bases, core.producer_name, a["access_mode"].name,
+                            client._stopping, client._log).leases  # fmt: skip
+
+    watch = PartitionWatch(n, lambda: client._partitions(topic_name), grow,
+                           client._partitions_update_interval_s)  # fmt: skip
     return Producer(core, str(topic_name), n, schema=a["schema"], routing_mode=routing_mode,
                     message_router=a["message_router"], log=client._log,
-                    hashing_scheme=a["hashing_scheme"])  # fmt: skip
+                    hashing_scheme=a["hashing_scheme"], watch=watch)  # fmt: skip

@@ -40,7 +40,7 @@ def partition_of_key(key: str, partitions: int, scheme: HashingScheme) -> int:
 
 
 class Router:
-    """Picks the partition of each message of one producer (``partitions`` > 1)."""
+    """Picks the partition of each message of one producer (``partitions`` >= 1)."""
 
     def __init__(self, partitions: int, mode: PartitionsRoutingMode, scheme: HashingScheme,
                  message_router: Callable[[Any, int], Any] | None,

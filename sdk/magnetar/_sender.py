@@ -24,7 +24,7 @@ from . import exceptions as exc
 from ._batches import Batch, BatchContainer, BatchLimits, Pending
 from ._enums import Result
 from ._publish import build_entries, commit_entry, entry_message_ids
-from ._registration import Heartbeat, Registration, release_all
+from ._registration import Heartbeat, Lease, Registration, release_all
 from .message import ChunkMessageId, MessageId
 
 if TYPE_CHECKING:
@@ -144,6 +144,14 @@ class SenderCore:
             self._outbox.extend(container.drain())
             if container.partition == self._rr_partition:
                 self._rr_partition = (self._rr_partition + 1) % len(self._containers)
+
+    def add_partitions(self, leases: list[Lease]) -> None:
+        """Send to more partitions (a grown topic): their leases, in partition order."""
+        with self._cond:
+            for lease in leases:
+                self.reg.leases.append(lease)  # the heartbeat iterates this same list
+                self._containers.append(BatchContainer(len(self._containers),
+                                                       self.cfg.limits, self.cfg.key_based))  # fmt: skip
 
     def batch_partition(self, partitions: int) -> int:
         """Round-robin per batch: the partition whose batch is being filled."""

@@ -15,6 +15,8 @@ permissions, over the service's ``/admin/v2`` routes.
     magnetar admin topics subscriptions|create-subscription|unsubscribe|skip|clear-backlog|
                           expire-messages|reset-cursor|peek-messages|examine-message ...
                           (see magnetar.admin_topics_cli)
+    magnetar admin topics terminate|partitioned-terminate|unload|truncate|
+                          update-partitioned-topic ... (see magnetar.admin_topic_ops_cli)
 
 As pulsar-admin: lists print one name a line, reads print JSON, changes print nothing; a
 tenant created without ``--allowed-clusters`` gets every cluster of the service. Errors
@@ -33,7 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from magnetar import admin_topics_cli
+from magnetar import admin_topic_ops_cli, admin_topics_cli
 from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, auth_token, resolve_service_url
 from magnetar._topics import parse_topic
 
@@ -108,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
 
     topics = kinds.add_parser("topics", help="topic permissions, subscriptions and messages").add_subparsers(dest="verb", required=True)  # fmt: skip
     admin_topics_cli.add_verbs(topics)
+    admin_topic_ops_cli.add_verbs(topics)
     topics.add_parser("permissions").add_argument("topic")
     grant = topics.add_parser("grant-permission")
     grant.add_argument("topic")
@@ -209,6 +212,11 @@ def run(
 
         if make_request is None and args.kind == "topics" and args.verb in admin_topics_cli.VERBS:
             answer = admin_topics_cli.run(args, call, transport.call_raw)
+            if answer is not None:
+                print(answer)
+            return 0
+        if make_request is None and args.kind == "topics" and args.verb in admin_topic_ops_cli.VERBS:  # fmt: skip
+            answer = admin_topic_ops_cli.run(args, call)
             if answer is not None:
                 print(answer)
             return 0

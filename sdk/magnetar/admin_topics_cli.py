@@ -169,15 +169,26 @@ def _messages(body: bytes, headers: dict[str, str]) -> list[dict[str, Any]]:
     if headers.get("content-type", "").startswith(ENTRY_CONTENT_TYPE):
         entry = decode_entry(body)
         return [
-            _row(f"{message_id}:{i}", _iso(m.publish_time_ms), entry.producer_name, m.key,
-                 dict(m.properties), m.payload)  # fmt: skip
+            _row(
+                f"{message_id}:{i}",
+                _iso(m.publish_time_ms),
+                entry.producer_name,
+                m.key,
+                dict(m.properties),
+                m.payload,
+            )  # fmt: skip
             for i, m in enumerate(entry.messages)
         ]
     properties = json.loads(headers.get("x-pulsar-property") or "{}")
     return [
-        _row(message_id, headers.get("x-pulsar-publish-time", ""),
-             headers.get("x-pulsar-producer-name", ""), headers.get("x-pulsar-partition-key"),
-             properties, body)  # fmt: skip
+        _row(
+            message_id,
+            headers.get("x-pulsar-publish-time", ""),
+            headers.get("x-pulsar-producer-name", ""),
+            headers.get("x-pulsar-partition-key"),
+            properties,
+            body,
+        )  # fmt: skip
     ]
 
 

@@ -99,7 +99,9 @@ class AuthenticationAws(Authentication):
                 raise ErrorGettingAuthenticationData(_INSTALL_HINT) from None
             session = sessions.Session(profile=self._profile)
             region = self._region or session.get_config_variable("region") or "us-east-1"
-            client = session.create_client("sts", region_name=region, endpoint_url=self._endpoint_url)
+            client = session.create_client(
+                "sts", region_name=region, endpoint_url=self._endpoint_url
+            )
             client.meta.events.register("before-sign.sts.GetCallerIdentity", self._add_audience)
             self._client = client
         return self._client

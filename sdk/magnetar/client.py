@@ -20,6 +20,7 @@ from ._enums import (
     ProducerAccessMode,
     RegexSubscriptionMode,
 )
+from ._growth import PARTITIONS_UPDATE_INTERVAL_S
 from ._http import Transport
 from ._policies import (
     ConsumerBatchReceivePolicy,
@@ -79,6 +80,8 @@ class Client:
         self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
         self._closed = False
         self._stopping = threading.Event()  # ends a WaitForExclusive create on close
+        self._partitions_update_interval_s = PARTITIONS_UPDATE_INTERVAL_S
+        """How often partitioned producers look for new partitions (``_growth``)."""
 
     # ------------------------------------------------------------------ topics
 

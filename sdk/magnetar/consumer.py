@@ -179,6 +179,14 @@ class Consumer:
         self._check_open()
         return _positions.last_message_id(self._core)
 
+    def has_reached_end_of_topic(self) -> bool:
+        """True when the topic (every partition, every topic of a multi-topic consumer) was
+        terminated and this consumer has received all its messages: ``receive`` would only
+        time out. Java's ``Consumer.hasReachedEndOfTopic`` (pulsar-client 3.13's Python
+        ``Consumer`` has no such method); asks the service (one request per partition)."""
+        self._check_open()
+        return _positions.reached_end_of_topic(self._core, lambda sub: sub.last_taken)
+
     def unsubscribe(self) -> None:
         """Delete the subscription and close the consumer.
 

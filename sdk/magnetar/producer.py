@@ -11,6 +11,7 @@ from typing import Any
 
 from . import exceptions as exc
 from ._enums import HashingScheme, PartitionsRoutingMode, Result
+from ._growth import PartitionWatch
 from ._routing import Router, java_string_hash
 from ._sender import SenderCore
 from ._validate import check_type, check_type_or_none
@@ -34,17 +35,19 @@ class Producer:
         message_router: Any,
         log: logging.Logger,
         hashing_scheme: HashingScheme = HashingScheme.JavaStringHash,
+        watch: PartitionWatch | None = None,
     ) -> None:
         self._core = core
         self._topic = topic
         self._partitions = partitions
         self._schema = schema
         self._router = None
-        if partitions > 1:
+        if partitions > 0:  # a partitioned topic, even of one partition: it may grow
             batched = core.batch_partition if core.cfg.batching else None
             self._router = Router(partitions, routing_mode, hashing_scheme, message_router,
                                   batched)  # fmt: skip
         self._log = log
+        self._watch = watch if self._router is not None else None
         self._finalizer = weakref.finalize(self, core.close)
 
     def topic(self) -> str:
@@ -212,6 +215,11 @@ class Producer:
         """The partition of a message: -1 on a non-partitioned topic (see ``_routing``)."""
         if self._router is None:
             return -1 if self._partitions == 0 else 0
+        if self._watch is not None:
+            grown = self._watch.refresh()  # the topic's partition count, once per interval
+            if grown:
+                self._core.add_partitions(grown)
+                self._partitions = self._router.partitions = self._watch.partitions
 
         def message() -> Message:
             return Message(data, MessageId(), topic=self._topic, properties=properties,

@@ -85,6 +85,12 @@ class Reader:
             return False
         return self._after is None or self._after < last
 
+    def has_reached_end_of_topic(self) -> bool:
+        """True when the topic was terminated and every message was read (then
+        ``has_message_available`` is False for good). Java's
+        ``Reader.hasReachedEndOfTopic``; asks the service."""
+        return _positions.reached_end_of_topic(self._core, lambda _sub: self._after)
+
     def seek(self, messageid: Any) -> None:  # noqa: N803 - pulsar-client's name
         """Move to a message id (after it unless inclusive) or a publish time (epoch ms)."""
         _positions.seek(self._core, messageid, self._inclusive)

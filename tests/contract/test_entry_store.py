@@ -82,6 +82,13 @@ def test_find_reads_a_whole_object_or_none_when_the_key_has_none(stores, key):
     assert stores.entries.find(key + "/../" + key.rsplit("/", 1)[1]) is None
 
 
+def test_delete_removes_an_object_and_deleting_a_missing_one_is_no_error(stores, key):
+    stores.entries.put(key, b"orphan")
+    stores.entries.delete(key)
+    assert stores.entries.find(key) is None
+    stores.entries.delete(key)
+
+
 def test_a_client_uploads_to_the_upload_url_and_downloads_from_the_download_url(http_entries, key):
     url = http_entries.upload_url(key, 60)
     assert requests.put(url, data=b"uploaded \x00 bytes", timeout=10).status_code == 200

@@ -96,7 +96,9 @@ def test_range_counts_give_each_entrys_messages_and_bytes_in_the_range(stores, p
         (2, 0, 0),  # a marker
         (3, 1, 103),
     ]
-    assert [c.publish_ms for c in counts] == [e.publish_min_ms for e in stores.log.read_from(pk, 0, 9)]
+    assert [c.publish_ms for c in counts] == [
+        e.publish_min_ms for e in stores.log.read_from(pk, 0, 9)
+    ]
     assert [c.entry_id for c in stores.log.range_counts(pk, 1, 2)] == [1, 2]
     assert stores.log.range_counts(pk, 3, 2) == []
 

@@ -27,6 +27,7 @@ def test_a_created_topic_reads_back_with_every_field(stores, uid):
         deduplication=False,
         retention=RetentionPolicies(60, 10),
         message_ttl_seconds=30,
+        terminated=frozenset({-1, 2}),
     )
     for m in (plain, full):
         stores.topics.put(m, None)

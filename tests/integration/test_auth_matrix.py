@@ -117,14 +117,24 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{(m, _TOPIC + "/triggers/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},
     # issue 13's Pulsar Functions: the namespace's functions permission, as triggers
     ("GET", "/admin/v3/functions/{tenant}/{namespace}"): "functions",
-    **{(m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "functions" for m in ("GET", "PUT", "DELETE")},  # fmt: skip
+    **{
+        (m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "functions"
+        for m in ("GET", "PUT", "DELETE")
+    },  # fmt: skip
     # issue 14's subscription verbs: Pulsar's SUBSCRIBE, SKIP, EXPIRE_MESSAGES, RESET_CURSOR
     # and PEEK_MESSAGES are consume operations (with the subscription's permission where
     # the path names one); the namespace's CLEAR_BACKLOG and UNSUBSCRIBE need consume on it
     ("PUT", _SUB): "consume sub",
-    **{("POST", _SUB + verb): "consume sub" for verb in (
-        "/skip/{numMessages}", "/skip_all", "/expireMessages/{expireTimeInSeconds}",
-        "/resetcursor/{timestamp}", "/resetcursor")},  # fmt: skip
+    **{
+        ("POST", _SUB + verb): "consume sub"
+        for verb in (
+            "/skip/{numMessages}",
+            "/skip_all",
+            "/expireMessages/{expireTimeInSeconds}",
+            "/resetcursor/{timestamp}",
+            "/resetcursor",
+        )
+    },  # fmt: skip
     ("GET", _SUB + "/position/{messagePosition}"): "consume sub",
     ("POST", _TOPIC + "/all_subscription/expireMessages/{expireTimeInSeconds}"): "consume",
     ("GET", _TOPIC + "/examinemessage"): "consume",
@@ -132,6 +142,12 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", _NS + "/clearBacklog"): "consume",
     ("POST", _NS + "/clearBacklog/{subscription}"): "consume",
     ("POST", _NS + "/unsubscribe/{subscription}"): "consume",
+    # issue 14's topic verbs: Pulsar's TERMINATE, UNLOAD, TRUNCATE, partition updates
+    ("POST", _TOPIC + "/terminate"): "tenant admin",
+    ("POST", _TOPIC + "/terminate/partitions"): "tenant admin",
+    ("PUT", _TOPIC + "/unload"): "tenant admin",
+    ("DELETE", _TOPIC + "/truncate"): "tenant admin",
+    ("POST", _TOPIC + "/partitions"): "tenant admin",
 }
 BODIES: dict[str, Any] = {
     "messages": {"messages": [{"value": "m"}]},
@@ -256,12 +272,12 @@ def test_every_route_of_openapi_has_an_expected_class_here():
 
 
 DESTRUCTIVE = {"DELETE", "PUT"}
-"""Routes of these methods, and unsubscribe, get a topic of their own (they delete it,
+"""Routes of these methods, unsubscribe and terminate, get a topic of their own (they delete it,
 its subscription, or create it partitioned); the others share one."""
 
 
 def _own_topic(method: str, template: str) -> bool:
-    return method in DESTRUCTIVE or template.endswith("/unsubscribe")
+    return method in DESTRUCTIVE or template.endswith(("/unsubscribe", "/terminate"))
 
 
 def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_change_nothing(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
@@ -123,6 +124,13 @@ NAMESPACE_SUBSCRIPTION_EVENTS = (
     "admin_clear_namespace_backlog",
     "admin_unsubscribe_namespace",
 )
+TOPIC_VERB_EVENTS = (
+    "admin_update_partitions",
+    "admin_terminate_partitions",
+    "admin_truncate",
+    "admin_terminate",
+    "admin_unload",
+)
 TENANCY_EVENTS = (
     "tenancy_list_clusters",
     "tenancy_list_tenants",
@@ -159,6 +167,7 @@ SCENARIOS = (
     FUNCTION_EVENTS,
     SUBSCRIPTION_VERB_EVENTS,
     NAMESPACE_SUBSCRIPTION_EVENTS,
+    TOPIC_VERB_EVENTS,
     TENANCY_EVENTS,
 )
 
@@ -856,4 +865,38 @@ def test_the_namespace_subscription_events_clear_backlogs_and_unsubscribe_across
     assert backlogs("t1") == backlogs("t2") == {"demo": 0, "other": 0}
     assert run("admin_unsubscribe_namespace").status == 204
     assert set(backlogs("t1")) == set(backlogs("t2")) == {"other"}
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_topic_verb_events_grow_terminate_truncate_and_unload_topics(local_stack):
+    run = Replay(local_stack, TOPIC_VERB_EVENTS)
+    admin = f"{local_stack.url}/admin/v2/persistent/public/default/{run.topic}"
+    produce = f"{local_stack.url}/v1/persistent/public/default/{run.topic}/messages"
+    message = {"messages": [{"payload": base64.b64encode(b"m").decode()}]}
+
+    def send(method: str, url: str, body: object) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method=method
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    assert send("PUT", f"{admin}-partitioned/partitions", 3)[0] == 204
+    assert send("POST", produce, message)[0] == 200
+    assert send("PUT", f"{admin}/subscription/demo", {"ledgerId": -1, "entryId": -1})[0] == 204
+    assert run("admin_update_partitions").status == 204
+    assert send("GET", f"{admin}-partitioned/partitions", None)[1] == {"partitions": 4}
+    terminated = run("admin_terminate_partitions")
+    assert (terminated.status, sorted(terminated.json)) == (200, ["0", "1", "2", "3"])
+    assert run("admin_truncate").status == 204
+    assert send("GET", f"{admin}/stats", None)[1]["subscriptions"]["demo"]["msgBacklog"] == 0
+    last = run("admin_terminate")
+    assert (last.status, last.json["entryId"]) == (200, 0)
+    assert run("admin_unload").status == 204
+    status, refused = send("POST", produce, message)
+    assert (status, refused["error"]) == (409, "TopicTerminated")
     run.assert_ran_everything()

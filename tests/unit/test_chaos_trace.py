@@ -22,8 +22,15 @@ def test_a_violation_is_explained_by_the_requests_of_its_subscription_and_partit
     trace = RequestTrace(frozenset({"sub-key_shared"}))
     entry = {"entryId": 2, "batchIndexes": [1, 4], "redeliveryCount": 1}
     call(trace, 1, "sub-key_shared", "aaaaaa", "receive", {}, {"entries": [entry]})
-    call(trace, 1, "sub-key_shared", "aaaaaa", "nack",
-         {"messageIds": ["7:2:1:4"], "redeliveryCounts": {"7:2:1:4": 1}, "delayMs": 100}, {})
+    call(
+        trace,
+        1,
+        "sub-key_shared",
+        "aaaaaa",
+        "nack",
+        {"messageIds": ["7:2:1:4"], "redeliveryCounts": {"7:2:1:4": 1}, "delayMs": 100},
+        {},
+    )
     call(trace, 1, "sub-key_shared", "bbbbbb", "receive", {}, {}, status=504)
     call(trace, 0, "sub-key_shared", "aaaaaa", "receive", {}, {"entries": [entry]})  # partition 0
     call(trace, 1, "sub-shared", "cccccc", "receive", {}, {"entries": [entry]})  # not traced

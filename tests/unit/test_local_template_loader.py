@@ -151,7 +151,8 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("POST", topic + "/permissions/{role}")] == "TenancyFunction"
     assert routes[("PUT", topic + "/triggers/{name}")] == "AdminFunction"
     assert routes[("POST", topic + "/subscription/{subscription}/skip/{numMessages}")] == "AdminFunction"  # fmt: skip
-    assert len(routes) == 91
+    assert routes[("POST", topic + "/terminate")] == "AdminFunction"
+    assert len(routes) == 96
 
 
 def _table(*keys: str) -> RouteTable:

@@ -42,9 +42,7 @@ def test_messages_leased_by_a_receive_whose_answer_was_lost_are_delivered_to_the
     ) == 1
 
 
-def test_a_nack_waiting_for_its_batch_is_dropped_with_the_queue_after_a_lost_receive(
-    svc, client
-):
+def test_a_nack_waiting_for_its_batch_is_dropped_with_the_queue_after_a_lost_receive(svc, client):
     """After a lost receive the service sends back everything in flight and the SDK drops its
     queue: the nack that waited for its batch's queued neighbour is dropped with it, not sent
     later to the copy leased again since (reliability finding 7). The messages come back."""

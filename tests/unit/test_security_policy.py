@@ -49,7 +49,9 @@ REQUIREMENTS = {
     "any": AnyRole("list the clusters"),
     "admin": TenantAdmin("acme", "create namespace acme/orders", "acme/orders"),
     "list": ListTopics("acme", "acme/orders"),
-    "ns-consume": NamespaceConsume("acme", "acme/orders", "clear the backlog of namespace acme/orders"),
+    "ns-consume": NamespaceConsume(
+        "acme", "acme/orders", "clear the backlog of namespace acme/orders"
+    ),
     "lookup": Lookup(T),
     "produce": Produce(T),
     "produce-partition": Produce(T.partition(2)),
@@ -76,8 +78,15 @@ ALLOWED = {
         "produce-non-persistent",
     },  # fmt: skip
     "consumer": {"any", "list", "lookup", "consume", "consume-open-sub", "ns-consume"},
-    "billing": {"any", "list", "lookup", "consume", "consume-open-sub", "consume-billing-sub",
-                "ns-consume"},  # fmt: skip
+    "billing": {
+        "any",
+        "list",
+        "lookup",
+        "consume",
+        "consume-open-sub",
+        "consume-billing-sub",
+        "ns-consume",
+    },  # fmt: skip
     "topic-producer": {"any", "lookup", "produce", "produce-partition"},
     "functions-only": {"any"},
     "stranger": {"any"},

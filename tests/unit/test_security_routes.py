@@ -99,6 +99,12 @@ PULSAR_CLASSES = [
         ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/clearBacklog/{subscription}", NamespaceConsume("acme", "acme/orders", "clear the backlog of subscription billing in namespace acme/orders")),
         ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/unsubscribe/{subscription}", NamespaceConsume("acme", "acme/orders", "unsubscribe billing from the topics of namespace acme/orders")),
         ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}", TenantAdmin("acme", "delete topic persistent://acme/orders/t", "acme/orders")),
+        # issue 14: Pulsar's TERMINATE, UNLOAD, TRUNCATE and partition updates are the tenant admin's
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/terminate", TenantAdmin("acme", "terminate topic persistent://acme/orders/t", "acme/orders")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/terminate/partitions", TenantAdmin("acme", "terminate the partitions of persistent://acme/orders/t", "acme/orders")),
+        ("PUT", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/unload", TenantAdmin("acme", "unload topic persistent://acme/orders/t", "acme/orders")),
+        ("DELETE", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/truncate", TenantAdmin("acme", "truncate topic persistent://acme/orders/t", "acme/orders")),
+        ("POST", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", TenantAdmin("acme", "update the partitions of persistent://acme/orders/t", "acme/orders")),
         ("POST", "/admin/v2/namespaces/{tenant}/{namespace}/retention", TenantAdmin("acme", "set the retention policy of namespace acme/orders", "acme/orders")),
         ("GET", "/admin/v2/brokers/health", SuperuserOnly("check the broker's health")),
         ("PUT", "/admin/v2/tenants/{tenant}", SuperuserOnly("create tenant acme", "acme")),

@@ -59,8 +59,14 @@ def test_a_full_body_round_trips_and_the_secret_is_shown_only_when_asked():
         ({"target": WEBHOOK, "retry": {"minDelayMs": 5, "maxDelayMs": 1}}, "retry"),
         ({"target": WEBHOOK, "retry": {"multiplier": "x"}}, "retry.multiplier"),
         ({"target": WEBHOOK, "deadLetterPolicy": {"maxRedeliverCount": 0}}, "deadLetterPolicy"),
-        ({"target": WEBHOOK, "subscriptionType": "Failover",
-          "deadLetterPolicy": {"maxRedeliverCount": 3}}, "deadLetterPolicy"),  # fmt: skip
+        (
+            {
+                "target": WEBHOOK,
+                "subscriptionType": "Failover",
+                "deadLetterPolicy": {"maxRedeliverCount": 3},
+            },
+            "deadLetterPolicy",
+        ),  # fmt: skip
         ({"target": WEBHOOK, "outputTopic": "a/b"}, "outputTopic"),
         ({"target": WEBHOOK, "batchsize": 5}, "batchsize"),
     ],

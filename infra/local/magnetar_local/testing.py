@@ -86,8 +86,6 @@ def secured_gateway(local_stack: LocalStack, engine_clients: tuple[Any, Any, Any
         gateway.stop()
 
 
-
-
 def test_jvm_options() -> str:
     """``TEST_JVM_OPTIONS``, plus the virtualenv's class data sharing archive of Spark when
     ``make install`` built it (``magnetar_local.spark_jvm``: a JVM starts in half the CPU)."""

@@ -58,6 +58,7 @@ from magnetar_core.services.tenancy_namespaces import NamespaceAdmin
 from magnetar_core.services.tenancy_permissions import Permissions
 from magnetar_core.services.tenancy_tenants import Tenants
 from magnetar_core.services.timers import DelayTimers
+from magnetar_core.services.topic_admin import TopicAdmin
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery
@@ -235,7 +236,14 @@ class Engine:
             producer=producer,
             subscriptions=subscriptions,
             stats=stats,
-            admin=Admin(topics, subscriptions, stats, registry, triggers),
+            admin=Admin(
+                topics,
+                subscriptions,
+                stats,
+                registry,
+                triggers,
+                TopicAdmin(topics, producer, dedup, subscriptions),
+            ),
             namespaces=namespaces,
             access=ProducerAccess(
                 topics,

@@ -157,6 +157,11 @@ class EntryStore(Protocol):
         (S3's NoSuchKey)."""
         ...
 
+    def delete(self, key: str) -> None:
+        """Delete the object of ``key`` if there is one (a produce refused after its object
+        was stored: a terminated topic). Never used on a committed entry's key."""
+        ...
+
     def upload_url(self, key: str, expires_s: int = 900) -> str:
         """A URL a client may PUT the object of ``key`` to, valid for ``expires_s`` seconds
         (the produce handler's large-entry path)."""

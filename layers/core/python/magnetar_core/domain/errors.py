@@ -25,6 +25,8 @@ ProducerFenced = _error("ProducerFenced", 409)
 ProducerBusy = _error("ProducerBusy", 409)
 TopicAlreadyExists = _error("TopicAlreadyExists", 409)
 TopicBusy = _error("TopicBusy", 409)
+TopicTerminated = _error("TopicTerminated", 409)
+"""A produce to a terminated topic (Pulsar's TopicTerminatedError): nothing was stored."""
 MessageTooBig = _error("MessageTooBig", 413)
 TooManyRequests = _error("TooManyRequests", 429)
 ServiceUnitNotReady = _error("ServiceUnitNotReady", 503)

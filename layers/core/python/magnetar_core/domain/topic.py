@@ -18,7 +18,9 @@ class TopicMeta:
     """A topic's metadata. ``partitions`` is 0 for a non-partitioned topic; times in ms.
 
     ``deduplication``, ``retention`` and ``message_ttl_seconds`` are the topic-level policy
-    overrides (None: the namespace's applies); a tombstone drops them.
+    overrides (None: the namespace's applies); a tombstone drops them. ``terminated`` holds
+    the partitions closed by Pulsar's terminate (-1: the non-partitioned topic itself): no
+    producer may commit to them again (their ledgers are fenced).
     """
 
     name: TopicName
@@ -30,6 +32,11 @@ class TopicMeta:
     deduplication: bool | None = None
     retention: RetentionPolicies | None = None
     message_ttl_seconds: int | None = None
+    terminated: frozenset[int] = frozenset()
+
+    def is_terminated(self, partition: int) -> bool:
+        """True when partition ``partition`` (-1: the non-partitioned topic) was terminated."""
+        return partition in self.terminated
 
     @property
     def active(self) -> bool:

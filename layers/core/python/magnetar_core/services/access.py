@@ -85,7 +85,8 @@ class ProducerAccess:
         registered by another role counts as another producer.
 
         Raises InvalidMessage (mode, wait), ProducerFenced (held exclusively by another),
-        ProducerBusy (WaitForExclusive timed out), TopicNotFound, NotAllowedError.
+        ProducerBusy (WaitForExclusive timed out), TopicNotFound, NotAllowedError,
+        TopicTerminated (known terminated by this container; otherwise the first send is).
         """
         if mode not in ACCESS_MODES:
             raise InvalidMessage(
@@ -94,6 +95,8 @@ class ProducerAccess:
         if not 0 <= wait_ms <= self._max_wait_ms:
             raise InvalidMessage(f"waitMs must be between 0 and {self._max_wait_ms}")
         ref = self._topics.resolve(topic, create=True, allow_non_persistent=True)
+        policies = self._namespaces.effective(topic, fresh=True)  # reads the topic item
+        self._topics.check_open(ref)  # ... so this knows whether it was terminated
         name = name or f"magnetar-{self._rt.new_id()[:10]}"
         if mode == "Shared":
             epoch = self._join_shared(ref)
@@ -102,7 +105,6 @@ class ProducerAccess:
         else:
             fence = mode == "ExclusiveWithFencing"
             epoch = self._take(ref, name, mode, fence_holder=fence, role=role)
-        policies = self._namespaces.effective(topic, fresh=True)
         last = self._dedup.last_sequence_id(ref.key, name) if policies.deduplication else -1
         return Registration(
             topic,

@@ -8,11 +8,10 @@ from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscription_admin import SubscriptionAdmin
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.tenancy import Registry
+from magnetar_core.services.topic_admin import MAX_PARTITIONS, TopicAdmin
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_wire.names import TopicName
-
-MAX_PARTITIONS = 1024
 
 
 class Admin:
@@ -25,6 +24,7 @@ class Admin:
         stats: Stats,
         registry: Registry,
         triggers: Triggers | None = None,
+        topic_ops: TopicAdmin | None = None,
     ) -> None:
         self._triggers = triggers
         self._registry = registry
@@ -35,6 +35,9 @@ class Admin:
         """The subscription verbs: skip, clear backlog, expire, reset cursor, create."""
         self.peek = Peeking(subscriptions.context)
         """Peek, examine and get-by-id: messages read without consuming them."""
+        self.topic_ops = topic_ops
+        """The topic verbs: terminate, unload, truncate, update partitions (None: not
+        composed, as in tests that need no producer)."""
 
     def create_topic(self, name: TopicName, partitions: object) -> None:
         """Create a topic; ``partitions`` None for non-partitioned, else an int 1..1024.

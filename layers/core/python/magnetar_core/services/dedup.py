@@ -51,6 +51,13 @@ class Deduplicator:
                 state.upto = max(state.upto, entry_id)
         return state.upto
 
+    def forget(self, key: str) -> None:
+        """Drop the cached state of log ``key`` (unload): read again from its snapshot and
+        the log when next needed."""
+        with self._lock:
+            self._states.pop(key, None)
+            self._since_snapshot.pop(key, None)
+
     def known_upto(self, key: str) -> int:
         """The highest entry id the state has seen (-1: none)."""
         state = self._state(key)

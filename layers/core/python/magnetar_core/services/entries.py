@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from magnetar_core.domain.errors import ChecksumError, InvalidMessage
+from magnetar_core.domain.errors import ChecksumError, InvalidMessage, NotAllowedError
 from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.domain.log import IndexEntry
 from magnetar_wire import (
@@ -117,3 +117,13 @@ def index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
         key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
         deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
     )
+
+
+def check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:
+    """Refuse an entry delayed beyond the namespace's ``maxDeliveryDelayInMillis`` (0: no
+    limit), as Pulsar's broker does; raises NotAllowedError."""
+    if max_delay_ms > 0 and index.deliver_at_ms - now_ms > max_delay_ms:
+        raise NotAllowedError(
+            f"Message delay of {index.deliver_at_ms - now_ms} ms exceeds the namespace's "
+            f"maxDeliveryDelayInMillis of {max_delay_ms} ms"
+        )

@@ -108,7 +108,7 @@ class Namespaces:
     def _overrides(self, name: TopicName, fresh: bool) -> TopicMeta | None:
         """The active topic holding ``name``'s topic-level policies: a partition's partitioned
         topic, else the topic itself; None when there is none."""
-        read = self._topic_store.get if fresh else self._topics.cached_meta
+        read = self._topics.fresh_meta if fresh else self._topics.cached_meta
         if name.partition_index >= 0:
             parent = read(name.base)
             if parent is not None and parent.active and parent.partitions > 0:

@@ -24,7 +24,6 @@ from magnetar_core.domain import metering
 from magnetar_core.domain.errors import (
     InvalidMessage,
     MessageTooBig,
-    NotAllowedError,
     ProducerFenced,
     ServiceUnitNotReady,
 )
@@ -33,7 +32,12 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
-from magnetar_core.services.entries import PublishResult, index_entry, validated_metadata
+from magnetar_core.services.entries import (
+    PublishResult,
+    check_delivery_delay,
+    index_entry,
+    validated_metadata,
+)
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.topics import PartitionRef, Topics
@@ -124,7 +128,8 @@ class Producer:
         letter producer relies on it for exactly-once); ``once`` replaces it by a marker
         committed atomically with the entry (``LogStore.append_once``; only the ingest).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
-        ProducerFenced, ServiceUnitNotReady (the commit kept losing races).
+        ProducerFenced, TopicTerminated (nothing stored), ServiceUnitNotReady (the commit
+        kept losing races).
         """
         if not topic.persistent:
             if entry_ref is not None:
@@ -146,8 +151,9 @@ class Producer:
         meta = validated_metadata(entry)
         topic = self._topics.route(topic, meta.messages[0].key, hashing_scheme)
         ref = self._topics.resolve(topic, create=True)
+        self._topics.check_open(ref)  # TopicTerminated before anything is stored, if known
         index = index_entry(meta, "", len(entry))
-        _check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
+        check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
         if entry_ref is None:
@@ -166,6 +172,9 @@ class Producer:
                 self._topics.invalidate(topic.base)
                 self._topics.invalidate(topic)
                 ref = self._topics.resolve(topic, create=True)
+                if self._topics.terminated(ref):  # learnt from the fence: undo the PUT
+                    self._entries.delete(object_key)
+                    self._topics.check_open(ref)
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
         if dedup:
@@ -176,6 +185,12 @@ class Producer:
         ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
         metering.count_in(len(ids), len(entry))
         return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
+
+    def forget(self, keys: list[str]) -> None:
+        """Drop the cached heads of logs ``keys`` (unload): the next commit reads them."""
+        with self._lock:
+            for key in keys:
+                self._heads.pop(key, None)
 
     def append_marker(self, ref: PartitionRef, epoch: int, exclusive: bool, producer: str) -> int:
         """Open an access epoch: commit a marker that fences every older epoch.
@@ -284,13 +299,3 @@ def _inline(entry: bytes | None) -> bytes:
     if entry is None:
         raise InvalidMessage("A publish needs the entry's bytes or an entryRef")
     return entry
-
-
-def _check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:
-    """Refuse an entry delayed beyond the namespace's ``maxDeliveryDelayInMillis`` (0: no
-    limit), as Pulsar's broker does; raises NotAllowedError."""
-    if max_delay_ms > 0 and index.deliver_at_ms - now_ms > max_delay_ms:
-        raise NotAllowedError(
-            f"Message delay of {index.deliver_at_ms - now_ms} ms exceeds the namespace's "
-            f"maxDeliveryDelayInMillis of {max_delay_ms} ms"
-        )

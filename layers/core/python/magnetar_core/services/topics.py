@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from magnetar_core.domain.errors import (
     ConditionFailed,
     InvalidMessage,
     NotAllowedError,
+    ServiceUnitNotReady,
     TopicAlreadyExists,
     TopicBusy,
     TopicNotFound,
+    TopicTerminated,
 )
 from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
 from magnetar_core.ports import CursorStore, LogStore, TopicStore
+from magnetar_core.services import optimistic
 from magnetar_core.services.tenancy import Registry
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import partition_of_key
@@ -65,9 +69,59 @@ class Topics:
         meta = self._meta(name)
         return meta if meta is not None and meta.active else None
 
+    def fresh_meta(self, name: TopicName) -> TopicMeta | None:
+        """The topic's metadata read now (a tombstone too; None: never existed), also
+        refreshing this process's cache when active."""
+        return self._meta(name, fresh=True)
+
     def invalidate(self, name: TopicName) -> None:
         with self._lock:
             self._cache.pop(name, None)
+
+    def terminated(self, ref: PartitionRef) -> bool:
+        """True when the log of ``ref`` was terminated, by this process's cached metadata
+        (no request when cached): a stale answer is caught by the ledger's fence."""
+        meta = self._meta(ref.topic.base if ref.partition >= 0 else ref.topic)
+        return meta is not None and meta.active and meta.is_terminated(ref.partition)
+
+    def check_open(self, ref: PartitionRef) -> None:
+        """Raise TopicTerminated when the log of ``ref`` was terminated. Free while the
+        cache says it is open; a cached "terminated" is read again (one request) before it
+        is believed, as the topic may have been deleted and created anew meanwhile."""
+        if not self.terminated(ref):
+            return
+        meta = self._meta(ref.topic.base if ref.partition >= 0 else ref.topic, fresh=True)
+        if meta is not None and meta.active and meta.is_terminated(ref.partition):
+            raise TopicTerminated(
+                f"Topic {ref.topic} was terminated: it takes no more messages (nothing was "
+                "stored); produce to another topic"
+            )
+
+    def update(self, name: TopicName, change: Callable[[TopicMeta], TopicMeta | None]) -> TopicMeta:
+        """Change an active topic's metadata with a versioned write (``optimistic``, fresh
+        reads; ``change`` returns the new record without its version, or None to write
+        nothing) and drop this process's cached copy. Returns the record as stored. Raises
+        TopicNotFound, whatever ``change`` raises, ServiceUnitNotReady (other writers kept
+        winning: retry)."""
+
+        def read() -> TopicMeta:
+            return self.get(name)
+
+        def changed(meta: TopicMeta) -> tuple[TopicMeta, tuple[TopicMeta, TopicMeta] | None]:
+            new = change(meta)
+            if new is None:
+                return meta, None
+            new = replace(new, version=meta.version + 1)
+            return new, (new, meta)
+
+        def write(new_and_read: tuple[TopicMeta, TopicMeta]) -> None:
+            self._store.put(*new_and_read)
+
+        outcome = optimistic.update(read, changed, write, self._rt, 8)
+        self.invalidate(name)
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Topic {name} kept changing meanwhile; retry")
+        return outcome
 
     def _meta(self, name: TopicName, fresh: bool = False) -> TopicMeta | None:
         if not fresh:
@@ -98,6 +152,8 @@ class Topics:
         index = name.partition_index
         if index >= 0:
             parent = self._meta(name.base)
+            if parent is not None and parent.active and 0 < parent.partitions <= index:
+                parent = self._meta(name.base, fresh=True)  # grown since it was cached?
             if parent is not None and parent.active and parent.partitions > 0:
                 if index >= parent.partitions:
                     raise TopicNotFound(

@@ -216,7 +216,7 @@ def put_conditional(
     StorageFault (see ``translated``).
     """
     token = uuid.uuid4().hex[:16]  # 64 random bits: unique among an item's writes
-    earlier = (read_tokens or [])[: KEPT_TOKENS]
+    earlier = (read_tokens or [])[:KEPT_TOKENS]
     extra: Item = {WRITE_TOKEN: {"S": token}}
     if earlier:
         extra[EARLIER_TOKENS] = {"S": " ".join(earlier)}

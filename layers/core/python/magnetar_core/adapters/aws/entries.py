@@ -37,6 +37,11 @@ class EntryStore:
                     raise ConditionFailed(f"entry object {key} exists") from exc
                 raise
 
+    def delete(self, key: str) -> None:
+        """Delete an uncommitted entry object; one S3 DELETE (no error when missing)."""
+        with translated(f"deleting entry object {key}"):
+            self._s3.delete_object(Bucket=self._bucket, Key=key)
+
     def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
         """Read an entry object, or ``length`` bytes at ``offset``; one S3 GET."""
         kwargs = {"Bucket": self._bucket, "Key": key}

@@ -24,6 +24,7 @@ def _to_meta(item: dict) -> TopicMeta:
         deduplication=item["dedup"]["BOOL"] if "dedup" in item else None,
         retention=retention_of(item),
         message_ttl_seconds=int(item["msg_ttl_s"]["N"]) if "msg_ttl_s" in item else None,
+        terminated=frozenset(int(n) for n in item.get("term", {}).get("NS", ())),
     )
 
 
@@ -63,6 +64,8 @@ class TopicStore:
         item.update(retention_attributes(meta.retention))
         if meta.message_ttl_seconds is not None:
             item["msg_ttl_s"] = {"N": str(meta.message_ttl_seconds)}
+        if meta.terminated:  # a number set (never empty in DynamoDB): the closed partitions
+            item["term"] = {"NS": [str(n) for n in sorted(meta.terminated)]}
         condition: dict[str, object]
         if previous is None:
             condition = {

@@ -33,6 +33,11 @@ class EntryStore:
                 raise ConditionFailed(f"entry object {key} exists")
             self._objects[key] = bytes(data)
 
+    def delete(self, key: str) -> None:
+        """Delete an uncommitted entry object (nothing when ``key`` has none)."""
+        with self._lock:
+            self._objects.pop(key, None)
+
     def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
         """Read an entry object, or ``length`` bytes at ``offset``. Raises StorageFault for
         a missing key (S3's NoSuchKey) or an offset at or past the end (InvalidRange)."""

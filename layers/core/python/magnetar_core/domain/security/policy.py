@@ -171,7 +171,9 @@ def _needs(check: Check, actions: str) -> Decision:
     namespace = check.requirement.namespace
     where = (
         "namespace"
-        if isinstance(check.requirement, ListTopics | NamespaceConsume | Functions | NamespaceFunctions)
+        if isinstance(
+            check.requirement, ListTopics | NamespaceConsume | Functions | NamespaceFunctions
+        )
         else "topic or its namespace"
     )
     return check.deny(

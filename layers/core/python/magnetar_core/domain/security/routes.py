@@ -109,6 +109,12 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("GET", _TOPIC + "/partitioned-stats", L, ""),
     ("GET", _TOPIC + "/partitions", L, ""),
     ("PUT", _TOPIC + "/partitions", T, "create partitioned topic {topic}"),
+    ("POST", _TOPIC + "/partitions", T, "update the partitions of {topic}"),
+    # topic verbs (issue 14): Pulsar's TERMINATE, UNLOAD and TRUNCATE are tenant admin's
+    ("POST", _TOPIC + "/terminate", T, "terminate topic {topic}"),
+    ("POST", _TOPIC + "/terminate/partitions", T, "terminate the partitions of {topic}"),
+    ("PUT", _TOPIC + "/unload", T, "unload topic {topic}"),
+    ("DELETE", _TOPIC + "/truncate", T, "truncate topic {topic}"),
     ("DELETE", _TOPIC + "/partitions", T, "delete partitioned topic {topic}"),
     ("GET", _TOPIC + "/subscriptions", C, ""),
     ("DELETE", _TOPIC + "/subscription/{subscription}", CS, ""),

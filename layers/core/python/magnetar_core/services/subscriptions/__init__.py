@@ -196,6 +196,10 @@ class Subscriptions:
         """The id of the last message of a topic or partition (None when empty)."""
         return self.seeking.last_message_id(topic)
 
+    def last_message(self, topic: TopicName) -> tuple[str | None, bool]:
+        """The last message id (None when empty) and whether the topic was terminated."""
+        return self.seeking.last_message(topic)
+
     # -- dispatch (see Dispatch) ------------------------------------------------------------
 
     def receive(

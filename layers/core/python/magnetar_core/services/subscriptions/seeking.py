@@ -133,11 +133,27 @@ class Seeking:
 
     def last_message_id(self, topic: TopicName) -> str | None:
         """The id of the last message of a topic or partition (None when empty)."""
-        return self._last_message_id(self._ctx.topics.resolve(topic, create=False))
+        return self.last_message(topic)[0]
 
-    def _last_message_id(self, ref: PartitionRef) -> str | None:
-        head = self._head(ref)
+    def last_message(self, topic: TopicName) -> tuple[str | None, bool]:
+        """``last_message_id`` and whether the topic or partition was terminated: its
+        ledger ends with a fence, so no message will ever follow (no extra request)."""
+        ref = self._ctx.topics.resolve(topic, create=False)
+        last = self._ctx.log.last(ref.key)  # what ``head`` reads, the fence included
+        fenced = last is not None and last.fence
+        if last is None or not fenced:
+            head = -1 if last is None else last.entry_id
+            return self._last_message_id(ref, head, last), False
+        head = last.entry_id - 1
         item = self._entry(ref, head) if head >= 0 else None
+        return self._last_message_id(ref, head, item), True
+
+    def _last_message_id(
+        self, ref: PartitionRef, head: int | None = None, item: IndexEntry | None = None
+    ) -> str | None:
+        if head is None:
+            head = self._head(ref)
+            item = self._entry(ref, head) if head >= 0 else None
         if item is None or item.count == 0:  # a marker (or expired): page back to a message
             item = self._ctx.log.last_with_messages(ref.key, head) if head >= 0 else None
         if item is None:
