@@ -123,6 +123,16 @@ def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
     return Ticker(launcher, schedules).start()
 
 
+def quiet_handlers() -> None:
+    """Long-polls still in flight end against the stopping emulator: expected when the
+    command stops, so the handlers' storage errors are not logged as faults. Done here, as
+    the process ends, not in ``LocalStack.stop``: in a test process that silenced the
+    handlers' logger for every later test."""
+    from magnetar_core.api.http import SERVICE
+
+    logging.getLogger(SERVICE).setLevel(logging.CRITICAL)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Start the stack, print where it runs, serve until interrupted; returns the exit code.
 
@@ -182,6 +192,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print("Stopping...", flush=True)
         return 0
     finally:
+        quiet_handlers()
         stack.stop()
         if auth is not None:
             auth.remove_token_file()

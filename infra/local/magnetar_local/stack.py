@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import sys
@@ -127,13 +126,6 @@ class LocalStack:
         gateway, self.gateway = self.gateway, None
         if gateway is not None:
             gateway.stop()
-            # Long-polls still in flight now end against a stopped emulator: expected on
-            # shutdown, so their storage errors are not logged as faults. The handlers'
-            # Powertools logger only ("magnetar" is the SDK's and the timers' logger: silencing
-            # it hid their records from every later test of the process).
-            from magnetar_core.api.http import SERVICE
-
-            logging.getLogger(SERVICE).setLevel(logging.CRITICAL)
         emulator, self.emulator = self.emulator, None
         if emulator is not None:
             emulator.stop()
