@@ -28,6 +28,7 @@ from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
+from magnetar_core.adapters.aws.schemas import SchemaStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.adapters.aws.wakes import TriggerWakes
 from magnetar_core.adapters.targets import Targets, WebhookTarget
@@ -59,6 +60,7 @@ from magnetar_core.services.tenancy_permissions import Permissions
 from magnetar_core.services.tenancy_tenants import Tenants
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
+from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery
 from magnetar_core.services.triggers.fanout import FanOut
@@ -96,6 +98,8 @@ class Engine:
     ingest: Ingest
     functions: Functions
     function_runtime: FunctionRuntime
+    schemas: Schemas
+    schema_policies: SchemaPolicies
 
     @classmethod
     def build(
@@ -226,6 +230,7 @@ class Engine:
         )
         delivery = Delivery(subscriptions, topics, targets, runtime)
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
+        schema_policies = SchemaPolicies(namespaces)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
         )
@@ -272,6 +277,10 @@ class Engine:
                 entries_bucket=settings.entries_bucket,
             ),
             function_runtime=function_runtime,
+            schemas=Schemas(
+                stores.schemas, schema_policies, runtime, settings.commit_max_attempts
+            ),
+            schema_policies=schema_policies,
         )
 
 
@@ -298,6 +307,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         triggers=TriggerStore(dynamodb, settings.topics_table),
         functions=FunctionStore(dynamodb, settings.topics_table),
         function_state=FunctionStateStore(dynamodb, settings.topics_table),
+        schemas=SchemaStore(dynamodb, settings.topics_table),
     )
 
 
