@@ -14,8 +14,10 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         return http.error_response(
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
+    name = http.topic_of(domain, tenant, namespace, topic)
+    schema_version = engine().schemas.declare(name, body.get("schema"), producer=False)
     handle = engine().subscriptions.subscribe(
-        http.topic_of(domain, tenant, namespace, topic),
+        name,
         subscription,
         http.field(body, "consumerName", str, None),
         http.field(body, "subscriptionType", str, "Exclusive"),
@@ -30,7 +32,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         read_compacted=http.field(body, "readCompacted", bool, False),
         role=http.caller_role(app),
     )
-    return http.ok(views.consumer_handle(handle))
+    return http.ok({**views.consumer_handle(handle), "schemaVersion": schema_version})
 
 
 @app.delete(

@@ -84,5 +84,6 @@ def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
                 redelivery_count=e.get("redeliveryCount", 0),
                 producer_name=decoded.producer_name, sequence_id=m.sequence_id,
                 null_value=m.null_value, schema=core.schema,
+                schema_version=m.schema_version,
             ))  # fmt: skip
     return out

@@ -17,7 +17,7 @@ from ._enums import (
     PartitionsRoutingMode,
     ProducerAccessMode,
 )
-from ._registration import register_all
+from ._registration import declared_schema, register_all
 from ._sender import SenderConfig, SenderCore
 from ._topics import parse_topic
 from ._validate import check_type, check_type_or_none
@@ -78,7 +78,8 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
     elif routing_mode == PartitionsRoutingMode.CustomPartition and n:
         raise exc.InvalidConfiguration("CustomPartition routing needs a message_router")
     reg = register_all(client._t, [f"/v1/{t.path()}" for t in targets], a["producer_name"],
-                       a["access_mode"].name, client._stopping, client._log)  # fmt: skip
+                       a["access_mode"].name, client._stopping, client._log,
+                       declared_schema(a["schema"]))  # fmt: skip
     initial = a["initial_sequence_id"] if a["initial_sequence_id"] is not None else -1
     last = max(initial, reg.last_sequence_id)
     limits = BatchLimits(a["batching_max_messages"], a["batching_max_allowed_size_in_bytes"],

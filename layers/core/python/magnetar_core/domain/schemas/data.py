@@ -20,8 +20,9 @@ SCHEMA_TYPES = (
 AVRO_BASED = ("AVRO", "JSON")
 """Types whose definition is an Avro schema (Pulsar's JSON schemas carry one too), so their
 compatibility is Avro's schema resolution."""
-NO_SCHEMA = ("NONE", "BYTES")
-"""Types that mean "no schema": a producer declaring one sends raw bytes."""
+NO_SCHEMA = ("NONE", "BYTES", "AUTO_CONSUME", "AUTO_PUBLISH")
+"""Types a producer or consumer may declare that register nothing: raw bytes, or a schema
+taken from the topic's."""
 MAX_DEFINITION_BYTES = 256 * 1024
 """Largest definition text accepted (UTF-8 bytes): it is stored in one DynamoDB item."""
 
