@@ -25,10 +25,10 @@ from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.namespaces import NamespaceStore
 from magnetar_core.adapters.aws.policies import PolicyStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.adapters.aws.schemas import SchemaStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
-from magnetar_core.adapters.aws.schemas import SchemaStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.adapters.aws.wakes import TriggerWakes
 from magnetar_core.adapters.targets import Targets, WebhookTarget
@@ -51,6 +51,7 @@ from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.produce import Producer
+from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
@@ -60,7 +61,6 @@ from magnetar_core.services.tenancy_permissions import Permissions
 from magnetar_core.services.tenancy_tenants import Tenants
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import Topics
-from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery
 from magnetar_core.services.triggers.fanout import FanOut

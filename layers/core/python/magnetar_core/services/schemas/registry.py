@@ -10,6 +10,8 @@ none. Declared by producers and consumers at creation through ``declare``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from magnetar_core.domain.errors import (
     IncompatibleSchema,
     NotAcceptable,
@@ -23,6 +25,9 @@ from magnetar_core.ports import SchemaStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.schemas.policies import SchemaPolicies
 from magnetar_wire.names import TopicName
+
+Change = Callable[[list[SchemaVersion]], tuple[int, SchemaVersion | None]]
+"""An optimistic change of a topic's versions: (the version to answer, the one to add)."""
 
 
 def schema_id(topic: TopicName) -> TopicName:
@@ -98,7 +103,7 @@ class Schemas:
 
         return self._write(sid, change)
 
-    def _write(self, sid: TopicName, change) -> int:  # type: ignore[no-untyped-def]
+    def _write(self, sid: TopicName, change: Change) -> int:
         outcome = optimistic.update(lambda: self._store.versions(sid), change,
                                     lambda v: self._store.add(sid, v), self._rt,
                                     self._attempts)  # fmt: skip
