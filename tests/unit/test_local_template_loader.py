@@ -151,7 +151,7 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("POST", topic + "/permissions/{role}")] == "TenancyFunction"
     assert routes[("PUT", topic + "/triggers/{name}")] == "AdminFunction"
     assert routes[("POST", topic + "/subscription/{subscription}/skip/{numMessages}")] == "AdminFunction"  # fmt: skip
-    assert len(routes) == 91
+    assert len(routes) == 104
 
 
 def _table(*keys: str) -> RouteTable:
