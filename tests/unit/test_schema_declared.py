@@ -105,6 +105,10 @@ class Reading(Record):
     value = Integer()
 
 
+class Other(Record):
+    count = Integer(required=True)
+
+
 def test_the_sdk_declares_its_schema_and_messages_carry_the_version(svc, topic):
     client = pulsar.Client(svc.url)
     try:
@@ -114,5 +118,7 @@ def test_the_sdk_declares_its_schema_and_messages_carry_the_version(svc, topic):
         first, second = consumer.receive(5000), consumer.receive(5000)
         assert (first.value().sensor, first.schema_version()) == ("a", "0")
         assert (second.data(), second.schema_version()) == (b"raw", "")
+        with pytest.raises(pulsar.exceptions.IncompatibleSchema):  # readers are checked too
+            client.create_reader(topic, pulsar.MessageId.earliest, schema=JsonSchema(Other))
     finally:
         client.close()
