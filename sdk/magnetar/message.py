@@ -186,6 +186,7 @@ class Message:
         "_redelivery",
         "_schema",
         "_schema_version",
+        "_writer_schema",
         "_sequence_id",
         "_topic",
     )
@@ -207,6 +208,7 @@ class Message:
         null_value: bool = False,
         schema: Any = None,
         schema_version: int | None = None,
+        writer_schema: Any = None,
     ) -> None:
         self._data = b"" if null_value else bytes(data)
         self._id = message_id
@@ -222,6 +224,7 @@ class Message:
         self._null = null_value
         self._schema = schema
         self._schema_version = schema_version
+        self._writer_schema = writer_schema  # AUTO_CONSUME decodes with it
 
     def data(self) -> bytes:
         """The raw payload (``b""`` for a null value)."""

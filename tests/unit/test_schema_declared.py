@@ -8,12 +8,14 @@ travels in each entry's metadata to ``Message.schema_version()``."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from edge_http import assert_error, call
 
 import magnetar as pulsar
-from magnetar.schema import Integer, JsonSchema, Record, String
+from magnetar._writer_schemas import WriterSchemas
+from magnetar.schema import AUTO_CONSUME, Integer, JsonSchema, Record, String, StringSchema
 from magnetar_local.memory_service import MemoryService
 
 
@@ -120,5 +122,32 @@ def test_the_sdk_declares_its_schema_and_messages_carry_the_version(svc, topic):
         assert (second.data(), second.schema_version()) == (b"raw", "")
         with pytest.raises(pulsar.exceptions.IncompatibleSchema):  # readers are checked too
             client.create_reader(topic, pulsar.MessageId.earliest, schema=JsonSchema(Other))
+    finally:
+        client.close()
+
+
+def test_auto_consume_decodes_each_message_with_its_writers_registered_version(svc, topic):
+    client = pulsar.Client(svc.url)
+    try:
+        consumer = client.subscribe(topic, "s", schema=AUTO_CONSUME)
+        client.create_producer(topic, schema=JsonSchema(Reading)).send(Reading(sensor="a"))
+        client.create_producer(topic).send(b"raw")
+        first, second = consumer.receive(5000), consumer.receive(5000)
+        assert first.value() == {"sensor": "a", "value": None}  # JSON: decoded as a dict
+        assert second.value() == b"raw"  # no schema: the bytes
+    finally:
+        client.close()
+
+
+def test_auto_consume_reads_versions_from_before_a_delete_and_bytes_when_a_version_is_missing(svc, topic):  # fmt: skip
+    client = pulsar.Client(svc.url)
+    try:
+        consumer = client.subscribe(topic, "s", schema=AUTO_CONSUME)
+        client.create_producer(topic, schema=StringSchema()).send("text")
+        call(f"{svc.url}/admin/v2/schemas/public/default/{topic}/schema", "DELETE")
+        assert consumer.receive(5000).value() == "text"  # version 0 stays readable, as Pulsar
+        writers = WriterSchemas(client._t, logging.getLogger("test"))
+        assert writers.info(f"persistent://public/default/{topic}", 0) is not None
+        assert writers.info(f"persistent://public/default/{topic}", 7) is None  # no such version
     finally:
         client.close()
