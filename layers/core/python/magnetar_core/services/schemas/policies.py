@@ -5,10 +5,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.schemas.compatibility import applied, parse_strategy
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_wire.names import TopicName
+
+
+@dataclass(frozen=True)
+class AppliedSchemaPolicies:
+    """The schema policies that apply to a topic, read at once: the strategy (UNDEFINED
+    resolved), whether producers may add versions, whether they must declare a schema."""
+
+    strategy: str
+    auto_update: bool
+    validation_enforced: bool
 
 
 def _flag(value: object) -> bool:
@@ -54,3 +66,11 @@ class SchemaPolicies:
     def applied_strategy(self, topic: TopicName) -> str:
         """The strategy that applies to ``topic`` (UNDEFINED: FULL)."""
         return applied(self.strategy(topic.tenant, topic.namespace))
+
+    def applied(self, topic: TopicName) -> AppliedSchemaPolicies:
+        """Every schema policy that applies to ``topic``, from one read."""
+        stored = self._namespaces.get(topic.tenant, topic.namespace)
+        auto = stored.allow_auto_update_schema
+        return AppliedSchemaPolicies(applied(stored.schema_compatibility_strategy),
+                                     True if auto is None else auto,
+                                     bool(stored.schema_validation_enforced))  # fmt: skip

@@ -151,22 +151,22 @@ class Schemas:
         meets ``schemaValidationEnforced`` on a topic that has a schema. Raises
         IncompatibleSchema (refused: nothing is stored), InvalidMessage, InvalidSchemaData."""
         schema = None if body is None else parse_payload(body, int(self._rt.now_ms()))
+        if (schema is None or schema.schema_type in NO_SCHEMA) and not producer:
+            return None  # a consumer without a schema: nothing to read
+        current = self._live(topic)  # a topic without a schema accepts anything: one Query
         if schema is None or schema.schema_type in NO_SCHEMA:
-            if producer and self._live(topic) and self._policies.validation_enforced(
-                topic.tenant, topic.namespace
-            ):
+            if current and self._policies.applied(topic).validation_enforced:
                 raise IncompatibleSchema(f"Producers to {topic} must declare its schema: schemaValidationEnforced is on")  # fmt: skip
             return None
-        current = self._live(topic)
         same = next((v for v in current if v.schema.same_as(schema)), None)
         if same is not None:
             return same.version
-        strategy = self._policies.applied_strategy(topic)
+        policies = self._policies.applied(topic)
         if current and not producer:  # a consumer reads: checked, never stored
-            why = incompatibility(strategy, [v.schema for v in current], schema)
+            why = incompatibility(policies.strategy, [v.schema for v in current], schema)
             if why:
                 raise IncompatibleSchema(f"Incompatible schema for a consumer of {topic}: {why}")
             return None
-        if current and not self._policies.auto_update(topic.tenant, topic.namespace):
+        if current and not policies.auto_update:
             raise IncompatibleSchema(f"The schema is not registered on {topic} and isAllowAutoUpdateSchema is off: register it with POST /admin/v2/schemas/.../schema")  # fmt: skip
-        return self._register(topic, schema, strategy)
+        return self._register(topic, schema, policies.strategy)
