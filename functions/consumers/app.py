@@ -15,7 +15,8 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
     name = http.topic_of(domain, tenant, namespace, topic)
-    schema_version = engine().schemas.declare(name, body.get("schema"), producer=False)
+    schema = body.get("schema")
+    engine().schemas.declare(name, schema, producer=False, dry_run=True)  # refused: no consumer
     handle = engine().subscriptions.subscribe(
         name,
         subscription,
@@ -32,7 +33,8 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         read_compacted=http.field(body, "readCompacted", bool, False),
         role=http.caller_role(app),
     )
-    return http.ok({**views.consumer_handle(handle), "schemaVersion": schema_version})
+    version = engine().schemas.declare(name, schema, producer=False) if schema else None
+    return http.ok({**views.consumer_handle(handle), "schemaVersion": version})
 
 
 @app.delete(

@@ -11,7 +11,8 @@ app = http.make_app(engine)
 def register(domain: str, tenant: str, namespace: str, topic: str):
     body = http.json_object(app)
     name = http.topic_of(domain, tenant, namespace, topic)
-    schema_version = engine().schemas.declare(name, body.get("schema"), producer=True)
+    schema = body.get("schema")
+    engine().schemas.declare(name, schema, producer=True, dry_run=True)  # refused: no producer
     registration = engine().access.register(
         name,
         http.field(body, "producerName", str, None, limits.MAX_PRODUCER_NAME_BYTES),
@@ -19,7 +20,8 @@ def register(domain: str, tenant: str, namespace: str, topic: str):
         http.field(body, "waitMs", int, 0),
         role=http.caller_role(app),
     )
-    return http.ok({**views.registration(registration), "schemaVersion": schema_version})
+    version = engine().schemas.declare(name, schema, producer=True) if schema else None
+    return http.ok({**views.registration(registration), "schemaVersion": version})
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>/heartbeat")

@@ -5,6 +5,7 @@ and refuse, promotions, unions, enums, nested and recursive records, and payload
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -133,3 +134,21 @@ def test_a_payload_is_parsed_with_its_properties_and_bad_ones_are_named():
     with pytest.raises(InvalidSchemaData, match="Avro schema in JSON"):
         parse_payload({"type": "JSON", "schema": "not json"}, 0)
     assert parsed.same_as(SchemaData("AVRO", json.dumps(V1)))  # properties do not count
+
+
+@pytest.mark.parametrize(
+    ("definition", "words"),
+    [
+        ("5", "expected a type name"),
+        ('{"type": "record", "fields": []}', "needs a name"),
+        ('{"type": "record", "name": "R", "fields": [{"name": "a"}]}', "without a name and a type"),
+        ('{"type": "record", "name": "R", "fields": [{"name": "a", "type": "Nope"}]}', "unknown type 'Nope'"),
+        ('{"type": "enum", "name": "E", "symbols": [1]}', "string symbols"),
+        ('{"type": "fixed", "name": "F"}', "integer size"),
+        ('{"type": "array"}', "needs items"),
+        ('["null", {"type": "map"}]', "branch 1"),
+    ],
+)  # fmt: skip
+def test_a_definition_that_is_not_a_well_formed_avro_schema_is_refused(definition, words):
+    with pytest.raises(InvalidSchemaData, match=re.escape(words)):
+        parse_payload({"type": "AVRO", "schema": definition}, 0)

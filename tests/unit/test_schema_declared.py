@@ -74,6 +74,16 @@ def test_an_incompatible_producer_is_refused_and_stores_nothing(svc, topic):
     assert produce_as(svc, topic, V1, mode="Exclusive")[0] == 200  # the refused took no lease
 
 
+def test_a_creation_refused_for_another_reason_stores_no_schema(svc, topic):
+    assert_error(produce_as(svc, topic, V1, mode="Solo"), 400, "InvalidMessage", "accessMode")
+    body = {"subscriptionType": "Sometimes", "schema": V1}
+    url = f"{svc.url}/v1/persistent/public/default/{topic}/subscriptions/s/consumers"
+    assert call(url, body=json.dumps(body).encode())[0] == 400
+    assert_error(produce_as(svc, topic, {"type": "AVRO", "schema": '{"type": "record"}'}),
+                 422, "InvalidSchemaData", "name")  # fmt: skip
+    assert versions(svc, topic) == []
+
+
 def test_without_auto_update_a_new_schema_must_be_posted_first(svc, topic):
     ns = "public/no-auto-update"
     call(f"{svc.url}/admin/v2/namespaces/{ns}", "PUT")

@@ -141,3 +141,54 @@ def can_read(reader: Any, writer: Any) -> str | None:
     """None when data written with ``writer`` can be read with ``reader`` (both parsed Avro
     schemas), else why not (the first difference found, with its field path)."""
     return _Checker(reader, writer).check(reader, writer, "")
+
+
+def check_definition(schema: Any) -> None:
+    """Raise ValueError, saying where, unless ``schema`` (parsed JSON) is a well-formed Avro
+    schema: primitives, records (named, with named fields), enums (named, string symbols),
+    arrays, maps, fixed (named, with a size), unions, and references to named types it
+    defines."""
+    names = named_types(schema)
+    _check(schema, names, "the schema")
+
+
+def _check(schema: Any, names: dict[str, dict], where: str) -> None:  # noqa: C901
+    if isinstance(schema, str):
+        if schema not in PRIMITIVES and schema not in names and schema.rsplit(".", 1)[-1] not in names:  # fmt: skip
+            raise ValueError(f"{where}: unknown type {schema!r}")
+        return
+    if isinstance(schema, list):
+        for i, branch in enumerate(schema):
+            _check(branch, names, f"{where} branch {i}")
+        return
+    if not isinstance(schema, dict) or "type" not in schema:
+        raise ValueError(f"{where}: expected a type name, a union or an object with a type")
+    kind = schema["type"]
+    if isinstance(kind, (list, dict)) or (isinstance(kind, str) and kind not in (*NAMED, "array", "map")):  # fmt: skip
+        _check(kind, names, where)
+        return
+    if kind in NAMED and not isinstance(schema.get("name"), str):
+        raise ValueError(f"{where}: a {kind} needs a name")
+    if kind in ("record", "error"):
+        fields = schema.get("fields")
+        if not isinstance(fields, list):
+            raise ValueError(f"{where}: record {schema['name']} needs a list of fields")
+        for field in fields:
+            if not isinstance(field, dict) or not isinstance(field.get("name"), str) or "type" not in field:  # fmt: skip
+                raise ValueError(f"{where}: record {schema['name']} has a field without a name and a type")  # fmt: skip
+            aliases = field.get("aliases", [])
+            if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+                raise ValueError(f"{where}: field {field['name']}'s aliases must be strings")
+            _check(field["type"], names, f"{where}.{field['name']}")
+    elif kind == "enum":
+        symbols = schema.get("symbols")
+        if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
+            raise ValueError(f"{where}: enum {schema['name']} needs a list of string symbols")
+    elif kind == "fixed":
+        if type(schema.get("size")) is not int:
+            raise ValueError(f"{where}: fixed {schema['name']} needs an integer size")
+    elif kind in ("array", "map"):
+        key = "items" if kind == "array" else "values"
+        if key not in schema:
+            raise ValueError(f"{where}: an {kind} needs {key}")
+        _check(schema[key], names, f"{where}[]")

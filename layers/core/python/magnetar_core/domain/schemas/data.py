@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from magnetar_core.domain.errors import InvalidMessage, InvalidSchemaData
+from magnetar_core.domain.schemas.avro import check_definition
 
 SCHEMA_TYPES = (
     "NONE", "STRING", "JSON", "PROTOBUF", "AVRO", "BOOLEAN", "INT8", "INT16", "INT32",
@@ -100,9 +101,11 @@ def parse_payload(body: object, timestamp_ms: int) -> SchemaData:
         raise InvalidSchemaData(f"The definition is over {MAX_DEFINITION_BYTES} bytes")
     if kind in AVRO_BASED:
         try:
-            json.loads(definition)
-        except ValueError:
+            check_definition(json.loads(definition))
+        except RecursionError:
+            raise InvalidSchemaData(f"A {kind} schema's definition is nested too deeply") from None
+        except ValueError as exc:  # JSONDecodeError included
             raise InvalidSchemaData(
-                f"A {kind} schema's definition must be an Avro schema in JSON; got {definition[:80]!r}"
+                f"A {kind} schema's definition must be an Avro schema in JSON ({exc}); got {definition[:80]!r}"
             ) from None
     return SchemaData(kind, definition, dict(properties), timestamp_ms)

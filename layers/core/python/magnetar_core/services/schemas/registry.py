@@ -142,14 +142,17 @@ class Schemas:
                 return stored.version
         raise NotFound(f"Not found schema: {topic} has no version of this schema")
 
-    def declare(self, topic: TopicName, body: object | None, *, producer: bool) -> int | None:
+    def declare(self, topic: TopicName, body: object | None, *, producer: bool,
+                dry_run: bool = False) -> int | None:  # fmt: skip
         """The schema a producer (``producer``) or consumer declares at creation (a
         SchemaInfo dict, None: none): its version when stored. A new one is registered
         (under the strategy) by a producer if ``isAllowAutoUpdateSchema``, by a consumer
         only on a topic without a schema; otherwise a consumer's is checked against the
         strategy and not stored (None). None for BYTES/NONE or no schema, unless a producer
-        meets ``schemaValidationEnforced`` on a topic that has a schema. Raises
-        IncompatibleSchema (refused: nothing is stored), InvalidMessage, InvalidSchemaData."""
+        meets ``schemaValidationEnforced`` on a topic that has a schema. ``dry_run``: every
+        check, nothing stored (handlers run it before creating the producer or consumer, so
+        a refused creation stores nothing). Raises IncompatibleSchema (refused: nothing is
+        stored), InvalidMessage, InvalidSchemaData."""
         schema = None if body is None else parse_payload(body, int(self._rt.now_ms()))
         if (schema is None or schema.schema_type in NO_SCHEMA) and not producer:
             return None  # a consumer without a schema: nothing to read
@@ -169,4 +172,9 @@ class Schemas:
             return None
         if current and not policies.auto_update:
             raise IncompatibleSchema(f"The schema is not registered on {topic} and isAllowAutoUpdateSchema is off: register it with POST /admin/v2/schemas/.../schema")  # fmt: skip
+        if dry_run:
+            why = incompatibility(policies.strategy, [v.schema for v in current], schema)
+            if why:
+                raise IncompatibleSchema(f"Incompatible schema for {topic}: {why}")
+            return None
         return self._register(topic, schema, policies.strategy)
