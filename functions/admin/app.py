@@ -1,15 +1,17 @@
 """Admin: Pulsar's /admin/v2 paths for topics, partitions, stats, subscriptions, policies
 and triggers, and /admin/v3/functions (Pulsar Functions). The subscription verbs (skip,
 expire, reset cursor, create) are ``magnetar_core.api.cursor_routes``, the topic verbs
-(terminate, unload, truncate, grow partitions) ``magnetar_core.api.topic_routes``."""
+(terminate, unload, truncate, grow partitions) ``magnetar_core.api.topic_routes``; the schema
+registry and schema policies ``magnetar_core.api.schema_routes``."""
 
-from magnetar_core.api import bodies, cursor_routes, http, topic_routes, views
+from magnetar_core.api import bodies, cursor_routes, http, schema_routes, topic_routes, views
 
 engine = http.container_engine()
 app = http.make_app(engine)
 topic_of = http.topic_of
 cursor_routes.register(app, engine)
 topic_routes.register(app, engine)
+schema_routes.register(app, engine)
 
 
 @app.get("/admin/v2/brokers/health")

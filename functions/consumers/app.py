@@ -14,8 +14,11 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         return http.error_response(
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
+    name = http.topic_of(domain, tenant, namespace, topic)
+    schema = body.get("schema")
+    engine().schemas.declare(name, schema, producer=False, dry_run=True)  # refused: no consumer
     handle = engine().subscriptions.subscribe(
-        http.topic_of(domain, tenant, namespace, topic),
+        name,
         subscription,
         http.field(body, "consumerName", str, None),
         http.field(body, "subscriptionType", str, "Exclusive"),
@@ -30,7 +33,8 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         read_compacted=http.field(body, "readCompacted", bool, False),
         role=http.caller_role(app),
     )
-    return http.ok(views.consumer_handle(handle))
+    version = engine().schemas.declare(name, schema, producer=False) if schema else None
+    return http.ok({**views.consumer_handle(handle), "schemaVersion": version})
 
 
 @app.delete(

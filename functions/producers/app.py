@@ -1,4 +1,5 @@
-"""Producers: register (access modes, epochs, last sequence id), heartbeat, release."""
+"""Producers: register (access modes, epochs, last sequence id, the declared schema),
+heartbeat, release."""
 
 from magnetar_core.api import http, limits, views
 
@@ -9,14 +10,18 @@ app = http.make_app(engine)
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers")
 def register(domain: str, tenant: str, namespace: str, topic: str):
     body = http.json_object(app)
+    name = http.topic_of(domain, tenant, namespace, topic)
+    schema = body.get("schema")
+    engine().schemas.declare(name, schema, producer=True, dry_run=True)  # refused: no producer
     registration = engine().access.register(
-        http.topic_of(domain, tenant, namespace, topic),
+        name,
         http.field(body, "producerName", str, None, limits.MAX_PRODUCER_NAME_BYTES),
         http.field(body, "accessMode", str, "Shared"),
         http.field(body, "waitMs", int, 0),
         role=http.caller_role(app),
     )
-    return http.ok(views.registration(registration))
+    version = engine().schemas.declare(name, schema, producer=True) if schema else None
+    return http.ok({**views.registration(registration), "schemaVersion": version})
 
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/producers/<producer_name>/heartbeat")

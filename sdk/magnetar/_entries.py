@@ -12,6 +12,8 @@ from magnetar_wire import EntryFormatError, decode_entry
 
 from . import exceptions as exc
 from .message import Message, MessageId
+from .schema.schema import SchemaInfo
+from .schema.schema_auto import AutoConsumeSchema
 
 if TYPE_CHECKING:
     from ._receiver import ConsumerCore, Sub
@@ -41,6 +43,13 @@ def fetch_entry_bytes(core: ConsumerCore, sub: Sub, e: dict) -> bytes | None:
     text = f"{e.get('ledgerId')}:{e.get('entryId')}:{e.get('partition', sub.partition)}:-1"
     core.ack_tracker.redeliver_now(sub, [text], e.get("redeliveryCount"))
     return None
+
+
+def _writer(core: ConsumerCore, topic: str, version: int | None) -> SchemaInfo | None:
+    """The writer's schema of a message for an ``AUTO_CONSUME`` consumer (else None)."""
+    if version is None or not isinstance(core.schema, AutoConsumeSchema):
+        return None
+    return core.writer_schemas.info(topic, version)
 
 
 def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
@@ -84,5 +93,7 @@ def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
                 redelivery_count=e.get("redeliveryCount", 0),
                 producer_name=decoded.producer_name, sequence_id=m.sequence_id,
                 null_value=m.null_value, schema=core.schema,
+                schema_version=m.schema_version,
+                writer_schema=_writer(core, topic, m.schema_version),
             ))  # fmt: skip
     return out

@@ -18,7 +18,7 @@ from ._enums import (
     ProducerAccessMode,
 )
 from ._growth import PartitionWatch
-from ._registration import Lease, register_all
+from ._registration import Lease, declared_schema, register_all
 from ._sender import SenderConfig, SenderCore
 from ._topics import parse_topic
 from ._validate import check_type, check_type_or_none
@@ -79,7 +79,8 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
     elif routing_mode == PartitionsRoutingMode.CustomPartition and n:
         raise exc.InvalidConfiguration("CustomPartition routing needs a message_router")
     reg = register_all(client._t, [f"/v1/{t.path()}" for t in targets], a["producer_name"],
-                       a["access_mode"].name, client._stopping, client._log)  # fmt: skip
+                       a["access_mode"].name, client._stopping, client._log,
+                       declared_schema(a["schema"]))  # fmt: skip
     initial = a["initial_sequence_id"] if a["initial_sequence_id"] is not None else -1
     last = max(initial, reg.last_sequence_id)
     limits = BatchLimits(a["batching_max_messages"], a["batching_max_allowed_size_in_bytes"],
@@ -101,7 +102,8 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
     def grow(old: int, new: int) -> list[Lease]:
         bases = [f"/v1/{topic_name.partition(i).path()}" for i in range(old, new)]
         return register_all(client._t, bases, core.producer_name, a["access_mode"].name,
-                            client._stopping, client._log).leases  # fmt: skip
+                            client._stopping, client._log,
+                            declared_schema(a["schema"])).leases  # fmt: skip
 
     watch = PartitionWatch(n, lambda: client._partitions(topic_name), grow,
                            client._partitions_update_interval_s)  # fmt: skip

@@ -22,6 +22,7 @@ from ._http import LongPoll, Transport
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
 from ._recovery import resubscribe, run_parallel
 from ._sub import Sub
+from ._writer_schemas import WriterSchemas
 from .message import Message
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class ConsumerCore:
         self.queue_size = max(queue_size, 1)
         self.schema = schema
         self.log = log
+        self.writer_schemas = WriterSchemas(transport, log)  # AUTO_CONSUME's writer schemas
         self.subs: list[Sub] = []
         self.cond = threading.Condition()
         self.queue: collections.deque[tuple[Sub, Message]] = collections.deque()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ._http import Transport
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "WAIT_MS", "Heartbeat", "Lease", "Registration",
-           "register_all", "release_all"]  # fmt: skip
+           "declared_schema", "register_all", "release_all"]  # fmt: skip
 
 WAIT_MS = 20_000  # the longest WaitForExclusive long poll the contract allows
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -44,6 +44,17 @@ class Registration:
     last_sequence_id: int
     max_message_size: int
     lease_ms: int
+    schema_version: int | None = None
+
+
+def declared_schema(schema: Any) -> dict | None:
+    """The ``schema`` body field that declares ``schema`` (a ``magnetar.schema.Schema``) to
+    the registry: its ``SchemaInfo.to_dict()``; None for bytes (the default: nothing to
+    declare) and for AUTO_CONSUME."""
+    info = schema.schema_info() if schema is not None else None
+    if info is None or info.schema_type().name in ("BYTES", "NONE", "AUTO_CONSUME", "AUTO_PUBLISH"):
+        return None
+    return dict(info.to_dict())
 
 
 def _register(t: Transport, base: str, body: dict, stop: threading.Event) -> dict:
@@ -67,15 +78,19 @@ def _int(resp: dict, key: str, default: int) -> int:
 
 
 def register_all(t: Transport, bases: list[str], name: str | None, access_mode: str,
-                 stop: threading.Event, log: logging.Logger) -> Registration:  # fmt: skip
-    """Register on every topic / partition in ``bases``; on failure release what was taken.
+                 stop: threading.Event, log: logging.Logger,
+                 schema: dict | None = None) -> Registration:  # fmt: skip
+    """Register on every topic / partition in ``bases``, declaring ``schema`` (a
+    ``declared_schema`` body, None: none); on failure release what was taken.
 
     Raises:
         ProducerFenced: an exclusive producer holds the topic (Exclusive, Shared).
+        IncompatibleSchema: the topic's registry refused ``schema``.
         PulsarException: any other error of the service.
     """
     leases: list[Lease] = []
     last, max_size, lease_ms = -1, DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_LEASE_MS
+    version: int | None = None
     try:
         for i, base in enumerate(bases):
             body: dict[str, Any] = {"accessMode": access_mode}
@@ -83,6 +98,8 @@ def register_all(t: Transport, bases: list[str], name: str | None, access_mode: 
                 body["producerName"] = name
             if access_mode == "WaitForExclusive":
                 body["waitMs"] = WAIT_MS
+            if schema is not None:
+                body["schema"] = schema
             resp = _register(t, base, body, stop)
             name = resp["producerName"]
             epoch = resp.get("epoch")
@@ -91,12 +108,14 @@ def register_all(t: Transport, bases: list[str], name: str | None, access_mode: 
             size = _int(resp, "maxMessageSize", DEFAULT_MAX_MESSAGE_SIZE)
             max_size = size if i == 0 else min(max_size, size)
             lease_ms = _int(resp, "leaseMs", DEFAULT_LEASE_MS) if i == 0 else lease_ms
+            version = _int(resp, "schemaVersion", -1) if i == 0 else version
     except BaseException:
         if name:
             release_all(t, name, leases, log)
         raise
     assert name is not None
-    return Registration(name, leases, last, max_size, lease_ms)
+    return Registration(name, leases, last, max_size, lease_ms,
+                        version if version is not None and version >= 0 else None)  # fmt: skip
 
 
 def release_all(t: Transport, name: str, leases: list[Lease], log: logging.Logger) -> None:

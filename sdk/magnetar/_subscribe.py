@@ -26,6 +26,7 @@ from ._policies import (
     key_shared_body,
 )
 from ._receiver import ConsumerCore
+from ._registration import declared_schema
 from ._retry import RetryLetters, RetryTopics
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
@@ -119,6 +120,9 @@ def subscribe_body(a: dict[str, Any], retry: RetryTopics | None) -> dict[str, An
         body["multiTopic"] = True  # Failover spreads non-partitioned topics by name hash
     if a["consumer_type"] == ConsumerType.KeyShared and a["key_shared_policy"] is not None:
         body.update(key_shared_body(a["key_shared_policy"]))
+    schema = declared_schema(a["schema"])
+    if schema is not None:
+        body["schema"] = schema  # the registry registers or checks it (IncompatibleSchema)
     if a["is_read_compacted"]:
         body["readCompacted"] = True  # the compacted view up to the horizon, then the log
     policy = a["dead_letter_policy"]

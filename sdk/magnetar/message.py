@@ -185,6 +185,8 @@ class Message:
         "_publish_ts",
         "_redelivery",
         "_schema",
+        "_schema_version",
+        "_writer_schema",
         "_sequence_id",
         "_topic",
     )
@@ -205,6 +207,8 @@ class Message:
         sequence_id: int = 0,
         null_value: bool = False,
         schema: Any = None,
+        schema_version: int | None = None,
+        writer_schema: Any = None,
     ) -> None:
         self._data = b"" if null_value else bytes(data)
         self._id = message_id
@@ -219,6 +223,8 @@ class Message:
         self._sequence_id = sequence_id
         self._null = null_value
         self._schema = schema
+        self._schema_version = schema_version
+        self._writer_schema = writer_schema  # AUTO_CONSUME decodes with it
 
     def data(self) -> bytes:
         """The raw payload (``b""`` for a null value)."""
@@ -283,8 +289,10 @@ class Message:
         return self._null
 
     def schema_version(self) -> str:
-        """Schema version; Magnetar has no schema registry, so always ``""``."""
-        return ""
+        """The version of the topic's schema the producer wrote with, as decimal text
+        (``"0"``, ``"1"``...; the registry's ``GET .../schema/{version}``); ``""`` when the
+        producer declared no schema (bytes)."""
+        return "" if self._schema_version is None else str(self._schema_version)
 
     def encryption_context(self) -> None:
         """The end-to-end encryption details of the message: ``None``, as pulsar-client

@@ -199,6 +199,8 @@ class Producer:
             fields["event_time_ms"] = event_timestamp
         if deliver_ms:
             fields["deliver_at_ms"] = deliver_ms
+        if self._core.reg.schema_version is not None:  # the registry's version of the schema
+            fields["schema_version"] = self._core.reg.schema_version
         partition = self._route(data, properties, partition_key, ordering_key)
         return fields, partition, not deliver_ms
 

@@ -9,6 +9,7 @@ from . import _positions
 from ._enums import ConsumerType
 from ._multitopic import subscribe_topic
 from ._receiver import ConsumerCore
+from ._registration import declared_schema
 from ._topics import TopicName
 from .consumer import Consumer
 from .message import Message, MessageId
@@ -32,6 +33,9 @@ class Reader:
             body["consumerName"] = reader_name
         if read_compacted:
             body["readCompacted"] = True
+        declared = declared_schema(schema)
+        if declared is not None:  # checked (or registered) as a consumer's
+            body["schema"] = declared
         core = ConsumerCore(client._t, body, receiver_queue_size,
                             schema if schema is not None else client._bytes_schema(),
                             client._log)  # fmt: skip

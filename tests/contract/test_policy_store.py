@@ -24,6 +24,9 @@ def test_put_stores_every_field_and_returns_the_next_version(stores, uid):
         delayed_delivery=DelayedDeliveryPolicies(True, 500, 60_000),
         retention=RetentionPolicies(10, -1),
         message_ttl_seconds=120,
+        schema_compatibility_strategy="BACKWARD",
+        allow_auto_update_schema=False,
+        schema_validation_enforced=True,
     )
     stored = stores.policies.put(ns, wanted)
     assert stored == wanted.with_changes(version=1)

@@ -50,6 +50,7 @@ _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
 _SUB = _TOPIC + "/subscription/{subscription}"
+_SCHEMAS = "/admin/v2/schemas/{tenant}/{namespace}/{topic}"
 EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/admin/v2/brokers/health"): "superuser",
     **{
@@ -148,6 +149,18 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PUT", _TOPIC + "/unload"): "tenant admin",
     ("DELETE", _TOPIC + "/truncate"): "tenant admin",
     ("POST", _TOPIC + "/partitions"): "tenant admin",
+    # issue 15's schema registry, as Pulsar's SchemasResource: GET_METADATA (lookup) for
+    # reads, PRODUCE to post, the tenant's admin to delete and to test compatibility
+    **{(m, f"{_NS}/{p}"): "tenant admin" for p, ms in {
+        "schemaCompatibilityStrategy": "GET PUT", "isAllowAutoUpdateSchema": "GET POST",
+        "schemaValidationEnforced": "GET POST"}.items() for m in ms.split()},  # fmt: skip
+    ("GET", _SCHEMAS + "/schema"): "lookup",
+    ("GET", _SCHEMAS + "/schema/{version}"): "lookup",
+    ("GET", _SCHEMAS + "/schemas"): "lookup",
+    ("POST", _SCHEMAS + "/version"): "lookup",
+    ("POST", _SCHEMAS + "/schema"): "produce",
+    ("DELETE", _SCHEMAS + "/schema"): "tenant admin",
+    ("POST", _SCHEMAS + "/compatibility"): "tenant admin",
 }
 BODIES: dict[str, Any] = {
     "messages": {"messages": [{"value": "m"}]},
@@ -168,6 +181,12 @@ BODIES: dict[str, Any] = {
     "{subscription}": ["consumer"],
     "{name}": {"target": {"type": "lambda", "function": "fn"}},
     "resetcursor": {"ledgerId": 1, "entryId": 0},
+    "schema": {"type": "STRING", "schema": ""},
+    "compatibility": {"type": "STRING", "schema": ""},
+    "version": {"type": "STRING", "schema": ""},
+    "schemaCompatibilityStrategy": "FULL",
+    "isAllowAutoUpdateSchema": True,
+    "schemaValidationEnforced": False,
 }
 
 
@@ -297,7 +316,7 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
             "topic": topics[index].local, "subscription": "sub", "role": "someone",
             "producerName": f"p-{caller}", "consumerId": consumer, "name": "hook",
             "numMessages": "1", "expireTimeInSeconds": "0", "timestamp": "0",
-            "messagePosition": "1", "ledgerId": "1", "entryId": "0",
+            "messagePosition": "1", "ledgerId": "1", "entryId": "0", "version": "0",
         }  # fmt: skip
         url = secured_gateway.url + template.format_map(fill)
         headers = world.callers[caller]

@@ -153,6 +153,21 @@ TENANCY_EVENTS = (
     "tenancy_delete_namespace",
     "tenancy_delete_tenant",
 )
+SCHEMA_EVENTS = (
+    "admin_get_schema_compatibility_strategy",
+    "admin_set_schema_compatibility_strategy",
+    "admin_post_schema",
+    "admin_get_schema",
+    "admin_get_schema_version",
+    "admin_get_all_schemas",
+    "admin_get_schema_version_of",
+    "admin_test_schema_compatibility",
+    "admin_delete_schema",
+    "admin_get_allow_auto_update_schema",
+    "admin_set_allow_auto_update_schema",
+    "admin_get_schema_validation_enforced",
+    "admin_set_schema_validation_enforced",
+)
 SCENARIOS = (
     ADMIN_EVENTS,
     SHARED_EVENTS,
@@ -169,6 +184,7 @@ SCENARIOS = (
     NAMESPACE_SUBSCRIPTION_EVENTS,
     TOPIC_VERB_EVENTS,
     TENANCY_EVENTS,
+    SCHEMA_EVENTS,
 )
 
 
@@ -899,4 +915,36 @@ def test_the_topic_verb_events_grow_terminate_truncate_and_unload_topics(local_s
     assert run("admin_unload").status == 204
     status, refused = send("POST", produce, message)
     assert (status, refused["error"]) == (409, "TopicTerminated")
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_schema_events_register_read_test_and_delete_a_schema_under_a_strategy(local_stack):
+    run = Replay(local_stack, SCHEMA_EVENTS)
+    assert run("admin_get_schema_compatibility_strategy").json == "UNDEFINED"
+    assert run("admin_set_schema_compatibility_strategy").status == 204
+    assert run("admin_get_schema_compatibility_strategy").json == "BACKWARD"
+    bad = run("admin_set_schema_compatibility_strategy", body='"LOOSE"')
+    assert (bad.status, bad.error()) == (400, "InvalidMessage")
+
+    posted = run("admin_post_schema")
+    assert (posted.status, posted.json) == (200, {"version": {"version": 0}})
+    assert run("admin_post_schema").json == {"version": {"version": 0}}  # equal: same version
+    latest = run("admin_get_schema")
+    assert (latest.status, latest.json["version"], latest.json["type"]) == (200, 0, "AVRO")
+    assert run("admin_get_schema_version").json == latest.json
+    assert [v["version"] for v in run("admin_get_all_schemas").json["getSchemaResponses"]] == [0]
+    assert run("admin_get_schema_version_of").json == {"version": 0}
+    check = run("admin_test_schema_compatibility")
+    assert check.json == {"compatibility": False, "schemaCompatibilityStrategy": "BACKWARD"}
+    assert run("admin_delete_schema").json == {"version": 1}
+    gone = run("admin_get_schema")
+    assert (gone.status, gone.error()) == (404, "NotFound")
+
+    assert run("admin_get_allow_auto_update_schema").json is True
+    assert run("admin_set_allow_auto_update_schema").status == 204
+    assert run("admin_get_allow_auto_update_schema").json is False
+    assert run("admin_get_schema_validation_enforced").json is False
+    assert run("admin_set_schema_validation_enforced").status == 204
+    assert run("admin_get_schema_validation_enforced").json is True
     run.assert_ran_everything()

@@ -129,6 +129,16 @@ def test_metadata_json_is_compact_and_spells_every_set_field_as_documented():
     ]  # fmt: skip
 
 
+def test_the_schema_version_round_trips_and_entries_without_it_read_as_none():
+    entry = encode_entry([one(schema_version=3)], producer_name="p")
+    assert b'"schemaVersion":3' in entry
+    assert decode_entry(entry).messages[0].schema_version == 3
+    assert read_metadata(entry).messages[0].schema_version == 3
+    older = build({"producer": "p", "messages": [{"size": 1, "seq": 1, "publish": 1}]}, b"x")
+    assert decode_entry(older).messages[0].schema_version is None
+    assert b"schemaVersion" not in encode_entry([one()], producer_name="p")
+
+
 def test_an_empty_key_and_empty_ordering_key_are_kept_distinct_from_unset():
     msg = one(key="", ordering_key=b"")
     assert decode_entry(encode_entry([msg], producer_name="p")).messages == (msg,)
@@ -281,6 +291,8 @@ _OK = {"size": 1, "seq": 1, "publish": 1}
         ({"producer": "p", "messages": [{**_OK, "properties": {"a": 1}}]}, 1, "strings to strings"),
         ({"producer": "p", "messages": [{**_OK, "null": True}]}, 1, "null value must have size 0"),
         ({"producer": "p", "messages": [{**_OK, "chunk": {"uuid": "u", "id": 2, "total": 2, "totalSize": 1}}]}, 1, "inconsistent chunk"),
+        ({"producer": "p", "messages": [{**_OK, "schemaVersion": -1}]}, 1, "'schemaVersion' must be an integer >= 0"),
+        ({"producer": "p", "messages": [{**_OK, "schemaVersion": "1"}]}, 1, "'schemaVersion' must be an integer >= 0"),
     ],
 )  # fmt: skip
 def test_bad_metadata_is_rejected_with_a_clear_message(meta, count, match):

@@ -132,6 +132,8 @@ def test_a_namespace_is_created_in_an_existing_tenant_listed_read_and_deleted(en
     assert engine.namespace_admin.names("acme") == ["acme/orders"]
     policies = engine.namespace_admin.policies("acme", "orders")
     assert policies["replication_clusters"] == ["magnetar"]
+    assert (policies["schema_compatibility_strategy"], policies["is_allow_auto_update_schema"],
+            policies["schema_validation_enforced"]) == ("UNDEFINED", None, False)  # fmt: skip
     assert policies["auth_policies"] == {
         "namespace_auth": {}, "destination_auth": {}, "subscription_auth_roles": {}}  # fmt: skip
     engine.namespace_admin.delete("acme", "orders", force=False)

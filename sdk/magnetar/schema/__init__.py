@@ -3,8 +3,10 @@
 ``Record`` subclasses declare typed fields (``definition``); ``JsonSchema``, ``AvroSchema``
 (fastavro: the ``avro`` extra), ``StringSchema``, ``BytesSchema`` (the default),
 ``ProtobufNativeSchema`` (the ``protobuf`` extra), ``KeyValueSchema`` and ``AUTO_CONSUME``
-encode what producers send and decode ``Message.value()``. Magnetar's service keeps no
-schema registry yet: schemas work client-side and ``schema_info()`` describes each one.
+encode what producers send and decode ``Message.value()``. ``schema_info()`` describes each
+one; producers and consumers declare it to the service's schema registry at creation
+(``IncompatibleSchema`` when refused) and messages carry its version
+(``Message.schema_version()``).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 
 A schema encodes what a producer sends and decodes ``Message.value()``. Each one also
 describes itself with ``schema_info()`` (type, name, definition text, properties), the data
-a schema registry stores; Magnetar's service does not check schemas yet, so today the
-description is informative only (``Message.schema_version()`` stays ``""``).
+a schema registry stores: producers and consumers declare it to the service's registry
+when they are created, and ``Message.schema_version()`` names the version a message was
+written with.
 """
 
 from __future__ import annotations

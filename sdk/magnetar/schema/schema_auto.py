@@ -3,9 +3,10 @@ with the schema its producer wrote it with (Java's ``Schema.AUTO_CONSUME()``).
 
 ``decode_with_info(info, data)`` decodes by a writer's ``SchemaInfo``: ``STRING`` -> str,
 ``JSON`` -> dict, ``AVRO`` -> dict (fastavro, with the writer's definition), INLINE
-``KEY_VALUE`` -> ``KeyValue`` of decoded parts, anything else -> bytes. Magnetar's service
-keeps no schema registry yet, so a received message does not name its writer's schema and
-``Message.value()`` with ``AUTO_CONSUME`` returns the payload's bytes today.
+``KEY_VALUE`` -> ``KeyValue`` of decoded parts, anything else -> bytes. A received message
+names its writer's schema version (``Message.schema_version()``); the consumer fetches that
+version from the service's registry once (``magnetar._writer_schemas``) and
+``Message.value()`` decodes with it (bytes when there is none).
 """
 
 from __future__ import annotations

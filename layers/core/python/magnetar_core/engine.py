@@ -25,6 +25,7 @@ from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.namespaces import NamespaceStore
 from magnetar_core.adapters.aws.policies import PolicyStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
+from magnetar_core.adapters.aws.schemas import SchemaStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
 from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
@@ -50,6 +51,7 @@ from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.produce import Producer
+from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
@@ -97,6 +99,8 @@ class Engine:
     ingest: Ingest
     functions: Functions
     function_runtime: FunctionRuntime
+    schemas: Schemas
+    schema_policies: SchemaPolicies
 
     @classmethod
     def build(
@@ -227,6 +231,7 @@ class Engine:
         )
         delivery = Delivery(subscriptions, topics, targets, runtime)
         make_launcher = (lambda: launcher) if launcher is not None else launcher_factory(settings)
+        schema_policies = SchemaPolicies(namespaces)
         namespace_admin = NamespaceAdmin(
             registry, stores.namespaces, stores.policies, stores.permissions, topics, runtime
         )
@@ -280,6 +285,10 @@ class Engine:
                 entries_bucket=settings.entries_bucket,
             ),
             function_runtime=function_runtime,
+            schemas=Schemas(
+                stores.schemas, schema_policies, runtime, settings.commit_max_attempts
+            ),
+            schema_policies=schema_policies,
         )
 
 
@@ -306,6 +315,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         triggers=TriggerStore(dynamodb, settings.topics_table),
         functions=FunctionStore(dynamodb, settings.topics_table),
         function_state=FunctionStateStore(dynamodb, settings.topics_table),
+        schemas=SchemaStore(dynamodb, settings.topics_table),
     )
 
 

@@ -24,6 +24,7 @@ from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
+from magnetar_core.domain.schemas.data import SchemaVersion
 from magnetar_core.domain.security.model import NamespacePermissions, TenantInfo
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.domain.triggers.records import TargetAnswer
@@ -311,6 +312,7 @@ class Stores:
     triggers: TriggerStore
     functions: FunctionStore
     function_state: FunctionStateStore
+    schemas: SchemaStore
 
 
 # Security (issue 12): tenants and namespace permissions.
@@ -492,4 +494,21 @@ class FunctionStateStore(Protocol):
 
     def delete_all(self, fqfn: str) -> int:
         """Forget every counter and state of the function; how many items went."""
+        ...
+
+
+# Schemas (issue 15): a topic's schema registry.
+
+
+class SchemaStore(Protocol):
+    """A topic's schema versions (0, 1, 2...), each written once and never changed."""
+
+    def versions(self, topic: TopicName) -> list[SchemaVersion]:
+        """Every stored version of ``topic``'s schema (tombstones included), by version,
+        strongly consistent; [] when it never had one."""
+        ...
+
+    def add(self, topic: TopicName, version: SchemaVersion) -> None:
+        """Store ``version`` unless that version number is taken; raises ConditionFailed
+        (someone stored it first)."""
         ...

@@ -233,6 +233,7 @@ def decode_entry(data: bytes) -> DecodedEntry:
                 deliver_at_ms=m.deliver_at_ms,
                 null_value=m.null_value,
                 chunk=m.chunk,
+                schema_version=m.schema_version,
             )
         )
         pos += m.size

@@ -37,6 +37,8 @@ def message_json(m: EntryMessage) -> dict[str, Any]:
             "total": c.total_chunks,
             "totalSize": c.total_size,
         }
+    if m.schema_version is not None:
+        obj["schemaVersion"] = m.schema_version
     return obj
 
 
@@ -88,6 +90,9 @@ def parse_message(i: int, obj: Any) -> MessageMeta:
         )  # fmt: skip
         if not 0 <= chunk.chunk_id < chunk.total_chunks or chunk.total_size < 0:
             raise EntryFormatError(f"{cw}: inconsistent chunk info {chunk}")
+    version = obj.get("schemaVersion")
+    if version is not None and (type(version) is not int or version < 0):
+        raise EntryFormatError(f"{where}: 'schemaVersion' must be an integer >= 0, got {version!r}")  # fmt: skip
     return MessageMeta(
         size=size,
         sequence_id=_int(obj, "seq", where),
@@ -99,6 +104,7 @@ def parse_message(i: int, obj: Any) -> MessageMeta:
         deliver_at_ms=_int(obj, "deliverAt", where, default=0),
         null_value=null,
         chunk=chunk,
+        schema_version=version,
     )
 
 

@@ -34,6 +34,7 @@ class EntryMessage:
     deliver_at_ms: int = 0
     null_value: bool = False
     chunk: ChunkInfo | None = None
+    schema_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class MessageMeta:
     deliver_at_ms: int
     null_value: bool
     chunk: ChunkInfo | None
+    schema_version: int | None = None
 
 
 @dataclass(frozen=True)

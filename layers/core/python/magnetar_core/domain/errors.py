@@ -38,6 +38,11 @@ PreconditionFailed = _error("PreconditionFailed", 412)
 NotAllowed = _error("NotAllowed", 405)
 """pulsar-admin's NotAllowedException: the operation is not allowed on this kind of topic
 (skip on a partitioned topic). Not ``NotAllowedError``, the binary protocol's 400."""
+# Schemas (issue 15): Pulsar's IncompatibleSchemaException (409 on the admin API), its 422
+# for a definition it cannot parse, its 406 for posting the default BYTES schema.
+IncompatibleSchema = _error("IncompatibleSchema", 409)
+InvalidSchemaData = _error("InvalidSchemaData", 422)
+NotAcceptable = _error("NotAcceptable", 406)
 
 
 class ConditionFailed(Exception):

@@ -130,6 +130,9 @@ class NamespacePolicies:
     delayed_delivery: DelayedDeliveryPolicies | None = None
     retention: RetentionPolicies | None = None
     message_ttl_seconds: int | None = None
+    schema_compatibility_strategy: str | None = None
+    allow_auto_update_schema: bool | None = None
+    schema_validation_enforced: bool | None = None
     version: int = 0
 
     def with_changes(self, **changes: Any) -> NamespacePolicies:

@@ -154,6 +154,11 @@ class Namespaces:
             raise ServiceUnitNotReady(f"{what} kept changing meanwhile; retry")
 
     # ------------------------------------------------------------ namespace level
+    def update(self, tenant: str, namespace: str, **changes: Any) -> None:
+        """Change the ``NamespacePolicies`` fields named in ``changes`` (validated by the
+        caller) with a versioned write; raises NotFound, ServiceUnitNotReady."""
+        self._update(tenant, namespace, **changes)
+
     def _update(self, tenant: str, namespace: str, **changes: Any) -> None:
         """Change some of a namespace's policies with a versioned write (retried); raises
         NotFound when the namespace does not exist."""

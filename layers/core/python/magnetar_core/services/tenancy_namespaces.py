@@ -168,6 +168,9 @@ def policies_body(
             policies.delayed_delivery.to_body() if policies.delayed_delivery else None
         ),
         "max_message_size": policies.max_message_size_bytes,
+        "schema_compatibility_strategy": policies.schema_compatibility_strategy or "UNDEFINED",
+        "is_allow_auto_update_schema": policies.allow_auto_update_schema,
+        "schema_validation_enforced": bool(policies.schema_validation_enforced),
         "subscription_auth_mode": "None",
         "deleted": False,
     }

@@ -53,8 +53,23 @@ def _to_policies(item: dict) -> NamespacePolicies:
         delayed_delivery=delayed,
         retention=retention_of(item),
         message_ttl_seconds=_number(item, "msg_ttl_s"),
+        schema_compatibility_strategy=item["schema_cs"]["S"] if "schema_cs" in item else None,
+        allow_auto_update_schema=item["schema_auto"]["BOOL"] if "schema_auto" in item else None,
+        schema_validation_enforced=item["schema_enf"]["BOOL"] if "schema_enf" in item else None,
         version=_number(item, "ver") or 0,
     )
+
+
+def _schema_attributes(policies: NamespacePolicies) -> dict:
+    """The schema policies' attributes (issue 15): those that are set."""
+    attributes: dict = {}
+    if policies.schema_compatibility_strategy is not None:
+        attributes["schema_cs"] = {"S": policies.schema_compatibility_strategy}
+    if policies.allow_auto_update_schema is not None:
+        attributes["schema_auto"] = {"BOOL": policies.allow_auto_update_schema}
+    if policies.schema_validation_enforced is not None:
+        attributes["schema_enf"] = {"BOOL": policies.schema_validation_enforced}
+    return attributes
 
 
 class PolicyStore:
@@ -93,6 +108,7 @@ class PolicyStore:
         item.update(retention_attributes(policies.retention))
         if policies.message_ttl_seconds is not None:
             item["msg_ttl_s"] = {"N": str(policies.message_ttl_seconds)}
+        item.update(_schema_attributes(policies))
         # version 0: no item yet, or one written before versions existed
         condition = version_condition(policies.version, "ver")
         put_conditional(self._ddb, self._table, item, self._key(namespace), condition,

@@ -17,6 +17,7 @@ from magnetar_core.adapters.memory.log import LogStore
 from magnetar_core.adapters.memory.namespaces import NamespaceStore
 from magnetar_core.adapters.memory.policies import PolicyStore
 from magnetar_core.adapters.memory.producers import ProducerStateStore
+from magnetar_core.adapters.memory.schemas import SchemaStore
 from magnetar_core.adapters.memory.security import PermissionStore, TenantStore
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.adapters.memory.timers import TimerStarter
@@ -37,6 +38,7 @@ __all__ = [
     "PermissionStore",
     "PolicyStore",
     "ProducerStateStore",
+    "SchemaStore",
     "TenantStore",
     "TimerStarter",
     "TopicStore",
@@ -66,4 +68,5 @@ def memory_stores(
         triggers=TriggerStore(tables),
         functions=FunctionStore(tables),
         function_state=FunctionStateStore(tables),
+        schemas=SchemaStore(tables),
     )

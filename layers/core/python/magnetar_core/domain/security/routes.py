@@ -68,6 +68,7 @@ _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
 _SUB = _TOPIC + "/subscription/{subscription}"
 _FN = "/admin/v3/functions/{tenant}/{namespace}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
+_SCHEMAS = "/admin/v2/schemas/{tenant}/{namespace}/{topic}"
 _VERBS = {"GET": "read", "POST": "set", "PUT": "set", "DELETE": "remove"}
 S, A, T = RouteClass.SUPERUSER, RouteClass.ANY_ROLE, RouteClass.TENANT_ADMIN
 NS, L, P = RouteClass.LIST_TOPICS, RouteClass.LOOKUP, RouteClass.PRODUCE
@@ -140,6 +141,19 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _FN + "/{name}", NF, "create or replace function {tenant}/{namespace}/{name}"),
     ("GET", _FN + "/{name}", NF, "read function {tenant}/{namespace}/{name}"),
     ("DELETE", _FN + "/{name}", NF, "delete function {tenant}/{namespace}/{name}"),
+    # schema registry (issue 15), as Pulsar's SchemasResource: reads are GET_METADATA
+    # (produce or consume), POST schema is PRODUCE, delete and compatibility tenant admin
+    *_policy_rows(_NS, "namespace {tenant}/{namespace}", {
+        "schemaCompatibilityStrategy": "GET PUT", "isAllowAutoUpdateSchema": "GET POST",
+        "schemaValidationEnforced": "GET POST",
+    }),
+    ("GET", _SCHEMAS + "/schema", L, ""),
+    ("GET", _SCHEMAS + "/schema/{version}", L, ""),
+    ("GET", _SCHEMAS + "/schemas", L, ""),
+    ("POST", _SCHEMAS + "/version", L, ""),
+    ("POST", _SCHEMAS + "/schema", P, ""),
+    ("DELETE", _SCHEMAS + "/schema", T, "delete the schema of {topic}"),
+    ("POST", _SCHEMAS + "/compatibility", T, "test a schema's compatibility with {topic}"),
     ("POST", _V1 + "/messages", P, ""),
     ("POST", _V1 + "/uploads", P, ""),
     ("POST", _V1 + "/producers", P, ""),
@@ -187,7 +201,9 @@ ROUTES: dict[tuple[str, str], Route] = {
 
 
 def _topic(params: Mapping[str, str]) -> TopicName:
-    return TopicName.of(params["domain"], params["tenant"], params["namespace"], params["topic"])
+    # the schema routes' paths have no domain: Pulsar's schemas are persistent topics'
+    domain = params.get("domain", "persistent")
+    return TopicName.of(domain, params["tenant"], params["namespace"], params["topic"])
 
 
 def _namespace(params: Mapping[str, str]) -> str | None:
@@ -203,7 +219,7 @@ def _required_namespace(params: Mapping[str, str]) -> str:
 
 
 def _words(route: Route, params: Mapping[str, str]) -> str:
-    if "topic" in params and "domain" in params:
+    if "topic" in params and "tenant" in params:
         params = {**params, "topic": str(_topic(params))}
     return route.action.format_map(params)
 
