@@ -398,6 +398,7 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
         "consumerName": "demo-shared-consumer",
         "subscription": "demo",
         "topic": run.full_topic,
+        "schemaVersion": None,  # no schema declared
     }
 
     produced = run("produce_json")
@@ -516,6 +517,7 @@ def test_the_producer_events_take_heartbeat_and_release_an_exclusive_lease_then_
         "deduplication": exclusive.json["deduplication"],
         "leaseMs": 30000,
         "topic": run.full_topic,
+        "schemaVersion": None,  # no schema declared
     }
     assert isinstance(exclusive.json["maxMessageSize"], int)
     assert isinstance(exclusive.json["deduplication"], bool)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import http.client
 import json
+import logging
 import threading
 import time
 import uuid
@@ -211,7 +212,10 @@ def test_a_failing_handler_is_a_502_like_api_gateway_in_the_documented_error_sha
 
 
 def test_magnetar_local_refuses_a_taken_port_with_exit_code_1(local_stack, capsys):
+    from magnetar_core.api.http import SERVICE
     from magnetar_local.main import run
 
+    level = logging.getLogger(SERVICE).level
     assert run(["--port", str(local_stack.gateway.port)]) == 1
     assert "is in use" in capsys.readouterr().err
+    assert logging.getLogger(SERVICE).level == level  # later tests still hear the handlers

@@ -125,9 +125,10 @@ def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
 
 def quiet_handlers() -> None:
     """Long-polls still in flight end against the stopping emulator: expected when the
-    command stops, so the handlers' storage errors are not logged as faults. Done here, as
-    the process ends, not in ``LocalStack.stop``: in a test process that silenced the
-    handlers' logger for every later test."""
+    command stops, so the handlers' storage errors are not logged as faults. Done only when
+    a running service is stopped (the process ends next), not in ``LocalStack.stop`` nor
+    when the start failed: in a test process either silenced the handlers' logger for
+    every later test (an in-process ``magnetar local`` on a taken port did)."""
     from magnetar_core.api.http import SERVICE
 
     logging.getLogger(SERVICE).setLevel(logging.CRITICAL)
@@ -189,10 +190,10 @@ def run(argv: Sequence[str] | None = None) -> int:
             if ticker is not None:
                 ticker.stop()
             remove_state(state_file)
+            quiet_handlers()
         print("Stopping...", flush=True)
         return 0
     finally:
-        quiet_handlers()
         stack.stop()
         if auth is not None:
             auth.remove_token_file()
