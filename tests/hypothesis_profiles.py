@@ -30,11 +30,13 @@ def profile_name(env: dict[str, str] | None = None) -> str:
 PROFILE = profile_name()
 
 
-def examples(full: int) -> int:
-    """The number of examples of a test that asks for ``full`` under ``ci``."""
+def examples(full: int, minimum: int = MIN_FAST_EXAMPLES) -> int:
+    """The number of examples of a test that asks for ``full`` under ``ci``; under ``fast``
+    a tenth, at least ``minimum`` (a test whose examples each run Spark jobs asks for less
+    than the default floor, which would run nearly all of them)."""
     if PROFILE == "ci":
         return full
-    return max(MIN_FAST_EXAMPLES, full // FAST_SHARE)
+    return max(minimum, full // FAST_SHARE)
 
 
 def register_profiles() -> str:
