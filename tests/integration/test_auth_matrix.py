@@ -299,6 +299,7 @@ def _own_topic(method: str, template: str) -> bool:
     return method in DESTRUCTIVE or template.endswith(("/unsubscribe", "/terminate"))
 
 
+@pytest.mark.slow  # ~20 s: started first on its worker, not left to the end of the run
 def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_change_nothing(
     secured_gateway,
 ):

@@ -1,12 +1,15 @@
 """Helpers of the stats tests on the memory service: produce, subscribe, receive/ack as a
-consumer, and read the admin stats, each through the HTTP edge."""
+consumer, and read the admin stats, each through the HTTP edge (``subscribe`` is
+edge_http's)."""
 
 from __future__ import annotations
 
 import base64
 import json
 
-from edge_http import call
+from edge_http import call, subscribe
+
+__all__ = ["Clock", "b64", "call", "close", "consumer_call", "produce", "stats", "stored_bytes", "subscribe"]
 
 
 def produce(svc, path: str, *payloads: str) -> list[str]:
@@ -14,14 +17,6 @@ def produce(svc, path: str, *payloads: str) -> list[str]:
     status, answer, _ = call(f"{svc.url}/v1/{path}/messages", body=json.dumps(body).encode())
     assert status == 200, answer
     return answer["messageIds"]
-
-
-def subscribe(svc, path: str, sub: str) -> str:
-    body = {"subscriptionType": "Shared", "initialPosition": "Earliest", "consumerName": "c"}
-    url = f"{svc.url}/v1/{path}/subscriptions/{sub}/consumers"
-    status, answer, _ = call(url, body=json.dumps(body).encode())
-    assert status == 200, answer
-    return answer["consumerId"]
 
 
 def consumer_call(svc, path: str, sub: str, consumer: str, verb: str, body: dict):

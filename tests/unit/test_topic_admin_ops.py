@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from edge_http import assert_error, call
+from edge_http import admin, assert_error, call, receive, subscribe
 
 from magnetar_core.domain.errors import TopicTerminated
 from magnetar_local.memory_service import MemoryService, topic_name
@@ -39,26 +39,6 @@ def produced(svc, path: str, count: int = 1) -> list[str]:
         assert status == 200, answer
         ids.extend(answer["messageIds"])
     return ids
-
-
-def subscribe(svc, path: str, sub: str) -> str:
-    body = {"subscriptionType": "Shared", "initialPosition": "Earliest", "consumerName": "c"}
-    url = f"{svc.url}/v1/{path}/subscriptions/{sub}/consumers"
-    status, answer, _ = call(url, body=json.dumps(body).encode())
-    assert status == 200, answer
-    return answer["consumerId"]
-
-
-def receive(svc, path: str, sub: str, consumer: str) -> list[str]:
-    url = f"{svc.url}/v1/{path}/subscriptions/{sub}/consumers/{consumer}/receive"
-    status, answer, _ = call(url, body=json.dumps({"maxMessages": 100, "waitMs": 0}).encode())
-    assert status == 200, answer
-    return [m["messageId"] for m in answer["messages"]]
-
-
-def admin(svc, path: str, verb: str, method: str = "POST", body=None):
-    data = None if body is None else json.dumps(body).encode()
-    return call(f"{svc.url}/admin/v2/{path}/{verb}", method=method, body=data)
 
 
 def stored_objects(svc) -> int:
