@@ -13,6 +13,7 @@ container is thrown away (the gateway answers 504; fault injection uses it).
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import logging
 import os
 import sys
@@ -27,6 +28,8 @@ from magnetar_local.template import FunctionSpec
 __all__ = ["Handler", "HandlerLoader", "InvocationAbandoned", "apply_handler_environment"]
 
 log = logging.getLogger("magnetar_local.gateway")  # the gateway's log, as before the split
+_MODULES = itertools.count(1)
+"""Loads of handler modules in this process: part of each module's name."""
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -148,7 +151,10 @@ class HandlerLoader:
         path, attribute = _handler_path(spec), spec.handler.rpartition(".")[2]
         if not path.is_file():
             raise FileNotFoundError(f"{spec.logical_id}: handler file {path} does not exist")
-        module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}"
+        # unique in the process, not only in this loader: another gateway's container of the
+        # same serial would replace this one in sys.modules, hiding its engine from tests
+        # that find containers' engines there (jobs_in_process)
+        module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}_{next(_MODULES)}"
         module_spec = importlib.util.spec_from_file_location(module_name, path)
         assert module_spec is not None and module_spec.loader is not None
         module = importlib.util.module_from_spec(module_spec)
