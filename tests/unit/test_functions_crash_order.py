@@ -6,8 +6,7 @@ duplicates.) A function with maxMessageRetries keeps Shared: dead letters need i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from fake_clock import Clock
 from test_functions_runtime import IN, OUT, body, payloads, produce
 
 from magnetar_core.adapters.memory import memory_stores
@@ -17,14 +16,6 @@ from magnetar_core.services.triggers import CONSUMER_NAME
 from magnetar_local.memory_service import memory_settings
 
 START_MS = 1_000_000_000_000
-
-
-@dataclass
-class Clock:
-    now_ms: int = START_MS
-
-    def __call__(self) -> int:
-        return self.now_ms
 
 
 def steps(engine: Engine) -> int:
@@ -39,7 +30,7 @@ def steps(engine: Engine) -> int:
 
 
 def test_a_step_that_died_holding_a_batch_is_not_passed_by_later_messages():
-    clock = Clock()
+    clock = Clock(START_MS)
     settings = memory_settings()
     engine = Engine.assemble(settings, memory_stores(), runtime=Runtime(now_ms=clock))
     engine.tenants.initialize_cluster()

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+from fake_clock import Clock
 
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.adapters.memory.timers import TimerStarter
@@ -25,14 +26,6 @@ from magnetar_wire.names import TopicName
 TOPIC = TopicName.parse("persistent://public/default/orders")
 LAMBDA = {"type": "lambda", "function": "fn"}
 START_MS = 1_000_000
-
-
-@dataclass
-class Clock:
-    now_ms: int = START_MS
-
-    def __call__(self) -> int:
-        return self.now_ms
 
 
 @dataclass
@@ -101,7 +94,7 @@ def trigger_of(engine: Engine, topic: TopicName = TOPIC, partitions: int | None 
 
 
 def test_shared_runs_up_to_maximum_concurrency_batches_at_once():
-    target, clock = OverlapTarget(pair=2), Clock()
+    target, clock = OverlapTarget(pair=2), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, batchSize=1, maximumConcurrency=2)
     produce(engine, clock, "a", "b", "c", "d", "e")
@@ -112,7 +105,7 @@ def test_shared_runs_up_to_maximum_concurrency_batches_at_once():
 
 
 def test_key_shared_never_has_two_batches_of_one_key_in_flight_and_keeps_each_keys_order():
-    target, clock = OverlapTarget(pair=2), Clock()
+    target, clock = OverlapTarget(pair=2), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, subscriptionType="Key_Shared", batchSize=2, maximumConcurrency=3)
     produce(engine, clock, "a", "a", "a", "b", "a", "c", "b", "c")
@@ -129,7 +122,7 @@ def test_key_shared_never_has_two_batches_of_one_key_in_flight_and_keeps_each_ke
 
 
 def test_failover_has_one_batch_per_partition_in_flight_in_order():
-    target, clock = OverlapTarget(pair=2), Clock()
+    target, clock = OverlapTarget(pair=2), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, partitions=2, subscriptionType="Failover", batchSize=2, maximumConcurrency=4)  # fmt: skip
     for p in (0, 1):
@@ -145,7 +138,7 @@ def test_failover_has_one_batch_per_partition_in_flight_in_order():
 
 
 def test_a_failing_key_shared_batch_is_bisected_and_the_bad_message_dead_lettered_in_order():
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, subscriptionType="Key_Shared", batchSize=6, deadLetterPolicy={"maxRedeliverCount": 1})  # fmt: skip
     produce(engine, clock, "a", "b", "a!", "b", "a", "c")
@@ -164,7 +157,7 @@ def test_a_failing_key_shared_batch_is_bisected_and_the_bad_message_dead_lettere
 
 
 def test_shared_retries_a_failing_batch_whole_without_bisecting():
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, batchSize=4)
     produce(engine, clock, "a", "b!", "c")
@@ -173,7 +166,7 @@ def test_shared_retries_a_failing_batch_whole_without_bisecting():
 
 
 def test_a_key_waiting_for_a_retry_holds_its_new_messages_until_the_retry_is_due():
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, timers = make_engine(target, clock)
     retry = {"minDelayMs": 1000, "maxDelayMs": 1000, "multiplier": 1}
     trigger = trigger_of(engine, subscriptionType="Key_Shared", batchSize=10, retry=retry)
@@ -194,7 +187,7 @@ def test_a_key_waiting_for_a_retry_holds_its_new_messages_until_the_retry_is_due
 
 
 def test_the_batching_window_waits_for_a_full_batch_until_it_ends():
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, batchSize=3, maximumBatchingWindowMs=500)
     produce(engine, clock, "a")
@@ -212,7 +205,7 @@ def test_the_batching_window_waits_for_a_full_batch_until_it_ends():
 
 @pytest.mark.parametrize("kind", ["Shared", "Key_Shared"])
 def test_a_step_with_nothing_received_reports_nothing_due(kind):
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, subscriptionType=kind)
     outcome = engine.delivery.deliver_once(trigger)
@@ -220,7 +213,7 @@ def test_a_step_with_nothing_received_reports_nothing_due(kind):
 
 
 def test_a_delayed_delivery_does_not_hold_back_its_keys_later_messages():
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, subscriptionType="Key_Shared")
     later = EntryMessage(payload=b"later", sequence_id=9, publish_time_ms=clock.now_ms, key="a", deliver_at_ms=clock.now_ms + 60_000)  # fmt: skip
@@ -232,7 +225,7 @@ def test_a_delayed_delivery_does_not_hold_back_its_keys_later_messages():
 
 
 def test_a_failing_failover_batch_is_bisected_and_holds_the_rest_of_its_partition():
-    target, clock = OverlapTarget(), Clock()
+    target, clock = OverlapTarget(), Clock(START_MS)
     engine, _ = make_engine(target, clock)
     trigger = trigger_of(engine, subscriptionType="Failover", batchSize=4)
     produce(engine, clock, "a", "b!", "c", "d")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import boto3
 import pytest
 from botocore.stub import Stubber
+from fake_clock import Clock
 
 from magnetar_core.adapters.aws.wakes import TriggerWakes as AwsTriggerWakes
 from magnetar_core.adapters.memory import memory_stores
@@ -90,14 +91,6 @@ def test_a_wake_event_names_base_topics_and_a_stream_batch_is_no_wake():
 
 
 @dataclass
-class Clock:
-    now_ms: int = START_MS
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-
-@dataclass
 class Target500UntilHealed:
     """Fails every batch (500) until ``healed``; records the keys sent."""
 
@@ -111,7 +104,7 @@ class Target500UntilHealed:
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(START_MS)
 
 
 @pytest.fixture
