@@ -181,7 +181,7 @@ class TriggerDriver:
                 outcome = self.engine.delivery.deliver_once(trigger)
                 if outcome.due_ms is not None or outcome.retried:
                     again.append(self._wait_ms(outcome.due_ms))
-                if not outcome.progressed or outcome.drained:
+                if outcome.last_of_wake:
                     break
             else:
                 again.append(0)

@@ -87,6 +87,12 @@ class DeliveryOutcome:
         """Whether the step moved the subscription on (acknowledged something)."""
         return bool(self.acknowledged or self.filtered)
 
+    @property
+    def last_of_wake(self) -> bool:
+        """Whether a wake's steps of this trigger end here: the step moved nothing, or
+        it drained the subscription (a further step would find nothing)."""
+        return not self.progressed or self.drained
+
 
 def records_of(entries: list[DeliveredEntry]) -> Iterator[TriggerRecord]:
     """The messages of delivered entries (inline data) as records, batch masks applied."""

@@ -135,7 +135,7 @@ class FanOut:
                     raise OutOfTime(str(topic))
                 outcome = self._delivery.deliver_once(trigger)
                 total += outcome
-                if not outcome.progressed or outcome.drained:
+                if outcome.last_of_wake:
                     break
             else:
                 work_left = True
