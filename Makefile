@@ -17,6 +17,13 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 WORKERS ?= 4
 FAST_WORKERS ?= 2
 PYTEST := $(BIN)/pytest -q --dist worksteal
+
+# Python's bytecode caches (__pycache__, and pytest's rewritten test and plugin modules) are
+# written, whatever the calling shell says: with PYTHONDONTWRITEBYTECODE set (as on some CI
+# and sandbox machines) every xdist worker and every subprocess of the tests compiled the
+# project, hypothesis and schemathesis from source again (measured: collecting the suite
+# took 21 CPU-s per worker instead of 10.5).
+unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
 .PHONY: install run test test-fast check lint clean glue-artifacts
