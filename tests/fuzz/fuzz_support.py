@@ -18,16 +18,22 @@ same request without the token, or with a wrong one, must be refused.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from schemathesis.generation.feedback import FeedbackSources
+from schemathesis.pytest._test_builder import build_operation_test
+from schemathesis.python._constants.orchestrator import make_constants_value_source
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -98,6 +104,43 @@ def _entry_bodies(draw: st.DrawFn) -> bytes:
 
 schemathesis.openapi.media_type(ENTRY_CONTENT_TYPE, _entry_bodies())
 schema = schemathesis.openapi.from_path(OPENAPI, config=CONFIG)
+
+
+def every_operation(api: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A test of ``(case, <fixtures>)`` parametrized over ``api``'s operations (ids: the
+    operation's label, ``GET /admin/v2/...``, as schemathesis' own ``parametrize`` names them),
+    each operation's Hypothesis test built when it runs.
+
+    ``api.parametrize()`` builds every operation's test, its coverage cases drawn, while
+    pytest collects; every xdist worker collects the whole suite, so every worker paid for
+    every lane (measured: about half of the suite's collection, 5 CPU-s a worker), and
+    ``make test-fast`` paid for lanes it deselects."""
+
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        operations = {result.ok().label: result.ok() for result in api.get_all_operations()}
+        fixtures = [p for name, p in inspect.signature(test).parameters.items() if name != "case"]
+
+        # the name and docs only: the test's @settings attributes on ``run`` would make
+        # Hypothesis' pytest plugin take it for a settings-decorated test without @given
+        @functools.wraps(test, updated=())
+        def run(operation: str, **kwargs: Any) -> None:
+            feedback = FeedbackSources(constants_value_source=make_constants_value_source(api))
+            built = build_operation_test(
+                config=api.config,
+                operation=operations[operation],
+                test_func=test,
+                given_kwargs={},
+                feedback=feedback,
+            )
+            built(**kwargs)
+
+        parameters = [inspect.Parameter("operation", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        run.__signature__ = inspect.Signature(parameters + fixtures)  # type: ignore[attr-defined]
+        del run.__wrapped__  # pytest reads the signature above, not the test's
+        return pytest.mark.parametrize("operation", list(operations), ids=list(operations))(run)
+
+    return decorate
+
 
 CHECKS = [
     not_a_server_error,

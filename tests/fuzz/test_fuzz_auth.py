@@ -12,7 +12,16 @@ import time
 import pytest
 import schemathesis
 import yaml
-from fuzz_support import OPENAPI, SEED, SETTINGS, ReadBack, memory_state, report, run_case
+from fuzz_support import (
+    OPENAPI,
+    SEED,
+    SETTINGS,
+    ReadBack,
+    every_operation,
+    memory_state,
+    report,
+    run_case,
+)
 from hypothesis import settings
 from schemathesis.specs.openapi.checks import ignored_auth
 
@@ -57,7 +66,7 @@ def secured():
     print(report("auth", started))
 
 
-@schema.parametrize()
+@every_operation(schema)
 @settings(SETTINGS, max_examples=EXAMPLES)
 def test_every_operation_refuses_requests_without_a_valid_token_and_serves_the_superuser(
     case, secured

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
-from fuzz_support import OPENAPI, SEED, SETTINGS, ReadBack, report, run_case
+from fuzz_support import OPENAPI, SEED, SETTINGS, ReadBack, every_operation, report, run_case
 from hypothesis import settings
 
 TENANT, NAMESPACE = "fuzz", "emulator"
@@ -77,7 +77,7 @@ def stack_state(local_stack, aws_clients):
     print(report("emulator", started))
 
 
-@schema.parametrize()
+@every_operation(schema)
 @settings(SETTINGS, max_examples=EXAMPLES)
 def test_every_operation_answers_fuzzed_requests_through_the_aws_adapters_as_documented(
     case, local_stack, stack_state

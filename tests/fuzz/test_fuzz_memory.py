@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from fuzz_support import SETTINGS, ReadBack, memory_state, report, run_case, schema
+from fuzz_support import SETTINGS, ReadBack, every_operation, memory_state, report, run_case, schema
 
 from magnetar_local.memory_service import MemoryService
 
@@ -28,7 +28,7 @@ def service(lane):
         yield svc, ReadBack(lambda: memory_state(svc))
 
 
-@schema.parametrize()
+@every_operation(schema)
 @SETTINGS
 def test_every_operation_answers_fuzzed_requests_as_documented_and_rejections_change_nothing(
     case, service
