@@ -9,7 +9,6 @@ from pathlib import Path
 import boto3
 import pytest
 import yaml
-from cfnlint.api import lint, lint_file
 from samtranslator.parser.parser import Parser
 from samtranslator.translator.translator import Translator
 from samtranslator.yaml_helper import yaml_parse
@@ -46,10 +45,14 @@ def transformed() -> dict:
 
 
 def test_the_template_passes_cfn_lint_without_errors():
+    from cfnlint.api import lint_file  # imports sympy: ~1.5 CPU-s in every worker collecting
+
     assert _errors(lint_file(DEFAULT_TEMPLATE)) == []
 
 
 def test_cfn_lint_really_runs_on_this_template_and_catches_a_broken_table():
+    from cfnlint.api import lint
+
     document = yaml_parse(DEFAULT_TEMPLATE.read_text())
     del document["Resources"]["LogTable"]["Properties"]["KeySchema"]
     assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) != []
