@@ -78,7 +78,7 @@ def entry_encrypter(reader: CryptoKeyReader, key_names: list[str]) -> Encrypt:
     creation. Raises CryptoError."""
     e2e = _e2e()
     recipients = {name: reader.public_key(name) for name in key_names}
-    return lambda section: e2e.encrypt_section(section, recipients)  # type: ignore[no-any-return]
+    return lambda section: e2e.encrypt_section(section, recipients)
 
 
 def entry_decrypter(reader: CryptoKeyReader) -> Decrypt:
@@ -91,7 +91,7 @@ def entry_decrypter(reader: CryptoKeyReader) -> Decrypt:
 
     def decrypt(encryption: EntryEncryption, section: bytes) -> bytes:
         try:
-            return e2e.decrypt_section(encryption, section, private_key)  # type: ignore[no-any-return]
+            return e2e.decrypt_section(encryption, section, private_key)
         except e2e.DecryptionFailed as err:
             raise exc.CryptoError(f"cannot decrypt the message: {err}") from None
 

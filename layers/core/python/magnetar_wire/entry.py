@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import crc32c
 
@@ -116,7 +117,10 @@ def encode_entry(
         payloads = [bytes(m.payload) for m in messages]
         raw = b"".join(payloads)
         stored = _compress(codec, raw)
-        body = {"producer": producer_name, "messages": [message_json(m) for m in messages]}
+        body: dict[str, Any] = {
+            "producer": producer_name,
+            "messages": [message_json(m) for m in messages],
+        }
         if encrypt is not None:
             encryption, stored = encrypt(stored)
             body["encryption"] = encryption_json(encryption)
