@@ -13,6 +13,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 import magnetar as pulsar
+from magnetar._crypto import entry_encrypter
+from magnetar_core.api.views import messages
+from magnetar_core.services.entries import DeliveredEntry
+from magnetar_core.services.triggers.delivery import records_of
+from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.names import TopicName
 
 Action = pulsar.ConsumerCryptoFailureAction
 SECRET = b"attack at dawn"
@@ -65,7 +71,7 @@ def test_an_encrypted_message_reaches_a_consumer_and_a_reader_with_the_private_k
         ctx = msg.encryption_context()
         assert (msg.data(), msg.partition_key(), msg.properties()) == (SECRET, "pk", {"a": "b"})
         assert ctx is not None and not ctx.is_decryption_failed()
-        assert [k.key for k in ctx.keys()] == ["app"] and ctx.algorithm() == "AES-256-GCM"
+        assert [k.key for k in ctx.keys()] == ["app"] and ctx.algorithm() == "AES-256-GCM"  # noqa: SIM118
         assert ctx.compression_type() == pulsar.CompressionType.LZ4 and ctx.batch_size() == -1
         assert ctx.uncompressed_message_size() == len(SECRET) and len(ctx.param()) == 12
 
@@ -81,7 +87,7 @@ def test_a_message_encrypted_for_two_keys_is_read_with_either(client, keys):
     assert first.receive(5000).data() == SECRET  # the default reader: one pair for every name
     got = second.receive(5000)
     assert got.data() == SECRET
-    assert [k.key for k in got.encryption_context().keys()] == ["one", "two"]
+    assert [k.key for k in got.encryption_context().keys()] == ["one", "two"]  # noqa: SIM118
 
 
 def test_fail_leaves_the_message_undelivered_and_unacknowledged(client, keys):
@@ -151,14 +157,6 @@ def test_the_service_s_json_receive_and_peek_see_only_the_ciphertext(svc, client
 
 
 def test_json_receives_and_trigger_records_carry_an_encrypted_entry_as_one_opaque_message(keys):
-    from magnetar_core.api.views import messages
-    from magnetar_core.services.entries import DeliveredEntry
-    from magnetar_core.services.triggers.delivery import records_of
-    from magnetar_wire import EntryMessage, encode_entry
-    from magnetar_wire.names import TopicName
-
-    from magnetar._crypto import entry_encrypter
-
     batch = [EntryMessage(SECRET, i, 1, key=f"k{i}") for i in range(2)]
     data = encode_entry(batch, producer_name="p", encrypt=entry_encrypter(keys["ec"], ["k"]))
     delivered = DeliveredEntry(TopicName.parse("t"), 1, 7, -1, 0, None, data)
