@@ -39,6 +39,7 @@ from .authentication import (
 from .authentication_aws import AuthenticationAws
 from .client import Client
 from .consumer import Consumer
+from .encryption import EncryptionContext, EncryptionKey
 from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
     AlreadyClosed,
     AuthenticationError,
@@ -115,6 +116,8 @@ __all__ = [
     "ConsoleLogger",
     "ConsumerCryptoFailureAction",
     "CryptoKeyReader",
+    "EncryptionContext",
+    "EncryptionKey",
     "Consumer",
     "Context",
     "Function",

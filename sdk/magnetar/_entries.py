@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from magnetar_wire import EntryFormatError, decode_entry
+from magnetar_wire import EncryptedEntry, EntryFormatError, decode_entry
 
 from . import exceptions as exc
+from ._encrypted import undecryptable
+from .encryption import EncryptionContext
 from .message import Message, MessageId
 from .schema.schema import SchemaInfo
 from .schema.schema_auto import AutoConsumeSchema
@@ -65,7 +67,11 @@ def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
             raw = fetch_entry_bytes(core, sub, e)
             if raw is None:
                 continue
-            decoded = decode_entry(raw)
+            try:
+                decoded = decode_entry(raw, decrypt=core.crypto.decrypt)
+            except (EncryptedEntry, exc.CryptoError) as why:
+                out += undecryptable(core, sub, e, raw, why)
+                continue
         except (EntryFormatError, KeyError, ValueError) as err:
             core.log.error("dropping an undecodable entry %s:%s on %s: %s",
                            e.get("ledgerId"), e.get("entryId"), sub.topic, err)  # fmt: skip
@@ -74,6 +80,8 @@ def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
         keep = None if mask is None else set(mask)
         topic = e.get("topic") or sub.topic
         partition = e.get("partition", sub.partition)
+        context = None if decoded.encryption is None else EncryptionContext(
+            decoded.encryption, decoded.header, failed=False)  # fmt: skip
         for i, m in enumerate(decoded.messages):
             if keep is not None and i not in keep:
                 continue
@@ -94,6 +102,6 @@ def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
                 producer_name=decoded.producer_name, sequence_id=m.sequence_id,
                 null_value=m.null_value, schema=core.schema,
                 schema_version=m.schema_version,
-                writer_schema=_writer(core, topic, m.schema_version),
+                writer_schema=_writer(core, topic, m.schema_version), encryption=context,
             ))  # fmt: skip
     return out

@@ -98,7 +98,8 @@ class RegexSubscriptionMode(enum.IntEnum):
 
 class ConsumerCryptoFailureAction(enum.IntEnum):
     """What a consumer or reader does with a message it cannot decrypt (C++ client's
-    numbers). Accepted; Magnetar producers do not encrypt yet, so it never applies."""
+    numbers): FAIL leaves it undelivered, DISCARD acknowledges it, CONSUME delivers it
+    still encrypted (see ``magnetar._encrypted``)."""
 
     FAIL = 0
     DISCARD = 1

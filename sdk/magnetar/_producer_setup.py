@@ -9,7 +9,7 @@ from magnetar_wire import Codec
 
 from . import exceptions as exc
 from ._batches import BatchLimits
-from ._crypto import CryptoKeyReader
+from ._crypto import CryptoKeyReader, entry_encrypter
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -33,8 +33,8 @@ __all__ = ["open_producer", "validate_producer"]
 
 def validate_producer(a: dict[str, Any]) -> None:
     """Check the arguments of ``create_producer`` (given as a dict); raises ValueError for
-    wrong types or batching together with chunking, OperationNotSupported for end-to-end
-    encryption (``encryption_key``; a ``crypto_key_reader`` alone is accepted)."""
+    wrong types or batching together with chunking, or encryption keys without a
+    ``crypto_key_reader`` (a reader alone does not encrypt, as in pulsar-client)."""
     check_type(str, a["topic"], "topic")
     check_type_or_none(str, a["producer_name"], "producer_name")
     check_type(Schema, a["schema"], "schema")
@@ -58,11 +58,20 @@ def validate_producer(a: dict[str, Any]) -> None:
     if a["batching_enabled"] and a["chunking_enabled"]:
         raise ValueError("Batching and chunking of messages can't be enabled together.")
     check_type_or_none(CryptoKeyReader, a["crypto_key_reader"], "crypto_key_reader")
-    if a["encryption_key"]:  # a key reader alone does not encrypt (as in pulsar-client)
-        raise exc.OperationNotSupported(
-            "end-to-end encryption (encryption_key) is not supported by Magnetar yet; "
-            "messages would be sent in plaintext, so the producer is refused"
+    check_type_or_none(list, a["encryption_keys"], "encryption_keys")
+    for name in a["encryption_keys"] or []:
+        check_type(str, name, "encryption_keys")
+    if encryption_key_names(a) and a["crypto_key_reader"] is None:
+        raise ValueError(
+            "encryption_key / encryption_keys need a crypto_key_reader to read the public keys"
         )
+
+
+def encryption_key_names(a: dict[str, Any]) -> list[str]:
+    """The key names a producer encrypts for: ``encryption_key`` then ``encryption_keys``
+    (each once, in order); empty: no encryption."""
+    names = ([a["encryption_key"]] if a["encryption_key"] else []) + list(a["encryption_keys"] or [])
+    return list(dict.fromkeys(names))
 
 
 def open_producer(client: Client, a: dict[str, Any]) -> Producer:
@@ -70,6 +79,8 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
     raises)."""
     a = {**a, "schema": a["schema"] if a["schema"] is not None else BytesSchema()}
     validate_producer(a)
+    names = encryption_key_names(a)
+    encrypt = entry_encrypter(a["crypto_key_reader"], names) if names else None
     topic_name = parse_topic(a["topic"])
     n = client._partitions(topic_name)
     targets = [topic_name.partition(i) for i in range(n)] if n else [topic_name]
@@ -94,7 +105,7 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
         batching=a["batching_enabled"], limits=limits,
         key_based=a["batching_type"] == BatchingType.KeyBased, chunking=a["chunking_enabled"],
         exclusive=a["access_mode"] != ProducerAccessMode.Shared,
-        next_sequence_id=last + 1, last_sequence_id=last,
+        next_sequence_id=last + 1, last_sequence_id=last, encrypt=encrypt,
     )  # fmt: skip
     core = SenderCore(client._t, cfg, client._log)
     client._producers.add(core)

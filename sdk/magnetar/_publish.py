@@ -33,6 +33,8 @@ from ._failures import RETRYABLE
 from .message import MessageId
 
 if TYPE_CHECKING:
+    from magnetar_wire.entry import Encrypt
+
     from ._http import Transport
     from ._registration import Lease
 
@@ -58,14 +60,18 @@ def build_entries(
     batched: bool,
     max_size: int,
     chunking: bool,
+    encrypt: Encrypt | None = None,
 ) -> list[bytes]:
-    """The entries that carry ``messages`` (several only for a chunked message).
+    """The entries that carry ``messages`` (several only for a chunked message), each
+    compressed then, with ``encrypt``, encrypted under its own data key (end-to-end
+    encryption; a chunk too).
 
     Raises:
         MessageTooBig: the entry exceeds ``max_size`` and cannot be chunked.
         EntryFormatError: the messages cannot be encoded.
     """
-    entry = encode_entry(messages, producer_name=producer, codec=codec, batched=batched)
+    entry = encode_entry(messages, producer_name=producer, codec=codec, batched=batched,
+                         encrypt=encrypt)  # fmt: skip
     if len(entry) <= max_size:
         return [entry]
     if batched or len(messages) != 1 or not chunking:
@@ -74,16 +80,17 @@ def build_entries(
             f"{what} makes an entry of {len(entry)} bytes, above the topic's maximum message "
             f"size of {max_size} bytes; enable chunking (chunking_enabled=True) or send less"
         )
-    return _chunks(messages[0], producer, codec, max_size)
+    return _chunks(messages[0], producer, codec, max_size, encrypt)
 
 
-def _chunks(msg: EntryMessage, producer: str, codec: Codec, max_size: int) -> list[bytes]:
+def _chunks(msg: EntryMessage, producer: str, codec: Codec, max_size: int,
+            encrypt: Encrypt | None) -> list[bytes]:  # fmt: skip
     payload = bytes(msg.payload)
     uuid = f"{producer}-{msg.sequence_id}"
     probe = dataclasses.replace(
         msg, payload=b"", chunk=ChunkInfo(uuid, 10**9 - 1, 10**9, len(payload))
     )
-    overhead = len(encode_entry([probe], producer_name=producer)) + _DIGITS_SLACK
+    overhead = len(encode_entry([probe], producer_name=producer, encrypt=encrypt)) + _DIGITS_SLACK
     budget = max_size - overhead
     if budget <= 0:
         raise exc.MessageTooBig(
@@ -95,9 +102,11 @@ def _chunks(msg: EntryMessage, producer: str, codec: Codec, max_size: int) -> li
     for i in range(total):
         part = dataclasses.replace(msg, payload=payload[i * budget : (i + 1) * budget],
                                    chunk=ChunkInfo(uuid, i, total, len(payload)))  # fmt: skip
-        entry = encode_entry([part], producer_name=producer, codec=codec, batched=False)
+        entry = encode_entry([part], producer_name=producer, codec=codec, batched=False,
+                             encrypt=encrypt)  # fmt: skip
         if len(entry) > max_size:
-            entry = encode_entry([part], producer_name=producer, codec=Codec.NONE, batched=False)
+            entry = encode_entry([part], producer_name=producer, codec=Codec.NONE,
+                                 batched=False, encrypt=encrypt)  # fmt: skip
         out.append(entry)
     return out
 

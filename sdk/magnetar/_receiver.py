@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
+from ._encrypted import Crypto
 from ._failures import consumer_gone, describe
 from ._http import LongPoll, Transport
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
@@ -48,6 +49,7 @@ class ConsumerCore:
         self.schema = schema
         self.log = log
         self.writer_schemas = WriterSchemas(transport, log)  # AUTO_CONSUME's writer schemas
+        self.crypto = Crypto()  # end-to-end decryption: set by subscribe / create_reader
         self.subs: list[Sub] = []
         self.cond = threading.Condition()
         self.queue: collections.deque[tuple[Sub, Message]] = collections.deque()

@@ -28,6 +28,8 @@ from ._registration import Heartbeat, Lease, Registration, release_all
 from .message import ChunkMessageId, MessageId
 
 if TYPE_CHECKING:
+    from magnetar_wire.entry import Encrypt
+
     from ._http import Transport
 
 __all__ = ["Completion", "SenderConfig", "SenderCore"]
@@ -54,6 +56,8 @@ class SenderConfig:
     exclusive: bool
     next_sequence_id: int
     last_sequence_id: int
+    encrypt: Encrypt | None = None
+    """End-to-end encryption of each entry (``encryption_key(s)``), else None."""
 
 
 class SenderCore:
@@ -252,7 +256,8 @@ class SenderCore:
             try:
                 entries = build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
                                         batched=batch.batched, chunking=self.cfg.chunking,
-                                        max_size=self.cfg.limits.max_message_size)  # fmt: skip
+                                        max_size=self.cfg.limits.max_message_size,
+                                        encrypt=self.cfg.encrypt)  # fmt: skip
             except exc.MessageTooBig:
                 if len(items) < 2:
                     raise

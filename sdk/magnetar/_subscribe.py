@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from . import exceptions as exc
 from ._acks import Redelivery
 from ._crypto import CryptoKeyReader
+from ._encrypted import Crypto
 from ._enums import (
     ConsumerCryptoFailureAction,
     ConsumerType,
@@ -86,7 +87,6 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
         raise ValueError("negative_ack_redelivery_delay_ms must be >= 0")
     if a["tick_duration_ms"] < MIN_TICK_DURATION_MS:
         raise ValueError(f"tick_duration_ms must be >= {MIN_TICK_DURATION_MS}")
-    # no-ops until producers encrypt: every message is plaintext (see magnetar._crypto)
     check_type_or_none(CryptoKeyReader, a["crypto_key_reader"], "crypto_key_reader")
     check_type(ConsumerCryptoFailureAction, a["crypto_failure_action"], "crypto_failure_action")
     if isinstance(topic, str):
@@ -161,6 +161,7 @@ def open_consumer(client: Client, a: dict[str, Any]) -> Consumer:
     core = ConsumerCore(client._t, subscribe_body(a, retry), a["receiver_queue_size"], schema,
                         client._log, max_pending_chunked=a["max_pending_chunked_message"],
                         auto_ack_chunks=a["auto_ack_oldest_chunked_message_on_queue_full"])  # fmt: skip
+    core.crypto = Crypto.of(a["crypto_key_reader"], a["crypto_failure_action"])
     try:
         if isinstance(topics, Pattern):
             watcher = PatternWatcher(client, core, topics, subscription,

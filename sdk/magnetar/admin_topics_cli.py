@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from magnetar._topics import parse_topic
 from magnetar.exceptions import PulsarException
-from magnetar_wire import decode_entry
+from magnetar_wire import decode_entry, read_metadata, stored_payload
 
 Call = Callable[..., Any]
 Fetch = Callable[[str, str], tuple[bytes, dict[str, str]]]
@@ -167,6 +167,11 @@ def _messages(body: bytes, headers: dict[str, str]) -> list[dict[str, Any]]:
     """One row per message of a peeked answer (a batch entry: one per message)."""
     message_id = headers.get("x-pulsar-message-id", "")
     if headers.get("content-type", "").startswith(ENTRY_CONTENT_TYPE):
+        meta = read_metadata(body)
+        if meta.encryption is not None:  # an encrypted batch: one row, its payload opaque
+            first = meta.messages[0]
+            return [_row(message_id, _iso(first.publish_time_ms), meta.producer_name,
+                         first.key, dict(first.properties), stored_payload(body))]  # fmt: skip
         entry = decode_entry(body)
         return [
             _row(

@@ -9,6 +9,7 @@ from typing import Any
 from . import exceptions as exc
 from ._client_options import client_settings
 from ._crypto import CryptoKeyReader
+from ._encrypted import Crypto
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -127,19 +128,22 @@ class Client:
                         crypto_key_reader: CryptoKeyReader | None = None,
                         access_mode: ProducerAccessMode = ProducerAccessMode.Shared,
                         message_router: Any = None,
-                        hashing_scheme: HashingScheme = HashingScheme.JavaStringHash) -> Producer:  # fmt: skip
+                        hashing_scheme: HashingScheme = HashingScheme.JavaStringHash,
+                        encryption_keys: list[str] | None = None) -> Producer:  # fmt: skip
         """Create a producer on ``topic`` (see PULSAR_API.md for every argument).
 
         Raises:
             ValueError: wrong argument types, or batching together with chunking.
             InvalidTopicName: a malformed topic name.
             ProducerFenced: an exclusive producer holds the topic (Shared, Exclusive).
-            OperationNotSupported: end-to-end encryption.
+            CryptoError: a public key file of ``crypto_key_reader`` cannot be read.
 
         Registers the producer (``POST .../producers``, per partition); ``WaitForExclusive``
         blocks until the topic is free. ``hashing_scheme`` (a Magnetar extra) picks how keyed
         messages hash to partitions (``JavaStringHash`` by default, or ``Murmur3_32Hash``);
-        routing is described in ``magnetar._routing``.
+        routing is described in ``magnetar._routing``. ``encryption_key`` (pulsar-client's)
+        and ``encryption_keys`` (several names, as the Java client's ``addEncryptionKey``)
+        encrypt every entry end to end with the public keys of ``crypto_key_reader``.
         """
         self._check_open()
         from ._producer_setup import open_producer
@@ -219,10 +223,12 @@ class Client:
         Arguments in pulsar-client 3.13's order. A reader uses a non-durable cursor: it
         holds no data back and disappears on close. With ``is_read_compacted`` it reads the
         topic's compacted view (the latest message per key) up to the compaction horizon,
-        then the live log. ``schema`` decodes ``Message.value()``. ``crypto_key_reader``,
-        ``crypto_failure_action`` and ``subscription_role_prefix`` are type-checked no-ops
-        (Magnetar producers do not encrypt; a reader's subscription name is generated).
-        Raises ValueError (argument types), InvalidTopicName.
+        then the live log. ``schema`` decodes ``Message.value()``. ``crypto_key_reader``
+        decrypts end-to-end encrypted messages; ``crypto_failure_action`` says what to do
+        with one it cannot decrypt (``magnetar._encrypted``). ``subscription_role_prefix`` is
+        a type-checked no-op (a reader's subscription name is generated).
+        Raises ValueError (argument types), InvalidTopicName, CryptoError (a key reader
+        without the ``cryptography`` package).
         """
         self._check_open()
         check_type(str, topic, "topic")
@@ -241,7 +247,8 @@ class Client:
                       receiver_queue_size=receiver_queue_size,
                       inclusive=start_message_id_inclusive, reader_listener=reader_listener,
                       read_compacted=is_read_compacted,
-                      schema=schema if schema is not None else BytesSchema())  # fmt: skip
+                      schema=schema if schema is not None else BytesSchema(),
+                      crypto=Crypto.of(crypto_key_reader, crypto_failure_action))  # fmt: skip
 
     def create_table_view(self, topic: str, subscription_name: str | None = None,
                           schema: Schema | None = None) -> TableView:  # fmt: skip

@@ -175,6 +175,7 @@ class Message:
 
     __slots__ = (
         "_data",
+        "_encryption",
         "_event_ts",
         "_id",
         "_key",
@@ -209,7 +210,9 @@ class Message:
         schema: Any = None,
         schema_version: int | None = None,
         writer_schema: Any = None,
+        encryption: Any = None,
     ) -> None:
+        self._encryption = encryption  # an EncryptionContext, or None: a clear message
         self._data = b"" if null_value else bytes(data)
         self._id = message_id
         self._topic = topic
@@ -294,10 +297,11 @@ class Message:
         producer declared no schema (bytes)."""
         return "" if self._schema_version is None else str(self._schema_version)
 
-    def encryption_context(self) -> None:
-        """The end-to-end encryption details of the message: ``None``, as pulsar-client
-        returns for a message that is not encrypted (Magnetar producers do not encrypt)."""
-        return None
+    def encryption_context(self) -> Any:
+        """The end-to-end encryption details of the message (an ``EncryptionContext``),
+        also when it was decrypted; ``None`` for a message that was not encrypted, as
+        pulsar-client."""
+        return self._encryption
 
     def __str__(self) -> str:
         return (

@@ -6,6 +6,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from . import _positions
+from ._encrypted import Crypto
 from ._enums import ConsumerType
 from ._multitopic import subscribe_topic
 from ._receiver import ConsumerCore
@@ -24,8 +25,10 @@ class Reader:
     def __init__(self, client: Client, name: TopicName, start_message_id: MessageId, *,
                  reader_name: str | None, receiver_queue_size: int, inclusive: bool,
                  reader_listener: Any, read_compacted: bool = False,
-                 schema: Any = None, subscription: str | None = None) -> None:  # fmt: skip
-        """``subscription``: the cursor's name (a table view's; default ``reader-<random>``)."""
+                 schema: Any = None, subscription: str | None = None,
+                 crypto: Crypto | None = None) -> None:  # fmt: skip
+        """``subscription``: the cursor's name (a table view's; default ``reader-<random>``);
+        ``crypto``: end-to-end decryption (``magnetar._encrypted``)."""
         body = {"subscriptionType": "Exclusive", "durable": False,
                 "startMessageId": _positions.id_text(start_message_id),
                 "startMessageIdInclusive": inclusive}  # fmt: skip
@@ -39,6 +42,8 @@ class Reader:
         core = ConsumerCore(client._t, body, receiver_queue_size,
                             schema if schema is not None else client._bytes_schema(),
                             client._log)  # fmt: skip
+        if crypto is not None:
+            core.crypto = crypto
         try:
             subscribe_topic(client, core, name, subscription or f"reader-{uuid.uuid4().hex[:12]}")
         except BaseException:

@@ -28,6 +28,8 @@ CLIENT_DEPENDENCIES = {
 # import name -> distribution of the `tokens` extra, and the only client modules that import them
 TOKENS_EXTRA = {"jwt": "pyjwt", "cryptography": "cryptography"}
 TOKENS_MODULES = {"magnetar_wire/tokens.py", "magnetar_wire/token_keys.py"}
+# the `encryption` extra (cryptography): only the pure cipher module of end-to-end encryption
+ENCRYPTION_MODULES = {"magnetar/_e2e.py"}
 # the schema extras: import name -> distribution, and the only client module importing each
 SCHEMA_EXTRAS = {"avro": {"fastavro": "fastavro"}, "protobuf": {"google": "protobuf"}}
 SCHEMA_MODULES = {"fastavro": {"magnetar/schema/schema_avro.py"},
@@ -87,10 +89,10 @@ def test_the_client_wheel_requires_only_the_clients_pinned_dependencies(wheel):
     assert {_name(r) for r in requires} == set(CLIENT_DEPENDENCIES.values())
     extra = [r for r in every if 'extra == "tokens"' in r]
     assert {_name(r) for r in extra} == set(TOKENS_EXTRA.values())
-    for name, modules in SCHEMA_EXTRAS.items():
+    for name, modules in {"encryption": {"cryptography": "cryptography"}, **SCHEMA_EXTRAS}.items():
         pins = [r for r in every if f'extra == "{name}"' in r]
         assert {_name(r) for r in pins} == set(modules.values())
-    assert metadata.get_all("Provides-Extra") == ["tokens", *SCHEMA_EXTRAS]
+    assert metadata.get_all("Provides-Extra") == ["tokens", "encryption", *SCHEMA_EXTRAS]
     assert all("==" in r for r in every), every
     assert not {_name(r) for r in every} & SERVER_SIDE
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
@@ -119,7 +121,8 @@ def test_every_module_of_the_client_wheel_imports_only_the_stdlib_itself_or_its_
     assert {m: files for m, files in found.items() if m not in allowed | extras} == {}
     assert set(CLIENT_DEPENDENCIES) <= set(found)  # the check sees the real imports
     # the `tokens` extra's libraries only in the token codec (magnetar.tokens goes through it)
-    assert set().union(*(found[m] for m in TOKENS_EXTRA)) == TOKENS_MODULES
+    assert set().union(*(found[m] for m in TOKENS_EXTRA)) == TOKENS_MODULES | ENCRYPTION_MODULES
+    assert found["jwt"] <= TOKENS_MODULES  # the encryption extra needs no PyJWT
     # each schema extra's library only in its schema module, imported there on first use
     assert {m: found[m] for m in SCHEMA_MODULES} == SCHEMA_MODULES
 

@@ -200,3 +200,21 @@ def test_the_cursor_item_carries_the_policy_and_the_outbox():
     assert (back.dead_letter_next_sequence, back.dead_letter_id) == (3, "i")
     plain = cursor_from_item(cursor_to_item("pk", CursorState.new("s", SHARED, -1, True)))
     assert (plain.dead_letter_policy, plain.dead_letters, plain.dead_letter_id) == (None, [], "")
+
+
+def test_an_encrypted_entry_moves_whole_with_its_ciphertext_and_new_properties():
+    from magnetar import _e2e
+    from magnetar_wire import read_metadata, stored_payload
+
+    key = _e2e.ec.generate_private_key(_e2e.ec.SECP256R1())
+    encrypt = lambda s: _e2e.encrypt_section(s, {"k": (key.public_key(), {})})  # noqa: E731
+    batch = [EntryMessage(payload=b"secret", sequence_id=i, key=f"k{i}") for i in range(2)]
+    data = encode_entry(batch, producer_name="orig", codec=Codec.ZLIB, encrypt=encrypt)
+    item = DeadLetter(40, 7, (1,), 1, "persistent://a/b/c")  # one index: the batch moves whole
+
+    out = dead_letter_entry(data, item, Origin(TOPIC, 4, 3), "dlq-p", 1234)
+    meta = read_metadata(out)
+    assert stored_payload(out) == stored_payload(data) and meta.encryption is not None
+    assert [m.properties["ORIGIN_MESSAGE_ID"] for m in meta.messages] == ["4:7:3:0", "4:7:3:1"]
+    decrypt = lambda e, s: _e2e.decrypt_section(e, s, lambda n, m: key)  # noqa: E731
+    assert [m.payload for m in decode_entry(out, decrypt=decrypt).messages] == [b"secret"] * 2

@@ -260,7 +260,7 @@ def test_trailing_bytes_are_rejected():
         (build({}, b"", version=2), "version 2"),
         (build({}, b"", count=0), "count is 0"),
         (build({}, b"", flags=0, count=2), "non-batched entry with message count 2"),
-        (build({}, b"", flags=0x02), "reserved header bits"),
+        (build({}, b"", flags=0x04), "reserved header bits"),
         (build({}, b"abc", u_len=4), "codec NONE"),
     ],
 )

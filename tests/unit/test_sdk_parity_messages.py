@@ -130,15 +130,20 @@ def test_consumers_and_readers_accept_a_crypto_key_reader_and_a_failure_action(c
     assert reader.read_next(5000).data() == b"plain"
 
 
-def test_crypto_arguments_are_type_checked_and_encryption_keys_refused(client):
+def test_crypto_arguments_are_type_checked_and_encryption_keys_need_a_key_reader(client):
+    keys = pulsar.CryptoKeyReader("/no/such/public.pem", "/no/such/private.pem")
     with pytest.raises(ValueError, match="Argument public_key_path is expected"):
         pulsar.CryptoKeyReader(b"/k.pem", "/p.pem")
     with pytest.raises(ValueError, match="Argument crypto_key_reader is expected"):
         client.subscribe("t", "s", crypto_key_reader="/keys")
     with pytest.raises(ValueError, match="Argument crypto_failure_action is expected"):
         client.create_reader("t", pulsar.MessageId.earliest, crypto_failure_action=1)
-    with pytest.raises(pulsar.OperationNotSupported, match="plaintext"):
+    with pytest.raises(ValueError, match="need a crypto_key_reader"):
         client.create_producer("t", encryption_key="k")
+    with pytest.raises(ValueError, match="Argument encryption_keys is expected"):
+        client.create_producer("t", encryption_keys="k", crypto_key_reader=keys)
+    with pytest.raises(pulsar.CryptoError, match="cannot read the public key"):
+        client.create_producer("t", encryption_key="k", crypto_key_reader=keys)
 
 
 def test_the_c_extension_names_resolve_to_the_sdk_s_objects():

@@ -63,7 +63,8 @@ class Client:
                               encryption_key: str | None = None,
                               crypto_key_reader: CryptoKeyReader | None = None,
                               access_mode: ProducerAccessMode = ProducerAccessMode.Shared,
-                              message_router: Any = None) -> Producer:  # fmt: skip
+                              message_router: Any = None,
+                              encryption_keys: list[str] | None = None) -> Producer:  # fmt: skip
         """A producer on ``topic``; batching is ON by default (as pulsar-client's asyncio
         producer, unlike ``pulsar.Client.create_producer``).
 

@@ -10,6 +10,7 @@ from .entry import (
     ChunkInfo,
     Codec,
     DecodedEntry,
+    EncryptedEntry,
     EntryFormatError,
     EntryHeader,
     EntryMessage,
@@ -20,15 +21,20 @@ from .entry import (
     encode_entry,
     read_header,
     read_metadata,
+    stored_payload,
 )
 from .ids import format_message_id, parse_message_id
+from .model import DataKey, EntryEncryption
 
 __all__ = [
     "HEADER_SIZE",
     "ChecksumMismatch",
     "ChunkInfo",
     "Codec",
+    "DataKey",
     "DecodedEntry",
+    "EncryptedEntry",
+    "EntryEncryption",
     "EntryFormatError",
     "EntryHeader",
     "EntryMessage",
@@ -42,4 +48,5 @@ __all__ = [
     "parse_message_id",
     "read_header",
     "read_metadata",
+    "stored_payload",
 ]

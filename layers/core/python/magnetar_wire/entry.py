@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import crc32c
 
 from .compression import Codec, EntryFormatError, UnsupportedCodec, codec_from_id
 from .compression import compress as _compress
 from .compression import decompress as _decompress
+from .encryption import encryption_json
 from .metadata import message_json, parse_metadata
 from .model import (
     HEADER_SIZE,
     ChunkInfo,
     DecodedEntry,
+    EntryEncryption,
     EntryHeader,
     EntryMessage,
     EntryMetadata,
@@ -37,6 +40,7 @@ __all__ = [
     "DecodedEntry",
     "EntryFormatError",
     "EntryHeader",
+    "EncryptedEntry",
     "EntryMessage",
     "EntryMetadata",
     "MessageMeta",
@@ -45,6 +49,7 @@ __all__ = [
     "encode_entry",
     "read_header",
     "read_metadata",
+    "stored_payload",
 ]
 
 MAGIC = b"MGE1"
@@ -53,11 +58,25 @@ _HEADER = struct.Struct(">4sBBBBIIIII")
 
 assert _HEADER.size == HEADER_SIZE
 _FLAG_BATCHED = 0x01
+_FLAG_ENCRYPTED = 0x02
+_FLAGS = _FLAG_BATCHED | _FLAG_ENCRYPTED
 _U32_MAX = 0xFFFFFFFF
 
 
 class ChecksumMismatch(EntryFormatError):
     """The CRC32C in the header does not match the metadata + payload sections."""
+
+
+class EncryptedEntry(EntryFormatError):
+    """The entry's payload section is encrypted and no ``decrypt`` function was given (its
+    metadata still reads: ``read_metadata``)."""
+
+
+Encrypt = Callable[[bytes], tuple[EntryEncryption, bytes]]
+"""Compressed payload section -> (how it is encrypted, the encrypted section)."""
+Decrypt = Callable[[EntryEncryption, bytes], bytes]
+"""(how it is encrypted, the encrypted section) -> the compressed payload section; raises
+what it likes (e.g. ``cryptography.exceptions.InvalidTag``) when it cannot."""
 
 
 # ---------------------------------------------------------------------------------- encoding
@@ -69,11 +88,14 @@ def encode_entry(
     producer_name: str,
     codec: Codec = Codec.NONE,
     batched: bool | None = None,
+    encrypt: Encrypt | None = None,
 ) -> bytes:
     """Build one entry (header + JSON metadata + compressed payload section) from ``messages``.
 
     ``batched=None`` means batched when there is more than one message; a non-batched entry
-    must hold exactly one message (its id has batch_index -1).
+    must hold exactly one message (its id has batch_index -1). ``encrypt`` (end-to-end
+    encryption) turns the compressed payload section into the stored one; its
+    ``EntryEncryption`` goes into the metadata and the header's encrypted flag is set.
 
     Raises:
         EntryFormatError: no messages, ``batched=False`` with several messages, a null value
@@ -93,18 +115,24 @@ def encode_entry(
     codec = codec_from_id(int(codec))
     try:
         payloads = [bytes(m.payload) for m in messages]
-        body = {"producer": producer_name, "messages": [message_json(m) for m in messages]}
+        raw = b"".join(payloads)
+        stored = _compress(codec, raw)
+        body: dict[str, Any] = {
+            "producer": producer_name,
+            "messages": [message_json(m) for m in messages],
+        }
+        if encrypt is not None:
+            encryption, stored = encrypt(stored)
+            body["encryption"] = encryption_json(encryption)
         meta = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         raise EntryFormatError(f"messages cannot be encoded: {exc}") from exc
     # Validate exactly what a reader checks, so an entry that encodes always decodes.
     parse_metadata(meta, len(messages))
-    raw = b"".join(payloads)
-    stored = _compress(codec, raw)
     for name, n in (("metadata", len(meta)), ("payload", len(stored)), ("payload", len(raw))):
         if n > _U32_MAX:
             raise EntryFormatError(f"{name} section is {n} bytes, the format allows 2**32-1")
-    flags = _FLAG_BATCHED if batched else 0
+    flags = (_FLAG_BATCHED if batched else 0) | (_FLAG_ENCRYPTED if encrypt else 0)
     crc = crc32c.crc32c(stored, crc32c.crc32c(meta))
     header = _HEADER.pack(
         MAGIC, VERSION, codec, flags, 0, len(messages), len(meta), len(stored), len(raw), crc
@@ -140,7 +168,7 @@ def read_header(data: bytes) -> EntryHeader:
             f"unsupported entry format version {version} (this reader knows {VERSION})"
         )
     codec = codec_from_id(codec_id)
-    if flags & ~_FLAG_BATCHED or reserved:
+    if flags & ~_FLAGS or reserved:
         raise EntryFormatError(
             f"reserved header bits set (flags={flags:#04x}, reserved={reserved})"
         )
@@ -149,11 +177,12 @@ def read_header(data: bytes) -> EntryHeader:
         raise EntryFormatError("header message count is 0; an entry holds at least one message")
     if not batched and count != 1:
         raise EntryFormatError(f"non-batched entry with message count {count} (must be 1)")
-    if codec is Codec.NONE and p_len != u_len:
+    encrypted = bool(flags & _FLAG_ENCRYPTED)
+    if codec is Codec.NONE and p_len != u_len and not encrypted:
         raise EntryFormatError(
             f"codec NONE but stored payload length {p_len} != uncompressed length {u_len}"
         )
-    return EntryHeader(VERSION, codec, batched, count, m_len, p_len, u_len, crc)
+    return EntryHeader(VERSION, codec, batched, count, m_len, p_len, u_len, crc, encrypted)
 
 
 def _check_length(data: bytes, header: EntryHeader, *, metadata_only: bool) -> None:
@@ -196,28 +225,52 @@ def read_metadata(data: bytes, *, verify_crc: bool = True) -> EntryMetadata:
     if verify_crc:
         _verify_crc(data, header)
     meta = bytes(data[HEADER_SIZE : HEADER_SIZE + header.metadata_len])
-    producer, messages = parse_metadata(meta, header.count)
+    producer, messages, encryption = parse_metadata(meta, header.count)
+    if header.encrypted != (encryption is not None):
+        raise EntryFormatError(
+            "the header's encrypted flag and the metadata's 'encryption' disagree "
+            f"(flag {header.encrypted}, encryption {'set' if encryption else 'absent'})"
+        )
     total = sum(m.size for m in messages)
     if total != header.uncompressed_len:
         raise EntryFormatError(
             f"message sizes sum to {total} bytes but the header's uncompressed payload "
             f"length is {header.uncompressed_len}"
         )
-    return EntryMetadata(header, producer, messages)
+    return EntryMetadata(header, producer, messages, encryption)
 
 
-def decode_entry(data: bytes) -> DecodedEntry:
-    """Fully decode an entry: verify the CRC, decompress, and split the payloads.
+def stored_payload(data: bytes) -> bytes:
+    """The payload section as stored (compressed; encrypted for an encrypted entry): what
+    a consumer with ``ConsumerCryptoFailureAction.CONSUME`` gets. Raises EntryFormatError."""
+    h = read_header(data)
+    start = HEADER_SIZE + h.metadata_len
+    return bytes(data[start : start + h.payload_len])
+
+
+def decode_entry(data: bytes, *, decrypt: Decrypt | None = None) -> DecodedEntry:
+    """Fully decode an entry: verify the CRC, decrypt (an encrypted entry, with
+    ``decrypt``), decompress, and split the payloads.
 
     Raises:
         EntryFormatError: any structural problem (see ``read_metadata``) or a corrupt payload.
+        EncryptedEntry: the entry is encrypted and ``decrypt`` is None.
         ChecksumMismatch: the CRC32C does not match.
         UnsupportedCodec: the codec is unknown.
+        Whatever ``decrypt`` raises (a wrong key, a tampered section).
     """
     md = read_metadata(data, verify_crc=True)
     h = md.header
     start = HEADER_SIZE + h.metadata_len
-    raw = _decompress(h.codec, data[start : start + h.payload_len], h.uncompressed_len)
+    section = data[start : start + h.payload_len]
+    if md.encryption is not None:
+        if decrypt is None:
+            raise EncryptedEntry(
+                f"the entry's payload is encrypted ({md.encryption.algorithm}, keys "
+                f"{[k.name for k in md.encryption.keys]}); decoding it needs a private key"
+            )
+        section = decrypt(md.encryption, bytes(section))
+    raw = _decompress(h.codec, section, h.uncompressed_len)
     out = []
     pos = 0
     for m in md.messages:
@@ -237,7 +290,7 @@ def decode_entry(data: bytes) -> DecodedEntry:
             )
         )
         pos += m.size
-    return DecodedEntry(h, md.producer_name, tuple(out))
+    return DecodedEntry(h, md.producer_name, tuple(out), md.encryption)
 
 
 # ------------------------------------------------------------------------- metadata parsing

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from .compression import EntryFormatError
-from .model import ChunkInfo, EntryMessage, MessageMeta
+from .encryption import parse_encryption
+from .model import ChunkInfo, EntryEncryption, EntryMessage, MessageMeta
 
 
 def message_json(m: EntryMessage) -> dict[str, Any]:
@@ -108,7 +109,11 @@ def parse_message(i: int, obj: Any) -> MessageMeta:
     )
 
 
-def parse_metadata(meta: bytes, count: int) -> tuple[str, tuple[MessageMeta, ...]]:
+def parse_metadata(
+    meta: bytes, count: int
+) -> tuple[str, tuple[MessageMeta, ...], EntryEncryption | None]:
+    """The producer name, per-message metadata and encryption (None: clear) of a metadata
+    section. Raises EntryFormatError."""
     try:
         body = json.loads(meta.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -125,4 +130,6 @@ def parse_metadata(meta: bytes, count: int) -> tuple[str, tuple[MessageMeta, ...
         raise EntryFormatError(
             f"metadata lists {len(msgs)} messages but the header count is {count}"
         )
-    return producer, tuple(parse_message(i, m) for i, m in enumerate(msgs))
+    encryption = body.get("encryption")
+    parsed = None if encryption is None else parse_encryption(encryption)
+    return producer, tuple(parse_message(i, m) for i, m in enumerate(msgs)), parsed

@@ -21,6 +21,28 @@ class ChunkInfo:
 
 
 @dataclass(frozen=True)
+class DataKey:
+    """The entry's data key encrypted for one named public key (Pulsar's ``EncryptionKeys``):
+    ``name`` as the producer named it, ``value`` the wrapped key bytes, ``metadata`` the key
+    reader's metadata for that key."""
+
+    name: str
+    value: bytes
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EntryEncryption:
+    """How an entry's stored payload section is encrypted (end-to-end encryption): the
+    ``algorithm`` name, its ``param`` (the AES-GCM nonce, Pulsar's ``encryption_param``) and
+    the data key wrapped for each public key. Only a consumer with a private key reads it."""
+
+    algorithm: str
+    param: bytes
+    keys: tuple[DataKey, ...]
+
+
+@dataclass(frozen=True)
 class EntryMessage:
     """One message as the producer built it; ``payload`` is ``b""`` for a null value."""
 
@@ -49,6 +71,7 @@ class EntryHeader:
     payload_len: int
     uncompressed_len: int
     crc32c: int
+    encrypted: bool = False
 
     @property
     def entry_size(self) -> int:
@@ -80,6 +103,7 @@ class EntryMetadata:
     header: EntryHeader
     producer_name: str
     messages: tuple[MessageMeta, ...]
+    encryption: EntryEncryption | None = None
 
 
 @dataclass(frozen=True)
@@ -89,3 +113,5 @@ class DecodedEntry:
     header: EntryHeader
     producer_name: str
     messages: tuple[EntryMessage, ...]
+    encryption: EntryEncryption | None = None
+    """Set for an encrypted entry (decoded with a ``decrypt`` function)."""

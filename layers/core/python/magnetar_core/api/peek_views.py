@@ -9,7 +9,9 @@ property as ``X-Pulsar-PROPERTY-<name>`` (when name and value are plain ASCII) a
 them as the JSON object ``X-Pulsar-PROPERTY`` (Pulsar's newer form). A batch: the body is
 the whole entry (``application/vnd.magnetar.entry``; ``magnetar_wire.decode_entry`` splits
 it, as pulsar-admin splits Pulsar's batch frame), with ``X-Pulsar-num-batch-message`` and
-``X-Pulsar-batch-size`` (bytes).
+``X-Pulsar-batch-size`` (bytes). An end-to-end encrypted entry adds
+``X-Pulsar-Is-Encrypted: true``; a single message's body is then its stored payload section
+(compressed, encrypted: the service has no key), its metadata headers as above.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from datetime import UTC, datetime
 from aws_lambda_powertools.event_handler import Response
 
 from magnetar_core.api.http import ENTRY_CONTENT_TYPE
+from magnetar_core.services.entries import opaque_entry
 from magnetar_core.services.peeking import Peeked
-from magnetar_wire import decode_entry
+from magnetar_wire import decode_entry, read_metadata
 
 _PLAIN = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")
 
@@ -35,7 +38,9 @@ def iso_ms(epoch_ms: int) -> str:
 
 def message_response(peeked: Peeked) -> Response:
     """The 200 answer for one peeked entry (see the module's docstring)."""
-    entry = decode_entry(peeked.data)
+    meta = read_metadata(peeked.data)
+    encrypted = meta.encryption is not None
+    entry = opaque_entry(peeked.data, meta) if encrypted else decode_entry(peeked.data)
     item = peeked.item
     first = entry.messages[0]
     headers = {
@@ -44,8 +49,10 @@ def message_response(peeked: Peeked) -> Response:
         "X-Pulsar-producer-name": entry.producer_name,
         "X-Pulsar-sequence-id": str(first.sequence_id),
     }
+    if encrypted:
+        headers["X-Pulsar-Is-Encrypted"] = "true"
     if entry.header.batched:
-        headers["X-Pulsar-num-batch-message"] = str(len(entry.messages))
+        headers["X-Pulsar-num-batch-message"] = str(entry.header.count)
         headers["X-Pulsar-batch-size"] = str(len(peeked.data))
         return Response(200, ENTRY_CONTENT_TYPE, peeked.data, headers)
     if first.event_time_ms:

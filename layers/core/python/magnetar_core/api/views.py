@@ -125,6 +125,9 @@ def messages(delivered: list[DeliveredEntry]) -> dict:
             item["key"] = m.key
         if m.ordering_key is not None:
             item["orderingKey"] = base64.b64encode(m.ordering_key).decode()
+        if entry.encryption is not None:  # the whole entry, still encrypted (no key here)
+            item["encrypted"] = True
+            item["batchSize"] = entry.header.count if entry.header.batched else -1
         out.append(item)
     return {"messages": out}
 

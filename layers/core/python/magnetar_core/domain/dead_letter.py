@@ -17,7 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_wire import decode_entry, encode_entry
+from magnetar_wire import (
+    DecodedEntry,
+    EntryMessage,
+    decode_entry,
+    encode_entry,
+    read_metadata,
+    stored_payload,
+)
 from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
 
@@ -172,12 +179,23 @@ def dead_letter_entry(
     chunk info kept, ``REAL_TOPIC`` / ``ORIGIN_MESSAGE_ID`` added (unless present already,
     as Pulsar: a message that came through a retry topic keeps its first origin), no
     delivery delay, publish time ``now_ms`` and the item's sequence ids; same codec and
-    batching. Raises EntryFormatError / ChecksumMismatch for a corrupt original.
+    batching. An end-to-end encrypted entry moves whole (the service cannot split its
+    payload section): every message, the section and its encryption copied as they are.
+    Raises EntryFormatError / ChecksumMismatch for a corrupt original.
     """
-    decoded = decode_entry(data)
+    meta = read_metadata(data)
+    encryption = meta.encryption
+    if encryption is None:
+        decoded = decode_entry(data)
+    else:  # placeholder payloads of the right sizes; the stored section replaces them
+        decoded = DecodedEntry(meta.header, meta.producer_name, tuple(
+            EntryMessage(b"\0" * m.size, m.sequence_id, m.publish_time_ms, m.key,
+                         m.ordering_key, m.properties, m.event_time_ms, m.deliver_at_ms,
+                         m.null_value, m.chunk, m.schema_version)
+            for m in meta.messages), encryption)  # fmt: skip
     batched = decoded.header.batched
     indexes = item.batch_indexes
-    if indexes is None:
+    if indexes is None or encryption is not None:
         indexes = tuple(range(len(decoded.messages)))
     messages = []
     for j, i in enumerate(indexes):
@@ -199,6 +217,8 @@ def dead_letter_entry(
                 deliver_at_ms=0,
             )
         )
+    section = stored_payload(data)
     return encode_entry(
-        messages, producer_name=producer, codec=decoded.header.codec, batched=batched
-    )
+        messages, producer_name=producer, codec=decoded.header.codec, batched=batched,
+        encrypt=None if encryption is None else (lambda _: (encryption, section)),
+    )  # fmt: skip

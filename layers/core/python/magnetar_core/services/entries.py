@@ -19,6 +19,7 @@ from magnetar_wire import (
     EntryMetadata,
     decode_entry,
     read_metadata,
+    stored_payload,
 )
 from magnetar_wire.names import TopicName
 
@@ -55,16 +56,38 @@ def delivered_messages(
     delivered: Iterable[DeliveredEntry],
 ) -> Iterator[tuple[DeliveredEntry, DecodedEntry, int, EntryMessage]]:
     """Each message of entries delivered inline, batch masks applied: ``(delivered entry,
-    its decoded entry, batch index or -1 when the entry is no batch, message)``. Raises
-    ValueError for an entry delivered by reference (no data: ask with by_reference=False)."""
+    its decoded entry, batch index or -1 when the entry is no batch, message)``; an
+    end-to-end encrypted entry is ONE message (``opaque_entry``), as a pulsar-client
+    consumer with ``ConsumerCryptoFailureAction.CONSUME`` sees it: the service has no key.
+    Raises ValueError for an entry delivered by reference (no data: ask with
+    by_reference=False)."""
     for d in delivered:
         if d.data is None:
             raise ValueError(f"entry {d.ledger_id}:{d.entry_id} was delivered by reference")
+        meta = read_metadata(d.data)
+        if meta.encryption is not None:
+            opaque = opaque_entry(d.data, meta)
+            yield d, opaque, -1, opaque.messages[0]
+            continue
         entry = decode_entry(d.data)
         wanted = set(d.batch_indexes) if d.batch_indexes is not None else None
         for index, m in enumerate(entry.messages):
             if wanted is None or index in wanted:
                 yield d, entry, index if entry.header.batched else -1, m
+
+
+def opaque_entry(data: bytes, meta: EntryMetadata) -> DecodedEntry:
+    """An encrypted entry as one message: the stored (compressed, encrypted) payload
+    section with its first message's metadata (keys, properties, times stay in clear);
+    ``encryption`` set. Its id takes batch index -1, which acknowledges the whole entry."""
+    first = meta.messages[0]
+    message = EntryMessage(
+        payload=stored_payload(data), sequence_id=first.sequence_id,
+        publish_time_ms=first.publish_time_ms, key=first.key, ordering_key=first.ordering_key,
+        properties=first.properties, event_time_ms=first.event_time_ms,
+        deliver_at_ms=first.deliver_at_ms, schema_version=first.schema_version,
+    )  # fmt: skip
+    return DecodedEntry(meta.header, meta.producer_name, (message,), meta.encryption)
 
 
 _JAVA_LONG = range(-(2**63), 2**63)

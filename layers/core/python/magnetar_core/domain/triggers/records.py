@@ -3,7 +3,8 @@ signature, and what a target's answer says about each message.
 
 A batch is ``{"records": [{"messageId", "topic", "key", "orderingKey", "payload",
 "properties", "publishTime", "eventTime", "redeliveryCount"}]}`` (payload and orderingKey in
-base64; key and orderingKey null when absent). An answer may carry
+base64; key and orderingKey null when absent; ``"encrypted": true`` for an end-to-end
+encrypted entry, whose payload stays encrypted). An answer may carry
 ``{"batchItemFailures": [{"itemIdentifier": "<messageId>"}]}``: those are retried, the rest
 acknowledged.
 """
@@ -41,9 +42,13 @@ class TriggerRecord:
     publish_time_ms: int
     event_time_ms: int
     redelivery_count: int
+    encrypted: bool = False
+    """An end-to-end encrypted entry: ``payload`` is its stored, encrypted section (the
+    service has no key); the record stands for the whole entry (``"encrypted": true``)."""
 
     def to_json(self) -> dict[str, object]:
-        return {
+        extra: dict[str, object] = {"encrypted": True} if self.encrypted else {}
+        return extra | {
             "messageId": self.message_id,
             "topic": self.topic,
             "key": self.key,

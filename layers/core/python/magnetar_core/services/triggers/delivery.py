@@ -96,7 +96,7 @@ class DeliveryOutcome:
 
 def records_of(entries: list[DeliveredEntry]) -> Iterator[TriggerRecord]:
     """The messages of delivered entries (inline data) as records, batch masks applied."""
-    for d, _, batch, m in delivered_messages(entries):
+    for d, entry, batch, m in delivered_messages(entries):
         yield TriggerRecord(
             message_id=format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
             topic=str(d.topic),
@@ -107,6 +107,7 @@ def records_of(entries: list[DeliveredEntry]) -> Iterator[TriggerRecord]:
             publish_time_ms=m.publish_time_ms,
             event_time_ms=m.event_time_ms,
             redelivery_count=d.redelivery_count,
+            encrypted=entry.encryption is not None,
         )
 
 
