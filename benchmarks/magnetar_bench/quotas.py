@@ -53,7 +53,7 @@ def _drive(engines: list[Engine], topic: TopicName, producers: int, seconds: flo
                 engine.producer.publish(topic, entry)
                 admitted[i] += 1
             except (Throttled, ProducerBlockedQuotaExceededError) as held:
-                time.sleep(min(held.retry_after_ms / 1000, max(0.0, end - time.monotonic())))  # type: ignore[attr-defined]
+                time.sleep(min(held.retry_after_ms / 1000, max(0.0, end - time.monotonic())))
 
     threads = [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
     for t in threads:

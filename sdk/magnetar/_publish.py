@@ -32,6 +32,12 @@ from . import exceptions as exc
 from ._failures import RETRYABLE
 from .message import MessageId
 
+HELD_OR_RETRYABLE: tuple[type[exc.PulsarException], ...] = (
+    *RETRYABLE,
+    exc.ProducerBlockedQuotaExceededError,
+)
+"""What a commit retries until its deadline: a backlog quota's hold too."""
+
 if TYPE_CHECKING:
     from ._http import Transport
     from ._registration import Lease
@@ -158,7 +164,7 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
             raise exc.Timeout("the message was not stored within send_timeout_millis")
         try:
             return post_entry(t, lease.base, entry, lease.epoch, remaining)
-        except (*RETRYABLE, exc.ProducerBlockedQuotaExceededError) as e:
+        except HELD_OR_RETRYABLE as e:
             if aborted():
                 raise
             held = e if isinstance(e, exc.ProducerBlockedQuotaExceededError) else None

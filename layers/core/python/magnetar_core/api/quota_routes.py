@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from magnetar_core.api import http
 from magnetar_core.engine import Engine
 from magnetar_core.services.quotas import Quotas
+from magnetar_wire.names import TopicName
 
 NAMESPACE = "/admin/v2/namespaces/<tenant>/<namespace>"
 TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
@@ -57,7 +58,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
         quotas().remove_namespace_backlog_quota(tenant, namespace, quota_type())
         return http.no_content()
 
-    def topic_name(domain: str, tenant: str, namespace: str, topic: str):  # type: ignore[no-untyped-def]
+    def topic_name(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:
         return http.topic_of(domain, tenant, namespace, topic)
 
     @app.get(TOPIC + "/backlogQuotaMap")
