@@ -6,6 +6,7 @@ magnetar perf segments [--entries N] ...                     (segments, needs py
 magnetar perf expire [--entries N] ...                       (expiry, needs pyspark)
 magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
 magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
+magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ HARNESSES = {
     "expire": "magnetar_bench.expiry",
     "authorizer": "magnetar_bench.authorizer",
     "triggers": "magnetar_bench.triggers",
+    "quotas": "magnetar_bench.quotas",
 }
 
 

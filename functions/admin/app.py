@@ -2,9 +2,18 @@
 and triggers, and /admin/v3/functions (Pulsar Functions). The subscription verbs (skip,
 expire, reset cursor, create) are ``magnetar_core.api.cursor_routes``, the topic verbs
 (terminate, unload, truncate, grow partitions) ``magnetar_core.api.topic_routes``; the schema
-registry and schema policies ``magnetar_core.api.schema_routes``."""
+registry and schema policies ``magnetar_core.api.schema_routes``; backlog quotas and rate
+limits ``magnetar_core.api.quota_routes``."""
 
-from magnetar_core.api import bodies, cursor_routes, http, schema_routes, topic_routes, views
+from magnetar_core.api import (
+    bodies,
+    cursor_routes,
+    http,
+    quota_routes,
+    schema_routes,
+    topic_routes,
+    views,
+)
 
 engine = http.container_engine()
 app = http.make_app(engine)
@@ -12,6 +21,7 @@ topic_of = http.topic_of
 cursor_routes.register(app, engine)
 topic_routes.register(app, engine)
 schema_routes.register(app, engine)
+quota_routes.register(app, engine)
 
 
 @app.get("/admin/v2/brokers/health")

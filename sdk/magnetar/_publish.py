@@ -32,6 +32,12 @@ from . import exceptions as exc
 from ._failures import RETRYABLE
 from .message import MessageId
 
+HELD_OR_RETRYABLE: tuple[type[exc.PulsarException], ...] = (
+    *RETRYABLE,
+    exc.ProducerBlockedQuotaExceededError,
+)
+"""What a commit retries until its deadline: a backlog quota's hold too."""
+
 if TYPE_CHECKING:
     from magnetar_wire.entry import Encrypt
 
@@ -147,7 +153,9 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
                  aborted: Callable[[], bool]) -> Any:  # fmt: skip
     """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
     nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
-    ``TooManyRequests`` — as pulsar-client resends until ``send_timeout_millis``
+    ``TooManyRequests`` (a publish rate holds it) or ``ProducerBlockedQuotaExceededError``
+    (a producer_request_hold backlog quota: raised once the deadline passes, as
+    pulsar-client's) — as pulsar-client resends until ``send_timeout_millis``
     (``deadline``, seconds of ``time.monotonic``; None: no limit) or until ``aborted()``;
     and after an answer that says nothing either way — a gateway timeout (a Lambda that
     timed out or crashed, perhaps after storing), a 5xx, a broken connection — as
@@ -156,15 +164,19 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
     duplicate is possible: at-least-once). Raises the service's error, or Timeout once the
     deadline passes."""
     pause = 0.02
+    held: exc.ProducerBlockedQuotaExceededError | None = None
     while True:
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
+            if held is not None:  # a backlog quota held it to the end: Pulsar's error
+                raise held
             raise exc.Timeout("the message was not stored within send_timeout_millis")
         try:
             return post_entry(t, lease.base, entry, lease.epoch, remaining)
-        except RETRYABLE:
+        except HELD_OR_RETRYABLE as e:
             if aborted():
                 raise
+            held = e if isinstance(e, exc.ProducerBlockedQuotaExceededError) else None
             time.sleep(random.uniform(pause / 2, pause))
             pause = min(pause * 2, 1.0)
 

@@ -10,6 +10,8 @@ permissions, over the service's ``/admin/v2`` routes.
     magnetar admin namespaces revoke-permission T/NS --role R
     magnetar admin namespaces grant-subscription-permission T/NS --subscription S --roles R,...
     magnetar admin namespaces revoke-subscription-permission T/NS --subscription S --role R
+    magnetar admin namespaces get-backlog-quotas|set-backlog-quota|...|set-subscribe-rate T/NS
+                          (see magnetar.admin_quotas_cli)
     magnetar admin topics permissions TOPIC | grant-permission TOPIC --role R --actions A,...
     magnetar admin topics revoke-permission TOPIC --role R
     magnetar admin topics subscriptions|create-subscription|unsubscribe|skip|clear-backlog|
@@ -35,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from magnetar import admin_topic_ops_cli, admin_topics_cli
+from magnetar import admin_quotas_cli, admin_topic_ops_cli, admin_topics_cli
 from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, auth_token, resolve_service_url
 from magnetar._topics import parse_topic
 
@@ -87,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ns = kinds.add_parser("namespaces", help="namespaces and their permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
     ns.add_parser("list").add_argument("tenant")
+    admin_quotas_cli.add_verbs(ns)
     for verb in ("create", "topics", "policies", "permissions"):
         ns.add_parser(verb).add_argument("namespace")
     delete = ns.add_parser("delete")
@@ -219,6 +222,9 @@ def run(
             answer = admin_topic_ops_cli.run(args, call)
             if answer is not None:
                 print(answer)
+            return 0
+        if make_request is None and args.kind == "namespaces" and args.verb in admin_quotas_cli.VERBS:  # fmt: skip
+            _print(admin_quotas_cli.run(args, call))
             return 0
         method, path, body = (make_request or (lambda c: _request(args, c)))(call)
         _print(call(method, path, body))

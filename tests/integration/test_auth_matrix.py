@@ -46,6 +46,12 @@ ALLOWED = {
 test_trigger_authorization.py covers the namespace grant)."""
 
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
+QUOTA_ROUTES = {
+    "backlogQuotaMap": "GET", "backlogQuota": "POST DELETE", "publishRate": "GET POST DELETE",
+    "dispatchRate": "GET POST DELETE", "subscriptionDispatchRate": "GET POST DELETE",
+    "subscribeRate": "GET POST DELETE",
+}  # fmt: skip
+"""Backlog quotas and rates (issue 14): namespace and topic policies, tenant admin's."""
 _TOPIC = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
 _V1 = "/v1/{domain}/{tenant}/{namespace}/{topic}"
 _CONSUMER = _V1 + "/subscriptions/{subscription}/consumers/{consumerId}"
@@ -61,6 +67,7 @@ EXPECTED: dict[tuple[str, str], str] = {
             "delayedDelivery": "GET POST DELETE",
             "retention": "GET POST DELETE",
             "messageTTL": "GET POST DELETE",
+            **QUOTA_ROUTES,
         }.items()
         for m in ms.split()
     },  # fmt: skip
@@ -71,6 +78,7 @@ EXPECTED: dict[tuple[str, str], str] = {
             "retention": "GET POST DELETE",
             "messageTTL": "GET POST DELETE",
             "compaction": "GET PUT",
+            **QUOTA_ROUTES,
         }.items()
         for m in ms.split()
     },  # fmt: skip
@@ -176,6 +184,11 @@ BODIES: dict[str, Any] = {
     "messageTTL": 60,
     "retention": {"retentionTimeInMinutes": 1, "retentionSizeInMB": 1},
     "delayedDelivery": {"active": True, "tickTime": 1000},
+    "backlogQuota": {"limitSize": 1024, "policy": "producer_request_hold"},
+    "publishRate": {"publishThrottlingRateInMsg": 1000},
+    "dispatchRate": {"dispatchThrottlingRateInMsg": 1000},
+    "subscriptionDispatchRate": {"dispatchThrottlingRateInMsg": 1000},
+    "subscribeRate": {"subscribeThrottlingRatePerConsumer": 1000},
     "partitions": 2,
     "{role}": ["produce"],
     "{subscription}": ["consumer"],

@@ -60,7 +60,7 @@ def test_the_document_is_openapi_3_0_3_yaml_with_paths_and_an_error_schema(docum
     error = document["components"]["schemas"]["Error"]
     assert error["type"] == "object"
     assert set(error["required"]) == {"error", "message"}
-    assert set(error["properties"]) == {"error", "message"}
+    assert set(error["properties"]) == {"error", "message", "retryAfterMs"}  # retry: 429s
 
 
 def test_its_methods_and_paths_are_exactly_the_http_api_routes_of_the_template(document):

@@ -51,6 +51,7 @@ from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.produce import Producer
+from magnetar_core.services.quotas import Quotas
 from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
@@ -59,6 +60,7 @@ from magnetar_core.services.tenancy import Registry
 from magnetar_core.services.tenancy_namespaces import NamespaceAdmin
 from magnetar_core.services.tenancy_permissions import Permissions
 from magnetar_core.services.tenancy_tenants import Tenants
+from magnetar_core.services.throttling import Throttling
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topic_admin import TopicAdmin
 from magnetar_core.services.topics import Topics
@@ -86,6 +88,8 @@ class Engine:
     stats: Stats
     admin: Admin
     namespaces: Namespaces
+    quotas: Quotas
+    throttling: Throttling
     access: ProducerAccess
     entries: ports.EntryStore
     compaction: Compaction
@@ -172,6 +176,17 @@ class Engine:
             delayed_delivery_tick_ms=settings.delayed_delivery_tick_ms,
         )
         dedup = Deduplicator(log, stores.producer_state, settings.dedup_snapshot_every)
+        quotas = Quotas(namespaces)
+        throttling = Throttling(
+            quotas,
+            log,
+            cursors,
+            runtime,
+            containers=settings.rate_limit_containers,
+            check_ms=settings.backlog_check_ms,
+            # late-bound: subscriptions are made below (they need the producer)
+            evictions=lambda: subscriptions.operations,
+        )
         non_persistent = NonPersistent(
             topics,
             cursors,
@@ -189,6 +204,7 @@ class Engine:
             dedup,
             non_persistent,
             settings.commit_max_attempts,
+            throttling=throttling,
         )
         subscriptions = Subscriptions(
             topics,
@@ -208,6 +224,7 @@ class Engine:
             inline_entry_max_bytes=settings.inline_entry_max_bytes,
             response_inline_budget_bytes=settings.response_inline_budget_bytes,
             download_url_expiry_s=settings.download_url_expiry_s,
+            throttling=throttling,
         )
         stats = Stats(
             topics, log, cursors, stores.producer_state, stores.compaction, runtime.now_ms
@@ -250,6 +267,8 @@ class Engine:
                 TopicAdmin(topics, producer, dedup, subscriptions),
             ),
             namespaces=namespaces,
+            quotas=quotas,
+            throttling=throttling,
             access=ProducerAccess(
                 topics,
                 producer,

@@ -27,6 +27,8 @@ class Settings:
     producer_lease_ms: int = 30_000
     consumer_lease_ms: int = 60_000
     policy_cache_ms: int = 5_000
+    rate_limit_containers: int = 1
+    backlog_check_ms: int = 5_000
     inline_entry_max_bytes: int = 1024 * 1024
     response_inline_budget_bytes: int = 3 * 1024 * 1024
     dedup_snapshot_every: int = 1000
@@ -105,6 +107,8 @@ class Settings:
             producer_lease_ms=number("PRODUCER_LEASE_MS", 30_000),
             consumer_lease_ms=number("CONSUMER_LEASE_MS", 60_000),
             policy_cache_ms=number("POLICY_CACHE_MS", 5_000),
+            rate_limit_containers=number("RATE_LIMIT_CONTAINERS", 1),
+            backlog_check_ms=number("BACKLOG_CHECK_MS", 5_000),
             timer_state_machine_arn=env.get("TIMER_STATE_MACHINE_ARN") or None,
             trigger_wake_state_machine_arn=env.get("TRIGGER_WAKE_STATE_MACHINE_ARN") or None,
             delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),

@@ -54,10 +54,23 @@ copy_config_to_registered_loggers(source_logger=logger, include=set(ENGINE_LOGGE
 _injected: ContextVar[Engine | None] = ContextVar("magnetar_injected_engine", default=None)
 
 
-def error_response(code: str, message: str, status: int) -> Response:
-    """``{"error": <Pulsar result name>, "message": ...}`` with ``status``."""
-    body = json.dumps({"error": code, "message": message})
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+def error_response(
+    code: str, message: str, status: int, retry_after_ms: int | None = None
+) -> Response:
+    """``{"error": <Pulsar result name>, "message": ...}`` with ``status``; with
+    ``retry_after_ms`` also ``retryAfterMs`` and a Retry-After header (whole seconds, >= 1)."""
+    doc: dict[str, Any] = {"error": code, "message": message}
+    headers = None
+    if retry_after_ms is not None:
+        doc["retryAfterMs"] = retry_after_ms
+        headers = {"Retry-After": str(max(1, -(-retry_after_ms // 1000)))}
+    body = json.dumps(doc)
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=body,
+        headers=headers,
+    )
 
 
 class _Resolver(APIGatewayHttpResolver):
@@ -108,7 +121,8 @@ def make_app(engine: Callable[[], Engine] | None = None) -> APIGatewayHttpResolv
     @app.exception_handler(MagnetarError)
     def domain_error(exc: MagnetarError) -> Response:
         if exc.status < 500:
-            return error_response(exc.code, exc.message, exc.status)
+            retry = getattr(exc, "retry_after_ms", None)
+            return error_response(exc.code, exc.message, exc.status, retry)
         request_id = _request_id(app)
         logger.exception("request %s failed: %s", request_id, exc.code)
         return error_response(exc.code, f"{exc.message} (request id {request_id})", exc.status)

@@ -45,6 +45,32 @@ InvalidSchemaData = _error("InvalidSchemaData", 422)
 NotAcceptable = _error("NotAcceptable", 406)
 
 
+class Throttled(TooManyRequests):  # type: ignore[valid-type,misc]
+    """Pulsar's TooManyRequests (429) with ``retry_after_ms``, sent as Retry-After: a rate
+    limit (publishRate, subscribeRate) holds the request; nothing was stored."""
+
+    def __init__(self, message: str, retry_after_ms: int = 1000) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+
+
+class ProducerBlockedQuotaExceededError(MagnetarError):
+    """Pulsar's ProducerBlockedQuotaExceededError (429 with Retry-After): the backlog is over
+    a producer_request_hold quota; the producer is held (the SDK retries until its send
+    timeout). Nothing was stored."""
+
+    code = "ProducerBlockedQuotaExceededError"
+    status = 429
+
+    def __init__(self, message: str, retry_after_ms: int = 1000) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+
+
+ProducerBlockedQuotaExceededException = _error("ProducerBlockedQuotaExceededException", 409)
+"""The backlog is over a producer_exception quota: the produce fails at once, nothing stored."""
+
+
 class ConditionFailed(Exception):
     """A conditional write lost: the item changed since it was read (a typed outcome, retried)."""
 

@@ -7,9 +7,12 @@ naming the field and the rule) and gives back Pulsar's JSON shape (``to_body``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from magnetar_core.domain.errors import InvalidMessage
+
+if TYPE_CHECKING:
+    from magnetar_core.domain.quotas import QuotaPolicies
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -133,6 +136,7 @@ class NamespacePolicies:
     schema_compatibility_strategy: str | None = None
     allow_auto_update_schema: bool | None = None
     schema_validation_enforced: bool | None = None
+    quotas: QuotaPolicies | None = None
     version: int = 0
 
     def with_changes(self, **changes: Any) -> NamespacePolicies:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from magnetar_core.domain.policies import RetentionPolicies
+from magnetar_core.domain.quotas import QuotaPolicies
 from magnetar_wire.names import TopicName
 
 ACTIVE = "active"
@@ -17,7 +18,8 @@ DELETED = "deleted"
 class TopicMeta:
     """A topic's metadata. ``partitions`` is 0 for a non-partitioned topic; times in ms.
 
-    ``deduplication``, ``retention`` and ``message_ttl_seconds`` are the topic-level policy
+    ``deduplication``, ``retention``, ``message_ttl_seconds`` and ``quotas`` (backlog quotas
+    and rates) are the topic-level policy
     overrides (None: the namespace's applies); a tombstone drops them. ``terminated`` holds
     the partitions closed by Pulsar's terminate (-1: the non-partitioned topic itself): no
     producer may commit to them again (their ledgers are fenced).
@@ -33,6 +35,7 @@ class TopicMeta:
     retention: RetentionPolicies | None = None
     message_ttl_seconds: int | None = None
     terminated: frozenset[int] = frozenset()
+    quotas: QuotaPolicies | None = None
 
     def is_terminated(self, partition: int) -> bool:
         """True when partition ``partition`` (-1: the non-partitioned topic) was terminated."""

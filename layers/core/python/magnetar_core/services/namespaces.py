@@ -19,6 +19,7 @@ from magnetar_core.domain.policies import (
     RetentionPolicies,
     message_ttl_seconds,
 )
+from magnetar_core.domain.quotas import check_retention_covers
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.ports import PolicyStore, TopicStore
@@ -115,6 +116,13 @@ class Namespaces:
                 return parent
         meta = read(name)
         return meta if meta is not None and meta.active else None
+
+    def policies_for(
+        self, name: TopicName, *, fresh: bool = False
+    ) -> tuple[NamespacePolicies, TopicMeta | None]:
+        """``name``'s namespace policies and the topic holding its overrides (None: none),
+        from the per-process caches unless ``fresh``."""
+        return self._cached(f"{name.tenant}/{name.namespace}", fresh), self._overrides(name, fresh)
 
     def effective(self, name: TopicName, *, fresh: bool = False) -> EffectivePolicies:
         """The policies that apply to ``name`` (a topic or a partition): its topic-level
@@ -214,8 +222,11 @@ class Namespaces:
         return self.get(tenant, namespace).retention or RetentionPolicies()
 
     def set_retention(self, tenant: str, namespace: str, body: object) -> None:
-        """Set a namespace's RetentionPolicies from Pulsar's JSON body; raises InvalidMessage."""
-        self._update(tenant, namespace, retention=RetentionPolicies.from_body(body))
+        """Set a namespace's RetentionPolicies from Pulsar's JSON body; raises InvalidMessage,
+        PreconditionFailed (412) when it is below a backlog quota of the namespace."""
+        retention = RetentionPolicies.from_body(body)
+        check_retention_covers(self.get(tenant, namespace).quotas, retention, "namespace")
+        self._update(tenant, namespace, retention=retention)
 
     def remove_retention(self, tenant: str, namespace: str) -> None:
         self._update(tenant, namespace, retention=None)
@@ -267,8 +278,16 @@ class Namespaces:
         return own
 
     def set_topic_retention(self, name: TopicName, body: object) -> None:
-        """Topic-level RetentionPolicies; raises InvalidMessage, TopicNotFound."""
-        self._update_topic(name, retention=RetentionPolicies.from_body(body))
+        """Topic-level RetentionPolicies; raises InvalidMessage, TopicNotFound,
+        PreconditionFailed (412) when it is below a backlog quota of the topic."""
+        retention = RetentionPolicies.from_body(body)
+        check_retention_covers(self._topic(name).quotas, retention, "topic")
+        self._update_topic(name, retention=retention)
+
+    def update_topic(self, name: TopicName, **changes: Any) -> None:
+        """Change the ``TopicMeta`` override fields named in ``changes`` (validated by the
+        caller) with a versioned write; raises TopicNotFound, ServiceUnitNotReady."""
+        self._update_topic(name, **changes)
 
     def remove_topic_retention(self, name: TopicName) -> None:
         self._update_topic(name, retention=None)

@@ -40,6 +40,7 @@ from magnetar_core.services.entries import (
 )
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
+from magnetar_core.services.throttling import Throttling
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_core.services.uploads import Upload, Uploads, object_prefix
 from magnetar_wire.ids import format_message_id
@@ -86,7 +87,9 @@ class Producer:
         dedup: Deduplicator,
         non_persistent: NonPersistent,
         max_attempts: int = 16,
+        throttling: Throttling | None = None,
     ) -> None:
+        self._throttling = throttling  # publish rate and backlog quotas (None: none)
         self._non_persistent = non_persistent
         self._topics = topics
         self._log = log
@@ -128,8 +131,9 @@ class Producer:
         letter producer relies on it for exactly-once); ``once`` replaces it by a marker
         committed atomically with the entry (``LogStore.append_once``; only the ingest).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
-        ProducerFenced, TopicTerminated (nothing stored), ServiceUnitNotReady (the commit
-        kept losing races).
+        ProducerFenced, TopicTerminated, Throttled and ProducerBlockedQuotaExceeded* (rates
+        and backlog quotas: ``services.throttling``; nothing stored), ServiceUnitNotReady
+        (the commit kept losing races).
         """
         if not topic.persistent:
             if entry_ref is not None:
@@ -156,6 +160,8 @@ class Producer:
         check_delivery_delay(index, self._rt.now_ms(), policies.delayed_delivery_max_delay_ms)
         if dedup and self._dedup.is_duplicate(ref.key, index.producer, index.sequence_max):
             return self._duplicate(ref, topic)
+        if self._throttling is not None:  # before anything is stored
+            self._throttling.admit_publish(ref, meta.header.count, len(entry))
         if entry_ref is None:
             object_key = self.new_object_key(topic)
             self._entries.put(object_key, entry)
@@ -181,6 +187,8 @@ class Producer:
             self._dedup.committed(
                 ref.key, entry_id, index.producer, index.sequence_max, not index.partial_chunk
             )
+        if self._throttling is not None:
+            self._throttling.committed(ref, len(entry))
         batch = range(meta.header.count) if meta.header.batched else (-1,)
         ids = tuple(format_message_id(ref.ledger_id, entry_id, ref.partition, b) for b in batch)
         metering.count_in(len(ids), len(entry))

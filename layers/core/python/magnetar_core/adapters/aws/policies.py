@@ -14,6 +14,7 @@ from magnetar_core.domain.policies import (
     NamespacePolicies,
     RetentionPolicies,
 )
+from magnetar_core.domain.quotas import QuotaPolicies
 
 POLICIES = "$policies"
 
@@ -39,6 +40,19 @@ def retention_attributes(retention: RetentionPolicies | None) -> dict:
     }
 
 
+def quotas_of(item: dict) -> QuotaPolicies | None:
+    """The backlog quotas and rates of a namespace or topic item (``quota``: one JSON
+    document, issue 14)."""
+    return QuotaPolicies.from_json(item["quota"]["S"]) if "quota" in item else None
+
+
+def quota_attributes(quotas: QuotaPolicies | None) -> dict:
+    """The item attribute holding ``quotas`` (none when unset or empty)."""
+    if quotas is None or quotas.is_empty():
+        return {}
+    return {"quota": {"S": quotas.to_json()}}
+
+
 def _to_policies(item: dict) -> NamespacePolicies:
     delayed = None
     if "dd_on" in item:
@@ -56,6 +70,7 @@ def _to_policies(item: dict) -> NamespacePolicies:
         schema_compatibility_strategy=item["schema_cs"]["S"] if "schema_cs" in item else None,
         allow_auto_update_schema=item["schema_auto"]["BOOL"] if "schema_auto" in item else None,
         schema_validation_enforced=item["schema_enf"]["BOOL"] if "schema_enf" in item else None,
+        quotas=quotas_of(item),
         version=_number(item, "ver") or 0,
     )
 
@@ -109,6 +124,7 @@ class PolicyStore:
         if policies.message_ttl_seconds is not None:
             item["msg_ttl_s"] = {"N": str(policies.message_ttl_seconds)}
         item.update(_schema_attributes(policies))
+        item.update(quota_attributes(policies.quotas))
         # version 0: no item yet, or one written before versions existed
         condition = version_condition(policies.version, "ver")
         put_conditional(self._ddb, self._table, item, self._key(namespace), condition,

@@ -7,7 +7,12 @@ re-created topic gets a new ledger and never sees the old one's entries or curso
 from __future__ import annotations
 
 from magnetar_core.adapters.aws.clients import BotoClient, Item, put_conditional, translated
-from magnetar_core.adapters.aws.policies import retention_attributes, retention_of
+from magnetar_core.adapters.aws.policies import (
+    quota_attributes,
+    quotas_of,
+    retention_attributes,
+    retention_of,
+)
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_wire.names import TopicName
 
@@ -25,6 +30,7 @@ def _to_meta(item: dict) -> TopicMeta:
         retention=retention_of(item),
         message_ttl_seconds=int(item["msg_ttl_s"]["N"]) if "msg_ttl_s" in item else None,
         terminated=frozenset(int(n) for n in item.get("term", {}).get("NS", ())),
+        quotas=quotas_of(item),
     )
 
 
@@ -64,6 +70,7 @@ class TopicStore:
         item.update(retention_attributes(meta.retention))
         if meta.message_ttl_seconds is not None:
             item["msg_ttl_s"] = {"N": str(meta.message_ttl_seconds)}
+        item.update(quota_attributes(meta.quotas))
         if meta.terminated:  # a number set (never empty in DynamoDB): the closed partitions
             item["term"] = {"NS": [str(n) for n in sorted(meta.terminated)]}
         condition: dict[str, object]

@@ -87,13 +87,20 @@ def _policy_rows(prefix: str, where: str, names: dict[str, str]) -> list[tuple[s
     ]
 
 
+_QUOTA_ROUTES = {
+    "backlogQuotaMap": "GET", "backlogQuota": "POST DELETE", "publishRate": "GET POST DELETE",
+    "dispatchRate": "GET POST DELETE", "subscriptionDispatchRate": "GET POST DELETE",
+    "subscribeRate": "GET POST DELETE",
+}  # fmt: skip
+"""Backlog quotas and rates (issue 14): namespace and topic policies, tenant admin's."""
+
 # fmt: off
 _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("GET", "/admin/v2/brokers/health", S, "check the broker's health"),
     *_policy_rows(_NS, "namespace {tenant}/{namespace}", {
         "deduplication": "GET POST", "delayedDelivery": "GET POST DELETE",
         "maxMessageSize": "GET POST", "messageTTL": "GET POST DELETE",
-        "retention": "GET POST DELETE",
+        "retention": "GET POST DELETE", **_QUOTA_ROUTES,
     }),
     ("GET", "/admin/v2/{domain}/{tenant}/{namespace}", NS, ""),
     ("GET", "/admin/v2/{domain}/{tenant}/{namespace}/partitioned", NS, ""),
@@ -103,7 +110,7 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _TOPIC + "/compaction", T, "compact {topic}"),
     *_policy_rows(_TOPIC, "topic {topic}", {
         "deduplicationEnabled": "GET POST", "messageTTL": "GET POST DELETE",
-        "retention": "GET POST DELETE",
+        "retention": "GET POST DELETE", **_QUOTA_ROUTES,
     }),
     ("GET", _TOPIC + "/lastMessageId", C, ""),
     ("GET", _TOPIC + "/stats", L, ""),

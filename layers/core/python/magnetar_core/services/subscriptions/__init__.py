@@ -37,6 +37,7 @@ from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.lifecycle import Lifecycle
 from magnetar_core.services.subscriptions.operations import CursorOperations
 from magnetar_core.services.subscriptions.seeking import Seeking
+from magnetar_core.services.throttling import Throttling
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.names import TopicName
@@ -72,7 +73,9 @@ class Subscriptions:
         inline_entry_max_bytes: int = 1024 * 1024,
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
         download_url_expiry_s: int = 60,
+        throttling: Throttling | None = None,
     ) -> None:
+        self._throttling = throttling  # subscribeRate, dispatch rates (None: none)
         self.context = SubscriptionContext(
             topics, log, cursors, entries, runtime, limits, index_cache
         )
@@ -116,9 +119,11 @@ class Subscriptions:
         role: str | None = None,
     ) -> ConsumerHandle:
         """Register a consumer bound to ``role`` (``Lifecycle.subscribe``: options and
-        errors there). Every call on a consumer below takes the caller's ``role`` (None:
-        authentication off) and raises AuthorizationError (403) when another role
-        registered it."""
+        errors there; TooManyRequests past the subscribeRate). Every call on a consumer
+        below takes the caller's ``role`` (None: authentication off) and raises
+        AuthorizationError (403) when another role registered it."""
+        if self._throttling is not None and topic.persistent:
+            self._throttling.admit_subscribe(topic, subscription, consumer_name or "")
         return self.lifecycle.subscribe(
             topic,
             subscription,
@@ -213,10 +218,22 @@ class Subscriptions:
         role: str | None = None,
     ) -> list[DeliveredEntry]:
         """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``
-        (``Dispatch.receive``)."""
-        return self.dispatch.receive(
+        (``Dispatch.receive``); fewer, or none after a wait, under a dispatch rate."""
+        throttle = self._throttling if topic.persistent else None
+        if throttle is not None:
+            allowed, throttled_ms = throttle.dispatch_allowance(topic, subscription, max_messages)
+            if allowed <= 0:  # wait (within the long poll) for the limiter, not in a spin
+                self.context.runtime.sleep_ms(min(throttled_ms, wait_ms))
+                allowed, _ = throttle.dispatch_allowance(topic, subscription, max_messages)
+                if allowed <= 0:
+                    return []
+            max_messages = allowed
+        delivered = self.dispatch.receive(
             topic, subscription, consumer_id, max_messages, wait_ms, by_reference, role
         )
+        if throttle is not None and delivered:
+            throttle.dispatched(topic, subscription, *_sizes(delivered))
+        return delivered
 
     # -- acknowledgements (see Acknowledgements) --------------------------------------------
 
@@ -272,3 +289,10 @@ class Subscriptions:
         moved = self.acks.redeliver_unacknowledged(topic, subscription, consumer_id, role)
         metering.count(metering.NACKS, moved)
         return moved
+
+
+def _sizes(delivered: list[DeliveredEntry]) -> tuple[int, int]:
+    """``(messages, bytes)`` of a receive's entries (an entry without batch indexes: 1)."""
+    messages = sum(len(d.batch_indexes) if d.batch_indexes is not None else 1 for d in delivered)
+    size = sum(len(d.data) if d.data is not None else (d.url_range or (0, 0))[1] for d in delivered)
+    return messages, size
