@@ -19,8 +19,6 @@ from typing import Any
 
 import pytest
 
-import magnetar as pulsar
-
 CHROMIUM = "/usr/bin/chromium"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 WAIT_MS = 8000
@@ -101,7 +99,9 @@ def test_the_console_lists_a_topic_produced_to_draws_its_charts_and_clears_its_b
 
     sub.locator("button.clear-backlog").click()
     page.locator("#notice", has_text="cleared the backlog of billing").wait_for()
-    page.locator('#subscriptions tr[data-subscription="billing"] td.backlog', has_text="0").wait_for()
+    page.locator(
+        '#subscriptions tr[data-subscription="billing"] td.backlog', has_text="0"
+    ).wait_for()
     assert stats(local_stack.url, topic)["subscriptions"]["billing"]["msgBacklog"] == 0
 
 

@@ -42,7 +42,7 @@ HEADERS = {
 def page_response(path: str) -> dict[str, Any]:
     """The payload 2.0 answer for the console page's ``path`` (``/console``,
     ``/console/console.js``...): the file, or a 404 NotFound in the error shape."""
-    rest = path[len(PAGE_PREFIX):].lstrip("/") if path.startswith(PAGE_PREFIX) else None
+    rest = path[len(PAGE_PREFIX) :].lstrip("/") if path.startswith(PAGE_PREFIX) else None
     if rest is None or rest not in FILES:
         body = '{"error":"NotFound","message":"No console file at ' + path[:200].replace('"', "'") + '"}'  # fmt: skip
         return {"statusCode": 404, "headers": {"Content-Type": "application/json"}, "body": body}
@@ -51,9 +51,7 @@ def page_response(path: str) -> dict[str, Any]:
     return {"statusCode": 200, "headers": {**HEADERS, "Content-Type": content_type}, "body": text}
 
 
-def history_app(
-    engine: Callable[[], Engine], source: Callable[[], MetricsHistory]
-) -> Any:
+def history_app(engine: Callable[[], Engine], source: Callable[[], MetricsHistory]) -> Any:
     """The guarded resolver of the history route, on ``engine()``'s stats and ``source()``."""
     app = http.make_app(engine)
 

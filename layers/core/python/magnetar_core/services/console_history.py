@@ -38,7 +38,9 @@ class ConsoleHistory:
         now_ms = self._now_ms()
         start_ms = now_ms - HISTORY_WINDOW_MS
         past = self._source().history(str(topic), start_ms, now_ms + 1)
-        series = {name: [[at, value] for at, value in points] for name, points in past.series.items()}
+        series = {
+            name: [[at, value] for at, value in points] for name, points in past.series.items()
+        }
         subscriptions = stats.get("subscriptions") or {}
         backlog = sum(int(s.get("msgBacklog", 0)) for s in subscriptions.values())
         series.setdefault("msgBacklog", []).append([now_ms, backlog])
