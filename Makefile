@@ -26,7 +26,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: install run test test-fast check lint clean glue-artifacts
+.PHONY: chromium install run test test-fast check lint clean glue-artifacts
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +47,21 @@ $(VENV)/.spark-cds: $(VENV)/.installed
 	$(BIN)/python -m magnetar_local.spark_jvm >/dev/null || echo "no Spark CDS archive: Spark starts slower"
 	touch $@
 
-install: $(VENV)/.installed $(VENV)/.spark-cds
+# The console's browser test (tests/e2e/test_console_browser.py) drives Debian's Chromium
+# through Playwright (never `playwright install`: it downloads browsers). Installed with
+# apt-get when missing, as root or with passwordless sudo; otherwise a message says how
+# (and that test is skipped).
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "make install: $(CHROMIUM) is missing and installing it needs root: run 'apt-get install chromium' as root (the console's browser test is skipped without it)"; exit 0; fi; \
+	  echo "make install: installing Debian's chromium for the console's browser test"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
+	    || echo "make install: apt-get could not install chromium (the console's browser test is skipped)"; }
+
+install: $(VENV)/.installed $(VENV)/.spark-cds chromium
 
 run: install
 	$(BIN)/magnetar local --port $(PORT)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from magnetar_core.domain.security.routes import ROUTES, RouteClass
+from magnetar_core.domain.security.routes import PUBLIC_ROUTES, ROUTES, RouteClass
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
 BEGIN = "<!-- permissions: generated from domain/security/routes.py by tests/unit/test_http_api_permissions.py -->"  # noqa: E501
@@ -32,8 +32,10 @@ WHO = {
 def permission_table() -> str:
     """The markdown table of every route and who may call it."""
     rows = ["| route | allowed for |", "|---|---|"]
-    for (method, path), route in sorted(ROUTES.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        rows.append(f"| `{method} {path}` | {WHO[route.route_class]} |")
+    who = {key: WHO[route.route_class] for key, route in ROUTES.items()}
+    who.update({key: "anyone, no token (the console's static files: no data)" for key in PUBLIC_ROUTES})
+    for method, path in sorted(who, key=lambda key: (key[1], key[0])):
+        rows.append(f"| `{method} {path}` | {who[(method, path)]} |")
     return "\n".join(rows)
 
 

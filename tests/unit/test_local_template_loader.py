@@ -152,7 +152,8 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("PUT", topic + "/triggers/{name}")] == "AdminFunction"
     assert routes[("POST", topic + "/subscription/{subscription}/skip/{numMessages}")] == "AdminFunction"  # fmt: skip
     assert routes[("POST", topic + "/terminate")] == "AdminFunction"
-    assert len(routes) == 139
+    assert routes[("GET", "/console/{proxy+}")] == "ConsoleFunction"
+    assert len(routes) == 142
 
 
 def _table(*keys: str) -> RouteTable:

@@ -19,11 +19,12 @@ from magnetar_core.domain.security import (
     TenantAdmin,
     Unclassified,
 )
-from magnetar_core.domain.security.routes import ROUTES, RouteClass, requirement_for
+from magnetar_core.domain.security.routes import PUBLIC_ROUTES, ROUTES, RouteClass, requirement_for
 from magnetar_local.template import LocalTemplate
 from magnetar_wire.names import InvalidTopicName, TopicName
 
-TEMPLATE_ROUTES = {(r.method, r.path) for r in LocalTemplate().routes}
+ALL_TEMPLATE_ROUTES = LocalTemplate().routes
+TEMPLATE_ROUTES = {(r.method, r.path) for r in ALL_TEMPLATE_ROUTES} - PUBLIC_ROUTES
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
           "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing",
           "numMessages": "5", "expireTimeInSeconds": "60", "timestamp": "1700000000000",
@@ -56,6 +57,12 @@ def test_the_template_has_routes_to_check():
 def test_every_template_route_is_classified(method, path):
     assert (method, path) in ROUTES, f"{method} {path} has no route class in domain/security/routes.py"  # fmt: skip
     assert not isinstance(requirement_for(method, path, params_of(path)), Unclassified)
+
+
+def test_the_public_routes_are_exactly_the_template_routes_without_the_authorizer():
+    unauthorized = {(r.method, r.path) for r in ALL_TEMPLATE_ROUTES if not r.authorized}
+    assert unauthorized == PUBLIC_ROUTES
+    assert not PUBLIC_ROUTES & set(ROUTES)
 
 
 def test_every_classified_route_not_marked_pending_is_served_by_the_template():

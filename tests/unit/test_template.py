@@ -13,6 +13,7 @@ from samtranslator.parser.parser import Parser
 from samtranslator.translator.translator import Translator
 from samtranslator.yaml_helper import yaml_parse
 
+from magnetar_core.domain.security.routes import PUBLIC_ROUTES
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
 ROOT = DEFAULT_TEMPLATE.parent
@@ -77,6 +78,7 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         "IngestFunction",
         "FunctionRunnerFunction",
         "TriggerFanoutFunction",
+        "ConsoleFunction",
     }
     for resource in functions.values():
         properties = resource["Properties"]
@@ -176,8 +178,8 @@ def test_every_route_of_the_api_runs_the_token_authorizer_first(transformed):
         if "x-amazon-apigateway-integration" in operation
     ]
     assert len(operations) == len(LocalTemplate().routes)
-    unguarded = [(p, m) for p, m, o in operations if o.get("security") != [{"TokenAuthorizer": []}]]
-    assert unguarded == []
+    unguarded = {(m.upper(), p) for p, m, o in operations if o.get("security") != [{"TokenAuthorizer": []}]}  # fmt: skip
+    assert unguarded == PUBLIC_ROUTES  # the console's static files (Authorizer: NONE)
 
 
 def test_the_authorizer_is_a_cached_payload_2_request_authorizer_on_the_authorization_header(
@@ -228,7 +230,7 @@ def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
 
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
-    assert len(template.routes) == 139
+    assert len(template.routes) == 142
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"

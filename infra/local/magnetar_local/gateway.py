@@ -198,7 +198,9 @@ class Gateway:
         event = build_event(request, match, account_id=self.account_id)
         request_id = event["requestContext"]["requestId"]
         authorizer = self.authorizer
-        refused = authorizer.admit(event, self.region, self.account_id) if authorizer else None
+        refused = None
+        if authorizer is not None and match.route.authorized:  # not Auth: Authorizer: NONE
+            refused = authorizer.admit(event, self.region, self.account_id)
         if refused is not None:
             refused.headers.append(("apigw-requestid", request_id))
             return refused

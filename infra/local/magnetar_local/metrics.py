@@ -81,9 +81,14 @@ class MetricsRegistry:
         """route -> (count per bucket, +Inf last; [sum, count])."""
         self._topics: OrderedDict[str, None] = OrderedDict()
         """Topics produced to or consumed from, most recent last."""
+        self.listeners: list[Callable[[Mapping[str, Any]], None]] = []
+        """Also given every record (the console's history); must not raise nor block."""
 
     def record(self, emf: Mapping[str, Any]) -> None:
-        """Add one EMF record (``magnetar_core.api.metrics``); a malformed one is logged."""
+        """Add one EMF record (``magnetar_core.api.metrics``); a malformed one is logged.
+        Each of ``listeners`` is given the record too."""
+        for listener in list(self.listeners):
+            listener(emf)
         try:
             values = _metric_values(emf)
         except (KeyError, TypeError, ValueError):
@@ -125,6 +130,12 @@ class MetricsRegistry:
         buckets[bisect.bisect_left(LATENCY_BUCKETS_MS, latency_ms)] += 1
         totals[0] += latency_ms
         totals[1] += 1
+
+    def recent_topics(self) -> list[str]:
+        """The topics most recently produced to or consumed from (at most
+        ``MAX_SCRAPED_TOPICS``), least recent first."""
+        with self._lock:
+            return list(self._topics)
 
     def value(self, name: str, **labels: str) -> float:
         """The total of counter ``name`` with exactly these labels (0 when never seen)."""

@@ -19,6 +19,7 @@ from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
+from magnetar_local.history import LocalHistory
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
 from magnetar_local.metrics import engine_backlog
 from magnetar_local.provision import provision
@@ -72,6 +73,8 @@ class LocalStack:
         self.auth = auth
         self.emulator: Emulator | None = None
         self.gateway: Gateway | None = None
+        self.history: LocalHistory | None = None
+        """The console's metrics history (``magnetar_local.history``), after ``start``."""
         self.environment: dict[str, str] = {}
         self._saved_environ: dict[str, str | None] = {}
         self._added_paths: list[str] = []
@@ -123,6 +126,9 @@ class LocalStack:
         triggers, self.triggers = self.triggers, None
         if triggers is not None:
             triggers.stop()
+        history, self.history = self.history, None
+        if history is not None:
+            history.stop()
         gateway, self.gateway = self.gateway, None
         if gateway is not None:
             gateway.stop()
@@ -210,6 +216,8 @@ class LocalStack:
             # triggers' later work is woken in-process by the trigger driver (moto's Step
             # Functions cannot invoke a Lambda here); the wake workflow is tested on its own
             "TRIGGER_WAKE_STATE_MACHINE_ARN": "",
+            # the console's charts read the stack's in-memory minutes (magnetar_local.history)
+            "METRICS_HISTORY": "local",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
@@ -251,6 +259,9 @@ class LocalStack:
         self.triggers = TriggerDriver(engine).start()
         gateway = self._running_gateway()
         gateway.metrics.backlog_of = engine_backlog(lambda: Engine.build(settings))
+        self.history = LocalHistory(gateway.metrics.recent_topics, gateway.metrics.backlog_of)
+        gateway.metrics.listeners.append(self.history.record)
+        self.history.start()
         self._running_gateway().observers.append(self.triggers.observe)
         self._running_gateway().observers.append(FunctionWatcher(self.triggers).observe)
 

@@ -84,6 +84,9 @@ class RouteSpec:
     method: str
     path: str
     function: str
+    authorized: bool = True
+    """False for a route whose event says ``Auth: {Authorizer: NONE}``: API Gateway runs
+    no authorizer before it (the console's static files)."""
 
     @property
     def route_key(self) -> str:
@@ -276,7 +279,10 @@ def _routes(logical_id: str, resource: dict[str, Any]) -> list[RouteSpec]:
         path = props.get("Path", "$default")
         routes.append(
             RouteSpec(
-                "ANY" if method == "X-AMAZON-APIGATEWAY-ANY-METHOD" else method, path, logical_id
+                "ANY" if method == "X-AMAZON-APIGATEWAY-ANY-METHOD" else method,
+                path,
+                logical_id,
+                authorized=(props.get("Auth") or {}).get("Authorizer") != "NONE",
             )
         )
     return routes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from magnetar_core.adapters.aws.cursors import CursorStore
 from magnetar_core.adapters.aws.entries import EntryStore
 from magnetar_core.adapters.aws.functions import FunctionStateStore, FunctionStore
 from magnetar_core.adapters.aws.glue import GlueJobLauncher
+from magnetar_core.adapters.aws.history import CloudWatchHistory
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.aws.log import LogStore
 from magnetar_core.adapters.aws.namespaces import NamespaceStore
@@ -73,6 +75,8 @@ from magnetar_wire.tokens import VerificationKeys
 
 LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 """Where the local stack's job launcher lives (not in the Lambda layer: imported on use)."""
+LOCAL_HISTORY_MODULE = "magnetar_local.history"
+"""Where the local stack's metrics history lives (imported on use, as the launcher)."""
 
 
 @dataclass(frozen=True)
@@ -399,6 +403,24 @@ def launcher_from_settings(settings: Settings, glue: BotoClient | None = None) -
             glue = new_session(settings.region).client("glue")
         return GlueJobLauncher(glue, settings.glue_job_prefix)
     raise ValueError(f"JOB_LAUNCHER must be local or glue, not {settings.job_launcher!r}")
+
+
+def metrics_history(settings: Settings, service: str) -> ports.MetricsHistory:
+    """The console's history source ``settings.metrics_history`` names: ``cloudwatch`` (the
+    EMF metrics of the ``service`` dimension, in ``POWERTOOLS_METRICS_NAMESPACE``, default
+    ``Magnetar``) or ``local`` (the running local stack's, imported now). Raises ValueError
+    for another name, LookupError for ``local`` when no local stack runs."""
+    if settings.metrics_history == "local":
+        return importlib.import_module(LOCAL_HISTORY_MODULE).current()
+    if settings.metrics_history == "cloudwatch":
+        client = new_session(settings.region).client(
+            "cloudwatch", endpoint_url=settings.endpoint_url
+        )
+        namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Magnetar"
+        return CloudWatchHistory(client, namespace, service)
+    raise ValueError(
+        f"METRICS_HISTORY must be cloudwatch or local, not {settings.metrics_history!r}"
+    )
 
 
 def launcher_factory(settings: Settings) -> Callable[[], ports.JobLauncher]:

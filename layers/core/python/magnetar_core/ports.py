@@ -512,3 +512,32 @@ class SchemaStore(Protocol):
         """Store ``version`` unless that version number is taken; raises ConditionFailed
         (someone stored it first)."""
         ...
+
+
+Point = tuple[int, float]
+"""One value of a history series: (start of its period, epoch ms; value)."""
+HISTORY_PERIOD_MS = 60_000
+"""A history series has one point per minute."""
+HISTORY_WINDOW_MS = 3_600_000
+"""The console's history reaches back one hour."""
+
+
+@dataclass(frozen=True)
+class History:
+    """Series of a topic over time: ``msgRateIn`` / ``msgRateOut`` in messages per second
+    (the period's count / its seconds), ``msgBacklog`` in messages (as sampled in the
+    period; may be empty). ``scope`` says what they count: ``topic``, or ``namespace`` when
+    the source keeps only the topic's namespace (CloudWatch's dimensions)."""
+
+    scope: str
+    period_ms: int
+    series: Mapping[str, list[Point]]
+
+
+class MetricsHistory(Protocol):
+    """Where the console's charts come from: per-period rates and backlog of the past."""
+
+    def history(self, topic: str, start_ms: int, end_ms: int) -> History:
+        """The series of ``topic`` (``persistent://tenant/ns/name``) in ``[start_ms,
+        end_ms)``; raises StorageFault when the source fails."""
+        ...

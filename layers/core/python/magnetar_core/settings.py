@@ -42,6 +42,9 @@ class Settings:
     delayed_delivery_strict: bool = False
     job_launcher: str = "local"
     """How maintenance jobs start (``JOB_LAUNCHER``): ``local`` subprocess or ``glue``."""
+    metrics_history: str = "cloudwatch"
+    """Where the console's charts read the past (``METRICS_HISTORY``): ``cloudwatch`` (the
+    handlers' EMF metrics) or ``local`` (the local stack's in-memory minutes)."""
     glue_job_prefix: str = "magnetar"
     """Glue job names are ``<prefix>-<job>`` (``GLUE_JOB_PREFIX``, the stack name)."""
     job_scripts_dir: str | None = None
@@ -115,6 +118,7 @@ class Settings:
             delayed_delivery_tick_ms=number("DELAYED_DELIVERY_TICK_MS", 1000),
             delayed_delivery_strict=flag("DELAYED_DELIVERY_STRICT", False),
             job_launcher=env.get("JOB_LAUNCHER") or "local",
+            metrics_history=env.get("METRICS_HISTORY") or "cloudwatch",
             glue_job_prefix=env.get("GLUE_JOB_PREFIX") or "magnetar",
             job_scripts_dir=env.get("JOB_SCRIPTS_DIR") or None,
             job_log_dir=env.get("JOB_LOG_DIR") or None,

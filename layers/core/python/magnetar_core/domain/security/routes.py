@@ -192,10 +192,16 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("GET", _NS + "/permissions/subscription", T, "read the subscription permissions of namespace {tenant}/{namespace}"),
     ("POST", _NS + "/permissions/subscription/{subscription}", T, "grant permissions on subscription {subscription} of namespace {tenant}/{namespace}"),
     ("DELETE", _NS + "/permissions/{subscription}/{role}", T, "revoke permissions on subscription {subscription} of namespace {tenant}/{namespace}"),
+    # the console's charts (issue 14): a topic's rates and backlog, as its stats
+    ("GET", "/console/api/history/{domain}/{tenant}/{namespace}/{topic}", L, ""),
     ("GET", _TOPIC + "/permissions", T, "read the permissions of topic {topic}"),
     ("POST", _TOPIC + "/permissions/{role}", T, "grant permissions on topic {topic}"),
     ("DELETE", _TOPIC + "/permissions/{role}", T, "revoke permissions on topic {topic}"),
 ]
+_PUBLIC: list[tuple[str, str]] = [("GET", "/console"), ("GET", "/console/{proxy+}")]
+"""Routes API Gateway serves without the authorizer (template.yaml ``Authorizer: NONE``),
+whose handler asks no role: the console's static files, which hold no data (what the page
+shows it asks of the API with the caller's token)."""
 _PENDING: list[tuple[str, str, RouteClass, str]] = []
 """Routes classified before they are served (none now: issue 12's tenancy routes are)."""
 # fmt: on
@@ -205,6 +211,8 @@ ROUTES: dict[tuple[str, str], Route] = {
     **{(m, path): Route(c, action, pending=True) for m, path, c, action in _PENDING},
 }
 """Every route, by ``(method, path template)``."""
+PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(_PUBLIC)
+"""Routes that need no role at all (see ``_PUBLIC``); not in ``ROUTES``."""
 
 
 def _topic(params: Mapping[str, str]) -> TopicName:
