@@ -21,6 +21,7 @@ from ._enums import (
     RegexSubscriptionMode,
     Result,
 )
+from ._failover import AutoClusterFailover
 from ._logger import ConsoleLogger, FileLogger
 from ._policies import (
     ConsumerBatchReceivePolicy,
@@ -28,6 +29,7 @@ from ._policies import (
     ConsumerKeySharedPolicy,
     MultiplierRedeliveryBackoff,
 )
+from ._service_info import ServiceInfo, ServiceInfoProvider
 from .authentication import (
     Authentication,
     AuthenticationAthenz,
@@ -102,6 +104,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Authentication",
+    "AutoClusterFailover",
     "AuthenticationAthenz",
     "AuthenticationAws",
     "AuthenticationBasic",
@@ -137,6 +140,8 @@ __all__ = [
     "ProducerAccessMode",
     "RegexSubscriptionMode",
     "Result",
+    "ServiceInfo",
+    "ServiceInfoProvider",
     "StringSchema",
     "TableView",
     "asyncio",

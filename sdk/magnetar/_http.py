@@ -10,6 +10,7 @@ import logging
 import socket
 import ssl
 import threading
+import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,7 +58,11 @@ def _decode(body: bytes, content_type: str) -> Any:
 
 class Transport:
     """Calls the Magnetar HTTP API. Thread-safe; shared by a client and its producers and
-    consumers (so those keep working after the ``Client`` object is dropped)."""
+    consumers (so those keep working after the ``Client`` object is dropped).
+
+    ``switch`` points it at another deployment (cluster failover, ``magnetar._failover``):
+    later requests go there, in-flight long polls are interrupted, and ``generation`` counts
+    the switches so producers and consumers know to register again there."""
 
     def __init__(
         self,
@@ -84,6 +89,32 @@ class Transport:
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._closed = False
+        self.generation = 0
+        """How many times ``switch`` moved this transport to another deployment."""
+        self.keep: Any = None
+        """An object kept alive as long as the transport (the client's ServiceInfoProvider:
+        it follows the clusters while producers or consumers live, even without the client)."""
+        self._polls: weakref.WeakSet[LongPoll] = weakref.WeakSet()
+        self._switch_lock = threading.Lock()
+
+    def switch(self, base_url: str, authentication: Any, verify: bool | str) -> None:
+        """Send later requests to ``base_url`` with ``authentication`` and ``verify`` (as in
+        ``__init__``), bump ``generation``, and interrupt in-flight long polls (they fail
+        with ConnectError, retried on the new URL)."""
+        with self._switch_lock:
+            self.base_url = base_url.rstrip("/")
+            self.authentication = authentication
+            self.verify = verify
+            self.generation += 1
+            polls = list(self._polls)
+        self.log.warning("switched to the service at %s", self.base_url)
+        for poll in polls:
+            poll.interrupt()
+
+    def register_poll(self, poll: LongPoll) -> None:
+        """Interrupt ``poll`` on each ``switch`` (while it lives)."""
+        with self._switch_lock:
+            self._polls.add(poll)
 
     def headers(self) -> dict[str, str]:
         """Headers for every request (authentication)."""
@@ -129,10 +160,12 @@ class Transport:
     ) -> requests.Response:
         if self._closed:
             raise exc.AlreadyClosed("the client is closed")
-        headers = self.headers()
+        with self._switch_lock:  # one deployment's URL, credentials and CA together
+            base_url, auth, verify = self.base_url, self.authentication, self.verify
+        headers = {} if auth is None else auth._headers()
         if content_type:
             headers["Content-Type"] = content_type
-        url = self.base_url + path
+        url = base_url + path
         read_timeout = self.operation_timeout if timeout is None else timeout
         try:
             resp = self._session.request(
@@ -142,15 +175,15 @@ class Transport:
                 data=data,
                 headers=headers,
                 timeout=(self.connect_timeout, read_timeout or None),
-                verify=self.verify,
+                verify=verify,
                 cert=self.cert,
             )
         except requests.exceptions.ConnectTimeout as e:
-            raise exc.ConnectError(f"cannot connect to {self.base_url}: {e}") from None
+            raise exc.ConnectError(f"cannot connect to {base_url}: {e}") from None
         except requests.exceptions.Timeout:
             raise exc.Timeout(f"{method} {path} timed out after {read_timeout} s") from None
         except requests.exceptions.RequestException as e:
-            raise exc.ConnectError(f"cannot reach {self.base_url}: {e}") from None
+            raise exc.ConnectError(f"cannot reach {base_url}: {e}") from None
         if resp.status_code >= 400:
             raise error_from_response(resp.status_code, resp.content, method, path)
         return resp
@@ -167,18 +200,18 @@ class LongPoll:
 
     def __init__(self, transport: Transport) -> None:
         self._t = transport
-        parts = urlsplit(transport.base_url)
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or "localhost"
-        self._port = parts.port or (443 if self._https else 80)
-        self._prefix = parts.path.rstrip("/")
         self._lock = threading.Lock()
         self._conn: http.client.HTTPConnection | None = None
+        self._conn_url = ""  # the service URL the open connection goes to
         self._aborted = False
+        transport.register_poll(self)
 
-    def _new_conn(self, timeout: float) -> http.client.HTTPConnection:
-        if not self._https:
-            return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+    def _new_conn(self, url: str, timeout: float) -> http.client.HTTPConnection:
+        parts = urlsplit(url)
+        https = parts.scheme == "https"
+        host, port = parts.hostname or "localhost", parts.port or (443 if https else 80)
+        if not https:
+            return http.client.HTTPConnection(host, port, timeout=timeout)
         ctx = ssl.create_default_context(
             cafile=self._t.verify if isinstance(self._t.verify, str) else None
         )
@@ -188,7 +221,7 @@ class LongPoll:
         cert = self._t.cert
         if cert is not None:
             ctx.load_cert_chain(*((cert,) if isinstance(cert, str) else cert))
-        return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=ctx)
+        return http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
 
     def post(self, path: str, body: Any, read_timeout: float) -> Any:
         """POST ``body`` as JSON and return the decoded response.
@@ -200,10 +233,10 @@ class LongPoll:
         payload = json.dumps(body).encode()
         headers = {"Content-Type": "application/json", **self._t.headers()}
         for attempt in (0, 1):
-            conn, reused = self._connect()
+            conn, reused, prefix = self._connect()
             try:
                 conn.sock.settimeout(read_timeout)
-                conn.request("POST", self._prefix + path, body=payload, headers=headers)
+                conn.request("POST", prefix + path, body=payload, headers=headers)
                 resp = conn.getresponse()
                 data = resp.read()
             except TimeoutError:
@@ -221,25 +254,29 @@ class LongPoll:
             return _decode(data, resp.getheader("Content-Type", ""))
         raise AssertionError("unreachable")
 
-    def _connect(self) -> tuple[http.client.HTTPConnection, bool]:
-        """The open connection (reused=True) or a new one."""
+    def _connect(self) -> tuple[http.client.HTTPConnection, bool, str]:
+        """The open connection (reused=True) or a new one, to the transport's current
+        service URL, and that URL's path prefix."""
+        url = self._t.base_url
+        prefix = urlsplit(url).path.rstrip("/")
         with self._lock:
             if self._aborted:
                 raise exc.AlreadyClosed("the consumer is closed")
-            conn = self._conn
+            conn = self._conn if self._conn_url == url else None
         if conn is not None and conn.sock is not None:
-            return conn, True
+            return conn, True, prefix
+        self._drop()  # a connection to the service the transport switched away from
         try:  # a bad client certificate file fails here too (OSError)
-            conn = self._new_conn(self._t.connect_timeout)
+            conn = self._new_conn(url, self._t.connect_timeout)
             conn.connect()
         except OSError as e:
-            raise exc.ConnectError(f"cannot connect to {self._t.base_url}: {e}") from None
+            raise exc.ConnectError(f"cannot connect to {url}: {e}") from None
         with self._lock:
             if self._aborted:
                 conn.close()
                 raise exc.AlreadyClosed("the consumer is closed")
-            self._conn = conn
-        return conn, False
+            self._conn, self._conn_url = conn, url
+        return conn, False, prefix
 
     def _drop(self) -> None:
         with self._lock:
@@ -251,7 +288,16 @@ class LongPoll:
         """Make the in-flight and every later ``post`` raise ``AlreadyClosed`` at once."""
         with self._lock:
             self._aborted = True
-            conn = self._conn
-            if conn is not None and conn.sock is not None:
-                with contextlib.suppress(OSError):
-                    conn.sock.shutdown(socket.SHUT_RDWR)
+            self._shutdown()
+
+    def interrupt(self) -> None:
+        """Make the in-flight ``post`` fail now (``ConnectError``, or one retry on a new
+        connection); later posts connect again (the transport switched services)."""
+        with self._lock:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        conn = self._conn
+        if conn is not None and conn.sock is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
