@@ -233,10 +233,11 @@ class LongPoll:
         payload = json.dumps(body).encode()
         headers = {"Content-Type": "application/json", **self._t.headers()}
         for attempt in (0, 1):
-            conn, reused, prefix = self._connect()
+            conn, reused, url = self._connect()
             try:
                 conn.sock.settimeout(read_timeout)
-                conn.request("POST", prefix + path, body=payload, headers=headers)
+                conn.request("POST", urlsplit(url).path.rstrip("/") + path, body=payload,
+                             headers=headers)  # fmt: skip
                 resp = conn.getresponse()
                 data = resp.read()
             except TimeoutError:
@@ -246,7 +247,9 @@ class LongPoll:
                 self._drop()
                 if self._aborted:
                     raise exc.AlreadyClosed("the consumer is closed") from None
-                if reused and attempt == 0 and not isinstance(e, ConnectionRefusedError):
+                switched = url != self._t.base_url  # interrupted by Transport.switch
+                if (reused and attempt == 0 and not switched
+                        and not isinstance(e, ConnectionRefusedError)):  # fmt: skip
                     continue  # the server closed an idle keep-alive connection: retry once
                 raise exc.ConnectError(f"cannot reach {self._t.base_url}: {e}") from None
             if resp.status >= 400:
@@ -256,15 +259,14 @@ class LongPoll:
 
     def _connect(self) -> tuple[http.client.HTTPConnection, bool, str]:
         """The open connection (reused=True) or a new one, to the transport's current
-        service URL, and that URL's path prefix."""
+        service URL, and that URL."""
         url = self._t.base_url
-        prefix = urlsplit(url).path.rstrip("/")
         with self._lock:
             if self._aborted:
                 raise exc.AlreadyClosed("the consumer is closed")
             conn = self._conn if self._conn_url == url else None
         if conn is not None and conn.sock is not None:
-            return conn, True, prefix
+            return conn, True, url
         self._drop()  # a connection to the service the transport switched away from
         try:  # a bad client certificate file fails here too (OSError)
             conn = self._new_conn(url, self._t.connect_timeout)
@@ -276,7 +278,7 @@ class LongPoll:
                 conn.close()
                 raise exc.AlreadyClosed("the consumer is closed")
             self._conn, self._conn_url = conn, url
-        return conn, False, prefix
+        return conn, False, url
 
     def _drop(self) -> None:
         with self._lock:

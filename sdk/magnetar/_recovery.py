@@ -49,7 +49,10 @@ def follow_switch(core: ConsumerCore, sub: Sub) -> bool:
         core.acks.clear_acked()
     sub.last_taken = None  # a reader starts at its start position there
     error = exc.ConsumerNotFound("the client switched to another deployment")
-    return resubscribe(core, sub, sub.consumer_id, error, "the client switched deployments")
+    if not resubscribe(core, sub, sub.consumer_id, error, "the client switched deployments"):
+        return False
+    sub.lost_receive = False  # a new registration holds nothing
+    return True
 
 
 def resubscribe(core: ConsumerCore, sub: Sub, failed_id: str, error: Exception,
