@@ -1,25 +1,23 @@
-"""HTTP transport: a ``requests.Session`` wrapper (timeouts, auth, error mapping) and
-``LongPoll``, an abortable long-poll POST for the consumer's receive loop."""
+"""HTTP transport: a ``requests.Session`` wrapper (timeouts, auth, error mapping, switching
+deployments); the consumer's long polls are ``magnetar._long_poll``."""
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
 import logging
-import socket
-import ssl
 import threading
 import weakref
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 import requests
 from requests.adapters import HTTPAdapter
 
 from . import exceptions as exc
 
-__all__ = ["LongPoll", "Transport", "error_from_response"]
+if TYPE_CHECKING:
+    from ._long_poll import LongPoll
+
+__all__ = ["Transport", "decode_body", "error_from_response"]
 
 _BY_STATUS: dict[int, type[exc.PulsarException]] = {
     401: exc.AuthenticationError,
@@ -45,7 +43,7 @@ def error_from_response(status: int, body: bytes, method: str, path: str) -> exc
     return cls(f"HTTP {status} from {method} {path}: {text}")
 
 
-def _decode(body: bytes, content_type: str) -> Any:
+def decode_body(body: bytes, content_type: str) -> Any:
     if not body:
         return None
     if "json" in content_type:
@@ -91,9 +89,10 @@ class Transport:
         self._closed = False
         self.generation = 0
         """How many times ``switch`` moved this transport to another deployment."""
-        self.keep: Any = None
-        """An object kept alive as long as the transport (the client's ServiceInfoProvider:
-        it follows the clusters while producers or consumers live, even without the client)."""
+        self.provider: Any = None
+        """The client's ``ServiceInfoProvider``, if any: kept alive as long as the transport
+        (it follows the deployments while producers or consumers live, even without the
+        client), closed with it."""
         self._polls: weakref.WeakSet[LongPoll] = weakref.WeakSet()
         self._switch_lock = threading.Lock()
 
@@ -140,7 +139,7 @@ class Transport:
             PulsarException: the server's error, mapped by name.
         """
         resp = self._send(method, path, json_body, data, content_type, timeout)
-        return _decode(resp.content, resp.headers.get("Content-Type", ""))
+        return decode_body(resp.content, resp.headers.get("Content-Type", ""))
 
     def call_raw(self, method: str, path: str) -> tuple[bytes, dict[str, str]]:
         """Send one request without a body; return the body's bytes and the response
@@ -189,117 +188,8 @@ class Transport:
         return resp
 
     def close(self) -> None:
-        """Close pooled connections; later calls raise ``AlreadyClosed``."""
+        """Close pooled connections and the provider; later calls raise ``AlreadyClosed``."""
         self._closed = True
         self._session.close()
-
-
-class LongPoll:
-    """One keep-alive connection for a sequence of long-poll POSTs, abortable from another
-    thread: ``abort()`` shuts the socket down so a blocked ``post`` returns at once."""
-
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-        self._lock = threading.Lock()
-        self._conn: http.client.HTTPConnection | None = None
-        self._conn_url = ""  # the service URL the open connection goes to
-        self._aborted = False
-        transport.register_poll(self)
-
-    def _new_conn(self, url: str, timeout: float) -> http.client.HTTPConnection:
-        parts = urlsplit(url)
-        https = parts.scheme == "https"
-        host, port = parts.hostname or "localhost", parts.port or (443 if https else 80)
-        if not https:
-            return http.client.HTTPConnection(host, port, timeout=timeout)
-        ctx = ssl.create_default_context(
-            cafile=self._t.verify if isinstance(self._t.verify, str) else None
-        )
-        if self._t.verify is False:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        cert = self._t.cert
-        if cert is not None:
-            ctx.load_cert_chain(*((cert,) if isinstance(cert, str) else cert))
-        return http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
-
-    def post(self, path: str, body: Any, read_timeout: float) -> Any:
-        """POST ``body`` as JSON and return the decoded response.
-
-        Raises:
-            AlreadyClosed: ``abort()`` was called (before or during the request).
-            ConnectError / Timeout / PulsarException: as ``Transport.call``.
-        """
-        payload = json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", **self._t.headers()}
-        for attempt in (0, 1):
-            conn, reused, url = self._connect()
-            try:
-                conn.sock.settimeout(read_timeout)
-                conn.request("POST", urlsplit(url).path.rstrip("/") + path, body=payload,
-                             headers=headers)  # fmt: skip
-                resp = conn.getresponse()
-                data = resp.read()
-            except TimeoutError:
-                self._drop()
-                raise exc.Timeout(f"POST {path} timed out after {read_timeout} s") from None
-            except (OSError, http.client.HTTPException) as e:
-                self._drop()
-                if self._aborted:
-                    raise exc.AlreadyClosed("the consumer is closed") from None
-                switched = url != self._t.base_url  # interrupted by Transport.switch
-                if (reused and attempt == 0 and not switched
-                        and not isinstance(e, ConnectionRefusedError)):  # fmt: skip
-                    continue  # the server closed an idle keep-alive connection: retry once
-                raise exc.ConnectError(f"cannot reach {self._t.base_url}: {e}") from None
-            if resp.status >= 400:
-                raise error_from_response(resp.status, data, "POST", path)
-            return _decode(data, resp.getheader("Content-Type", ""))
-        raise AssertionError("unreachable")
-
-    def _connect(self) -> tuple[http.client.HTTPConnection, bool, str]:
-        """The open connection (reused=True) or a new one, to the transport's current
-        service URL, and that URL."""
-        url = self._t.base_url
-        with self._lock:
-            if self._aborted:
-                raise exc.AlreadyClosed("the consumer is closed")
-            conn = self._conn if self._conn_url == url else None
-        if conn is not None and conn.sock is not None:
-            return conn, True, url
-        self._drop()  # a connection to the service the transport switched away from
-        try:  # a bad client certificate file fails here too (OSError)
-            conn = self._new_conn(url, self._t.connect_timeout)
-            conn.connect()
-        except OSError as e:
-            raise exc.ConnectError(f"cannot connect to {url}: {e}") from None
-        with self._lock:
-            if self._aborted:
-                conn.close()
-                raise exc.AlreadyClosed("the consumer is closed")
-            self._conn, self._conn_url = conn, url
-        return conn, False, url
-
-    def _drop(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def abort(self) -> None:
-        """Make the in-flight and every later ``post`` raise ``AlreadyClosed`` at once."""
-        with self._lock:
-            self._aborted = True
-            self._shutdown()
-
-    def interrupt(self) -> None:
-        """Make the in-flight ``post`` fail now (``ConnectError``, or one retry on a new
-        connection); later posts connect again (the transport switched services)."""
-        with self._lock:
-            self._shutdown()
-
-    def _shutdown(self) -> None:
-        conn = self._conn
-        if conn is not None and conn.sock is not None:
-            with contextlib.suppress(OSError):
-                conn.sock.shutdown(socket.SHUT_RDWR)
+        if self.provider is not None:
+            self.provider.close()

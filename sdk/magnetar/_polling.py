@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from . import exceptions as exc
 from ._entries import decode_response
 from ._failures import consumer_gone, describe, retryable
-from ._http import LongPoll
+from ._long_poll import LongPoll
 from ._recovery import Streak, follow_switch, resubscribe
 from .message import Message, MessageId
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
 from ._failures import consumer_gone, describe
-from ._http import LongPoll, Transport
+from ._http import Transport
+from ._long_poll import LongPoll
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
 from ._recovery import resubscribe, run_parallel
 from ._sub import Sub

@@ -138,9 +138,15 @@ class ServiceFollower:
             return False
         return info.tls_trust_certs_file_path or self._trust_path or True
 
-    def follow(self, transport: Transport) -> None:
-        """Switch ``transport`` on each later update."""
+    def follow(self, transport: Transport, provider: ServiceInfoProvider | None) -> None:
+        """Switch ``transport`` on each update of ``provider`` (None: a fixed URL), which
+        the transport keeps alive (its producers and consumers may outlive the client) and
+        closes with it."""
+        if provider is None:
+            return
         self._transport = transport
+        transport.provider = provider
+        provider.initialize(self.on_update)
 
     def on_update(self, info: ServiceInfo) -> None:
         """The provider's callback: move the transport to ``info`` (nothing when it is the

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ._chunks import ChunkAssembler
-from ._http import LongPoll
+from ._long_poll import LongPoll
 from .message import MessageId
 
 __all__ = ["Sub"]

@@ -65,9 +65,8 @@ class Client:
         becomes over HTTP(S) is in ``magnetar._client_options`` (several are documented
         no-ops, listed in README.md "pulsar-client options"). Timeouts: seconds
         (``operation_timeout_seconds``) and ms (``connection_timeout_ms``). ``service_url``
-        is the HTTP(S) URL of the Magnetar API, or a ``ServiceInfoProvider`` (e.g.
-        ``AutoClusterFailover``) that names the deployment and later switches it (see
-        ``magnetar._failover``); the provider is closed with the client.
+        is the Magnetar API's HTTP(S) URL or a ``ServiceInfoProvider`` (``AutoClusterFailover``)
+        that names the deployment and switches it (``magnetar._failover``), closed with it.
 
         Raises:
             ValueError: a wrong type (``Argument X is expected to be of type ...``), a
@@ -82,11 +81,7 @@ class Client:
                             connect_timeout=settings.connect_timeout_s, verify=settings.verify,
                             cert=settings.cert, logger=self._log)  # fmt: skip
         self._follower = settings.follower
-        self._provider = settings.provider
-        if self._provider is not None:
-            self._follower.follow(self._t)
-            self._t.keep = self._provider  # producers and consumers outlive the client
-            self._provider.initialize(self._follower.on_update)
+        self._follower.follow(self._t, settings.provider)
         self._producers: weakref.WeakSet[SenderCore] = weakref.WeakSet()
         self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
         self._closed = False
@@ -289,12 +284,7 @@ class Client:
             core.close()
         for consumer in list(self._consumers):
             consumer.close()
-        self._close_provider()
         self._t.close()
-
-    def _close_provider(self) -> None:
-        if self._provider is not None:
-            self._provider.close()
 
     def shutdown(self) -> None:
         """Close at once: queued messages fail; pending acks are still sent (within the
@@ -307,5 +297,4 @@ class Client:
             core.abort()
         for consumer in list(self._consumers):
             consumer.close()
-        self._close_provider()
         self._t.close()
