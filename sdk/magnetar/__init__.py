@@ -93,7 +93,7 @@ from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
     UnknownError,
     UnsupportedVersionError,
 )
-from .functions import Context, Function, SerDe
+from .functions import Context, Function, IdentitySerDe, PickleSerDe, SerDe
 from .message import Message, MessageId
 from .producer import Producer
 from .reader import Reader
@@ -122,6 +122,8 @@ __all__ = [
     "Context",
     "Function",
     "SerDe",
+    "IdentitySerDe",
+    "PickleSerDe",
     "Reader",
     "ConsumerBatchReceivePolicy",
     "ConsumerDeadLetterPolicy",
