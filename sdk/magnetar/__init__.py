@@ -21,6 +21,7 @@ from ._enums import (
     RegexSubscriptionMode,
     Result,
 )
+from ._failover import AutoClusterFailover
 from ._logger import ConsoleLogger, FileLogger
 from ._policies import (
     ConsumerBatchReceivePolicy,
@@ -28,6 +29,7 @@ from ._policies import (
     ConsumerKeySharedPolicy,
     MultiplierRedeliveryBackoff,
 )
+from ._service_info import ServiceInfo, ServiceInfoProvider
 from .authentication import (
     Authentication,
     AuthenticationAthenz,
@@ -92,7 +94,7 @@ from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
     UnknownError,
     UnsupportedVersionError,
 )
-from .functions import Context, Function, SerDe
+from .functions import Context, Function, IdentitySerDe, PickleSerDe, SerDe
 from .message import Message, MessageId
 from .producer import Producer
 from .reader import Reader
@@ -103,6 +105,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Authentication",
+    "AutoClusterFailover",
     "AuthenticationAthenz",
     "AuthenticationAws",
     "AuthenticationBasic",
@@ -122,6 +125,8 @@ __all__ = [
     "Context",
     "Function",
     "SerDe",
+    "IdentitySerDe",
+    "PickleSerDe",
     "Reader",
     "ConsumerBatchReceivePolicy",
     "ConsumerDeadLetterPolicy",
@@ -140,6 +145,8 @@ __all__ = [
     "ProducerAccessMode",
     "RegexSubscriptionMode",
     "Result",
+    "ServiceInfo",
+    "ServiceInfoProvider",
     "StringSchema",
     "TableView",
     "asyncio",

@@ -8,16 +8,22 @@ service's certificate), ``tls_allow_insecure_connection`` (certificates not veri
 ``tls_certificate_file_path`` / ``tls_private_key_file_path`` (the client certificate
 presented in the TLS handshake, e.g. to API Gateway mutual TLS). The others are accepted,
 type-checked no-ops; README.md "pulsar-client options" says why for each.
+
+``service_url`` may be a ``ServiceInfoProvider`` instead of a URL (cluster failover): its
+initial ``ServiceInfo`` gives the URL, and its authentication and CA bundle, where set,
+replace the ``authentication`` and ``tls_trust_certs_file_path`` arguments (which apply to
+the deployments whose ``ServiceInfo`` has none).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ._logger import ConsoleLogger, FileLogger
+from ._service_info import ServiceFollower, ServiceInfo, ServiceInfoProvider
+from ._service_info import checked_service_url as service_url
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
 
@@ -37,29 +43,18 @@ class ClientSettings:
 
     ``verify`` is requests' ``verify`` (True, False, or a CA bundle path); ``cert`` is its
     ``cert`` (None, a PEM path holding certificate and key, or ``(cert, key)``); timeouts are
-    in seconds.
+    in seconds. ``follower`` follows the ``provider`` (None for a plain URL).
     """
 
     url: str
+    authentication: Authentication | None
+    follower: ServiceFollower
+    provider: ServiceInfoProvider | None
     logger: logging.Logger
     operation_timeout_s: float
     connect_timeout_s: float
     verify: bool | str
     cert: str | tuple[str, str] | None
-
-
-def service_url(url: str) -> str:
-    """The service URL without its trailing slash. Raises ValueError for a Pulsar
-    binary-protocol URL (saying to use the HTTP one) or a URL that is not http(s)."""
-    if url.startswith(("pulsar://", "pulsar+ssl://")):
-        raise ValueError(
-            f"service_url {url!r} is a Pulsar binary-protocol URL; Magnetar speaks HTTP: use "
-            "the HTTP URL of the Magnetar API, e.g. 'http://127.0.0.1:8080' or "
-            "'https://<api-id>.execute-api.<region>.amazonaws.com'"
-        )
-    if not re.match(r"^https?://[^/\s]+", url):
-        raise ValueError(f"service_url {url!r} must be an http:// or https:// URL")
-    return url.rstrip("/")
 
 
 def _logger(logger: Any) -> logging.Logger:
@@ -80,11 +75,13 @@ def client_settings(a: dict[str, Any]) -> ClientSettings:
 
     Raises:
         ValueError: a wrong type (pulsar-client's message), a bad service URL, a logger of
-            another kind, ``use_tls`` with an ``http://`` URL, or a TLS private key without
-            its certificate.
+            another kind, ``use_tls`` with an ``http://`` URL, a TLS private key without its
+            certificate, or a provider whose initial service info is not a ``ServiceInfo``.
         OperationNotSupported: an ``authentication`` Magnetar does not have (plugins, TLS).
     """
-    check_type(str, a["service_url"], "service_url")
+    provider = a["service_url"] if isinstance(a["service_url"], ServiceInfoProvider) else None
+    if provider is None:
+        check_type(str, a["service_url"], "service_url")
     check_type_or_none(Authentication, a["authentication"], "authentication")
     for name in _INTS:
         check_type(int, a[name], name)
@@ -92,22 +89,24 @@ def client_settings(a: dict[str, Any]) -> ClientSettings:
         check_type_or_none(str, a[name], name)
     for name in _BOOLS:
         check_type(bool, a[name], name)
-    url = service_url(a["service_url"])
     if a["authentication"] is not None:
         a["authentication"]._check_supported()
+    info = (ServiceFollower.initial(provider) if provider is not None
+            else ServiceInfo(a["service_url"]))  # fmt: skip
+    url = info.service_url
     if a["use_tls"] and not url.startswith("https://"):
         raise ValueError(
             f"use_tls=True needs an https:// service URL, not {url!r}: TLS is on exactly when "
             "the URL is https://"
         )
-    verify: bool | str = a["tls_trust_certs_file_path"] or True
-    if a["tls_allow_insecure_connection"]:
-        verify = False
+    follower = ServiceFollower(info, a["authentication"], a["tls_trust_certs_file_path"],
+                               a["tls_allow_insecure_connection"])  # fmt: skip
     cert_path, key_path = a["tls_certificate_file_path"], a["tls_private_key_file_path"]
     if key_path and not cert_path:
         raise ValueError("tls_private_key_file_path needs tls_certificate_file_path")
     cert: str | tuple[str, str] | None = (cert_path, key_path) if key_path else cert_path
-    return ClientSettings(url=url, logger=_logger(a["logger"]),
+    return ClientSettings(url=url, authentication=follower.authentication(info),
+                          follower=follower, provider=provider, logger=_logger(a["logger"]),
                           operation_timeout_s=float(a["operation_timeout_seconds"]),
-                          connect_timeout_s=a["connection_timeout_ms"] / 1000, verify=verify,
-                          cert=cert or None)  # fmt: skip
+                          connect_timeout_s=a["connection_timeout_ms"] / 1000,
+                          verify=follower.verify(info), cert=cert or None)  # fmt: skip

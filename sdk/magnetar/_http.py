@@ -1,24 +1,23 @@
-"""HTTP transport: a ``requests.Session`` wrapper (timeouts, auth, error mapping) and
-``LongPoll``, an abortable long-poll POST for the consumer's receive loop."""
+"""HTTP transport: a ``requests.Session`` wrapper (timeouts, auth, error mapping, switching
+deployments); the consumer's long polls are ``magnetar._long_poll``."""
 
 from __future__ import annotations
 
-import contextlib
-import http.client
 import json
 import logging
-import socket
-import ssl
 import threading
-from typing import Any
-from urllib.parse import urlsplit
+import weakref
+from typing import TYPE_CHECKING, Any
 
 import requests
 from requests.adapters import HTTPAdapter
 
 from . import exceptions as exc
 
-__all__ = ["LongPoll", "Transport", "error_from_response"]
+if TYPE_CHECKING:
+    from ._long_poll import LongPoll
+
+__all__ = ["Transport", "decode_body", "error_from_response"]
 
 _BY_STATUS: dict[int, type[exc.PulsarException]] = {
     401: exc.AuthenticationError,
@@ -44,7 +43,7 @@ def error_from_response(status: int, body: bytes, method: str, path: str) -> exc
     return cls(f"HTTP {status} from {method} {path}: {text}")
 
 
-def _decode(body: bytes, content_type: str) -> Any:
+def decode_body(body: bytes, content_type: str) -> Any:
     if not body:
         return None
     if "json" in content_type:
@@ -57,7 +56,11 @@ def _decode(body: bytes, content_type: str) -> Any:
 
 class Transport:
     """Calls the Magnetar HTTP API. Thread-safe; shared by a client and its producers and
-    consumers (so those keep working after the ``Client`` object is dropped)."""
+    consumers (so those keep working after the ``Client`` object is dropped).
+
+    ``switch`` points it at another deployment (cluster failover, ``magnetar._failover``):
+    later requests go there, in-flight long polls are interrupted, and ``generation`` counts
+    the switches so producers and consumers know to register again there."""
 
     def __init__(
         self,
@@ -84,6 +87,33 @@ class Transport:
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         self._closed = False
+        self.generation = 0
+        """How many times ``switch`` moved this transport to another deployment."""
+        self.provider: Any = None
+        """The client's ``ServiceInfoProvider``, if any: kept alive as long as the transport
+        (it follows the deployments while producers or consumers live, even without the
+        client), closed with it."""
+        self._polls: weakref.WeakSet[LongPoll] = weakref.WeakSet()
+        self._switch_lock = threading.Lock()
+
+    def switch(self, base_url: str, authentication: Any, verify: bool | str) -> None:
+        """Send later requests to ``base_url`` with ``authentication`` and ``verify`` (as in
+        ``__init__``), bump ``generation``, and interrupt in-flight long polls (they fail
+        with ConnectError, retried on the new URL)."""
+        with self._switch_lock:
+            self.base_url = base_url.rstrip("/")
+            self.authentication = authentication
+            self.verify = verify
+            self.generation += 1
+            polls = list(self._polls)
+        self.log.warning("switched to the service at %s", self.base_url)
+        for poll in polls:
+            poll.interrupt()
+
+    def register_poll(self, poll: LongPoll) -> None:
+        """Interrupt ``poll`` on each ``switch`` (while it lives)."""
+        with self._switch_lock:
+            self._polls.add(poll)
 
     def headers(self) -> dict[str, str]:
         """Headers for every request (authentication)."""
@@ -109,7 +139,7 @@ class Transport:
             PulsarException: the server's error, mapped by name.
         """
         resp = self._send(method, path, json_body, data, content_type, timeout)
-        return _decode(resp.content, resp.headers.get("Content-Type", ""))
+        return decode_body(resp.content, resp.headers.get("Content-Type", ""))
 
     def call_raw(self, method: str, path: str) -> tuple[bytes, dict[str, str]]:
         """Send one request without a body; return the body's bytes and the response
@@ -129,10 +159,12 @@ class Transport:
     ) -> requests.Response:
         if self._closed:
             raise exc.AlreadyClosed("the client is closed")
-        headers = self.headers()
+        with self._switch_lock:  # one deployment's URL, credentials and CA together
+            base_url, auth, verify = self.base_url, self.authentication, self.verify
+        headers = {} if auth is None else auth._headers()
         if content_type:
             headers["Content-Type"] = content_type
-        url = self.base_url + path
+        url = base_url + path
         read_timeout = self.operation_timeout if timeout is None else timeout
         try:
             resp = self._session.request(
@@ -142,116 +174,22 @@ class Transport:
                 data=data,
                 headers=headers,
                 timeout=(self.connect_timeout, read_timeout or None),
-                verify=self.verify,
+                verify=verify,
                 cert=self.cert,
             )
         except requests.exceptions.ConnectTimeout as e:
-            raise exc.ConnectError(f"cannot connect to {self.base_url}: {e}") from None
+            raise exc.ConnectError(f"cannot connect to {base_url}: {e}") from None
         except requests.exceptions.Timeout:
             raise exc.Timeout(f"{method} {path} timed out after {read_timeout} s") from None
         except requests.exceptions.RequestException as e:
-            raise exc.ConnectError(f"cannot reach {self.base_url}: {e}") from None
+            raise exc.ConnectError(f"cannot reach {base_url}: {e}") from None
         if resp.status_code >= 400:
             raise error_from_response(resp.status_code, resp.content, method, path)
         return resp
 
     def close(self) -> None:
-        """Close pooled connections; later calls raise ``AlreadyClosed``."""
+        """Close pooled connections and the provider; later calls raise ``AlreadyClosed``."""
         self._closed = True
         self._session.close()
-
-
-class LongPoll:
-    """One keep-alive connection for a sequence of long-poll POSTs, abortable from another
-    thread: ``abort()`` shuts the socket down so a blocked ``post`` returns at once."""
-
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-        parts = urlsplit(transport.base_url)
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or "localhost"
-        self._port = parts.port or (443 if self._https else 80)
-        self._prefix = parts.path.rstrip("/")
-        self._lock = threading.Lock()
-        self._conn: http.client.HTTPConnection | None = None
-        self._aborted = False
-
-    def _new_conn(self, timeout: float) -> http.client.HTTPConnection:
-        if not self._https:
-            return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-        ctx = ssl.create_default_context(
-            cafile=self._t.verify if isinstance(self._t.verify, str) else None
-        )
-        if self._t.verify is False:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        cert = self._t.cert
-        if cert is not None:
-            ctx.load_cert_chain(*((cert,) if isinstance(cert, str) else cert))
-        return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=ctx)
-
-    def post(self, path: str, body: Any, read_timeout: float) -> Any:
-        """POST ``body`` as JSON and return the decoded response.
-
-        Raises:
-            AlreadyClosed: ``abort()`` was called (before or during the request).
-            ConnectError / Timeout / PulsarException: as ``Transport.call``.
-        """
-        payload = json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", **self._t.headers()}
-        for attempt in (0, 1):
-            conn, reused = self._connect()
-            try:
-                conn.sock.settimeout(read_timeout)
-                conn.request("POST", self._prefix + path, body=payload, headers=headers)
-                resp = conn.getresponse()
-                data = resp.read()
-            except TimeoutError:
-                self._drop()
-                raise exc.Timeout(f"POST {path} timed out after {read_timeout} s") from None
-            except (OSError, http.client.HTTPException) as e:
-                self._drop()
-                if self._aborted:
-                    raise exc.AlreadyClosed("the consumer is closed") from None
-                if reused and attempt == 0 and not isinstance(e, ConnectionRefusedError):
-                    continue  # the server closed an idle keep-alive connection: retry once
-                raise exc.ConnectError(f"cannot reach {self._t.base_url}: {e}") from None
-            if resp.status >= 400:
-                raise error_from_response(resp.status, data, "POST", path)
-            return _decode(data, resp.getheader("Content-Type", ""))
-        raise AssertionError("unreachable")
-
-    def _connect(self) -> tuple[http.client.HTTPConnection, bool]:
-        """The open connection (reused=True) or a new one."""
-        with self._lock:
-            if self._aborted:
-                raise exc.AlreadyClosed("the consumer is closed")
-            conn = self._conn
-        if conn is not None and conn.sock is not None:
-            return conn, True
-        try:  # a bad client certificate file fails here too (OSError)
-            conn = self._new_conn(self._t.connect_timeout)
-            conn.connect()
-        except OSError as e:
-            raise exc.ConnectError(f"cannot connect to {self._t.base_url}: {e}") from None
-        with self._lock:
-            if self._aborted:
-                conn.close()
-                raise exc.AlreadyClosed("the consumer is closed")
-            self._conn = conn
-        return conn, False
-
-    def _drop(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def abort(self) -> None:
-        """Make the in-flight and every later ``post`` raise ``AlreadyClosed`` at once."""
-        with self._lock:
-            self._aborted = True
-            conn = self._conn
-            if conn is not None and conn.sock is not None:
-                with contextlib.suppress(OSError):
-                    conn.sock.shutdown(socket.SHUT_RDWR)
+        if self.provider is not None:
+            self.provider.close()

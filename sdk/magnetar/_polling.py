@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from . import exceptions as exc
 from ._entries import decode_response
 from ._failures import consumer_gone, describe, retryable
-from ._http import LongPoll
-from ._recovery import Streak, resubscribe
+from ._long_poll import LongPoll
+from ._recovery import Streak, follow_switch, resubscribe
 from .message import Message, MessageId
 
 if TYPE_CHECKING:
@@ -55,6 +55,12 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
             want = min(share(core) - sub.queued, MAX_RECEIVE_MESSAGES)
             if want > 0:
                 sub.queued += want  # reserve the space
+        if not follow_switch(core, sub):  # the client switched deployments: subscribe there
+            with core.cond:
+                sub.queued -= max(want, 0)
+            if core.closed_event.wait(streak.failed(exc.ConnectError("subscribing failed"))):
+                return
+            continue
         if want <= 0:
             heartbeat(core, sub)
             continue

@@ -3,6 +3,7 @@ producer registered on every partition (``_registration``) and its sender config
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from magnetar_wire import Codec
@@ -106,6 +107,9 @@ def open_producer(client: Client, a: dict[str, Any]) -> Producer:
         key_based=a["batching_type"] == BatchingType.KeyBased, chunking=a["chunking_enabled"],
         exclusive=a["access_mode"] != ProducerAccessMode.Shared,
         next_sequence_id=last + 1, last_sequence_id=last, encrypt=encrypt,
+        reregister=partial(register_all, client._t, access_mode=a["access_mode"].name,
+                           stop=client._stopping, log=client._log,
+                           schema=declared_schema(a["schema"])),
     )  # fmt: skip
     core = SenderCore(client._t, cfg, client._log)
     client._producers.add(core)

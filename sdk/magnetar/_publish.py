@@ -150,7 +150,8 @@ def post_entry(
 
 
 def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | None,
-                 aborted: Callable[[], bool]) -> Any:  # fmt: skip
+                 aborted: Callable[[], bool],
+                 before_attempt: Callable[[], None] | None = None) -> Any:  # fmt: skip
     """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
     nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
     ``TooManyRequests`` (a publish rate holds it) or ``ProducerBlockedQuotaExceededError``
@@ -161,8 +162,9 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
     timed out or crashed, perhaps after storing), a 5xx, a broken connection — as
     pulsar-client resends its pending messages after a reconnect: with the same sequence
     ids, so with deduplication on the service drops a copy already stored (without it a
-    duplicate is possible: at-least-once). Raises the service's error, or Timeout once the
-    deadline passes."""
+    duplicate is possible: at-least-once). ``before_attempt`` runs before each try (the
+    producer registers again after a cluster switch there; its retryable errors are retried
+    too). Raises the service's error, or Timeout once the deadline passes."""
     pause = 0.02
     held: exc.ProducerBlockedQuotaExceededError | None = None
     while True:
@@ -172,6 +174,8 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
                 raise held
             raise exc.Timeout("the message was not stored within send_timeout_millis")
         try:
+            if before_attempt is not None:
+                before_attempt()
             return post_entry(t, lease.base, entry, lease.epoch, remaining)
         except HELD_OR_RETRYABLE as e:
             if aborted():

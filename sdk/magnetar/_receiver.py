@@ -19,7 +19,8 @@ from . import exceptions as exc
 from ._chunks import ChunkAssembler
 from ._encrypted import Crypto
 from ._failures import consumer_gone, describe
-from ._http import LongPoll, Transport
+from ._http import Transport
+from ._long_poll import LongPoll
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
 from ._recovery import resubscribe, run_parallel
 from ._sub import Sub
@@ -120,10 +121,11 @@ class ConsumerCore:
     def subscribe(self, sub: Sub, body: dict) -> None:
         """POST subscribe ``body`` for ``sub``; sets its consumer id (raises what the service
         answers)."""
+        generation = self.t.generation  # read first: a switch meanwhile subscribes again
         resp = self.t.call("POST", sub.base, json_body=body)
         if not isinstance(resp, dict) or not resp.get("consumerId"):
             raise exc.UnknownError(f"unexpected subscribe response: {resp!r}")
-        sub.consumer_id = str(resp["consumerId"])
+        sub.consumer_id, sub.generation = str(resp["consumerId"]), generation
         if resp.get("consumerName") and not self.body.get("consumerName"):
             self.body["consumerName"] = resp["consumerName"]
 
@@ -135,8 +137,13 @@ class ConsumerCore:
 
     def post_ack(self, sub: Sub, action: str, body: dict, timeout: float | None = None) -> Any:
         """``post`` for the ack tracker: when the service forgot the consumer, subscribe
-        again and raise ``ServiceUnitNotReady`` so the request is retried as the new one."""
-        consumer_id = sub.consumer_id
+        again and raise ``ServiceUnitNotReady`` so the request is retried as the new one.
+        A request of a registration on the deployment the client switched away from is not
+        sent (``NotConnected``, logged as lost): its ids name that deployment's messages."""
+        with sub.lock:
+            consumer_id, generation = sub.consumer_id, sub.generation
+        if generation != self.t.generation:
+            raise exc.NotConnected("the client switched to another deployment")
         try:
             return self.post(sub, action, body, timeout)
         except exc.PulsarException as e:

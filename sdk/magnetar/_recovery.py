@@ -9,6 +9,10 @@ pulsar-client reconnects and re-subscribes by itself:
   clears it on reconnect: the service sends those messages again, and ids this consumer
   acknowledged are never handed out twice (``AckTracker.is_acked``). A reader (non-durable
   cursor) starts again after the last message it handed out.
+- ``follow_switch``: the client moved to another deployment (cluster failover,
+  ``magnetar._failover``): register there as above before the next receive; a reader starts
+  again at its original start position (the ids it handed out name the other deployment's
+  messages).
 - ``Streak``: the failures of one sub-consumer's receive loop, logged in the user's terms:
   one WARNING when receiving starts failing, DEBUG while it keeps failing (with the raw
   error), one INFO when it works again.
@@ -29,12 +33,30 @@ from ._failures import JitteredBackoff, describe
 if TYPE_CHECKING:
     from ._receiver import ConsumerCore, Sub
 
-__all__ = ["Streak", "resubscribe", "run_parallel"]
+__all__ = ["Streak", "follow_switch", "resubscribe", "run_parallel"]
 
 RECEIVE_RETRY = JitteredBackoff(base=0.1, cap=5.0)  # waits between failed receives
 
 
-def resubscribe(core: ConsumerCore, sub: Sub, failed_id: str, error: Exception) -> bool:
+def follow_switch(core: ConsumerCore, sub: Sub) -> bool:
+    """When the client switched deployments since ``sub`` registered (``Transport.switch``):
+    subscribe again there with the original body, and forget the acknowledged ids (they
+    name the other deployment's messages). True when ``sub`` is registered on the current
+    deployment now (or was already)."""
+    if sub.generation == core.t.generation:
+        return True
+    if core.acks is not None:
+        core.acks.clear_acked()
+    sub.last_taken = None  # a reader starts at its start position there
+    error = exc.ConsumerNotFound("the client switched to another deployment")
+    if not resubscribe(core, sub, sub.consumer_id, error, "the client switched deployments"):
+        return False
+    sub.lost_receive = False  # a new registration holds nothing
+    return True
+
+
+def resubscribe(core: ConsumerCore, sub: Sub, failed_id: str, error: Exception,
+                why: str = "the service had forgotten it") -> bool:
     """Register ``sub`` again after a request as consumer ``failed_id`` failed with
     ``error`` (the service forgot it). True when ``sub`` has a live registration now (made
     here, or by another thread since); False when it must not (unsubscribing, removed, or a
@@ -58,8 +80,8 @@ def resubscribe(core: ConsumerCore, sub: Sub, failed_id: str, error: Exception) 
             core.log.debug("subscribing again on %s failed: %r", sub.topic, e)
             return False
     core.drop_queued(sub)
-    core.log.info("consumer on %s subscribed again as %s (the service had forgotten it)",
-                  sub.topic, sub.consumer_id)  # fmt: skip
+    core.log.info("consumer on %s subscribed again as %s (%s)", sub.topic, sub.consumer_id,
+                  why)  # fmt: skip
     return True
 
 

@@ -130,12 +130,14 @@ def release_all(t: Transport, name: str, leases: list[Lease], log: logging.Logge
 
 class Heartbeat:
     """Renews exclusive leases every ``lease_ms / 3`` on a daemon thread; ``on_fenced`` runs
-    (once) when the service answers ``ProducerFenced``. ``stop()`` joins the thread."""
+    (once) when the service answers ``ProducerFenced``; ``before_beat`` runs before each
+    round. ``stop()`` joins the thread."""
 
     def __init__(self, t: Transport, name: str, leases: list[Lease], lease_ms: int,
-                 on_fenced: Callable[[exc.ProducerFenced], None],
-                 log: logging.Logger) -> None:  # fmt: skip
+                 on_fenced: Callable[[exc.ProducerFenced], None], log: logging.Logger,
+                 before_beat: Callable[[], None] | None = None) -> None:  # fmt: skip
         self._t, self._name, self._leases = t, name, leases
+        self._before_beat = before_beat
         self._interval = max(lease_ms, 30) / 3000
         self._on_fenced = on_fenced
         self._log = log
@@ -146,6 +148,15 @@ class Heartbeat:
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
+            if self._before_beat is not None:
+                try:
+                    self._before_beat()  # registered again after a cluster switch
+                except exc.ProducerFenced as e:
+                    self._on_fenced(e)
+                    return
+                except exc.PulsarException as e:
+                    self._log.warning("registering producer %s again failed: %s", self._name, e)
+                    continue
             for lease in self._leases:
                 path = f"{lease.base}/producers/{quote(self._name, safe='')}/heartbeat"
                 try:

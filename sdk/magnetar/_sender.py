@@ -58,6 +58,9 @@ class SenderConfig:
     last_sequence_id: int
     encrypt: Encrypt | None = None
     """End-to-end encryption of each entry (``encryption_key(s)``), else None."""
+    reregister: Callable[[list[str], str], Registration] | None = None
+    """Register again as the producer of these bases under this name (on the deployment the
+    client switched to); None: never."""
 
 
 class SenderCore:
@@ -84,12 +87,33 @@ class SenderCore:
         self.closed = False
         self._aborted = False  # abort(): stop retrying a commit
         self.fenced: exc.ProducerFenced | None = None
+        self._reg_lock = threading.Lock()
+        self._reg_generation = transport.generation  # the deployment the leases are on
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"magnetar-producer-{self.producer_name}")  # fmt: skip
         self._thread.start()
         self._heartbeat = (Heartbeat(transport, self.producer_name, self.reg.leases,
-                                     self.reg.lease_ms, self._fence, log)
+                                     self.reg.lease_ms, self._fence, log,
+                                     before_beat=self.follow_switch)
                            if config.exclusive else None)  # fmt: skip
+
+    def follow_switch(self) -> None:
+        """When the client switched deployments since the producer registered: register
+        again there under the same name (new epochs and schema version), before
+        the next commit or heartbeat. Raises what the registration raises (a retryable
+        error is retried by the caller)."""
+        with self._reg_lock:
+            generation = self._t.generation
+            if generation == self._reg_generation or self.cfg.reregister is None:
+                return
+            reg = self.cfg.reregister([lease.base for lease in self.reg.leases],
+                                      self.producer_name)  # fmt: skip
+            for lease, new in zip(self.reg.leases, reg.leases, strict=True):
+                lease.epoch = new.epoch  # in place: the heartbeat iterates these leases
+            self.reg.schema_version = reg.schema_version
+            self._reg_generation = generation
+            self.log.info("producer %s registered again on %s", self.producer_name,
+                          self._t.base_url)  # fmt: skip
 
     # ------------------------------------------------------------------ called by Producer
 
@@ -269,7 +293,8 @@ class SenderCore:
             lease = self.reg.leases[max(batch.partition, 0)]
             ids: list[MessageId] = []
             for entry in entries:
-                resp = commit_entry(self._t, lease, entry, deadline, lambda: self._aborted)
+                resp = commit_entry(self._t, lease, entry, deadline, lambda: self._aborted,
+                                    before_attempt=self.follow_switch)  # fmt: skip
                 ids += entry_message_ids(resp, len(items), batch.batched)
             if len(entries) > 1:
                 ids = [ChunkMessageId(ids)]

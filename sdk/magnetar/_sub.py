@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 from ._chunks import ChunkAssembler
-from ._http import LongPoll
+from ._long_poll import LongPoll
 from .message import MessageId
 
 __all__ = ["Sub"]
@@ -31,3 +31,4 @@ class Sub:
     last_taken: MessageId | None = None  # the last message handed to the application
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # (re)subscribing
     lost_receive: bool = False  # a receive may have been served unseen: redeliver first
+    generation: int = 0  # the Transport.generation (deployment) of its registration

@@ -31,6 +31,7 @@ from ._policies import (
 )
 from ._receiver import ConsumerCore
 from ._sender import SenderCore
+from ._service_info import ServiceInfo, ServiceInfoProvider
 from ._topics import TopicName, parse_topic
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
@@ -50,7 +51,8 @@ class Client:
     """Connects to a Magnetar service. Nothing is contacted until the first create /
     subscribe; producers and consumers keep working if this object is dropped."""
 
-    def __init__(self, service_url: str, authentication: Authentication | None = None,
+    def __init__(self, service_url: str | ServiceInfoProvider,
+                 authentication: Authentication | None = None,
                  operation_timeout_seconds: int = 30, io_threads: int = 1,
                  message_listener_threads: int = 1, concurrent_lookup_requests: int = 50000,
                  log_conf_file_path: str | None = None, stats_interval_in_seconds: int = 600,
@@ -63,7 +65,9 @@ class Client:
         """pulsar-client 3.13's arguments, in its order, with its type checks; what each
         becomes over HTTP(S) is in ``magnetar._client_options`` (several are documented
         no-ops, listed in README.md "pulsar-client options"). Timeouts: seconds
-        (``operation_timeout_seconds``) and ms (``connection_timeout_ms``).
+        (``operation_timeout_seconds``) and ms (``connection_timeout_ms``). ``service_url``
+        is the Magnetar API's HTTP(S) URL or a ``ServiceInfoProvider`` (``AutoClusterFailover``)
+        that names the deployment and switches it (``magnetar._failover``), closed with it.
 
         Raises:
             ValueError: a wrong type (``Argument X is expected to be of type ...``), a
@@ -73,10 +77,12 @@ class Client:
         """
         settings = client_settings(locals())
         self._log = settings.logger
-        self._t = Transport(settings.url, authentication=authentication,
+        self._t = Transport(settings.url, authentication=settings.authentication,
                             operation_timeout=settings.operation_timeout_s,
                             connect_timeout=settings.connect_timeout_s, verify=settings.verify,
                             cert=settings.cert, logger=self._log)  # fmt: skip
+        self._follower = settings.follower
+        self._follower.follow(self._t, settings.provider)
         self._producers: weakref.WeakSet[SenderCore] = weakref.WeakSet()
         self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
         self._closed = False
@@ -99,6 +105,10 @@ class Client:
             return 0
         n = resp.get("partitions", 0) if isinstance(resp, dict) else resp
         return n if isinstance(n, int) and n > 0 else 0
+
+    def get_service_info(self) -> ServiceInfo:
+        """The deployment the client uses now (the C++ client's ``getServiceInfo``)."""
+        return self._follower.current
 
     def get_topic_partitions(self, topic: str) -> list[str]:
         """The partition names of ``topic``, or ``[topic]`` when it is not partitioned."""

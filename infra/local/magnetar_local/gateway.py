@@ -9,6 +9,7 @@ answers 504 and throws its container away (fault injection uses it).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -76,6 +77,7 @@ class Gateway:
         self._routes = list(routes)
         self.table = RouteTable(self._routes)
         self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()  # open client connections (``kill``)
         self.authorizer: LocalAuthorizer | None = None
         self.server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -162,11 +164,22 @@ class Gateway:
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the socket (idempotent)."""
+        """Stop serving and close the socket (idempotent). Open keep-alive connections
+        are still served (``kill`` resets them)."""
         server, self.server = self.server, None
         if server is not None:
             server.shutdown()
             server.server_close()
+
+    def kill(self) -> None:
+        """Stop as a crashed process does: stop serving and reset every open connection
+        (clients see their kept-alive connections fail, not answered)."""
+        self.stop()
+        with self._lock:
+            connections, self._connections = list(self._connections), set()
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def invoke(self, request: HttpRequest) -> HttpResponse:
         """Route one request and run its handler; never raises (errors become 404/502 in
@@ -271,6 +284,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         # Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm
         # and the client's delayed ACK add ~40 ms to every keep-alive request.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self.owner._lock:
+            self.owner._connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.owner._lock:
+            self.owner._connections.discard(self.connection)
+        super().finish()
 
     def _dispatch(self) -> None:
         url = urlsplit(self.path)
