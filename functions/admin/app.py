@@ -40,6 +40,12 @@ def get_namespace_deduplication(tenant: str, namespace: str):
     return http.ok(bool(engine().namespaces.get(tenant, namespace).deduplication))
 
 
+@app.delete("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")
+def remove_namespace_deduplication(tenant: str, namespace: str):
+    engine().namespaces.remove_deduplication(tenant, namespace)
+    return http.no_content()
+
+
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
 def set_max_message_size(tenant: str, namespace: str):
     engine().namespaces.set_max_message_size(tenant, namespace, http.json_body(app))

@@ -1,45 +1,55 @@
-"""``magnetar admin``: pulsar-admin's verbs and flags for clusters, tenants, namespaces and
-permissions, over the service's ``/admin/v2`` routes.
+"""``magnetar admin``: pulsar-admin's verbs and flags over the service's ``/admin/v2`` routes
+(the reference: docs/admin-cli.md).
 
+    magnetar admin [--service-url URL] [--auth-plugin P] [--auth-params X] KIND VERB ...
     magnetar admin clusters list
     magnetar admin tenants list | get T | delete T [-f]
     magnetar admin tenants create|update T [-r ROLE,...] [-c CLUSTER,...]
     magnetar admin namespaces list T | create T/NS | delete T/NS [-f] | topics T/NS
-    magnetar admin namespaces policies T/NS | permissions T/NS
-    magnetar admin namespaces grant-permission T/NS --role R --actions produce,consume
+    magnetar admin namespaces permissions T/NS | grant-permission T/NS --role R --actions A,...
     magnetar admin namespaces revoke-permission T/NS --role R
     magnetar admin namespaces grant-subscription-permission T/NS --subscription S --roles R,...
     magnetar admin namespaces revoke-subscription-permission T/NS --subscription S --role R
+    magnetar admin namespaces policies|get-retention|set-retention|... (admin_namespaces_cli)
     magnetar admin namespaces get-backlog-quotas|set-backlog-quota|...|set-subscribe-rate T/NS
-                          (see magnetar.admin_quotas_cli)
+                          (admin_quotas_cli)
     magnetar admin topics permissions TOPIC | grant-permission TOPIC --role R --actions A,...
     magnetar admin topics revoke-permission TOPIC --role R
-    magnetar admin topics subscriptions|create-subscription|unsubscribe|skip|clear-backlog|
-                          expire-messages|reset-cursor|peek-messages|examine-message ...
-                          (see magnetar.admin_topics_cli)
-    magnetar admin topics terminate|partitioned-terminate|unload|truncate|
-                          update-partitioned-topic ... (see magnetar.admin_topic_ops_cli)
+    magnetar admin topics list|create|delete|stats|compact|... (admin_topic_lifecycle_cli)
+    magnetar admin topics subscriptions|skip|peek-messages|... (admin_topics_cli)
+    magnetar admin topics terminate|unload|truncate|... (admin_topic_ops_cli)
 
-As pulsar-admin: lists print one name a line, reads print JSON, changes print nothing; a
-tenant created without ``--allowed-clusters`` gets every cluster of the service. Errors
-print ``error: <name>: <message>`` on stderr and exit 1. The service URL is found as for
-``magnetar produce`` (``--service-url``, ``$MAGNETAR_SERVICE_URL``, the running ``magnetar
-local``, ``http://127.0.0.1:8080``), the token too (``--auth-params``, ``$MAGNETAR_AUTH_TOKEN``,
-the running ``magnetar local --auth``'s token file).
+Changes print nothing, as pulsar-admin; reads print a table for people (lists one name a
+line) or JSON for scripts with ``-o json`` (``magnetar._admin_output``). A tenant created
+without ``--allowed-clusters`` gets every cluster of the service. Exit status 1 when the
+service refuses (``error: <Pulsar's error name>: <its reason>`` on stderr) or the verb
+failed; 2 for a usage error (a malformed name, time or size: nothing is sent). The service
+URL is found as for ``magnetar produce`` (``--service-url`` or pulsar-admin's
+``--admin-url``, ``$MAGNETAR_SERVICE_URL``, the running ``magnetar local``,
+``http://127.0.0.1:8080``), the token too (``magnetar._admin_auth``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from magnetar import admin_quotas_cli, admin_topic_ops_cli, admin_topics_cli
-from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, auth_token, resolve_service_url
+from magnetar import _admin_output as out
+from magnetar import (
+    admin_namespaces_cli,
+    admin_quotas_cli,
+    admin_topic_lifecycle_cli,
+    admin_topic_ops_cli,
+    admin_topics_cli,
+)
+from magnetar._admin_auth import AUTH_PLUGIN_HELP, authentication
+from magnetar._admin_names import namespace_arg, namespace_path, topic_arg
+from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, resolve_service_url
 from magnetar._topics import parse_topic
+from magnetar.authentication import Authentication
 
 Call = Callable[..., Any]
 
@@ -53,74 +63,78 @@ def _q(text: str) -> str:
     return quote(text, safe="")
 
 
-def _namespace(text: str) -> str:
-    """``tenant/namespace`` as a path (``tenant/namespace`` segments encoded)."""
-    tenant, sep, namespace = text.partition("/")
-    if not sep or not tenant or not namespace or "/" in namespace:
-        raise ValueError(f"a namespace is tenant/namespace, not {text!r}")
-    return f"{_q(tenant)}/{_q(namespace)}"
-
-
 def _topic(text: str) -> str:
     return parse_topic(text).path()
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar admin", description="pulsar-admin's verbs")
-    p.add_argument("--service-url", help="HTTP URL of the Magnetar API")
+    p.add_argument("--service-url", "--admin-url", dest="service_url", help="HTTP URL of the Magnetar API")  # fmt: skip
+    p.add_argument("--auth-plugin", help=AUTH_PLUGIN_HELP)
     p.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
     kinds = p.add_subparsers(dest="kind", required=True)
 
     clusters = kinds.add_parser("clusters", help="the service's cluster").add_subparsers(dest="verb", required=True)  # fmt: skip
-    clusters.add_parser("list")
+    out.add_output(clusters.add_parser("list"))
 
     tenants = kinds.add_parser("tenants", help="tenants").add_subparsers(dest="verb", required=True)  # fmt: skip
-    tenants.add_parser("list")
+    out.add_output(tenants.add_parser("list"))
     for verb in ("create", "update"):
         t = tenants.add_parser(verb)
         t.add_argument("tenant")
         t.add_argument("-r", "--admin-roles", default="", help="comma-separated admin roles")
         t.add_argument("-c", "--allowed-clusters", default="",
                        help="comma-separated clusters (default: every cluster)")  # fmt: skip
-    tenants.add_parser("get").add_argument("tenant")
+    get = tenants.add_parser("get")
+    get.add_argument("tenant")
+    out.add_output(get)
     delete = tenants.add_parser("delete")
     delete.add_argument("tenant")
     delete.add_argument("-f", "--force", action="store_true", help="with its namespaces")
 
-    ns = kinds.add_parser("namespaces", help="namespaces and their permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
-    ns.add_parser("list").add_argument("tenant")
-    admin_quotas_cli.add_verbs(ns)
-    for verb in ("create", "topics", "policies", "permissions"):
-        ns.add_parser(verb).add_argument("namespace")
+    ns = kinds.add_parser("namespaces", help="namespaces, their policies and permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
+    listing = ns.add_parser("list")
+    listing.add_argument("tenant")
+    out.add_output(listing)
+    ns.add_parser("create").add_argument("namespace", type=namespace_arg)
+    for verb in ("topics", "permissions"):
+        read = ns.add_parser(verb)
+        read.add_argument("namespace", type=namespace_arg)
+        out.add_output(read)
     delete = ns.add_parser("delete")
-    delete.add_argument("namespace")
+    delete.add_argument("namespace", type=namespace_arg)
     delete.add_argument("-f", "--force", action="store_true", help="with its topics")
     grant = ns.add_parser("grant-permission")
-    grant.add_argument("namespace")
+    grant.add_argument("namespace", type=namespace_arg)
     grant.add_argument("--role", required=True)
     grant.add_argument("--actions", required=True, help="e.g. produce,consume")
     revoke = ns.add_parser("revoke-permission")
-    revoke.add_argument("namespace")
+    revoke.add_argument("namespace", type=namespace_arg)
     revoke.add_argument("--role", required=True)
     grant = ns.add_parser("grant-subscription-permission")
-    grant.add_argument("namespace")
+    grant.add_argument("namespace", type=namespace_arg)
     grant.add_argument("--subscription", required=True)
     grant.add_argument("--roles", required=True, help="comma-separated roles")
     revoke = ns.add_parser("revoke-subscription-permission")
-    revoke.add_argument("namespace")
+    revoke.add_argument("namespace", type=namespace_arg)
     revoke.add_argument("--subscription", required=True)
     revoke.add_argument("--role", required=True)
+    admin_namespaces_cli.add_verbs(ns)
+    admin_quotas_cli.add_verbs(ns)
 
-    topics = kinds.add_parser("topics", help="topic permissions, subscriptions and messages").add_subparsers(dest="verb", required=True)  # fmt: skip
+    topics = kinds.add_parser("topics", help="topics, their subscriptions, messages and permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
+    admin_topic_lifecycle_cli.add_verbs(topics)
     admin_topics_cli.add_verbs(topics)
     admin_topic_ops_cli.add_verbs(topics)
-    topics.add_parser("permissions").add_argument("topic")
+    permissions = topics.add_parser("permissions")
+    permissions.add_argument("topic", type=topic_arg)
+    out.add_output(permissions)
     grant = topics.add_parser("grant-permission")
-    grant.add_argument("topic")
+    grant.add_argument("topic", type=topic_arg)
     grant.add_argument("--role", required=True)
     grant.add_argument("--actions", required=True)
     revoke = topics.add_parser("revoke-permission")
-    revoke.add_argument("topic")
+    revoke.add_argument("topic", type=topic_arg)
     revoke.add_argument("--role", required=True)
     return p
 
@@ -151,12 +165,11 @@ def _request(args: argparse.Namespace, call: Call) -> tuple[str, str, Any]:
     if args.kind == "namespaces":
         if v == "list":
             return "GET", f"{ns}/{_q(args.tenant)}", None
-        path = f"{ns}/{_namespace(args.namespace)}"
+        path = namespace_path(args.namespace)
         return {
             "create": lambda: ("PUT", path, None),
             "delete": lambda: ("DELETE", path + _force(args), None),
             "topics": lambda: ("GET", path + "/topics", None),
-            "policies": lambda: ("GET", path, None),
             "permissions": lambda: ("GET", path + "/permissions", None),
             "grant-permission": lambda: (
                 "POST",
@@ -184,72 +197,87 @@ def _request(args: argparse.Namespace, call: Call) -> tuple[str, str, Any]:
 
 
 def _print(answer: Any) -> None:
+    """``magnetar functions``' answers: names one a line, anything else JSON."""
     if answer is None:
         return
     if isinstance(answer, list) and all(isinstance(a, str) for a in answer):
         for name in answer:
             print(name)
         return
-    print(json.dumps(answer, indent=2, sort_keys=True))
+    print(out.to_json(answer))
+
+
+def _verbs(args: argparse.Namespace, call: Call, fetch: Any) -> tuple[bool, str | None]:
+    """``(handled, what to print)`` of a verb of the verb modules (not handled: this
+    module's own)."""
+    if args.kind == "namespaces" and args.verb in admin_namespaces_cli.VERBS:
+        return True, admin_namespaces_cli.run(args, call)
+    if args.kind == "namespaces" and args.verb in admin_quotas_cli.VERBS:
+        return True, admin_quotas_cli.run(args, call)
+    if args.kind != "topics":
+        return False, None
+    if args.verb in admin_topic_lifecycle_cli.VERBS:
+        return True, admin_topic_lifecycle_cli.run(args, call)
+    if args.verb in admin_topics_cli.VERBS:
+        return True, admin_topics_cli.run(args, call, fetch)
+    if args.verb in admin_topic_ops_cli.VERBS:
+        return True, admin_topic_ops_cli.run(args, call)
+    return False, None
 
 
 def run(
     args: argparse.Namespace,
     service: ServiceUrl,
-    token: str | None = None,
+    authentication: Authentication | None = None,
     make_request: Callable[[Call], tuple[str, str, Any]] | None = None,
 ) -> int:
-    """Send the command's request (``make_request(call)``; default ``_request(args, call)``)
-    to ``service`` (with ``token``, a token or ``file:///`` URL, when given) and print the
-    answer; returns 0. Raises what the SDK's transport raises (PulsarException),
-    ValueError for a bad name."""
-    import magnetar
+    """Send the command's request (``make_request(call)``; default this module's verbs and
+    its verb modules') to ``service`` with ``authentication`` and print the answer (a table,
+    or JSON with ``-o json``); returns 0. Raises what the SDK's transport raises
+    (PulsarException), ValueError (a usage error), CommandFailed."""
     from magnetar._http import Transport
 
-    auth = magnetar.AuthenticationToken(token) if token else None
-    transport = Transport(service.url, authentication=auth)
+    transport = Transport(service.url, authentication=authentication)
     try:
 
         def call(method: str, path: str, body: Any = None) -> Any:
             return transport.call(method, path, json_body=body)
 
-        if make_request is None and args.kind == "topics" and args.verb in admin_topics_cli.VERBS:
-            answer = admin_topics_cli.run(args, call, transport.call_raw)
-            if answer is not None:
-                print(answer)
+        if make_request is not None:
+            method, path, body = make_request(call)
+            _print(call(method, path, body))
             return 0
-        if make_request is None and args.kind == "topics" and args.verb in admin_topic_ops_cli.VERBS:  # fmt: skip
-            answer = admin_topic_ops_cli.run(args, call)
-            if answer is not None:
-                print(answer)
-            return 0
-        if make_request is None and args.kind == "namespaces" and args.verb in admin_quotas_cli.VERBS:  # fmt: skip
-            _print(admin_quotas_cli.run(args, call))
-            return 0
-        method, path, body = (make_request or (lambda c: _request(args, c)))(call)
-        _print(call(method, path, body))
+        handled, text = _verbs(args, call, transport.call_raw)
+        if not handled:
+            method, path, body = _request(args, call)
+            text = out.render(call(method, path, body), getattr(args, "output", "table"))
+        if text is not None:
+            print(text)
     finally:
         transport.close()
     return 0
 
 
 def main(argv: Sequence[str]) -> int:
-    """``magnetar admin ...``; returns the exit status (1: the service refused, 2: usage)."""
+    """``magnetar admin ...``; returns the exit status (1: the service refused or the verb
+    failed, 2: usage, also from argparse's SystemExit)."""
     return serve(_parser().parse_args(list(argv)))
 
 
 def serve(
     args: argparse.Namespace, make_request: Callable[[Call], tuple[str, str, Any]] | None = None
 ) -> int:
-    """Run a parsed command (``--service-url``, ``--auth-params`` and the request
-    ``make_request`` builds; default this module's) and print the answer or the error;
-    returns the exit status (also for ``magnetar functions``)."""
+    """Run a parsed command (``--service-url``, ``--auth-plugin``, ``--auth-params`` and the
+    request ``make_request`` builds; default this module's) and print the answer or the
+    error; returns the exit status: 0, 1 (the service refused: Pulsar's error name and
+    reason; the verb failed), 2 (a usage error). Also ``magnetar functions``'."""
     service = resolve_service_url(args.service_url)
     import magnetar
 
     try:
-        return run(args, service, auth_token(args.auth_params, service), make_request)
-    except (magnetar.PulsarException, ValueError) as e:
+        auth = authentication(getattr(args, "auth_plugin", None), args.auth_params, service)
+        return run(args, service, auth, make_request)
+    except magnetar.PulsarException as e:
         # an admin error name the SDK has no class for (NotFound, Conflict, ...) is an
         # UnknownError whose message starts with that name
         said = str(e) if isinstance(e, magnetar.UnknownError) else f"{type(e).__name__}: {e}"
@@ -257,3 +285,9 @@ def serve(
         if isinstance(e, magnetar.ConnectError):
             print(f"No Magnetar service answers at {service.url} ({service.source}).", file=sys.stderr)  # fmt: skip
         return 1
+    except out.CommandFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

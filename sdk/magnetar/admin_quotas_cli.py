@@ -13,17 +13,19 @@
 
 pulsar-admin's flags and defaults (a rate left out is -1: no limit). ``-l`` takes a size with
 an optional unit ``k``, ``m``, ``g``, ``t`` (powers of 1024), ``-lt`` a time with ``s``,
-``m``, ``h``, ``d``, ``w`` (no unit: seconds). Changes print nothing; reads print JSON (a rate
-that is not set prints nothing).
+``m``, ``h``, ``d``, ``w``, ``y`` (no unit: seconds; ``magnetar._admin_units``). Changes print
+nothing; reads print a table, or JSON with ``-o json`` (a rate that is not set prints nothing).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
+
+from magnetar import _admin_output as out
+from magnetar._admin_names import namespace_arg, namespace_path
+from magnetar._admin_units import limit_bytes_arg, limit_seconds_arg
 
 Call = Callable[..., Any]
 RATES = {
@@ -36,38 +38,21 @@ VERBS = frozenset(
     {"get-backlog-quotas", "set-backlog-quota", "remove-backlog-quota"}
     | {f"{verb}-{rate}" for rate in RATES for verb in ("get", "set", "remove")}
 )
-_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-_TIME_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def size_bytes(text: str) -> int:
-    """``10G`` -> bytes (``-1``: no limit); raises ValueError."""
-    match = re.fullmatch(r"(-?\d+)([kmgt]?)b?", text.strip().lower())
-    if not match:
-        raise ValueError(f"not a size: {text!r} (e.g. 500M, 10G)")
-    return int(match[1]) * _SIZE_UNITS[match[2]]
-
-
-def seconds(text: str) -> int:
-    """``1h`` -> seconds (``-1``: no limit); raises ValueError."""
-    match = re.fullmatch(r"(-?\d+)([smhdw]?)", text.strip().lower())
-    if not match:
-        raise ValueError(f"not a time: {text!r} (e.g. 30m, 1h)")
-    return int(match[1]) * _TIME_UNITS[match[2]]
-
 
 def add_verbs(ns: Any) -> None:
     """Add the verbs to ``magnetar admin namespaces``' subparsers."""
 
     def verb(name: str, help_text: str) -> argparse.ArgumentParser:
         v: argparse.ArgumentParser = ns.add_parser(name, help=help_text)
-        v.add_argument("namespace")
+        v.add_argument("namespace", type=namespace_arg)
+        if name.startswith("get-"):
+            out.add_output(v)
         return v
 
     verb("get-backlog-quotas", "the backlog quotas by type")
     s = verb("set-backlog-quota", "set a backlog quota")
-    s.add_argument("-l", "--limitSize", default="-1", help="bytes, e.g. 10G (-1: no limit)")
-    s.add_argument("-lt", "--limitTime", default="-1", help="e.g. 1h (-1: no limit)")
+    s.add_argument("-l", "--limitSize", type=limit_bytes_arg, default=-1, help="bytes, e.g. 10G (-1: no limit)")
+    s.add_argument("-lt", "--limitTime", type=limit_seconds_arg, default=-1, help="e.g. 1h (-1: no limit)")
     s.add_argument("-p", "--policy", required=True, choices=("producer_request_hold", "producer_exception", "consumer_backlog_eviction"))  # fmt: skip
     s.add_argument("-t", "--type", default="destination_storage", choices=("destination_storage", "message_age"))  # fmt: skip
     r = verb("remove-backlog-quota", "remove a backlog quota")
@@ -109,18 +94,13 @@ def _body(args: argparse.Namespace, segment: str) -> dict[str, Any]:
 
 
 def request(args: argparse.Namespace) -> tuple[str, str, Any]:
-    """The ``(method, path, body)`` of the verb; raises ValueError (a bad name, size or
-    time)."""
-    parts = args.namespace.split("/")
-    if len(parts) != 2 or not all(parts):
-        raise ValueError(f"not a namespace (tenant/namespace): {args.namespace!r}")
-    path = "/admin/v2/namespaces/" + "/".join(quote(p, safe="") for p in parts)
+    """The ``(method, path, body)`` of the verb (its arguments checked by the parser)."""
+    path = namespace_path(args.namespace)
     v = args.verb
     if v == "get-backlog-quotas":
         return "GET", f"{path}/backlogQuotaMap", None
     if v == "set-backlog-quota":
-        body = {"limitSize": size_bytes(args.limitSize), "limitTime": seconds(args.limitTime),
-                "policy": args.policy}  # fmt: skip
+        body = {"limitSize": args.limitSize, "limitTime": args.limitTime, "policy": args.policy}
         return "POST", f"{path}/backlogQuota?backlogQuotaType={args.type}", body
     if v == "remove-backlog-quota":
         return "DELETE", f"{path}/backlogQuota?backlogQuotaType={args.type}", None
@@ -133,7 +113,7 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
     return "POST", f"{path}/{segment}", _body(args, segment)
 
 
-def run(args: argparse.Namespace, call: Call) -> Any:
-    """Do the verb with ``call``; returns the answer to print (None: nothing). Raises
-    PulsarException, ValueError."""
-    return call(*request(args))
+def run(args: argparse.Namespace, call: Call) -> str | None:
+    """Do the verb with ``call``; returns what to print (a table, or JSON with ``-o json``;
+    None: nothing). Raises PulsarException."""
+    return out.render(call(*request(args)), getattr(args, "output", "table"))

@@ -19,6 +19,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from magnetar import _admin_output as out
+from magnetar._admin_names import topic_arg
 from magnetar._topics import parse_topic
 
 Call = Callable[..., Any]
@@ -34,12 +36,12 @@ def add_verbs(topics: Any) -> None:
         ("partitioned-terminate", "terminate every partition of a partitioned topic"),
     ):
         v = topics.add_parser(name, help=help_text)
-        v.add_argument("topic")
-        v.add_argument("--output", choices=("table", "json"), default="table")
-    topics.add_parser("unload", help="drop the serving container's cached state").add_argument("topic")  # fmt: skip
-    topics.add_parser("truncate", help="move every subscription to the end").add_argument("topic")  # fmt: skip
+        v.add_argument("topic", type=topic_arg)
+        out.add_output(v)
+    topics.add_parser("unload", help="drop the serving container's cached state").add_argument("topic", type=topic_arg)  # fmt: skip
+    topics.add_parser("truncate", help="move every subscription to the end").add_argument("topic", type=topic_arg)  # fmt: skip
     update = topics.add_parser("update-partitioned-topic", help="grow a partitioned topic")
-    update.add_argument("topic")
+    update.add_argument("topic", type=topic_arg)
     update.add_argument("-p", "--partitions", type=int, required=True)
 
 

@@ -5,15 +5,16 @@
     magnetar admin topics unsubscribe TOPIC -s SUB [-f]
     magnetar admin topics skip TOPIC -s SUB -n N
     magnetar admin topics clear-backlog TOPIC -s SUB
-    magnetar admin topics expire-messages TOPIC -s SUB -t SECONDS
-    magnetar admin topics expire-messages-all-subscriptions TOPIC -t SECONDS
+    magnetar admin topics expire-messages TOPIC -s SUB -t 10m         (no unit: seconds)
+    magnetar admin topics expire-messages-all-subscriptions TOPIC -t 10m
     magnetar admin topics reset-cursor TOPIC -s SUB (-t 10m | --timestamp MS | -m LEDGER:ENTRY [-e])
     magnetar admin topics peek-messages TOPIC -s SUB [-n N] [--output json]
     magnetar admin topics examine-message TOPIC [-i earliest|latest] [-m N] [--output json]
 
 Changes print nothing, as pulsar-admin. Reads print a table for people, or JSON for scripts
-with ``--output json``. ``reset-cursor -t`` is a time back from now: a number and a unit
-``s``, ``m``, ``h``, ``d`` or ``w`` (no unit: seconds), as pulsar-admin's. ``peek-messages``
+with ``-o``/``--output json``. ``reset-cursor -t`` is a time back from now and
+``expire-messages -t`` an age: a number and a unit ``s``, ``m``, ``h``, ``d``, ``w`` or ``y``
+(no unit: seconds), as pulsar-admin's (``magnetar._admin_units``). ``peek-messages``
 prints the first ``-n`` messages of the backlog (a batch counts its messages), fewer when
 the backlog is shorter.
 """
@@ -30,6 +31,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from magnetar import _admin_output as out
+from magnetar._admin_names import topic_arg
+from magnetar._admin_units import seconds, seconds_arg
 from magnetar._topics import parse_topic
 from magnetar.exceptions import PulsarException
 from magnetar_wire import decode_entry, read_metadata, stored_payload
@@ -37,7 +41,6 @@ from magnetar_wire import decode_entry, read_metadata, stored_payload
 Call = Callable[..., Any]
 Fetch = Callable[[str, str], tuple[bytes, dict[str, str]]]
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
-_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 LATEST_ID = {"ledgerId": 2**63 - 1, "entryId": 2**63 - 1}
 EARLIEST_ID = {"ledgerId": -1, "entryId": -1}
 
@@ -47,31 +50,34 @@ def add_verbs(topics: Any) -> None:
 
     def verb(name: str, help_text: str, sub: bool = True) -> argparse.ArgumentParser:
         v: argparse.ArgumentParser = topics.add_parser(name, help=help_text)
-        v.add_argument("topic")
+        v.add_argument("topic", type=topic_arg)
         if sub:
             v.add_argument("-s", "--subscription", required=True)
         return v
 
-    verb("subscriptions", "list the subscriptions", sub=False).add_argument("--output", choices=("table", "json"), default="table")  # fmt: skip
+    out.add_output(verb("subscriptions", "list the subscriptions", sub=False))
     verb("create-subscription", "create a subscription").add_argument("-m", "--messageId", default="latest", help="latest, earliest or LEDGER:ENTRY")  # fmt: skip
     verb("unsubscribe", "delete a subscription").add_argument("-f", "--force", action="store_true", help="even with consumers connected")  # fmt: skip
     verb("skip", "skip messages").add_argument("-n", "--count", type=int, required=True)
     verb("clear-backlog", "skip every message")
-    verb("expire-messages", "expire messages older than -t seconds").add_argument("-t", "--expireTime", type=int, required=True)  # fmt: skip
-    verb("expire-messages-all-subscriptions", "the same on every subscription", sub=False).add_argument("-t", "--expireTime", type=int, required=True)  # fmt: skip
+    age = "messages older than this: 30s, 100m, 3h, 2d, 5w (no unit: seconds)"
+    verb("expire-messages", "expire messages older than -t").add_argument("-t", "--expireTime", type=seconds_arg, required=True, help=age)  # fmt: skip
+    verb("expire-messages-all-subscriptions", "the same on every subscription", sub=False).add_argument("-t", "--expireTime", type=seconds_arg, required=True, help=age)  # fmt: skip
     reset = verb("reset-cursor", "deliver again from a time or a message id")
     where = reset.add_mutually_exclusive_group(required=True)
-    where.add_argument("-t", "--time", help="back from now: 30s, 10m, 2h, 1d, 1w")
+    where.add_argument(
+        "-t", "--time", type=_relative_arg, help="back from now: 30s, 10m, 2h, 1d, 1w"
+    )
     where.add_argument("--timestamp", type=int, help="epoch milliseconds")
     where.add_argument("-m", "--messageId", help="LEDGER:ENTRY[:PARTITION[:BATCH]]")
     reset.add_argument("-e", "--exclude-reset-position", action="store_true")
     peek = verb("peek-messages", "read the first messages of the backlog without consuming")
     peek.add_argument("-n", "--count", type=int, default=1)
-    peek.add_argument("--output", choices=("table", "json"), default="table")
+    out.add_output(peek)
     examine = verb("examine-message", "read one message from either end of the topic", sub=False)
     examine.add_argument("-i", "--initialPosition", choices=("earliest", "latest"), default="latest")  # fmt: skip
     examine.add_argument("-m", "--messagePosition", type=int, default=1)
-    examine.add_argument("--output", choices=("table", "json"), default="table")
+    out.add_output(examine)
 
 
 VERBS = frozenset(
@@ -84,11 +90,20 @@ VERBS = frozenset(
 
 
 def relative_ms(text: str) -> int:
-    """``10m`` as milliseconds (units s, m, h, d, w; none: seconds); raises ValueError."""
-    match = re.fullmatch(r"(\d+)([smhdw]?)", text.strip())
-    if match is None:
-        raise ValueError(f"a time back from now is a number and s, m, h, d or w, not {text!r}")
-    return int(match.group(1)) * _UNITS_S[match.group(2) or "s"] * 1000
+    """``10m`` as milliseconds (units s, m, h, d, w, y; none: seconds); raises ValueError
+    (a negative time too)."""
+    value_s = seconds(text)
+    if value_s < 0:
+        raise ValueError(f"a time back from now may not be negative, not {text!r}")
+    return value_s * 1000
+
+
+def _relative_arg(text: str) -> int:
+    """argparse type of ``reset-cursor -t``: milliseconds back from now."""
+    try:
+        return relative_ms(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def message_id_body(text: str) -> dict[str, int]:
@@ -111,7 +126,7 @@ def run(args: argparse.Namespace, call: Call, fetch: Fetch, now_ms: Callable[[],
     sub = f"{topic}/subscription/{quote(args.subscription, safe='')}" if hasattr(args, "subscription") else ""  # fmt: skip
     if v == "subscriptions":
         names = call("GET", f"{topic}/subscriptions")
-        return json.dumps(names) if args.output == "json" else "\n".join(names) or None
+        return out.render(names, args.output)
     if v in ("peek-messages", "examine-message"):
         rows = _peek(args, fetch, sub) if v == "peek-messages" else _examine(args, fetch, topic)
         return json.dumps(rows, indent=2) if args.output == "json" else _table(rows)
@@ -135,7 +150,7 @@ def _reset(args: argparse.Namespace, sub: str, now_ms: Callable[[], int]) -> tup
         body: dict[str, Any] = message_id_body(args.messageId)
         body["isExcluded"] = bool(args.exclude_reset_position)
         return "POST", f"{sub}/resetcursor", body
-    timestamp = args.timestamp if args.timestamp is not None else now_ms() - relative_ms(args.time)
+    timestamp = args.timestamp if args.timestamp is not None else now_ms() - args.time
     return "POST", f"{sub}/resetcursor/{timestamp}", None
 
 

@@ -62,7 +62,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     **{
         (m, f"{_NS}/{p}"): "tenant admin"
         for p, ms in {
-            "deduplication": "GET POST",
+            "deduplication": "GET POST DELETE",
             "maxMessageSize": "GET POST",
             "delayedDelivery": "GET POST DELETE",
             "retention": "GET POST DELETE",

@@ -191,6 +191,10 @@ class Namespaces:
             raise InvalidMessage("The body must be true or false")
         self._update(tenant, namespace, deduplication=enabled)
 
+    def remove_deduplication(self, tenant: str, namespace: str) -> None:
+        """Remove a namespace's deduplication setting (back to off, the service default)."""
+        self._update(tenant, namespace, deduplication=None)
+
     def set_max_message_size(self, tenant: str, namespace: str, size: object) -> None:
         """Set a namespace's maximum message size in bytes; raises InvalidMessage."""
         if (

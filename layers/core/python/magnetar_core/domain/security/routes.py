@@ -98,7 +98,7 @@ _QUOTA_ROUTES = {
 _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("GET", "/admin/v2/brokers/health", S, "check the broker's health"),
     *_policy_rows(_NS, "namespace {tenant}/{namespace}", {
-        "deduplication": "GET POST", "delayedDelivery": "GET POST DELETE",
+        "deduplication": "GET POST DELETE", "delayedDelivery": "GET POST DELETE",
         "maxMessageSize": "GET POST", "messageTTL": "GET POST DELETE",
         "retention": "GET POST DELETE", **_QUOTA_ROUTES,
     }),
