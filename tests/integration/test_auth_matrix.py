@@ -40,10 +40,12 @@ ALLOWED = {
     "consume": {"consumer", "restricted", "tenant-admin", "superuser"},
     "consume sub": {"consumer", "tenant-admin", "superuser"},
     "functions": {"tenant-admin", "superuser"},
+    "public": set(ROLES) | set(NOT_A_ROLE),
 }
 """Route class -> the roles Pulsar allows (``lookup`` includes listing a namespace;
 ``functions``: triggers, which no role here holds by grant; tests/unit/
-test_trigger_authorization.py covers the namespace grant)."""
+test_trigger_authorization.py covers the namespace grant; ``public``: the console's page and
+script, which hold no data and are served to every caller, with or without a token)."""
 
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
 QUOTA_ROUTES = {
@@ -90,6 +92,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", _TOPIC + "/partitions"): "tenant admin",
     ("GET", _TOPIC + "/partitions"): "lookup",
     ("GET", _TOPIC + "/stats"): "lookup",
+    ("GET", "/console"): "public",
+    ("GET", "/console/{proxy+}"): "public",
+    ("GET", "/console/api/history/{domain}/{tenant}/{namespace}/{topic}"): "lookup",
     ("GET", _TOPIC + "/partitioned-stats"): "lookup",
     ("GET", _TOPIC + "/lastMessageId"): "consume",
     ("GET", _TOPIC + "/subscriptions"): "consume",
@@ -331,6 +336,7 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
             "producerName": f"p-{caller}", "consumerId": consumer, "name": "hook",
             "numMessages": "1", "expireTimeInSeconds": "0", "timestamp": "0",
             "messagePosition": "1", "ledgerId": "1", "entryId": "0", "version": "0",
+            "proxy+": "console.js",
         }  # fmt: skip
         url = secured_gateway.url + template.format_map(fill)
         headers = world.callers[caller]
@@ -338,7 +344,7 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
 
     def refusals(index: int) -> list[tuple[str, int]]:
         allowed = ALLOWED[EXPECTED[routes[index]]]
-        refused = NOT_A_ROLE + tuple(r for r in ROLES if r not in allowed)
+        refused = tuple(c for c in NOT_A_ROLE + ROLES if c not in allowed)
         out = []
         for caller in refused:  # on the tenant admin's consumer: refused before it matters
             answer = call(index, caller, admins[topics[index]])

@@ -219,7 +219,8 @@ class Subscriptions:
     ) -> list[DeliveredEntry]:
         """Dispatch up to ``max_messages`` messages, long-polling up to ``wait_ms``
         (``Dispatch.receive``); fewer, or none after a wait, under a dispatch rate."""
-        throttle = self._throttling if topic.persistent else None
+        # a bad max_messages goes on to the dispatcher, which refuses it (InvalidMessage)
+        throttle = self._throttling if topic.persistent and max_messages > 0 else None
         if throttle is not None:
             allowed, throttled_ms = throttle.dispatch_allowance(topic, subscription, max_messages)
             if allowed <= 0:  # wait (within the long poll) for the limiter, not in a spin
