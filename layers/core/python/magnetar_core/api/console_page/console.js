@@ -92,25 +92,45 @@ async function loadTenants() {
 }
 
 // ---------------------------------------------------------------- namespace view
+const STATS_AT_ONCE = 6;  // stats requests in flight while a namespace's rows fill in
+
+function topicRow(topic) {
+  const cells = ["subs", "backlog", "in", "out", "consumers"].map((name) =>
+    el("td", { class: `num ${name}` }, "…"));
+  const row = el("tr", { "data-topic": topic },
+    el("td", {}, el("a", { href: `#/topic/${topicPath(topic)}` }, topic.split("/").pop())),
+    ...cells);
+  return { row, cells };
+}
+
+function fillRow(cells, stats) {
+  const subs = stats ? Object.values(stats.subscriptions || {}) : [];
+  const backlog = subs.reduce((sum, s) => sum + (s.msgBacklog || 0), 0);
+  const consumers = subs.reduce((sum, s) => sum + (s.consumers || []).length, 0);
+  const values = stats
+    ? [subs.length, number(backlog), number(stats.msgRateIn, 2), number(stats.msgRateOut, 2), consumers]
+    : ["?", "?", "?", "?", "?"];
+  cells.forEach((cell, i) => { cell.textContent = values[i]; });
+}
+
+// The table shows at once with every topic; each row's stats come after, STATS_AT_ONCE
+// requests at a time (a namespace of hundreds of topics is not one long wait).
+async function fillRows(pending) {
+  const next = async () => {
+    for (let item = pending.shift(); item; item = pending.shift()) {
+      let stats = null;
+      try { stats = await api("GET", `/admin/v2/${topicPath(item.topic)}/stats`); } catch (_) { /* "?" */ }
+      fillRow(item.cells, stats);
+    }
+  };
+  await Promise.all(Array.from({ length: STATS_AT_ONCE }, next));
+}
+
 async function showNamespace(namespace) {
   const view = $("view");
   const [tenant, ns] = namespace.split("/");
   const topics = await api("GET", `/admin/v2/persistent/${enc(tenant)}/${enc(ns)}`);
-  const rows = [];
-  for (const topic of topics) {
-    let stats = null;
-    try { stats = await api("GET", `/admin/v2/${topicPath(topic)}/stats`); } catch (_) { /* shown as unknown */ }
-    const subs = stats ? Object.values(stats.subscriptions || {}) : [];
-    const backlog = subs.reduce((sum, s) => sum + (s.msgBacklog || 0), 0);
-    const consumers = subs.reduce((sum, s) => sum + (s.consumers || []).length, 0);
-    rows.push(el("tr", { "data-topic": topic },
-      el("td", {}, el("a", { href: `#/topic/${topicPath(topic)}` }, topic.split("/").pop())),
-      el("td", { class: "num" }, stats ? subs.length : "?"),
-      el("td", { class: "num backlog" }, stats ? number(backlog) : "?"),
-      el("td", { class: "num" }, stats ? number(stats.msgRateIn, 2) : "?"),
-      el("td", { class: "num" }, stats ? number(stats.msgRateOut, 2) : "?"),
-      el("td", { class: "num" }, stats ? consumers : "?")));
-  }
+  const rows = topics.map((topic) => ({ topic, ...topicRow(topic) }));
   const name = el("input", { id: "new-topic", placeholder: "topic name", required: "" });
   const create = el("form", { class: "actions", onsubmit: async (event) => {
     event.preventDefault();
@@ -123,8 +143,10 @@ async function showNamespace(namespace) {
       el("tr", {}, el("th", {}, "Topic"), el("th", { class: "num" }, "Subscriptions"),
         el("th", { class: "num" }, "Backlog"), el("th", { class: "num" }, "In msg/s"),
         el("th", { class: "num" }, "Out msg/s"), el("th", { class: "num" }, "Consumers")),
-      rows.length ? rows : el("tr", {}, el("td", { colspan: 6, class: "muted" }, "no topics"))),
+      rows.length ? rows.map((r) => r.row)
+        : el("tr", {}, el("td", { colspan: 6, class: "muted" }, "no topics"))),
     create);
+  await fillRows(rows.slice());
 }
 
 // ---------------------------------------------------------------- topic view
