@@ -70,6 +70,7 @@ PRODUCER_EVENTS = (
 NAMESPACE_EVENTS = (
     "admin_set_namespace_deduplication",
     "admin_get_namespace_deduplication",
+    "admin_remove_namespace_deduplication",
     "admin_set_max_message_size",
     "admin_get_max_message_size",
 )
@@ -168,6 +169,19 @@ SCHEMA_EVENTS = (
     "admin_get_schema_validation_enforced",
     "admin_set_schema_validation_enforced",
 )
+RATE_KINDS = ("publish_rate", "dispatch_rate", "subscription_dispatch_rate", "subscribe_rate")
+
+
+def _quota_events(level: str) -> tuple[str, ...]:
+    """The backlog quota and rate samples of ``level`` ("namespace" or "topic")."""
+    quotas = ("get_{}_backlog_quotas", "set_{}_backlog_quota", "remove_{}_backlog_quota")
+    rates = (f"{verb}_{{}}_{kind}" for kind in RATE_KINDS for verb in ("get", "set", "remove"))
+    return tuple("admin_" + name.format(level) for name in (*quotas, *rates))
+
+
+NAMESPACE_QUOTA_EVENTS = _quota_events("namespace")
+TOPIC_QUOTA_EVENTS = _quota_events("topic")
+CONSOLE_EVENTS = ("console_page", "console_file", "console_history")
 SCENARIOS = (
     ADMIN_EVENTS,
     SHARED_EVENTS,
@@ -185,6 +199,9 @@ SCENARIOS = (
     TOPIC_VERB_EVENTS,
     TENANCY_EVENTS,
     SCHEMA_EVENTS,
+    NAMESPACE_QUOTA_EVENTS,
+    TOPIC_QUOTA_EVENTS,
+    CONSOLE_EVENTS,
 )
 
 
@@ -253,6 +270,31 @@ class Replay:
 
 def _sample_body(name: str) -> str:
     return load_event(name)["body"]
+
+
+def _call(url: str, method: str, body: object = None) -> int:
+    """Send ``body`` as JSON (none when None) through the local gateway; the status."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def _replay_rates(run: Replay, level: str) -> None:
+    """Each rate of ``level``: unset (204), set, read back as the sample's body, removed."""
+    for kind in RATE_KINDS:
+        get = f"admin_get_{level}_{kind}"
+        unset = run(get)
+        assert (unset.status, unset.text) == (204, ""), kind
+        assert run(f"admin_set_{level}_{kind}").status == 204, kind
+        rate = run(get)
+        sample = json.loads(_sample_body(f"admin_set_{level}_{kind}"))
+        assert (rate.status, rate.json) == (200, sample), kind
+        assert run(f"admin_remove_{level}_{kind}").status == 204, kind
+        assert run(get).status == 204, kind
 
 
 # ---------------------------------------------------------------------- static checks
@@ -578,6 +620,8 @@ def test_the_namespace_policy_events_set_and_read_deduplication_and_the_maximum_
     assert (on.status, on.json) == (200, True)
     not_a_flag = run("admin_set_namespace_deduplication", body='"yes"')
     assert (not_a_flag.status, not_a_flag.error()) == (400, "InvalidMessage")
+    assert run("admin_remove_namespace_deduplication").status == 204
+    assert run("admin_get_namespace_deduplication").json is False
 
     default = run("admin_get_max_message_size")
     assert (default.status, default.json) == (200, 5 * 1024 * 1024)
@@ -949,4 +993,84 @@ def test_the_schema_events_register_read_test_and_delete_a_schema_under_a_strate
     assert run("admin_get_schema_validation_enforced").json is False
     assert run("admin_set_schema_validation_enforced").status == 204
     assert run("admin_get_schema_validation_enforced").json is True
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_namespace_quota_events_set_read_and_remove_a_backlog_quota_and_each_rate(
+    local_stack,
+):
+    run = Replay(local_stack, NAMESPACE_QUOTA_EVENTS)
+    assert run("admin_get_namespace_backlog_quotas").json == {}
+    assert run("admin_set_namespace_backlog_quota").status == 204  # destination_storage
+    quota = json.loads(_sample_body("admin_set_namespace_backlog_quota"))
+    shown = run("admin_get_namespace_backlog_quotas")
+    assert (shown.status, shown.json) == (200, {"destination_storage": quota})
+    bad = run("admin_set_namespace_backlog_quota", body='{"limitSize": 1, "policy": "drop"}')
+    assert (bad.status, bad.error()) == (400, "InvalidMessage")
+    assert run("admin_remove_namespace_backlog_quota").status == 204
+    assert run("admin_get_namespace_backlog_quotas").json == {}
+
+    retention = {"retentionTimeInMinutes": -1, "retentionSizeInMB": 50}  # below the 100 MiB
+    namespace_url = f"{local_stack.url}/admin/v2/namespaces/public/{run.namespace}"
+    assert _call(f"{namespace_url}/retention", "POST", retention) == 204
+    beyond = run("admin_set_namespace_backlog_quota")
+    assert (beyond.status, beyond.error()) == (412, "PreconditionFailed")
+    assert run("admin_get_namespace_backlog_quotas").json == {}
+
+    not_a_rate = run("admin_set_namespace_publish_rate", body='{"publishThrottlingRateInMsg": "x"}')
+    assert (not_a_rate.status, not_a_rate.error()) == (400, "InvalidMessage")
+    _replay_rates(run, "namespace")
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_topic_quota_events_set_read_and_remove_a_backlog_quota_and_each_rate(local_stack):
+    run = Replay(local_stack, TOPIC_QUOTA_EVENTS, create_namespace=False)
+    unknown = run("admin_set_topic_backlog_quota")
+    assert (unknown.status, unknown.error()) == (404, "TopicNotFound")
+    topic_url = f"{local_stack.url}/admin/v2/persistent/public/default/{run.topic}"
+    assert _call(topic_url, "PUT") == 204
+
+    assert run("admin_get_topic_backlog_quotas").json == {}
+    assert run("admin_set_topic_backlog_quota").status == 204  # message_age
+    quota = json.loads(_sample_body("admin_set_topic_backlog_quota"))
+    shown = run("admin_get_topic_backlog_quotas")
+    assert (shown.status, shown.json) == (200, {"message_age": quota})
+    assert run("admin_remove_topic_backlog_quota").status == 204
+    assert run("admin_get_topic_backlog_quotas").json == {}
+
+    retention = {"retentionTimeInMinutes": 30, "retentionSizeInMB": -1}  # below the 3600 s
+    assert _call(f"{topic_url}/retention", "POST", retention) == 204
+    beyond = run("admin_set_topic_backlog_quota")
+    assert (beyond.status, beyond.error()) == (412, "PreconditionFailed")
+    assert run("admin_get_topic_backlog_quotas").json == {}
+
+    _replay_rates(run, "topic")
+    run.assert_ran_everything()
+
+
+@pytest.mark.emulator
+def test_the_console_events_serve_the_page_its_script_and_a_topics_history(local_stack):
+    run = Replay(local_stack, CONSOLE_EVENTS, create_namespace=False)
+    page = run("console_page")
+    assert (page.status, page.headers["content-type"]) == (200, "text/html; charset=utf-8")
+    assert "console.js" in page.text
+    script = run("console_file")
+    assert (script.status, script.headers["content-type"]) == (
+        200,
+        "text/javascript; charset=utf-8",
+    )
+    unknown = run("console_history")
+    assert (unknown.status, unknown.error()) == (404, "TopicNotFound")
+
+    produce = f"{local_stack.url}/v1/persistent/public/default/{run.topic}/messages"
+    message = {"messages": [{"payload": base64.b64encode(b"m").decode()}]}
+    assert _call(produce, "POST", message) == 200
+    subscription = f"{local_stack.url}/admin/v2/persistent/public/default/{run.topic}"
+    earliest = {"ledgerId": -1, "entryId": -1}
+    assert _call(f"{subscription}/subscription/demo", "PUT", earliest) == 204
+    history = run("console_history")
+    assert (history.status, history.json["topic"]) == (200, run.full_topic)
+    assert history.json["series"]["msgBacklog"][-1][1] == 1  # now's backlog of demo
     run.assert_ran_everything()
