@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 import requests
-from cryptography.hazmat.primitives import serialization
+from crypto_keys import key_reader
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 import magnetar as pulsar
@@ -17,21 +17,13 @@ pytestmark = pytest.mark.emulator
 SECRET = b"the vault code is 4-8-15-16-23-42"
 
 
-def _reader(directory, name, private) -> pulsar.CryptoKeyReader:
-    pub, key = directory / f"{name}.pub.pem", directory / f"{name}.pem"
-    pub.write_bytes(private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
-    key.write_bytes(private.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))  # fmt: skip
-    return pulsar.CryptoKeyReader(str(pub), str(key))
 
 
 def test_an_encrypted_topic_is_read_with_the_key_discarded_without_and_stored_as_ciphertext(
     client, local_stack, tmp_path
 ):
-    right = _reader(tmp_path, "rsa", rsa.generate_private_key(public_exponent=65537, key_size=2048))
-    wrong = _reader(tmp_path, "ec", ec.generate_private_key(ec.SECP256R1()))
+    right = key_reader(tmp_path, "rsa", rsa.generate_private_key(public_exponent=65537, key_size=2048))
+    wrong = key_reader(tmp_path, "ec", ec.generate_private_key(ec.SECP256R1()))
     topic = f"persistent://public/default/encrypted-{uuid.uuid4().hex[:8]}"
     reading = client.subscribe(topic, "right", crypto_key_reader=right)
     discarding = client.subscribe(topic, "wrong", crypto_key_reader=wrong,

@@ -9,7 +9,7 @@ import base64
 import urllib.request
 
 import pytest
-from cryptography.hazmat.primitives import serialization
+from crypto_keys import key_reader
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 import magnetar as pulsar
@@ -24,14 +24,6 @@ Action = pulsar.ConsumerCryptoFailureAction
 SECRET = b"attack at dawn"
 
 
-def _write(directory, name, private) -> pulsar.CryptoKeyReader:
-    pub, key = directory / f"{name}.pub.pem", directory / f"{name}.key.pem"
-    pub.write_bytes(private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
-    key.write_bytes(private.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))  # fmt: skip
-    return pulsar.CryptoKeyReader(str(pub), str(key))
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +31,9 @@ def keys(tmp_path_factory):
     """Key readers of one RSA (2048-bit, made once) and two EC key pairs."""
     d = tmp_path_factory.mktemp("keys")
     return {
-        "rsa": _write(d, "rsa", rsa.generate_private_key(public_exponent=65537, key_size=2048)),
-        "ec": _write(d, "ec", ec.generate_private_key(ec.SECP256R1())),
-        "other": _write(d, "other", ec.generate_private_key(ec.SECP256R1())),
+        "rsa": key_reader(d, "rsa", rsa.generate_private_key(public_exponent=65537, key_size=2048)),
+        "ec": key_reader(d, "ec", ec.generate_private_key(ec.SECP256R1())),
+        "other": key_reader(d, "other", ec.generate_private_key(ec.SECP256R1())),
     }
 
 
