@@ -74,7 +74,11 @@ check: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
 
+# On a fresh checkout no module is compiled yet: one collection first writes every bytecode
+# cache (pytest's rewritten test modules and plugins too), instead of each of the WORKERS
+# compiling all of it at once (measured on a fresh clone: 21 CPU-s a worker, 4.3 with caches).
 test: check
+	@test -d tests/unit/__pycache__ || $(BIN)/pytest -q --collect-only -p no:cacheprovider >/dev/null
 	$(PYTEST) -n $(WORKERS)
 
 test-fast: install
