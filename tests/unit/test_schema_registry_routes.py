@@ -9,21 +9,13 @@ import json
 
 import pytest
 from edge_http import assert_error, call
+from schema_samples import V1, V2_DEFAULT, V2_REQUIRED
 
 from magnetar_local.memory_service import MemoryService
 
 NS = "public/default"
 
 
-def avro(*fields: dict) -> dict:
-    definition = {"type": "record", "name": "User", "fields": [
-        {"name": "name", "type": "string"}, *fields]}  # fmt: skip
-    return {"type": "AVRO", "schema": json.dumps(definition), "properties": {}}
-
-
-V1 = avro()
-V2_REQUIRED = avro({"name": "age", "type": "int"})
-V2_DEFAULT = avro({"name": "age", "type": "int", "default": 0})
 
 
 @pytest.fixture(scope="module")
