@@ -82,13 +82,27 @@ class Throttling:
                 self._limiters[key] = held
             return held[1]
 
+    def _take(self, limiter: Limiter | None, messages: int, size_bytes: int) -> float:
+        """Spend ``messages`` and ``size_bytes`` from ``limiter`` when it allows them now and
+        return 0; else spend nothing and return the ms to wait (no limiter: 0)."""
+        if limiter is None:
+            return 0.0
+        with self._lock:
+            now = self._rt.monotonic_ms()
+            wait_ms = limiter.wait_ms(now)
+            if wait_ms <= 0:
+                limiter.take(messages, size_bytes, now)
+            return wait_ms
+
+    def _share(self, limit: int) -> int:
+        """This container's share of a limit (at least 1); -1 (no limit) for ``limit`` <= 0."""
+        return max(1, limit // self._containers) if limit > 0 else -1
+
     def _dispatch_limiter(self, key: tuple, rate: DispatchRate | None) -> Limiter | None:
         if rate is None:
             return None
-        c = self._containers
         return self._limiter(key, rate, lambda now: Limiter.of(
-            rate.msgs_per_period // c or 1 if rate.msgs_per_period > 0 else -1,
-            rate.bytes_per_period // c or 1 if rate.bytes_per_period > 0 else -1,
+            self._share(rate.msgs_per_period), self._share(rate.bytes_per_period),
             rate.period_s * 1000, now))  # fmt: skip
 
     # ------------------------------------------------------------ produce
@@ -103,18 +117,11 @@ class Throttling:
         rate = applied.publish_rate
         if rate is None:
             return
-        c = self._containers
         limiter = self._limiter(("pub", ref.key), rate, lambda now: Limiter.of(
-            rate.msgs_per_s // c or 1 if rate.msgs_per_s > 0 else -1,
-            rate.bytes_per_s // c or 1 if rate.bytes_per_s > 0 else -1, 1000, now))  # fmt: skip
-        if limiter is None:
+            self._share(rate.msgs_per_s), self._share(rate.bytes_per_s), 1000, now))
+        wait_ms = self._take(limiter, messages, size_bytes)
+        if wait_ms <= 0:
             return
-        with self._lock:
-            now = self._rt.monotonic_ms()
-            wait_ms = limiter.wait_ms(now)
-            if wait_ms <= 0:
-                limiter.take(messages, size_bytes, now)
-                return
         raise Throttled(
             f"{ref.topic} is above its publish rate ({rate.msgs_per_s} msg/s, "
             f"{rate.bytes_per_s} bytes/s); retry after {wait_ms:.0f} ms",
@@ -208,13 +215,9 @@ class Throttling:
         key = ("sub", str(topic), subscription, consumer)
         limiter = self._limiter(key, rate, lambda now: Limiter.of(
             rate.per_consumer, -1, rate.period_s * 1000, now))  # fmt: skip
-        assert limiter is not None
-        with self._lock:
-            now = self._rt.monotonic_ms()
-            wait_ms = limiter.wait_ms(now)
-            if wait_ms <= 0:
-                limiter.take(1, 0, now)
-                return
+        wait_ms = self._take(limiter, 1, 0)
+        if wait_ms <= 0:
+            return
         raise Throttled(
             f"Consumer {consumer} subscribes to {topic} above the subscribe rate "
             f"({rate.per_consumer} per {rate.period_s} s); retry after {wait_ms:.0f} ms",
@@ -227,26 +230,28 @@ class Throttling:
         """How many of ``wanted`` messages a receive may take now under the topic's
         dispatchRate and the subscriptionDispatchRate, and the ms until more may go (0: no
         wait)."""
-        applied = self._quotas.applied(topic)
         allowed, wait_ms = wanted, 0.0
-        for key, rate in ((("dt", str(topic)), applied.dispatch_rate),
-                          (("ds", str(topic), subscription), applied.subscription_dispatch_rate)):  # fmt: skip
-            limiter = self._dispatch_limiter(key, rate)
-            if limiter is not None:
-                with self._lock:
-                    now = self._rt.monotonic_ms()
-                    allowed = min(allowed, limiter.allowance(wanted, now))
-                    wait_ms = max(wait_ms, limiter.wait_ms(now))
+        for limiter in self._dispatch_limiters(topic, subscription):
+            with self._lock:
+                now = self._rt.monotonic_ms()
+                allowed = min(allowed, limiter.allowance(wanted, now))
+                wait_ms = max(wait_ms, limiter.wait_ms(now))
         return allowed, wait_ms
 
     def dispatched(
         self, topic: TopicName, subscription: str, messages: int, size_bytes: int
     ) -> None:
         """Spend what a receive dispatched from the dispatch limiters."""
+        for limiter in self._dispatch_limiters(topic, subscription):
+            with self._lock:
+                limiter.take(messages, size_bytes, self._rt.monotonic_ms())
+
+    def _dispatch_limiters(self, topic: TopicName, subscription: str) -> list[Limiter]:
+        """The limiters of the topic's dispatchRate and of the subscription's
+        subscriptionDispatchRate, those that apply."""
         applied = self._quotas.applied(topic)
-        for key, rate in ((("dt", str(topic)), applied.dispatch_rate),
-                          (("ds", str(topic), subscription), applied.subscription_dispatch_rate)):  # fmt: skip
-            limiter = self._dispatch_limiter(key, rate)
-            if limiter is not None:
-                with self._lock:
-                    limiter.take(messages, size_bytes, self._rt.monotonic_ms())
+        limiters = (
+            self._dispatch_limiter(("dt", str(topic)), applied.dispatch_rate),
+            self._dispatch_limiter(("ds", str(topic), subscription), applied.subscription_dispatch_rate),
+        )  # fmt: skip
+        return [limiter for limiter in limiters if limiter is not None]
