@@ -10,6 +10,7 @@ are (produce or consume on the topic).
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -44,7 +45,8 @@ def page_response(path: str) -> dict[str, Any]:
     ``/console/console.js``...): the file, or a 404 NotFound in the error shape."""
     rest = path[len(PAGE_PREFIX) :].lstrip("/") if path.startswith(PAGE_PREFIX) else None
     if rest is None or rest not in FILES:
-        body = '{"error":"NotFound","message":"No console file at ' + path[:200].replace('"', "'") + '"}'  # fmt: skip
+        message = f"No console file at {path[:200]}"
+        body = json.dumps({"error": "NotFound", "message": message})  # http.error_response's shape
         return {"statusCode": 404, "headers": {"Content-Type": "application/json"}, "body": body}
     name, content_type = FILES[rest]
     text = resources.files("magnetar_core.api.console_page").joinpath(name).read_text("utf-8")
