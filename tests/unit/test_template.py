@@ -83,12 +83,16 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         "FunctionRunnerFunction",
         "TriggerFanoutFunction",
         "ConsoleFunction",
+        "DataPlaneFunction",  # FrontDoor: FunctionUrl only
     }
-    for resource in functions.values():
+    assert functions["DataPlaneFunction"]["Condition"] == "UseFunctionUrl"
+    for lid, resource in functions.items():
         properties = resource["Properties"]
         assert properties["Runtime"] == "python3.12"
         assert properties["Architectures"] == ["arm64"]
-        assert properties["Handler"] == "app.lambda_handler"
+        # the data plane's code is functions/: it loads the handler apps beside its own
+        handler = "dataplane.app.lambda_handler" if lid == "DataPlaneFunction" else "app.lambda_handler"  # fmt: skip
+        assert properties["Handler"] == handler
         assert len(properties["Layers"]) == 1
         assert {"TOPICS_TABLE", "LOG_TABLE", "CURSORS_TABLE", "ENTRIES_BUCKET"} <= set(
             properties["Environment"]["Variables"]
@@ -170,7 +174,9 @@ def test_only_the_admin_function_and_the_maintenance_jobs_may_delete_entries(tra
         for lid, r in transformed["Resources"].items()
         if r["Type"] == "AWS::IAM::Role" and "s3:DeleteObject" in _allowed_actions(transformed, lid)
     }
-    assert deleters == {"AdminFunctionRole", "GlueJobRole"}
+    # and the function-URL front door, which serves the admin routes (FrontDoor: FunctionUrl)
+    assert deleters == {"AdminFunctionRole", "GlueJobRole", "DataPlaneFunctionRole"}
+    assert transformed["Resources"]["DataPlaneFunctionRole"]["Condition"] == "UseFunctionUrl"
 
 
 def test_every_route_of_the_api_runs_the_token_authorizer_first(transformed):
@@ -208,7 +214,16 @@ def test_only_the_authorizer_may_read_the_token_key_and_only_that_parameter(tran
         if r["Type"] == "AWS::IAM::Role"
         and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
     }
-    assert readers == {"AuthorizerFunctionRole"}
+    # the function-URL front door runs the authorizer's check itself (FrontDoor: FunctionUrl)
+    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole"}
+    conditional = [
+        p for p in transformed["Resources"]["DataPlaneFunctionRole"]["Properties"]["Policies"]
+        if "ssm:GetParameter" in str(p)
+    ]  # fmt: skip
+    assert [p["Fn::If"][0] for p in conditional] == ["FunctionUrlWithAuthentication"]
+    assert str(conditional[0]["Fn::If"][1]["PolicyDocument"]) == str(
+        _policies(transformed, "AuthorizerFunctionRole")[0]["PolicyDocument"]
+    )
     statements = _policies(transformed, "AuthorizerFunctionRole")[0]["PolicyDocument"]["Statement"]
     resources = {s["Action"]: s["Resource"]["Fn::Sub"] for s in statements}
     assert resources["ssm:GetParameter"].endswith(":parameter${TokenKeyParameter}")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from magnetar_core.api.front_door import DATA_PLANE_TARGETS
 from magnetar_core.api.metrics import emitting
 from magnetar_local.authorizer import LocalAuthorizer
 from magnetar_local.events import (
@@ -86,6 +87,12 @@ class Gateway:
         None: not served)."""
         self.metrics = MetricsRegistry()
         """The handlers' metrics, served at ``GET /metrics`` (``magnetar_local.metrics``)."""
+        self.function_url: str | None = None
+        """The function-URL front door (``magnetar local --front-door function-url``): the
+        logical id of the function (``DataPlaneFunction``) that receives, as function-URL
+        events (``$default``, no path parameters, no authorizer), every request whose route
+        belongs to a handler app it serves (``front_door.DATA_PLANE_TARGETS``); None: each
+        route's own function, as behind the HTTP API."""
         self.observers: list[Callable[[RouteMatch, int], None]] = []
         """Called after each routed request with its match and answer's status (the
         local trigger driver watches commits through it); must not raise nor block."""
@@ -207,10 +214,11 @@ class Gateway:
                     "message": f"no route for {request.method} {request.raw_path}",
                 },
             )
-        spec = self.loader.functions[match.route.function]
-        event = build_event(request, match, account_id=self.account_id)
+        invoked = self._front_door(match)
+        spec = self.loader.functions[invoked.route.function]
+        event = build_event(request, invoked, account_id=self.account_id)
         request_id = event["requestContext"]["requestId"]
-        authorizer = self.authorizer
+        authorizer = self.authorizer if invoked is match else None  # a URL has no authorizer
         refused = None
         if authorizer is not None and match.route.authorized:  # not Auth: Authorizer: NONE
             refused = authorizer.admit(event, self.region, self.account_id)
@@ -221,7 +229,7 @@ class Gateway:
             spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id
         )
         try:
-            with self.loader.lease(match.route.function) as handler:
+            with self.loader.lease(invoked.route.function) as handler:
                 result = handler(event, context)
             response = to_http_response(result)
         except InvocationAbandoned:
@@ -249,6 +257,17 @@ class Gateway:
             except Exception:  # an observer's bug never fails the request
                 log.exception("request %s: an observer failed", request_id)
         return response
+
+
+    def _front_door(self, match: RouteMatch) -> RouteMatch:
+        """What the request invokes: ``match`` itself, or the function URL's ``$default``
+        (see ``function_url``) when the route's handler app is one it serves."""
+        if self.function_url is None:
+            return match
+        code_dir = self.loader.functions[match.route.function].code_dir
+        if code_dir.name not in DATA_PLANE_TARGETS:
+            return match
+        return RouteMatch(RouteSpec("ANY", "$default", self.function_url), {})
 
 
 def _internal_error(request_id: str) -> HttpResponse:

@@ -73,6 +73,13 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         f"(default {DEFAULT_SUPERUSER})",
     )
     parser.add_argument(
+        "--front-door",
+        choices=["http-api", "function-url"],
+        default="http-api",
+        help="function-url: serve the API as template.yaml's FrontDoor=FunctionUrl does (one "
+        "data-plane function gets function-URL events and checks tokens itself)",
+    )
+    parser.add_argument(
         "--function",
         action="append",
         default=[],
@@ -157,7 +164,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
-    stack = LocalStack(auth=auth, functions=functions)
+    stack = LocalStack(auth=auth, functions=functions, front_door=args.front_door)
     try:
         try:
             stack.start(gateway_port=args.port, host=args.host)

@@ -6,6 +6,9 @@ stack's settings plus authentication (a fresh HS256 secret key, superuser ``admi
 read on every request) and injected (``api.http.injected_engine``), so it shares the
 stack's tables and bucket but not its ``os.environ``: starting one costs a gateway, not a
 second emulator. Maintenance jobs it would launch are recorded, not run (``launched``).
+With ``front_door="function-url"`` it serves the API as the function URL does
+(``Gateway.function_url``): ``DataPlaneFunction`` gets function-URL events and checks tokens
+itself with the authorizer of the same settings (``api.authorizer.injected_authorizer``).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from magnetar_core.engine import Engine, aws_stores
+from magnetar_core.api.authorizer import RequestAuthorizer, injected_authorizer
+from magnetar_core.engine import Engine, authenticator_from_settings, aws_stores
 from magnetar_core.ports import Stores
 from magnetar_core.settings import Settings
 from magnetar_local.gateway import Gateway
 from magnetar_local.memory_gateway import EngineLoader
-from magnetar_local.stack import LocalStack
+from magnetar_local.stack import LocalStack, front_door_function
+from magnetar_local.template import FunctionSpec
 from magnetar_wire import token_keys, tokens
 
 SUPERUSER = "admin"
@@ -44,7 +49,11 @@ class SecuredGateway:
     arrange and read state directly."""
 
     def __init__(
-        self, stack: LocalStack, clients: tuple[Any, Any, Any], superuser: str = SUPERUSER
+        self,
+        stack: LocalStack,
+        clients: tuple[Any, Any, Any],
+        superuser: str = SUPERUSER,
+        front_door: str = "http-api",
     ) -> None:
         self.secret_key = token_keys.new_secret_key()
         self.superuser = superuser
@@ -66,7 +75,11 @@ class SecuredGateway:
             region=stack.region,
             account_id=stack.template.account_id,
         )
-        self.gateway.loader = EngineLoader(stack.template.functions, self.new_engine)
+        self.authorizer = RequestAuthorizer(authenticator_from_settings(self.settings), True)
+        self.gateway.loader = _AuthorizerLoader(
+            stack.template.functions, self.new_engine, self.authorizer
+        )
+        self.gateway.function_url = front_door_function(front_door)
         self.engine = self.new_engine()
         self.stores: Stores = aws_stores(self.settings, clients[0], clients[1])
 
@@ -93,3 +106,15 @@ class SecuredGateway:
     def headers(self, role: str) -> dict[str, str]:
         """The ``Authorization`` header of ``role``'s token."""
         return {"Authorization": f"Bearer {self.token(role)}"}
+
+
+class _AuthorizerLoader(EngineLoader):
+    """An ``EngineLoader`` whose containers also get ``authorizer`` (the data plane's)."""
+
+    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Any, authorizer: RequestAuthorizer) -> None:  # fmt: skip
+        super().__init__(functions, new_engine)
+        self._authorizer = authorizer
+
+    def _load(self, spec: FunctionSpec, serial: int = 0) -> Any:  # type: ignore[override]
+        with injected_authorizer(self._authorizer):
+            return super()._load(spec, serial)

@@ -32,6 +32,15 @@ LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
 standalone, and no SSM key parameter (``magnetar local --auth`` uses a key file)."""
 
 
+FRONT_DOORS = {"http-api": "HttpApi", "function-url": "FunctionUrl"}
+"""``front_door`` values and the template's ``FrontDoor`` parameter value of each."""
+
+
+def front_door_function(front_door: str) -> str | None:
+    """The function the gateway sends function-URL events to (None: the HTTP API's routes)."""
+    return "DataPlaneFunction" if front_door == "function-url" else None
+
+
 class StackError(RuntimeError):
     """The local stack did not become ready."""
 
@@ -49,7 +58,11 @@ class LocalStack:
     ``auth.token``; without it authentication is off, whatever template.yaml's defaults say.
     Triggers run in-process (``triggers``, a ``TriggerDriver`` woken by commits); Lambda
     targets are the handlers registered in ``functions`` (``magnetar local --function``);
-    Pulsar Functions (``magnetar functions create``) run in-process too.
+    Pulsar Functions (``magnetar functions create``) run in-process too. ``front_door``
+    ``"function-url"`` serves the API's handler apps as the function URL does on AWS
+    (``Gateway.function_url``: function-URL events to ``DataPlaneFunction``, the token check
+    inside it); ``"http-api"`` (default) as API Gateway's routes. Raises ValueError for
+    another value.
     """
 
     def __init__(
@@ -60,14 +73,19 @@ class LocalStack:
         auth: LocalAuth | None = None,
         parameters: dict[str, str] | None = None,
         functions: LocalFunctions | None = None,
+        front_door: str = "http-api",
     ) -> None:
+        if front_door not in FRONT_DOORS:
+            raise ValueError(f"front_door must be one of {', '.join(FRONT_DOORS)}, not {front_door!r}")  # fmt: skip
+        self.front_door = front_door
         self.functions = functions if functions is not None else LocalFunctions()
         self.triggers: TriggerDriver | None = None
         self.template = LocalTemplate(
             template_path,
             stack_name=stack_name,
             region=region,
-            parameters={**LOCAL_PARAMETERS, **(parameters or {})},
+            parameters={**LOCAL_PARAMETERS, "FrontDoor": FRONT_DOORS[front_door],
+                        **(parameters or {})},  # fmt: skip
         )
         self.region = region
         self.auth = auth
@@ -107,6 +125,8 @@ class LocalStack:
                 region=self.region,
                 account_id=self.template.account_id,
             )
+            if front_door_function(self.front_door) is not None:
+                self.gateway.function_url = front_door_function(self.front_door)
             self.gateway.lambda_api = LambdaInvokeApi(
                 self.gateway.loader,
                 invocable_functions(self.template),

@@ -20,7 +20,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from magnetar_core.domain.errors import StorageFault
@@ -73,6 +75,11 @@ class RequestAuthorizer:
         self._enabled = enabled
         self._clock_s = clock_s
 
+    @property
+    def enabled(self) -> bool:
+        """False: every request is admitted without a role (authentication off)."""
+        return self._enabled
+
     def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """The simple response to one authorizer event: denied for any token that proves no
         role (the reason logged). Raises InvalidKey (the key cannot be read) or StorageFault
@@ -92,6 +99,9 @@ class RequestAuthorizer:
         return allowed(role.name)
 
 
+_injected: ContextVar[RequestAuthorizer | None] = ContextVar("magnetar_injected_authorizer", default=None)  # fmt: skip
+
+
 def authorizer_from_env(env: Mapping[str, str], ssm: Any = None) -> RequestAuthorizer:
     """An authorizer from environment variables (template.yaml's names), reading the key
     parameter through ``ssm`` (an SSM client; None: one made here): no AWS request until the
@@ -109,18 +119,37 @@ class ContainerAuthorizer:
 
     def __init__(self, env: Mapping[str, str] = os.environ) -> None:
         self._env = env
-        self._built: RequestAuthorizer | None = None
+        self._built: RequestAuthorizer | None = _injected.get()
         self._lock = threading.Lock()
 
-    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    def _authorizer(self) -> RequestAuthorizer:
         with self._lock:
             if self._built is None:
                 self._built = authorizer_from_env(self._env)
-            built = self._built
-        return built(event)
+            return self._built
+
+    @property
+    def enabled(self) -> bool:
+        """Whether tokens are checked (``AUTHENTICATION_ENABLED``); builds the authorizer."""
+        return self._authorizer().enabled
+
+    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        return self._authorizer()(event)
 
 
 def container_authorizer() -> ContainerAuthorizer:
     """The authorizer of a handler module: ``authorize = container_authorizer()`` at module
-    level, ``authorize(event)`` per invocation."""
+    level, ``authorize(event)`` per invocation. A module loaded inside
+    ``injected_authorizer`` gets that authorizer instead (captured at load)."""
     return ContainerAuthorizer()
+
+
+@contextmanager
+def injected_authorizer(authorizer: RequestAuthorizer) -> Iterator[RequestAuthorizer]:
+    """Within the block (this thread / context only), ``container_authorizer`` answers with
+    ``authorizer`` instead of one built from the environment (as ``http.injected_engine``)."""
+    token = _injected.set(authorizer)
+    try:
+        yield authorizer
+    finally:
+        _injected.reset(token)

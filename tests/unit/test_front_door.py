@@ -1,0 +1,167 @@
+"""The function-URL front door (``api.front_door``): ``$default`` events are routed as API
+Gateway routes them, and the authorizer's check runs inside, with API Gateway's answers and
+its per-header cache; the data plane serves exactly the template's routes of its apps."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from magnetar_core.api import front_door
+from magnetar_core.api.front_door import FrontRoute, FunctionUrlFrontDoor
+from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+
+ROUTES = [
+    FrontRoute("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages", "produce"),
+    FrontRoute("GET", "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", "admin"),
+    FrontRoute("GET", "/admin/v2/clusters", "tenants"),
+]
+
+
+class FakeAuthorizer:
+    """Admits ``Bearer good`` as role ``app``; ``Bearer boom`` raises (key unreadable)."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.events: list[dict[str, Any]] = []
+
+    def __call__(self, event):
+        self.events.append(event)
+        header = event["identitySource"][0]
+        if header == "Bearer boom":
+            raise RuntimeError("the key parameter cannot be read")
+        return {"isAuthorized": True, "context": {"role": "app"}} if header == "Bearer good" else {"isAuthorized": False}  # fmt: skip
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now_s = 1000.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+def url_event(method: str, path: str, authorization: str | None = None, **extra) -> dict:
+    """A function URL's event: payload 2.0, ``$default``, no path parameters."""
+    headers = {"host": "abc.lambda-url.us-east-1.on.aws"}
+    if authorization is not None:
+        headers["authorization"] = authorization
+    return {"version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": "",
+            "headers": headers, "isBase64Encoded": False,
+            "requestContext": {"http": {"method": method, "path": path}, "routeKey": "$default",
+                               "requestId": "r1", **extra}}  # fmt: skip
+
+
+def door(authorizer=None, cache_s=300, clock=None):
+    seen: list[tuple[str, dict]] = []
+    handlers = {
+        target: (lambda event, _ctx, t=target: seen.append((t, event)) or {"statusCode": 200})
+        for target in ("produce", "admin", "tenants")
+    }
+    built = FunctionUrlFrontDoor(
+        ROUTES, handlers, authorizer or FakeAuthorizer(), cache_s, clock or Clock()
+    )
+    return built, seen
+
+
+def _answer(result: dict) -> tuple[int, dict]:
+    return result["statusCode"], json.loads(result["body"])
+
+
+def test_a_url_event_reaches_its_routes_app_with_the_route_key_and_decoded_path_parameters():
+    served, seen = door()
+    path = "/v1/persistent/acme/orders/a%3Ab/messages"
+    assert served(url_event("POST", path, "Bearer good"), None) == {"statusCode": 200}
+    (target, event), = seen  # fmt: skip
+    assert target == "produce"
+    key = "POST /v1/{domain}/{tenant}/{namespace}/{topic}/messages"
+    assert event["routeKey"] == event["requestContext"]["routeKey"] == key
+    assert event["pathParameters"] == {"domain": "persistent", "tenant": "acme",
+                                       "namespace": "orders", "topic": "a:b"}  # fmt: skip
+    assert event["requestContext"]["authorizer"] == {"lambda": {"role": "app"}}
+
+
+def test_a_request_no_route_matches_is_a_404_in_the_error_shape_and_runs_nothing():
+    served, seen = door()
+    status, body = _answer(served(url_event("DELETE", "/admin/v2/clusters", "Bearer good"), None))
+    assert (status, body["error"]) == (404, "NotFound")
+    assert "DELETE /admin/v2/clusters" in body["message"] and seen == []
+
+
+def test_no_authorization_header_is_api_gateways_401_and_the_authorizer_is_not_asked():
+    authorizer = FakeAuthorizer()
+    served, seen = door(authorizer)
+    result = served(url_event("GET", "/admin/v2/clusters"), None)
+    assert _answer(result) == (401, {"message": "Unauthorized"})
+    assert seen == [] and authorizer.events == []
+
+
+def test_a_token_the_authorizer_denies_is_api_gateways_403_and_runs_nothing():
+    served, seen = door()
+    result = served(url_event("GET", "/admin/v2/clusters", "Bearer forged"), None)
+    assert _answer(result) == (403, {"message": "Forbidden"}) and seen == []
+
+
+def test_an_authorizer_context_in_the_incoming_event_is_never_trusted():
+    served, seen = door()
+    spoofed = url_event("GET", "/admin/v2/clusters", authorizer={"lambda": {"role": "admin"}})
+    assert _answer(served(spoofed, None))[0] == 401
+    spoofed = url_event("GET", "/admin/v2/clusters", "Bearer good",
+                        authorizer={"iam": {"userArn": "arn:aws:iam::1:root"}})  # fmt: skip
+    served(spoofed, None)
+    assert seen[0][1]["requestContext"]["authorizer"] == {"lambda": {"role": "app"}}
+
+
+def test_answers_are_cached_per_header_for_the_ttl_and_failures_are_a_500_never_cached():
+    authorizer, clock = FakeAuthorizer(), Clock()
+    served, seen = door(authorizer, cache_s=300, clock=clock)
+    for _ in range(3):
+        served(url_event("GET", "/admin/v2/clusters", "Bearer good"), None)
+    assert len(authorizer.events) == 1 and len(seen) == 3
+    clock.now_s += 300
+    served(url_event("GET", "/admin/v2/clusters", "Bearer good"), None)
+    assert len(authorizer.events) == 2
+    for _ in range(2):
+        result = served(url_event("GET", "/admin/v2/clusters", "Bearer boom"), None)
+        assert _answer(result) == (500, {"message": "Internal Server Error"})
+    assert len(authorizer.events) == 4  # each failure asked again
+    assert authorizer.events[0]["type"] == "REQUEST"
+    assert authorizer.events[0]["routeKey"] == "GET /admin/v2/clusters"
+
+
+def test_with_authentication_off_every_request_runs_without_a_role_or_a_header():
+    authorizer = FakeAuthorizer(enabled=False)
+    served, seen = door(authorizer)
+    served(url_event("GET", "/admin/v2/clusters", authorizer={"lambda": {"role": "admin"}}), None)
+    assert authorizer.events == [] and "authorizer" not in seen[0][1]["requestContext"]
+
+
+@pytest.fixture(scope="module")
+def data_plane_routes() -> list[FrontRoute]:
+    authorizer = FakeAuthorizer(enabled=False)
+    functions = DEFAULT_TEMPLATE.parent / "functions"
+    return front_door.data_plane(functions, os.environ, authorizer).table.routes
+
+
+def test_the_data_plane_serves_exactly_the_template_routes_of_its_apps(data_plane_routes):
+    template = LocalTemplate()
+    expected = {
+        (route.method, route.path, template.functions[route.function].code_dir.name)
+        for route in template.routes
+        if template.functions[route.function].code_dir.name in front_door.DATA_PLANE_TARGETS
+    }
+    assert {(r.method, r.path, r.target) for r in data_plane_routes} == expected
+    assert len(expected) == 140
+    unauthorized = [r for r in template.routes if not r.authorized]
+    assert all(template.functions[r.function].code_dir.name == "console" for r in unauthorized)
+
+
+def test_the_data_plane_function_is_the_template_function_for_functions_dataplane():
+    spec = LocalTemplate().functions["DataPlaneFunction"]
+    assert spec.code_dir == Path(DEFAULT_TEMPLATE.parent / "functions").resolve()
+    assert spec.handler == "dataplane.app.lambda_handler"
+    assert spec.environment["AUTHORIZER_CACHE_SECONDS"] == "300"

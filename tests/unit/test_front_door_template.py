@@ -1,0 +1,61 @@
+"""template.yaml with ``FrontDoor: FunctionUrl``: cfn-lint passes (the whole template is
+linted with the default ``HttpApi`` in test_template.py), and SAM makes the function URL,
+its public-invoke permission and the ``DataPlaneUrl`` output, all only under that value."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import yaml
+from samtranslator.yaml_helper import yaml_parse
+from test_template import _errors, _sam_transform
+
+from magnetar_local.template import DEFAULT_TEMPLATE
+
+FRONT_DOOR = ("DataPlaneFunction", "DataPlaneUrl", "DataPlaneUrlPermission")
+
+
+def _front_door_template(front_door: str) -> dict:
+    """The template's front-door resources, with every resource they refer to (transitively)
+    and ``FrontDoor`` defaulting to ``front_door``: linting it costs a fraction of the whole."""
+    document = yaml_parse(DEFAULT_TEMPLATE.read_text())
+    resources = document["Resources"]
+    wanted, queue = set(), [*FRONT_DOOR, "CoreLayer"]  # CoreLayer: the Globals' layer
+    while queue:
+        logical_id = queue.pop()
+        if logical_id in wanted:
+            continue
+        wanted.add(logical_id)
+        text = json.dumps(resources[logical_id])
+        queue += [name for name in resources if re.search(rf"\b{name}\b", text)]
+    document["Resources"] = {k: v for k, v in resources.items() if k in wanted}
+    document["Outputs"] = {"DataPlaneUrl": document["Outputs"]["DataPlaneUrl"]}
+    document["Parameters"]["FrontDoor"]["Default"] = front_door
+    return document
+
+
+def test_cfn_lint_passes_the_front_door_with_function_url_and_catches_a_broken_url():
+    from cfnlint.api import lint
+
+    document = _front_door_template("FunctionUrl")
+    assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) == []
+    document["Resources"]["DataPlaneUrl"]["Properties"]["AuthType"] = "OPEN"
+    assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) != []
+
+
+def test_sam_makes_a_public_function_url_to_the_data_plane_only_under_function_url():
+    transformed = _sam_transform(_front_door_template("FunctionUrl"))
+    resources, conditions = transformed["Resources"], transformed["Conditions"]
+    url = resources["DataPlaneUrl"]
+    assert url["Type"] == "AWS::Lambda::Url" and url["Condition"] == "UseFunctionUrl"
+    assert url["Properties"]["AuthType"] == "NONE"  # tokens are checked inside the function
+    assert url["Properties"]["TargetFunctionArn"] == {"Fn::GetAtt": ["DataPlaneFunction", "Arn"]}
+    permission = resources["DataPlaneUrlPermission"]["Properties"]
+    assert permission["Action"] == "lambda:InvokeFunctionUrl"
+    assert permission["FunctionUrlAuthType"] == "NONE"
+    assert conditions["UseFunctionUrl"] == {"Fn::Equals": [{"Ref": "FrontDoor"}, "FunctionUrl"]}
+    assert transformed["Outputs"]["DataPlaneUrl"]["Condition"] == "UseFunctionUrl"
+    assert transformed["Parameters"]["FrontDoor"]["AllowedValues"] == ["HttpApi", "FunctionUrl"]
+    whole = yaml_parse(DEFAULT_TEMPLATE.read_text())
+    assert whole["Parameters"]["FrontDoor"]["Default"] == "HttpApi"
