@@ -2,13 +2,11 @@
 each ``$default`` event to the handler app API Gateway would have called, after the token
 check API Gateway's authorizer would have made (``magnetar_core.api.front_door``)."""
 
-import os
-from pathlib import Path
-
 from magnetar_core.api import front_door
 from magnetar_core.api.authorizer import container_authorizer
 
-serve = front_door.data_plane(Path(__file__).resolve().parents[1], os.environ, container_authorizer())
+authorize = container_authorizer()
+serve = front_door.data_plane(front_door.functions_dir_of(__file__), authorize)
 
 
 def lambda_handler(event: dict, context: object) -> object:

@@ -5,7 +5,6 @@ its per-header cache; the data plane serves exactly the template's routes of its
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +143,7 @@ def test_with_authentication_off_every_request_runs_without_a_role_or_a_header()
 def data_plane_routes() -> list[FrontRoute]:
     authorizer = FakeAuthorizer(enabled=False)
     functions = DEFAULT_TEMPLATE.parent / "functions"
-    return front_door.data_plane(functions, os.environ, authorizer).table.routes
+    return front_door.data_plane(functions, authorizer).table.routes
 
 
 def test_the_data_plane_serves_exactly_the_template_routes_of_its_apps(data_plane_routes):

@@ -27,6 +27,7 @@ import importlib.util
 import itertools
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -230,10 +231,16 @@ DATA_PLANE_TARGETS = ("produce", "producers", "consumers", "receive", "ack", "na
 surface (data plane, lookups, failover probe) and the admin CLI's; not the console."""
 
 
+def functions_dir_of(handler_file: str) -> Path:
+    """The directory holding the handler apps, from the data plane's own ``app.py`` path
+    (``functions/dataplane/app.py`` -> ``functions/``)."""
+    return Path(handler_file).resolve().parents[1]
+
+
 def data_plane(
     functions_dir: Path,
-    env: Mapping[str, str],
     authorize: Authorize,
+    env: Mapping[str, str] = os.environ,
     targets: Iterable[str] = DATA_PLANE_TARGETS,
 ) -> FunctionUrlFrontDoor:
     """A container's front door over the handler apps ``functions_dir/<target>/app.py``,
