@@ -23,6 +23,7 @@ from magnetar_bench import cli, costs, delayed, messages
         (["expire", "--entries", "5"], "magnetar_bench.expiry"),
         (["authorizer", "--requests", "5"], "magnetar_bench.authorizer"),
         (["triggers", "-n", "5"], "magnetar_bench.triggers"),
+        (["cost", "--workloads", "unbatched"], "magnetar_bench.cost"),
     ],
 )
 def test_magnetar_perf_hands_each_path_to_its_harness(argv, module, monkeypatch):

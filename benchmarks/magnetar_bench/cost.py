@@ -1,0 +1,252 @@
+"""``magnetar perf cost``: dollars per million messages per AWS service, for each front door,
+with what SQS would charge for the same messages beside it.
+
+Each workload runs on the embedded stack (the service in this process, so every AWS request
+of the handlers is seen) once per front door (``magnetar local --front-door``): one producer
+and one Shared consumer whose listener acknowledges every message (the SDK groups acks),
+running together. Counted: HTTP requests (API Gateway requests, or function-URL invocations:
+each one Lambda request either way), handler time (Lambda duration, arm64 at 256 MB), S3
+requests, DynamoDB **request units from item sizes** (``capacity``: WRU per started KB
+written, RRU per started 4 KB read, halved for eventually consistent reads) and Step Functions
+state transitions (timers), priced with shared/PRICES.md. Workloads (``--workloads``):
+
+* ``unbatched``: 100 B messages, one per request (batching off);
+* ``batched``: 1 KB messages in batches of up to 100 (10 ms publish delay);
+* ``delayed``: 100 B unbatched messages delivered 2 s after they are sent;
+* ``idle`` (``--idle-seconds`` > 0): one consumer with nothing to receive, $ per month.
+
+Not a test: a measurement whose output goes to docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+
+from magnetar_bench.capacity import CapacityMeter
+from magnetar_bench.costs import (
+    API_GATEWAY_PER_REQUEST,
+    LAMBDA_ARM_PER_GB_S,
+    LAMBDA_MEMORY_GB,
+    LAMBDA_PER_REQUEST,
+)
+from magnetar_bench.delayed import SFN_PER_TRANSITION, _timer_usage
+from magnetar_bench.meter import CallMeter
+
+WRU_USD = 0.625 / 1e6
+RRU_USD = 0.125 / 1e6
+S3_USD = {"PutObject": 0.005 / 1000, "CopyObject": 0.005 / 1000, "ListObjectsV2": 0.005 / 1000,
+          "GetObject": 0.0004 / 1000, "HeadObject": 0.0004 / 1000}  # fmt: skip
+SQS_USD_PER_MILLION = {"unbatched": 1.20, "batched": 0.12, "delayed": 1.20}
+"""SQS standard for send + receive + delete ($0.40 per million requests; batches of 10)."""
+SQS_IDLE_USD_PER_MONTH = 0.05
+"""An SQS long-poller (20 s polls) with nothing to receive: ~130k requests a month."""
+FRONT_DOORS = ("http-api", "function-url")
+SECONDS_PER_MONTH = 30 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Messages of ``size_bytes``, ``batch`` per entry at most, delivered ``delay_ms`` late."""
+
+    name: str
+    messages: int
+    size_bytes: int
+    batch: int = 1
+    delay_ms: int = 0
+
+
+WORKLOADS = {
+    "unbatched": Workload("unbatched", 1000, 100),
+    "batched": Workload("batched", 10_000, 1024, batch=100),
+    "delayed": Workload("delayed", 200, 100, delay_ms=2000),
+}
+
+
+@dataclass
+class Usage:
+    """What one run used: requests, handler seconds, request units, transitions."""
+
+    http_calls: int
+    handler_seconds: float
+    aws: Counter
+    write_units: float
+    read_units: float
+    transitions: int
+
+    def usd(self, front_door: str) -> dict[str, float]:
+        """Dollars by AWS service (``api_gateway`` is 0 behind a function URL)."""
+        s3 = sum(S3_USD.get(op.split(".", 1)[1], 0.0) * n for op, n in self.aws.items()
+                 if op.startswith("s3."))  # fmt: skip
+        return {
+            "api_gateway": self.http_calls * API_GATEWAY_PER_REQUEST * (front_door == "http-api"),
+            "lambda_requests": self.http_calls * LAMBDA_PER_REQUEST,
+            "lambda_duration": self.handler_seconds * LAMBDA_MEMORY_GB * LAMBDA_ARM_PER_GB_S,
+            "dynamodb_writes": self.write_units * WRU_USD,
+            "dynamodb_reads": self.read_units * RRU_USD,
+            "s3": s3,
+            "step_functions": self.transitions * SFN_PER_TRANSITION,
+        }
+
+
+class Meters:
+    """The gateway's calls and handler time, AWS requests, DynamoDB units of one stack."""
+
+    def __init__(self, stack) -> None:
+        from magnetar_core.adapters.aws.clients import REQUESTS
+
+        self.requests, self.stack = REQUESTS, stack
+        self.calls = CallMeter(stack.gateway)
+        self.capacity = CapacityMeter(stack.client("dynamodb"))
+        self.capacity.install()
+        stack.gateway.loader.forget()  # new containers: their clients are metered
+
+    def mark(self) -> tuple:
+        return self.calls.snapshot(), self.requests.snapshot(), self.capacity.snapshot(), time.time()  # fmt: skip
+
+    def since(self, mark: tuple) -> Usage:
+        (calls0, secs0), aws0, (wru0, rru0), started = mark
+        (calls1, secs1), (wru1, rru1) = self.calls.snapshot(), self.capacity.snapshot()
+        arn = self.stack.environment["TIMER_STATE_MACHINE_ARN"]
+        _, transitions = _timer_usage(self.stack.client("stepfunctions"), arn, started)
+        aws = self.requests.snapshot() - aws0
+        return Usage(calls1 - calls0, secs1 - secs0, aws, wru1 - wru0, rru1 - rru0, transitions)
+
+
+def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> Usage:
+    """Produce and consume ``workload`` concurrently; the usage of both. Raises RuntimeError
+    when a send fails or not every message arrives within ``timeout_s``."""
+    import magnetar as pulsar
+
+    topic = f"persistent://public/default/cost-{workload.name}-{uuid.uuid4().hex[:8]}"
+    received, failures, lock, done = [0], [], threading.Lock(), threading.Event()
+
+    def listener(consumer, message) -> None:
+        consumer.acknowledge(message)
+        with lock:
+            received[0] += 1
+            if received[0] >= workload.messages:
+                done.set()
+
+    mark = meters.mark()
+    consumer = client.subscribe(topic, "cost", consumer_type=pulsar.ConsumerType.Shared,
+                                message_listener=listener)  # fmt: skip
+    producer = client.create_producer(
+        topic, batching_enabled=workload.batch > 1, batching_max_messages=max(workload.batch, 1),
+        batching_max_publish_delay_ms=10, block_if_queue_full=True,
+        max_pending_messages=max(4 * workload.batch, 100),
+    )  # fmt: skip
+    payload = b"x" * workload.size_bytes
+    for _ in range(workload.messages):
+        deliver_at = int(time.time() * 1000) + workload.delay_ms if workload.delay_ms else None
+        producer.send_async(payload, lambda result, _id: result == pulsar.Result.Ok or failures.append(result),
+                            deliver_at=deliver_at)  # fmt: skip
+    producer.flush()
+    if not done.wait(timeout_s) or failures:
+        raise RuntimeError(f"{workload.name}: {received[0]} of {workload.messages} arrived, {len(failures)} sends failed")  # fmt: skip
+    producer.close()
+    consumer.close()
+    return meters.since(mark)
+
+
+def _idle(client, meters: Meters, seconds: float) -> Usage:
+    """One Shared consumer waiting ``seconds`` with nothing to receive."""
+    import magnetar as pulsar
+
+    mark = meters.mark()
+    topic = f"persistent://public/default/cost-idle-{uuid.uuid4().hex[:8]}"
+    consumer = client.subscribe(topic, "idle", consumer_type=pulsar.ConsumerType.Shared)
+    threading.Event().wait(seconds)  # the measurement *is* the idle time: nothing to await
+    consumer.close()
+    return meters.since(mark)
+
+
+def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str) -> dict:
+    """One row: dollars ``per`` (million messages, or month) by service, and SQS beside."""
+    usd = {k: round(v * scale, 4) for k, v in usage.usd(front_door).items()}
+    sqs = SQS_IDLE_USD_PER_MONTH if name == "idle" else SQS_USD_PER_MILLION[name]
+    return {"workload": name, "front_door": front_door, "per": per,
+            "usd": {**usd, "total": round(sum(usd.values()), 4)}, "sqs_usd": sqs,
+            "http_calls": round(usage.http_calls * scale), "aws_requests": {
+                op: round(n * scale) for op, n in sorted(usage.aws.items())},
+            "dynamodb_wru": round(usage.write_units * scale), "dynamodb_rru": round(usage.read_units * scale),
+            "step_functions_transitions": round(usage.transitions * scale)}  # fmt: skip
+
+
+def run_cost(front_doors: list[str], workloads: list[Workload], idle_seconds: float) -> list[dict]:
+    """Run every workload on a stack per front door; one report row per (front door, workload)."""
+    import magnetar as pulsar
+    from magnetar_local.stack import LocalStack
+
+    rows = []
+    for front_door in front_doors:
+        with LocalStack(front_door=front_door).start() as stack:
+            meters = Meters(stack)
+            client = pulsar.Client(stack.url)
+            try:
+                for workload in workloads:
+                    usage = _run(client, meters, workload)
+                    rows.append(report_of(workload.name, front_door, usage,
+                                          1e6 / workload.messages, "million messages"))  # fmt: skip
+                if idle_seconds > 0:
+                    usage = _idle(client, meters, idle_seconds)
+                    rows.append(report_of("idle", front_door, usage,
+                                          SECONDS_PER_MONTH / idle_seconds, "month"))  # fmt: skip
+            finally:
+                client.close()
+                meters.capacity.uninstall()
+    return rows
+
+
+COLUMNS = ("api_gateway", "lambda_requests", "lambda_duration", "dynamodb_writes",
+           "dynamodb_reads", "s3", "step_functions", "total")  # fmt: skip
+
+
+def table(rows: list[dict]) -> str:
+    """The rows as a Markdown table (dollars), SQS in the last column."""
+    head = ["workload", "front door", "per", *COLUMNS, "SQS"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [row["workload"], row["front_door"], row["per"],
+                 *(f"{row['usd'][c]:.4f}" for c in COLUMNS), f"{row['sqs_usd']:.2f}"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry: ``magnetar perf cost [--workloads ...] [--front-doors ...] [-n N] [--json]``."""
+    parser = argparse.ArgumentParser(prog="magnetar perf cost", description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", default="unbatched,batched,delayed",
+                        help=f"comma-separated, of {', '.join(WORKLOADS)}")  # fmt: skip
+    parser.add_argument("--front-doors", default=",".join(FRONT_DOORS))
+    parser.add_argument("-n", "--messages", type=int, default=0,
+                        help="messages per workload (0: each workload's default)")  # fmt: skip
+    parser.add_argument("--idle-seconds", type=float, default=0.0,
+                        help="also measure an idle consumer this long (0: not)")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="JSON rows instead of a table")
+    args = parser.parse_args(argv)
+    try:
+        chosen = [WORKLOADS[name] for name in args.workloads.split(",") if name]
+        doors = [d for d in args.front_doors.split(",") if d]
+        unknown = [d for d in doors if d not in FRONT_DOORS]
+        if unknown:
+            raise KeyError(unknown[0])
+    except KeyError as error:
+        parser.error(f"unknown workload or front door {error}")
+    if args.messages:
+        chosen = [Workload(w.name, args.messages, w.size_bytes, w.batch, w.delay_ms) for w in chosen]
+    with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
+        rows = run_cost(doors, chosen, args.idle_seconds)
+    print(json.dumps(rows, indent=2) if args.json else table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
