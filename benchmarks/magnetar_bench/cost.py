@@ -144,10 +144,14 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
         max_pending_messages=max(4 * workload.batch, 100),
     )  # fmt: skip
     payload = b"x" * workload.size_bytes
+
+    def sent(result, _message_id) -> None:
+        if result != pulsar.Result.Ok:
+            failures.append(result)
+
     for _ in range(workload.messages):
         deliver_at = int(time.time() * 1000) + workload.delay_ms if workload.delay_ms else None
-        producer.send_async(payload, lambda result, _id: result == pulsar.Result.Ok or failures.append(result),
-                            deliver_at=deliver_at)  # fmt: skip
+        producer.send_async(payload, sent, deliver_at=deliver_at)
     producer.flush()
     if not done.wait(timeout_s) or failures:
         raise RuntimeError(f"{workload.name}: {received[0]} of {workload.messages} arrived, {len(failures)} sends failed")  # fmt: skip
