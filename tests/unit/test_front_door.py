@@ -164,3 +164,17 @@ def test_the_data_plane_function_is_the_template_function_for_functions_dataplan
     assert spec.code_dir == Path(DEFAULT_TEMPLATE.parent / "functions").resolve()
     assert spec.handler == "dataplane.app.lambda_handler"
     assert spec.environment["AUTHORIZER_CACHE_SECONDS"] == "300"
+
+
+def test_magnetar_local_takes_a_front_door_and_the_stack_refuses_an_unknown_one():
+    from magnetar_local.main import build_parser
+    from magnetar_local.stack import LocalStack, front_door_function
+
+    assert build_parser().parse_args(["--front-door", "function-url"]).front_door == "function-url"
+    assert build_parser().parse_args([]).front_door == "http-api"
+    assert front_door_function("function-url") == "DataPlaneFunction"
+    assert front_door_function("http-api") is None
+    with pytest.raises(ValueError, match="front_door must be one of http-api, function-url"):
+        LocalStack(front_door="cloudfront")
+    stack = LocalStack(front_door="function-url")
+    assert stack.template.resolve({"Ref": "FrontDoor"}) == "FunctionUrl"
