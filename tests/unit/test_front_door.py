@@ -167,8 +167,9 @@ def test_the_data_plane_function_is_the_template_function_for_functions_dataplan
 
 
 def test_magnetar_local_takes_a_front_door_and_the_stack_refuses_an_unknown_one():
+    from magnetar_local.function_url import front_door_function
     from magnetar_local.main import build_parser
-    from magnetar_local.stack import LocalStack, front_door_function
+    from magnetar_local.stack import LocalStack
 
     assert build_parser().parse_args(["--front-door", "function-url"]).front_door == "function-url"
     assert build_parser().parse_args([]).front_door == "http-api"

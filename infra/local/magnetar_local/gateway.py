@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from magnetar_core.api.front_door import DATA_PLANE_TARGETS
 from magnetar_core.api.metrics import emitting
+from magnetar_local import function_url
 from magnetar_local.authorizer import LocalAuthorizer
 from magnetar_local.events import (
     HttpRequest,
@@ -91,7 +91,7 @@ class Gateway:
         """The function-URL front door (``magnetar local --front-door function-url``): the
         logical id of the function (``DataPlaneFunction``) that receives, as function-URL
         events (``$default``, no path parameters, no authorizer), every request whose route
-        belongs to a handler app it serves (``front_door.DATA_PLANE_TARGETS``); None: each
+        belongs to a handler app it serves (``magnetar_local.function_url``); None: each
         route's own function, as behind the HTTP API."""
         self.observers: list[Callable[[RouteMatch, int], None]] = []
         """Called after each routed request with its match and answer's status (the
@@ -214,7 +214,7 @@ class Gateway:
                     "message": f"no route for {request.method} {request.raw_path}",
                 },
             )
-        invoked = self._front_door(match)
+        invoked = function_url.invoked(match, self.loader.functions, self.function_url)
         spec = self.loader.functions[invoked.route.function]
         event = build_event(request, invoked, account_id=self.account_id)
         request_id = event["requestContext"]["requestId"]
@@ -257,17 +257,6 @@ class Gateway:
             except Exception:  # an observer's bug never fails the request
                 log.exception("request %s: an observer failed", request_id)
         return response
-
-
-    def _front_door(self, match: RouteMatch) -> RouteMatch:
-        """What the request invokes: ``match`` itself, or the function URL's ``$default``
-        (see ``function_url``) when the route's handler app is one it serves."""
-        if self.function_url is None:
-            return match
-        code_dir = self.loader.functions[match.route.function].code_dir
-        if code_dir.name not in DATA_PLANE_TARGETS:
-            return match
-        return RouteMatch(RouteSpec("ANY", "$default", self.function_url), {})
 
 
 def _internal_error(request_id: str) -> HttpResponse:

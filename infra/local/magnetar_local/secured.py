@@ -22,9 +22,10 @@ from magnetar_core.api.authorizer import RequestAuthorizer, injected_authorizer
 from magnetar_core.engine import Engine, authenticator_from_settings, aws_stores
 from magnetar_core.ports import Stores
 from magnetar_core.settings import Settings
+from magnetar_local.function_url import front_door_function
 from magnetar_local.gateway import Gateway
 from magnetar_local.memory_gateway import EngineLoader
-from magnetar_local.stack import LocalStack, front_door_function
+from magnetar_local.stack import LocalStack
 from magnetar_local.template import FunctionSpec
 from magnetar_wire import token_keys, tokens
 

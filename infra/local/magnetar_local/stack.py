@@ -17,6 +17,7 @@ import boto3
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
+from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.history import LocalHistory
@@ -30,15 +31,6 @@ HEALTH_PATH = "/admin/v2/brokers/health"
 LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
 """Template parameters of the local stack unless overridden: authentication off, as Pulsar
 standalone, and no SSM key parameter (``magnetar local --auth`` uses a key file)."""
-
-
-FRONT_DOORS = {"http-api": "HttpApi", "function-url": "FunctionUrl"}
-"""``front_door`` values and the template's ``FrontDoor`` parameter value of each."""
-
-
-def front_door_function(front_door: str) -> str | None:
-    """The function the gateway sends function-URL events to (None: the HTTP API's routes)."""
-    return "DataPlaneFunction" if front_door == "function-url" else None
 
 
 class StackError(RuntimeError):
@@ -58,11 +50,8 @@ class LocalStack:
     ``auth.token``; without it authentication is off, whatever template.yaml's defaults say.
     Triggers run in-process (``triggers``, a ``TriggerDriver`` woken by commits); Lambda
     targets are the handlers registered in ``functions`` (``magnetar local --function``);
-    Pulsar Functions (``magnetar functions create``) run in-process too. ``front_door``
-    ``"function-url"`` serves the API's handler apps as the function URL does on AWS
-    (``Gateway.function_url``: function-URL events to ``DataPlaneFunction``, the token check
-    inside it); ``"http-api"`` (default) as API Gateway's routes. Raises ValueError for
-    another value.
+    Pulsar Functions (``magnetar functions create``) run in-process too. ``front_door``:
+    ``http-api`` or ``function-url`` (``magnetar_local.function_url``; else ValueError).
     """
 
     def __init__(
@@ -75,8 +64,6 @@ class LocalStack:
         functions: LocalFunctions | None = None,
         front_door: str = "http-api",
     ) -> None:
-        if front_door not in FRONT_DOORS:
-            raise ValueError(f"front_door must be one of {', '.join(FRONT_DOORS)}, not {front_door!r}")  # fmt: skip
         self.front_door = front_door
         self.functions = functions if functions is not None else LocalFunctions()
         self.triggers: TriggerDriver | None = None
@@ -84,8 +71,7 @@ class LocalStack:
             template_path,
             stack_name=stack_name,
             region=region,
-            parameters={**LOCAL_PARAMETERS, "FrontDoor": FRONT_DOORS[front_door],
-                        **(parameters or {})},  # fmt: skip
+            parameters={**LOCAL_PARAMETERS, "FrontDoor": template_value(front_door), **(parameters or {})},  # fmt: skip
         )
         self.region = region
         self.auth = auth
@@ -125,8 +111,7 @@ class LocalStack:
                 region=self.region,
                 account_id=self.template.account_id,
             )
-            if front_door_function(self.front_door) is not None:
-                self.gateway.function_url = front_door_function(self.front_door)
+            self.gateway.function_url = front_door_function(self.front_door)
             self.gateway.lambda_api = LambdaInvokeApi(
                 self.gateway.loader,
                 invocable_functions(self.template),
