@@ -40,8 +40,12 @@ def test_cfn_lint_passes_the_front_door_with_function_url_and_catches_a_broken_u
 
     document = _front_door_template("FunctionUrl")
     assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) == []
-    document["Resources"]["DataPlaneUrl"]["Properties"]["AuthType"] = "OPEN"
-    assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) != []
+    url = document["Resources"]["DataPlaneUrl"]["Properties"]
+    broken = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"DataPlaneUrl": {
+        "Type": "AWS::Lambda::Url", "Properties": {**url, "TargetFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:f",
+                                                   "AuthType": "OPEN"}}}}  # fmt: skip
+    errors = _errors(lint(yaml.safe_dump(broken), regions=["us-east-1"]))
+    assert len(errors) == 1 and "'OPEN' is not one of" in errors[0]
 
 
 def test_sam_makes_a_public_function_url_to_the_data_plane_only_under_function_url():
