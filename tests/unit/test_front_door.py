@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from magnetar_core.api import front_door
+from magnetar_core.api import front_door, http
 from magnetar_core.api.front_door import FrontRoute, FunctionUrlFrontDoor
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
@@ -143,7 +143,7 @@ def test_with_authentication_off_every_request_runs_without_a_role_or_a_header()
 def data_plane_routes() -> list[FrontRoute]:
     authorizer = FakeAuthorizer(enabled=False)
     functions = DEFAULT_TEMPLATE.parent / "functions"
-    return front_door.data_plane(functions, authorizer).table.routes
+    return front_door.data_plane(functions, http.container_engine(), authorizer).table.routes
 
 
 def test_the_data_plane_serves_exactly_the_template_routes_of_its_apps(data_plane_routes):
@@ -179,3 +179,17 @@ def test_magnetar_local_takes_a_front_door_and_the_stack_refuses_an_unknown_one(
         LocalStack(front_door="cloudfront")
     stack = LocalStack(front_door="function-url")
     assert stack.template.resolve({"Ref": "FrontDoor"}) == "FunctionUrl"
+
+
+def test_the_apps_of_a_data_plane_container_share_its_one_engine_and_another_container_its_own():
+    functions = DEFAULT_TEMPLATE.parent / "functions"
+    first, second = object(), object()
+    containers = []
+    for engine in (first, second):
+        with http.injected_engine(engine):  # type: ignore[arg-type] - any object will do
+            shared = http.container_engine()
+        containers.append(front_door.data_plane(functions, shared, FakeAuthorizer(False)))
+    for door, engine in zip(containers, (first, second), strict=True):
+        assert set(door.apps) == set(front_door.DATA_PLANE_TARGETS)
+        assert {id(app.engine()) for app in door.apps.values()} == {id(engine)}
+        assert {id(app.engine.built) for app in door.apps.values()} == {id(engine)}

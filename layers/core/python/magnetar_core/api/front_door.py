@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from magnetar_core.api import http
 from magnetar_core.api.guard import route_template
 from magnetar_core.api.route_table import RouteTable
 
@@ -140,12 +141,14 @@ class FunctionUrlFrontDoor:
         self._lock = threading.Lock()
         self.authorizer_calls = 0
         """How often ``authorize`` ran (cache misses)."""
+        self.apps: dict[str, Any] = {}
+        """The handler modules served, by target (``data_plane`` fills it)."""
 
     def __call__(self, event: dict[str, Any], context: Any) -> Any:
         """The answer to one function-URL event (see the module docstring); never raises
         for a refused request, only what the route's handler raises."""
-        http = (event.get("requestContext") or {}).get("http") or {}
-        method, path = str(http.get("method", "GET")).upper(), event.get("rawPath") or "/"
+        request = (event.get("requestContext") or {}).get("http") or {}
+        method, path = str(request.get("method", "GET")).upper(), event.get("rawPath") or "/"
         match = self.table.match(method, path)
         if match is None:
             return not_found(method, path)
@@ -239,19 +242,23 @@ def functions_dir_of(handler_file: str) -> Path:
 
 def data_plane(
     functions_dir: Path,
+    engine: http.ContainerEngine,
     authorize: Authorize,
     env: Mapping[str, str] = os.environ,
     targets: Iterable[str] = DATA_PLANE_TARGETS,
 ) -> FunctionUrlFrontDoor:
     """A container's front door over the handler apps ``functions_dir/<target>/app.py``,
-    each loaded once here (a container of its own). ``env``: the function's environment:
+    each loaded once here (its own resolver), all on the container's one ``engine`` (built on
+    the first request of any of them: one set of clients and caches). ``env``: the function's environment:
     ``AUTHORIZER_CACHE_SECONDS`` (default 300, as the template's ``AuthorizerCacheSeconds``).
     Raises what loading a handler module raises."""
-    handlers: dict[str, Handler] = {}
-    routes: list[FrontRoute] = []
-    for target in targets:
-        module = load_handler_module(functions_dir / target / "app.py")
-        handlers[target] = module.lambda_handler
-        routes.extend(routes_of(module.app, target))
+    apps: dict[str, Any] = {}
+    with http.shared_engine(engine):
+        for target in targets:
+            apps[target] = load_handler_module(functions_dir / target / "app.py")
+    routes = [route for target, app in apps.items() for route in routes_of(app.app, target)]
+    handlers = {target: app.lambda_handler for target, app in apps.items()}
     cache_s = float(env.get("AUTHORIZER_CACHE_SECONDS", "300"))
-    return FunctionUrlFrontDoor(routes, handlers, authorize, cache_s)
+    door = FunctionUrlFrontDoor(routes, handlers, authorize, cache_s)
+    door.apps = apps
+    return door
