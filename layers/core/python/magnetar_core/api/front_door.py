@@ -92,7 +92,9 @@ def not_found(method: str, path: str) -> dict[str, Any]:
 
 def routes_of(app: Any, target: str) -> list[FrontRoute]:
     """The routes of a Powertools resolver ``app`` (its ``<name>`` rules as API Gateway's
-    ``{name}`` templates), each served by ``target``."""
+    ``{name}`` templates), each served by ``target``. Reads the resolver's route lists
+    (Powertools internals: tests/unit/test_front_door.py compares the result with
+    template.yaml's routes, so an upgrade that moves them fails there)."""
     found = []
     for route in [*app._static_routes, *app._dynamic_routes]:
         found.append(FrontRoute(route.method.upper(), route_template(route.path), target))
@@ -248,10 +250,10 @@ def data_plane(
     targets: Iterable[str] = DATA_PLANE_TARGETS,
 ) -> FunctionUrlFrontDoor:
     """A container's front door over the handler apps ``functions_dir/<target>/app.py``,
-    each loaded once here (its own resolver), all on the container's one ``engine`` (built on
-    the first request of any of them: one set of clients and caches). ``env``: the function's environment:
-    ``AUTHORIZER_CACHE_SECONDS`` (default 300, as the template's ``AuthorizerCacheSeconds``).
-    Raises what loading a handler module raises."""
+    each loaded once here (its own resolver), all on the container's one ``engine`` (built
+    on the first request of any of them: one set of clients and caches). ``env``: the
+    function's environment: ``AUTHORIZER_CACHE_SECONDS`` (default 300, as the template's
+    ``AuthorizerCacheSeconds``). Raises what loading a handler module raises."""
     apps: dict[str, Any] = {}
     with http.shared_engine(engine):
         for target in targets:
