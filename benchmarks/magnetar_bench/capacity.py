@@ -104,6 +104,13 @@ class CapacityMeter:
         with self._lock:
             return sum(self.write_units.values()), sum(self.read_units.values())
 
+    def by_table(self) -> Counter[str]:
+        """Units so far by ``"<table> WRU"`` / ``"<table> RRU"``."""
+        with self._lock:
+            units: Counter[str] = Counter({f"{k} WRU": v for k, v in self.write_units.items()})
+            units.update({f"{k} RRU": v for k, v in self.read_units.items()})
+            return units
+
     def _before(self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:  # fmt: skip
         body = params.get("body") or b"{}"
         request = json.loads(body.decode() if isinstance(body, bytes) else body)

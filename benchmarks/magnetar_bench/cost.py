@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from magnetar_bench.capacity import CapacityMeter
 from magnetar_bench.costs import (
@@ -80,6 +80,7 @@ class Usage:
     write_units: float
     read_units: float
     transitions: int
+    units_by_table: Counter = field(default_factory=Counter)
 
     def usd(self, front_door: str) -> dict[str, float]:
         """Dollars by AWS service (``api_gateway`` is 0 behind a function URL)."""
@@ -109,15 +110,17 @@ class Meters:
         stack.gateway.loader.forget()  # new containers: their clients are metered
 
     def mark(self) -> tuple:
-        return self.calls.snapshot(), self.requests.snapshot(), self.capacity.snapshot(), time.time()  # fmt: skip
+        return (self.calls.snapshot(), self.requests.snapshot(), self.capacity.snapshot(),
+                self.capacity.by_table(), time.time())  # fmt: skip
 
     def since(self, mark: tuple) -> Usage:
-        (calls0, secs0), aws0, (wru0, rru0), started = mark
+        (calls0, secs0), aws0, (wru0, rru0), tables0, started = mark
         (calls1, secs1), (wru1, rru1) = self.calls.snapshot(), self.capacity.snapshot()
         arn = self.stack.environment["TIMER_STATE_MACHINE_ARN"]
         _, transitions = _timer_usage(self.stack.client("stepfunctions"), arn, started)
         aws = self.requests.snapshot() - aws0
-        return Usage(calls1 - calls0, secs1 - secs0, aws, wru1 - wru0, rru1 - rru0, transitions)
+        tables = self.capacity.by_table() - tables0
+        return Usage(calls1 - calls0, secs1 - secs0, aws, wru1 - wru0, rru1 - rru0, transitions, tables)  # fmt: skip
 
 
 def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> Usage:
@@ -181,7 +184,8 @@ def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str) 
             "http_calls": round(usage.http_calls * scale), "aws_requests": {
                 op: round(n * scale) for op, n in sorted(usage.aws.items())},
             "dynamodb_wru": round(usage.write_units * scale), "dynamodb_rru": round(usage.read_units * scale),
-            "step_functions_transitions": round(usage.transitions * scale)}  # fmt: skip
+            "step_functions_transitions": round(usage.transitions * scale),
+            "dynamodb_units_by_table": {k: round(v * scale) for k, v in sorted(usage.units_by_table.items())}}  # fmt: skip
 
 
 def run_cost(front_doors: list[str], workloads: list[Workload], idle_seconds: float) -> list[dict]:

@@ -58,6 +58,7 @@ def test_the_meter_counts_units_by_item_size_for_puts_updates_queries_and_failed
     assert meter.write_units == Counter({"log": 6, "cursors": 1})
     assert meter.read_units == Counter({"log": 2.0, "cursors": 0.5})
     assert meter.snapshot() == (7, 2.5)
+    assert meter.by_table() == Counter({"log WRU": 6, "cursors WRU": 1, "log RRU": 2.0, "cursors RRU": 0.5})
 
 
 def test_a_function_url_removes_only_the_api_gateway_charge():
