@@ -40,8 +40,14 @@ def _batch_write(ddb, table: str, requests: list[dict]) -> None:
 
 
 def _copy(s3, bucket: str, row) -> bytes:
+    """A kept entry's bytes, CRC checked: from its pickled item when inline, else one ranged
+    GET. Raises EntryUnreadable naming the entry."""
     try:
-        data = get_range(s3, bucket, row["obj"], row["off"], row["len"])
+        inline = pickle.loads(row["item"]).get("d")
+        if inline is not None:
+            data = bytes(inline["B"])
+        else:
+            data = get_range(s3, bucket, row["obj"], row["off"], row["len"])
         read_metadata(data, verify_crc=True)  # never copy a damaged entry
     except Exception as exc:
         where = f"entry {row['entry_id']} ({row['obj']})"
