@@ -23,7 +23,20 @@ def _row(pk: str, eid: int, size: int, *, obj: str | None = None, n: int = 1, of
 
 def _inline(pk: str, eid: int, size: int):
     """An inline entry (bytes in its item, no object), published at ``1000 + eid``."""
-    return (pk, eid, "", 0, size, 1, 1000 + eid, 1000 + eid, 0, False, False, bytes([eid % 256]) * size)
+    return (
+        pk,
+        eid,
+        "",
+        0,
+        size,
+        1,
+        1000 + eid,
+        1000 + eid,
+        0,
+        False,
+        False,
+        bytes([eid % 256]) * size,
+    )
 
 
 def _marker(pk: str, eid: int, fence: bool = False):
