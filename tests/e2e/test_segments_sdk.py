@@ -16,13 +16,14 @@ from magnetar_local.launcher import job_argv
 pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("spark")]
 
 
-def _compact(stack, topic: str) -> str:
+def _compact(stack, topic: str, extra: dict[str, str] | None = None) -> str:
     """Run compact-segments on ``topic`` (its main(), on the test run's Spark) with the
-    arguments the stack's launcher gives it; returns its output."""
+    arguments the stack's launcher gives it (and ``extra`` options); returns its output."""
     import compact_segments
 
     settings = Settings.from_env(stack.environment)
     options = {"topic": topic, "target-segment-bytes": str(2 * 1024 * 1024), "min-tail-bytes": "1"}
+    options.update(extra or {})
     with redirect_stdout(io.StringIO()) as output:
         compact_segments.main(job_argv(settings, "compact-segments", options))
     return output.getvalue()
@@ -97,3 +98,58 @@ def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stac
             got.append(decode_entry(data).messages[0].payload)
     assert by_url > 0  # the response budget sent some by URL
     assert got == sent
+
+
+def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and_moved(
+    local_stack, client
+):
+    import requests
+
+    from magnetar_jobs.catalog import query_index
+
+    topic = f"persistent://public/default/inline-{uuid.uuid4().hex[:8]}"
+    s3, bucket = local_stack.client("s3"), local_stack.name("EntriesBucket")
+    prefix = "entries/" + topic.replace("://", "/") + "/"
+    consumer = client.subscribe(
+        topic, "s", consumer_type=pulsar.ConsumerType.Shared,
+        dead_letter_policy=pulsar.ConsumerDeadLetterPolicy(1),
+        negative_ack_redelivery_delay_ms=0,
+    )  # fmt: skip
+    producer = client.create_producer(topic, batching_enabled=False)
+    small, large = b"small and inline", b"L" * 10_000  # above the 4 KB index item
+    producer.send(small)
+    producer.send(large)
+    producer.close()
+    stored = s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    assert len(stored) == 1  # the large entry's object only: no S3 PUT for the small one
+
+    path = topic.replace("://", "/")
+    peeked = requests.get(
+        f"{local_stack.url}/admin/v2/{path}/subscription/s/position/1", timeout=30
+    )
+    assert (peeked.status_code, peeked.content) == (200, small)
+
+    seen = []
+    while seen.count(small) < 2 or large not in seen:  # small: delivered, redelivered, dead
+        msg = consumer.receive(10_000)
+        seen.append(msg.data())
+        if msg.data() == large:
+            consumer.acknowledge(msg)
+        else:
+            consumer.negative_acknowledge(msg)
+    dead = client.subscribe(
+        f"{topic}-s-DLQ", "dead", initial_position=pulsar.InitialPosition.Earliest
+    )
+    assert dead.receive(10_000).data() == small  # moved by the consumer's next long-poll
+    dead.close()
+    consumer.close()
+
+    output = _compact(local_stack, topic, {"inline-min-age-ms": "0"})
+    assert '"entries_compacted": 2,' in output and '"inline_entries_moved": 1' in output
+    ddb = local_stack.client("dynamodb")
+    rows = [r for r in query_index(ddb, local_stack.name("LogTable"), f"{topic}|1") if r[5] > 0]
+    assert [(r[2].startswith("segments/"), r[11]) for r in rows] == [(True, None)] * 2
+
+    reader = client.subscribe(topic, "after", initial_position=pulsar.InitialPosition.Earliest)
+    assert [reader.receive(10_000).data() for _ in range(2)] == [small, large]
+    reader.close()

@@ -14,8 +14,8 @@ from magnetar_core.domain.inbound.routes import once_key
 from magnetar_core.domain.log import ONCE_SORT_KEY, once_marker_pk
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
-from magnetar_core.services.ingest import REDELIVERY_WINDOW_S
 from magnetar_core.services.entries import entry_bytes
+from magnetar_core.services.ingest import REDELIVERY_WINDOW_S
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire import decode_entry
 from magnetar_wire.names import TopicName
