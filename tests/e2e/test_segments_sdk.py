@@ -4,6 +4,7 @@ hands some entries out by presigned URL instead of inline (the 3 MiB response bu
 from __future__ import annotations
 
 import io
+import time
 import uuid
 from contextlib import redirect_stdout
 
@@ -16,14 +17,13 @@ from magnetar_local.launcher import job_argv
 pytestmark = [pytest.mark.emulator, pytest.mark.usefixtures("spark")]
 
 
-def _compact(stack, topic: str, extra: dict[str, str] | None = None) -> str:
+def _compact(stack, topic: str) -> str:
     """Run compact-segments on ``topic`` (its main(), on the test run's Spark) with the
-    arguments the stack's launcher gives it (and ``extra`` options); returns its output."""
+    arguments the stack's launcher gives it; returns its output."""
     import compact_segments
 
     settings = Settings.from_env(stack.environment)
     options = {"topic": topic, "target-segment-bytes": str(2 * 1024 * 1024), "min-tail-bytes": "1"}
-    options.update(extra or {})
     with redirect_stdout(io.StringIO()) as output:
         compact_segments.main(job_argv(settings, "compact-segments", options))
     return output.getvalue()
@@ -106,6 +106,8 @@ def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and
     import requests
 
     from magnetar_jobs.catalog import query_index
+    from magnetar_jobs.compact_segments_load import Segment, SegmentWriter
+    from magnetar_jobs.compact_segments_transform import SegmentParams, plan_ledger
 
     topic = f"persistent://public/default/inline-{uuid.uuid4().hex[:8]}"
     s3, bucket = local_stack.client("s3"), local_stack.name("EntriesBucket")
@@ -144,11 +146,18 @@ def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and
     dead.close()
     consumer.close()
 
-    output = _compact(local_stack, topic, {"inline-min-age-ms": "0"})
-    assert '"entries_compacted": 2,' in output and '"inline_entries_moved": 1' in output
-    ddb = local_stack.client("dynamodb")
-    rows = [r for r in query_index(ddb, local_stack.name("LogTable"), f"{topic}|1") if r[5] > 0]
-    assert [(r[2].startswith("segments/"), r[11]) for r in rows] == [(True, None)] * 2
+    # the segment job's own plan and writer, without Spark (the job itself runs on inline
+    # entries in tests/spark/test_compact_segments_job.py): old enough from now on
+    ddb, table = local_stack.client("dynamodb"), local_stack.name("LogTable")
+    index = list(query_index(ddb, table, f"{topic}|1"))
+    params = SegmentParams(min_tail_bytes=1, inline_before_ms=int(time.time() * 1000))
+    (plan,) = plan_ledger(index, params)
+    writer = SegmentWriter(s3, ddb, bucket, table)
+    result = writer.compact(Segment.from_plan(plan), due_ms=int(time.time() * 1000) + 60_000)
+    writer.close()
+    assert (result.outcome, result.switched, result.switched_inline) == ("written", 2, 1)
+    rows = [r for r in query_index(ddb, table, f"{topic}|1") if r[5] > 0]
+    assert [(r[2] == plan["seg_key"], r[11]) for r in rows] == [(True, None)] * 2
 
     reader = client.subscribe(topic, "after", initial_position=pulsar.InitialPosition.Earliest)
     assert [reader.receive(10_000).data() for _ in range(2)] == [small, large]
