@@ -4,7 +4,10 @@
         --bucket B --table-prefix magnetar [--endpoint-url http://127.0.0.1:PORT] \
         [--topic T] [--target-segment-bytes 8388608] [--max-entry-bytes 1048576] \
         [--min-tail-bytes N] [--head-entries 0] [--grace-ms 900000] [--io-threads 8] \
-        [--batch-segments N]
+        [--batch-segments N] [--inline-min-age-ms 86400000]
+
+Inline entries (bytes in their index item) move into segments once published more than
+``--inline-min-age-ms`` ago (docs/architecture.md, "Inline entries").
 
 Extract: the live partitions (topics table) and their index items (log table, read in
 executors). Transform: magnetar_jobs.compact_segments_transform (pure). Load:
@@ -33,26 +36,29 @@ DEFAULTS = {
     "target-segment-bytes": str(8 * 1024 * 1024),
     "max-entry-bytes": str(1024 * 1024),
     "head-entries": "0",
+    "inline-min-age-ms": str(24 * 3600 * 1000),
     "grace-ms": str(15 * 60 * 1000),
     "io-threads": "8",
 }
 
 
-def params_of(args) -> SegmentParams:
-    """The transform's parameters from the job options; raises ValueError when malformed."""
+def params_of(args, now_ms: int) -> SegmentParams:
+    """The transform's parameters from the job options at ``now_ms`` (epoch ms); raises
+    ValueError when malformed."""
     tail = args.option("min-tail-bytes")
     return SegmentParams(
         target_segment_bytes=args.int_option("target-segment-bytes", 8 * 1024 * 1024),
         max_entry_bytes=args.int_option("max-entry-bytes", 1024 * 1024),
         min_tail_bytes=int(tail) if tail else None,
         head_entries=args.int_option("head-entries", 0),
+        inline_before_ms=now_ms - args.int_option("inline-min-age-ms", 24 * 3600 * 1000),
     )
 
 
 def main(argv: list[str] | None = None, now_ms=lambda: int(time.time() * 1000)) -> Summary:
     """Run the job; returns the printed Summary (``now_ms``: the clock, epoch ms)."""
     args = parse_args(argv, {"JOB_NAME": JOB, **DEFAULTS})
-    params = params_of(args)
+    params = params_of(args, now_ms())
     grace_ms = args.int_option("grace-ms", 900_000)
     threads = args.int_option("io-threads", 8)
     started = time.monotonic()
@@ -88,7 +94,8 @@ def main(argv: list[str] | None = None, now_ms=lambda: int(time.time() * 1000)) 
             summary.add(entries_compacted=r.switched, bytes_compacted=r.switched_bytes)
             summary.add(**{f"segments_{r.outcome}": 1})
             summary.add(entries_not_switched=r.planned - r.switched)
-        summary.add(objects_replaced=sum(r.switched for r in results))
+        summary.add(objects_replaced=sum(r.switched - r.switched_inline for r in results))
+        summary.add(inline_entries_moved=sum(r.switched_inline for r in results))
         progress.advance(
             n=len(results),
             entries=summary.entries_compacted,

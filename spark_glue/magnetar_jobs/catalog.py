@@ -95,9 +95,12 @@ INDEX_COLUMNS = (
     ("da", "bigint"),
     ("fence", "boolean"),
     ("pc", "boolean"),
+    ("d", "binary"),
 )
 """Columns of an index row (``index_frame``): the log item's attributes of the same names;
-``n`` = 0 marks fences and epoch markers, ``pc`` a chunk other than a message's last."""
+``n`` = 0 marks fences and epoch markers, ``pc`` a chunk other than a message's last, ``d``
+an inline entry's bytes (None: the entry is in ``obj``; docs/architecture.md, "Inline
+entries")."""
 
 
 def index_schema():
@@ -109,6 +112,7 @@ def index_schema():
         "bigint": T.LongType(),
         "int": T.IntegerType(),
         "boolean": T.BooleanType(),
+        "binary": T.BinaryType(),
     }
     return T.StructType([T.StructField(n, kinds[t], True) for n, t in INDEX_COLUMNS])
 
@@ -131,6 +135,7 @@ def index_row(item: dict) -> tuple:
         num("da"),
         item.get("fence", {}).get("BOOL", False),
         item.get("pc", {}).get("BOOL", False),
+        bytes(item["d"]["B"]) if "d" in item else None,
     )
 
 
@@ -140,7 +145,7 @@ def query_index(ddb, table: str, pk: str, start: int = 0) -> Iterator[tuple]:
         TableName=table,
         KeyConditionExpression="pk = :pk AND eid >= :s",
         ExpressionAttributeValues={":pk": {"S": pk}, ":s": {"N": str(start)}},
-        ProjectionExpression="pk, eid, obj, #off, #len, n, pt0, pt1, da, fence, pc",
+        ProjectionExpression="pk, eid, obj, #off, #len, n, pt0, pt1, da, fence, pc, d",
         ExpressionAttributeNames={"#off": "off", "#len": "len"},
         ConsistentRead=True,
     )

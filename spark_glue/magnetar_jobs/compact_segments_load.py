@@ -8,8 +8,10 @@ ends consistent):
 2. A trash manifest of the members' old objects, due ``now + grace``, each key with the index
    item that must stop referencing it (garbage.purge_due keeps keys still referenced: a
    crash before step 3 deletes nothing the index needs).
-3. Per member, a conditional UpdateItem ``SET obj = :seg, off = :off`` if ``obj = :old AND
-   off = :old_off``: a member expired or switched meanwhile is left as it is.
+3. Per member, a conditional UpdateItem ``SET obj = :seg, off = :off REMOVE d`` if
+   ``obj = :old AND off = :old_off``: a member expired or switched meanwhile is left as it
+   is. An inline member (its bytes ``d`` in its index item, ``obj`` empty) is read from the
+   plan, has no old object to trash, and its switch drops ``d``: DynamoDB storage shrinks.
 Readers follow the index: before the switch they read the old object, after it the
 segment's byte range, and old objects outlive every reader for the grace period.
 """
@@ -37,6 +39,8 @@ class Member:
     off: int
     len: int
     seg_off: int
+    d: bytes | None = None
+    """An inline member's bytes (``obj`` empty)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,9 @@ class Segment:
     @classmethod
     def of(cls, row) -> Segment:
         """From a plan Row of the Spark transform."""
-        members = tuple(Member(m.eid, m.obj, m.off, m.len, m.seg_off) for m in row.members)
+        members = tuple(
+            Member(m.eid, m.obj, m.off, m.len, m.seg_off, _bytes(m.d)) for m in row.members
+        )
         return cls(row.pk, row.seg_key, row.bytes, members)
 
     @classmethod
@@ -74,6 +80,13 @@ class SegmentResult:
     switched: int
     switched_bytes: int
     manifest: str = ""
+    switched_inline: int = 0
+    """How many of the switched members were inline (no object replaced)."""
+
+
+def _bytes(data) -> bytes | None:
+    """A binary column's value as bytes (Spark hands out bytearray)."""
+    return None if data is None else bytes(data)
 
 
 def _code(exc: ClientError) -> str:
@@ -103,6 +116,8 @@ class SegmentWriter:
             raise
 
     def _read(self, m: Member) -> bytes | None:
+        if m.d is not None:
+            return m.d if len(m.d) == m.len else None
         try:
             body = self._s3.get_object(
                 Bucket=self._bucket, Key=m.obj, Range=f"bytes={m.off}-{m.off + m.len - 1}"
@@ -126,8 +141,10 @@ class SegmentWriter:
         return "written"
 
     def schedule_trash(self, seg: Segment, due_ms: int, new_id=None) -> str:
-        """Step 2: the manifest of the members' old objects (with their index items)."""
-        keys = [m.obj for m in seg.members]
+        """Step 2: the manifest of the members' old objects (with their index items); inline
+        members have none (``""``: nothing to trash, no manifest)."""
+        stored = [m for m in seg.members if m.obj]
+        keys = [m.obj for m in stored]
         extra = {} if new_id is None else {"new_id": new_id}
         return schedule_deletes(
             self._s3,
@@ -135,8 +152,8 @@ class SegmentWriter:
             keys,
             due_ms,
             JOB,
-            sizes={m.obj: m.len for m in seg.members},
-            refs={m.obj: (seg.pk, m.eid) for m in seg.members},
+            sizes={m.obj: m.len for m in stored},
+            refs={m.obj: (seg.pk, m.eid) for m in stored},
             **extra,
         )
 
@@ -145,7 +162,7 @@ class SegmentWriter:
             self._ddb.update_item(
                 TableName=self._table,
                 Key={"pk": {"S": seg.pk}, "eid": {"N": str(m.eid)}},
-                UpdateExpression="SET obj = :seg, #off = :off",
+                UpdateExpression="SET obj = :seg, #off = :off REMOVE d",
                 ConditionExpression="obj = :old AND #off = :old_off",
                 ExpressionAttributeNames={"#off": "off"},
                 ExpressionAttributeValues={
@@ -182,6 +199,7 @@ class SegmentWriter:
             len(switched),
             sum(m.len for m in switched),
             manifest,
+            sum(1 for m in switched if m.d is not None),
         )
 
 

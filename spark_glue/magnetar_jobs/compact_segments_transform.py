@@ -4,8 +4,12 @@ Input: index rows (``catalog.index_schema``). Output: one row per segment to wri
 (``PLAN_COLUMNS``), its members in entry-id order with their offsets inside the segment.
 
 Rules, per ledger in entry-id order:
-- *eligible*: an entry (``n > 0``) in its own object (not already in a segment), of at most
-  ``max_entry_bytes``, and not among the ledger's last ``head_entries`` items;
+- *eligible*: an entry (``n > 0``) in its own object or inline in its index item (``d``; not
+  already in a segment), of at most ``max_entry_bytes``, not among the ledger's last
+  ``head_entries`` items, and not in the ledger's *young tail*: from the first inline entry
+  published (``pt1``) at or after ``inline_before_ms`` on, every item stays where it is
+  (a young inline entry is likely still being read, with no S3 GET; moving one costs an
+  UpdateItem priced by its size: docs/architecture.md, "Inline entries");
 - markers (``n = 0``: fences, epoch markers) are skipped and never touched;
 - any other item (already in a segment, too big) *breaks* the run of eligible entries;
 - inside a run, an entry goes to bucket ``floor(start / target)`` where ``start`` is the
@@ -23,7 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SEGMENT_PREFIX = "segments/"
-MEMBER_DDL = "struct<eid:bigint,obj:string,off:bigint,len:bigint,seg_off:bigint>"
+MEMBER_DDL = "struct<eid:bigint,obj:string,off:bigint,len:bigint,seg_off:bigint,d:binary>"
+"""A member: where its bytes are now (``obj``/``off``/``len``, or ``d`` for an inline
+entry, ``obj`` then empty) and where they go in the segment (``seg_off``)."""
 PLAN_COLUMNS = (
     ("pk", "string"),
     ("seg_key", "string"),
@@ -37,13 +43,16 @@ PLAN_COLUMNS = (
 
 @dataclass(frozen=True)
 class SegmentParams:
-    """Sizes in bytes. ``min_tail_bytes`` None: half the target."""
+    """Sizes in bytes. ``min_tail_bytes`` None: half the target. ``inline_before_ms``
+    (epoch ms): inline entries published from then on start the young tail (None: none
+    is young)."""
 
     target_segment_bytes: int = 8 * 1024 * 1024
     max_entry_bytes: int = 1024 * 1024
     min_entries: int = 2
     min_tail_bytes: int | None = None
     head_entries: int = 0
+    inline_before_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.target_segment_bytes < 1 or self.max_entry_bytes < 1:
@@ -78,6 +87,12 @@ def transform(index_df, params: SegmentParams):
     in_segment = F.col("obj").startswith(SEGMENT_PREFIX)
     rows = index_df.withColumn("_from_end", F.row_number().over(from_end))
     in_head = F.col("_from_end") <= F.lit(params.head_entries)
+    if params.inline_before_ms is not None:
+        young = F.col("d").isNotNull() & (F.col("pt1") >= F.lit(params.inline_before_ms))
+        rows = rows.withColumn("_young_from", F.min(F.when(young, F.col("eid"))).over(whole))
+        in_head = in_head | (
+            F.col("_young_from").isNotNull() & (F.col("eid") >= F.col("_young_from"))
+        )
     breaker = ~marker & (in_segment | (F.col("len") > params.max_entry_bytes) | (F.col("len") <= 0))
     rows = (
         rows.withColumn("_breaker", breaker)
@@ -101,9 +116,9 @@ def transform(index_df, params: SegmentParams):
             F.max("eid").alias("last_eid"),
             F.count("*").alias("entries"),
             F.sum("len").alias("bytes"),
-            F.sort_array(F.collect_list(F.struct("eid", "obj", "off", "len", "seg_off"))).alias(
-                "members"
-            ),
+            F.sort_array(
+                F.collect_list(F.struct("eid", "obj", "off", "len", "seg_off", "d"))
+            ).alias("members"),
             F.first(closed).alias("_closed"),
         )
         .where(
@@ -137,21 +152,24 @@ def plan_ledger(rows: list[tuple], params: SegmentParams) -> list[dict]:
     """The same plan as ``transform`` for one ledger's index rows (``catalog.INDEX_COLUMNS``
     tuples), in plain Python: the single-process baseline of the benchmark, and an oracle
     for the Spark transform in tests. Returns plan rows as dicts (``PLAN_COLUMNS``; members
-    as ``(eid, obj, off, len, seg_off)`` tuples), by first entry id."""
+    as ``(eid, obj, off, len, seg_off, d)`` tuples), by first entry id."""
     rows = sorted(rows, key=lambda r: r[1])
     head_from = len(rows) - params.head_entries
+    cutoff = params.inline_before_ms
+    young = [r[1] for r in rows if cutoff is not None and r[11] is not None and r[7] >= cutoff]
+    young_from = min(young, default=None)
     buckets: dict[tuple[int, int], list[tuple]] = {}
     run = start = 0
-    for i, (pk, eid, obj, off, size, n, *_rest) in enumerate(rows):
+    for i, (pk, eid, obj, off, size, n, *_rest, data) in enumerate(rows):
         if n <= 0:
             continue
         if obj.startswith(SEGMENT_PREFIX) or size > params.max_entry_bytes or size <= 0:
             run, start = run + 1, 0
             continue
-        if i >= head_from:
+        if i >= head_from or (young_from is not None and eid >= young_from):
             continue
         buckets.setdefault((run, start // params.target_segment_bytes), []).append(
-            (pk, eid, obj, off, size, start)
+            (pk, eid, obj, off, size, start, data)
         )
         start += size
     out = []
@@ -171,7 +189,7 @@ def plan_ledger(rows: list[tuple], params: SegmentParams) -> list[dict]:
                 "last_eid": members[-1][1],
                 "entries": len(members),
                 "bytes": total,
-                "members": [(m[1], m[2], m[3], m[4], m[5] - base) for m in members],
+                "members": [(m[1], m[2], m[3], m[4], m[5] - base, m[6]) for m in members],
             }
         )
     return sorted(out, key=lambda p: p["first_eid"])

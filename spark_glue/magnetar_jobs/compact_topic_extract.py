@@ -107,8 +107,8 @@ def entry_metadata(s3, bucket: str, key: str, offset: int, length: int):
 
 
 def entry_row(s3, bucket: str, item: dict) -> tuple | None:
-    """One ``ENTRY_SCHEMA`` row for a log (or compacted) item: its id, the pickled item, its
-    byte range and its messages (only the kept ones of a compacted item); None for markers.
+    """One ``ENTRY_SCHEMA`` row for a log (or compacted) item: its id, the pickled item (an
+    inline entry's bytes in its ``d``), its byte range and its messages (only the kept ones of a compacted item); None for markers.
     Raises EntryUnreadable naming the entry when its bytes cannot be read or decoded."""
     count = int(item.get("n", {"N": "0"})["N"])
     if count == 0 or item.get("fence", {}).get("BOOL", False):
@@ -116,7 +116,10 @@ def entry_row(s3, bucket: str, item: dict) -> tuple | None:
     obj, off, length = item["obj"]["S"], int(item["off"]["N"]), int(item["len"]["N"])
     eid = int(item["eid"]["N"])
     try:
-        meta = entry_metadata(s3, bucket, obj, off, length)
+        if "d" in item:  # inline: the bytes are in the item (no request)
+            meta = read_metadata(bytes(item["d"]["B"]), verify_crc=False)
+        else:
+            meta = entry_metadata(s3, bucket, obj, off, length)
     except Exception as exc:
         raise EntryUnreadable(f"entry {eid} ({obj}): {type(exc).__name__}: {exc}") from exc
     kept = kept_of(item)

@@ -39,9 +39,15 @@ def _batch_write(ddb, table: str, requests: list[dict]) -> None:
             raise RuntimeError(f"DynamoDB kept items of {table} unprocessed; retry the job")
 
 
-def _copy(s3, bucket: str, row) -> bytes:
+def kept_entry_bytes(s3, bucket: str, row) -> bytes:
+    """A kept entry's bytes, CRC checked: from its pickled item when inline, else one ranged
+    GET. Raises EntryUnreadable naming the entry."""
     try:
-        data = get_range(s3, bucket, row["obj"], row["off"], row["len"])
+        inline = pickle.loads(row["item"]).get("d")
+        if inline is not None:
+            data = bytes(inline["B"])
+        else:
+            data = get_range(s3, bucket, row["obj"], row["off"], row["len"])
         read_metadata(data, verify_crc=True)  # never copy a damaged entry
     except Exception as exc:
         where = f"entry {row['entry_id']} ({row['obj']})"
@@ -66,7 +72,7 @@ def _write_segments(
     size = 0
 
     def flush(pool) -> tuple[int, int, int, int]:
-        datas = list(pool.map(partial(_copy, s3, args.bucket), group))
+        datas = list(pool.map(partial(kept_entry_bytes, s3, args.bucket), group))
         key = f"{prefix}{group[0]['entry_id']}-{group[-1]['entry_id']}"
         s3.put_object(Bucket=args.bucket, Key=key, Body=b"".join(datas))
         offset, puts, kept = 0, [], 0

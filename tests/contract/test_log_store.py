@@ -34,6 +34,18 @@ def test_an_appended_entry_reads_back_with_every_field(stores, pk):
     assert stores.log.get_many(pk, [0, 1]) == {0: full, 1: chunk}
 
 
+def test_an_inline_entry_reads_back_with_its_bytes_from_every_read(stores, pk):
+    data = bytes(range(256)) * 3  # binary, with zero bytes
+    inline = entry(0, object_key="", length=len(data), data=data)
+    stores.log.append(pk, inline)
+    stores.log.append(pk, entry(1))
+    assert stores.log.read_from(pk, 0, 10) == [inline, entry(1)]
+    assert stores.log.get_many(pk, [0]) == {0: inline}
+    assert [(r.entry_id, r.size_bytes) for r in stores.log.range_counts(pk, 0, 0)] == [
+        (0, 768)
+    ]  # the entry's length, as for any entry
+
+
 def test_appending_a_taken_entry_id_fails_the_condition(stores, pk):
     stores.log.append(pk, entry(0))
     with pytest.raises(ConditionFailed):

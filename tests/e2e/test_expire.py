@@ -90,11 +90,12 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     topic = f"persistent://{namespace}/orders"
     consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
     producer = client.create_producer(topic, batching_enabled=False)
-    ids = [producer.send(f"m{i}".encode()) for i in range(6)]
-    ids.append(producer.send(b"later", deliver_after=timedelta(hours=1)))
-    ids += [producer.send(f"m{i}".encode()) for i in (7, 8)]
+    body = {i: f"m{i}".encode() * (2000 if i % 2 == 0 else 1) for i in range(9)}  # even: S3
+    ids = [producer.send(body[i]) for i in range(6)]
+    ids.append(producer.send(b"later", deliver_after=timedelta(hours=1)))  # inline
+    ids += [producer.send(body[i]) for i in (7, 8)]
     received = [consumer.receive(10_000) for _ in range(8)]
-    assert [m.data() for m in received] == [b"m0", b"m1", b"m2", b"m3", b"m4", b"m5", b"m7", b"m8"]
+    assert [m.data() for m in received] == [body[i] for i in (0, 1, 2, 3, 4, 5, 7, 8)]
     for m in received[:4] + received[6:]:
         consumer.acknowledge(m)
     key = log_key_of(topic, ids[0])
@@ -119,16 +120,17 @@ def test_acknowledged_entries_go_while_unacknowledged_and_delayed_ones_stay(
     assert expired["storageSize"] == read["storageSize"] - summary.bytes_deleted
     assert expired["subscriptions"]["s"]["msgBacklog"] == 3
     assert index_ids(aws_clients, local_stack, key) == [4, 5, 6, 7, 8]
-    assert summary.details["objects_trashed"] == 4
+    assert summary.details["objects_trashed"] == 2  # m0, m2; m1, m3 were inline: no object
+    assert len(before) == 4  # m0, m2, m4, m8
     assert objects_under(aws_clients, local_stack, prefix) == before  # in trash until due
 
     again = run_expire(local_stack, namespace)  # purges the due manifest; nothing new to do
-    assert (again.entries_deleted, again.details["objects_purged"]) == (0, 4)
-    assert len(objects_under(aws_clients, local_stack, prefix)) == 5
+    assert (again.entries_deleted, again.details["objects_purged"]) == (0, 2)
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 2  # m4, m8
 
     consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)
     again = [consumer.receive(10_000) for _ in range(2)]  # redelivered after the close
-    assert [m.data() for m in again] == [b"m4", b"m5"]
+    assert [m.data() for m in again] == [body[4], body[5]]
     for m in again:
         consumer.acknowledge(m)
     next_id = producer.send(b"m9")
@@ -185,7 +187,7 @@ def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
 ):
     gone, live = f"persistent://{namespace}/gone", f"persistent://{namespace}/live"
     producer = client.create_producer(gone, batching_enabled=False)
-    gone_ids = [producer.send(b"x") for _ in range(3)]
+    gone_ids = [producer.send(b"x" * (5000 if i < 3 else 1)) for i in range(5)]  # 3 in S3
     producer.close()
     response = requests.delete(
         f"{local_stack.url}/admin/v2/persistent/{namespace}/gone", params={"force": "true"}
@@ -214,7 +216,7 @@ def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
     )  # fmt: skip
 
     gone_key = log_key_of(gone, gone_ids[0])
-    assert index_ids(aws_clients, local_stack, gone_key) == [3]  # the fence stays
+    assert index_ids(aws_clients, local_stack, gone_key) == [5]  # the fence stays
     assert summary.details["dead_ledgers"] == 1
     assert summary.details["orphans_deleted"] == 1
     assert orphan not in objects_under(aws_clients, local_stack, f"entries/persistent/{namespace}/")
@@ -343,7 +345,7 @@ def test_a_run_that_crashed_after_deleting_items_is_finished_by_the_next_one(
     topic = f"persistent://{namespace}/crash"
     consumer = client.subscribe(topic, "s")
     producer = client.create_producer(topic, batching_enabled=False)
-    ids = [producer.send(b"x") for _ in range(4)]
+    ids = [producer.send(b"x" * (5000 if i % 2 == 0 else 1)) for i in range(4)]  # 0, 2: S3
     for _ in range(4):
         consumer.acknowledge(consumer.receive(10_000))
     env = local_stack.environment
@@ -360,9 +362,9 @@ def test_a_run_that_crashed_after_deleting_items_is_finished_by_the_next_one(
     key = log_key_of(topic, ids[0])
     prefix = f"entries/persistent/{namespace}/crash/"
     assert index_ids(aws_clients, local_stack, key) == [3]
-    assert len(objects_under(aws_clients, local_stack, prefix)) == 4
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 2  # 1 and 3 are inline
 
     again = run_expire(local_stack, namespace, "--orphan-age-ms", "0", "--now-ms", str(now + 1))
-    assert (again.entries_deleted, again.details["orphans_deleted"]) == (0, 3)
-    assert len(objects_under(aws_clients, local_stack, prefix)) == 1
+    assert (again.entries_deleted, again.details["orphans_deleted"]) == (0, 2)
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 0
     consumer.close()

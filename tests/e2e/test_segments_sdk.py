@@ -4,6 +4,7 @@ hands some entries out by presigned URL instead of inline (the 3 MiB response bu
 from __future__ import annotations
 
 import io
+import time
 import uuid
 from contextlib import redirect_stdout
 
@@ -97,3 +98,67 @@ def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stac
             got.append(decode_entry(data).messages[0].payload)
     assert by_url > 0  # the response budget sent some by URL
     assert got == sent
+
+
+def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and_moved(
+    local_stack, client
+):
+    import requests
+
+    from magnetar_jobs.catalog import query_index
+    from magnetar_jobs.compact_segments_load import Segment, SegmentWriter
+    from magnetar_jobs.compact_segments_transform import SegmentParams, plan_ledger
+
+    topic = f"persistent://public/default/inline-{uuid.uuid4().hex[:8]}"
+    s3, bucket = local_stack.client("s3"), local_stack.name("EntriesBucket")
+    prefix = "entries/" + topic.replace("://", "/") + "/"
+    consumer = client.subscribe(
+        topic, "s", consumer_type=pulsar.ConsumerType.Shared,
+        dead_letter_policy=pulsar.ConsumerDeadLetterPolicy(1),
+        negative_ack_redelivery_delay_ms=0,
+    )  # fmt: skip
+    producer = client.create_producer(topic, batching_enabled=False)
+    small, large = b"small and inline", b"L" * 10_000  # above the 4 KB index item
+    producer.send(small)
+    producer.send(large)
+    producer.close()
+    stored = s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    assert len(stored) == 1  # the large entry's object only: no S3 PUT for the small one
+
+    path = topic.replace("://", "/")
+    peeked = requests.get(
+        f"{local_stack.url}/admin/v2/{path}/subscription/s/position/1", timeout=30
+    )
+    assert (peeked.status_code, peeked.content) == (200, small)
+
+    seen = []
+    while seen.count(small) < 2 or large not in seen:  # small: delivered, redelivered, dead
+        msg = consumer.receive(10_000)
+        seen.append(msg.data())
+        if msg.data() == large:
+            consumer.acknowledge(msg)
+        else:
+            consumer.negative_acknowledge(msg)
+    dead = client.subscribe(
+        f"{topic}-s-DLQ", "dead", initial_position=pulsar.InitialPosition.Earliest
+    )
+    assert dead.receive(10_000).data() == small  # moved by the consumer's next long-poll
+    dead.close()
+    consumer.close()
+
+    # the segment job's own plan and writer, without Spark (the job itself runs on inline
+    # entries in tests/spark/test_compact_segments_job.py): old enough from now on
+    ddb, table = local_stack.client("dynamodb"), local_stack.name("LogTable")
+    index = list(query_index(ddb, table, f"{topic}|1"))
+    params = SegmentParams(min_tail_bytes=1, inline_before_ms=int(time.time() * 1000))
+    (plan,) = plan_ledger(index, params)
+    writer = SegmentWriter(s3, ddb, bucket, table)
+    result = writer.compact(Segment.from_plan(plan), due_ms=int(time.time() * 1000) + 60_000)
+    writer.close()
+    assert (result.outcome, result.switched, result.switched_inline) == ("written", 2, 1)
+    rows = [r for r in query_index(ddb, table, f"{topic}|1") if r[5] > 0]
+    assert [(r[2] == plan["seg_key"], r[11]) for r in rows] == [(True, None)] * 2
+
+    reader = client.subscribe(topic, "after", initial_position=pulsar.InitialPosition.Earliest)
+    assert [reader.receive(10_000).data() for _ in range(2)] == [small, large]
+    reader.close()

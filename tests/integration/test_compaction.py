@@ -183,7 +183,7 @@ def test_a_kept_batch_entry_comes_masked_and_a_big_entry_gets_an_object_of_its_o
 def test_a_run_that_cannot_read_an_entry_reports_error_with_the_reason(
     engine, topic, run_job, aws_clients, settings
 ):
-    engine.producer.publish(topic, _entry(("a", b"a1")))
+    engine.producer.publish(topic, _entry(("a", b"a1" * 3000)))  # too large to go inline
     ref = engine.topics.resolve(topic, create=False)
     item = engine.subscriptions.context.log.get_many(ref.key, [0])[0]
     aws_clients.s3.delete_object(Bucket=settings.entries_bucket, Key=item.object_key)

@@ -8,16 +8,17 @@ import pytest
 
 from magnetar_core.domain.errors import ChecksumError, InvalidMessage, MessageTooBig, StorageFault
 from magnetar_core.domain.log import log_key
+from magnetar_core.services.entries import entry_bytes
 from magnetar_wire import decode_entry
 
 
 def _committed_payloads(engine, topic, ledger: int = 1) -> dict[int, bytes]:
-    """entry id -> first payload, read back through the index and S3."""
+    """entry id -> first payload, read back through the index (and S3 for entries there)."""
     key = log_key(str(topic), ledger)
     out = {}
     for item in engine.producer._log.read_from(key, 0, 1000):
         if not item.fence:
-            data = engine.producer._entries.get(item.object_key, item.offset, item.length)
+            data = entry_bytes(engine.producer._entries, item)
             out[item.entry_id] = decode_entry(data).messages[0].payload
     return out
 

@@ -80,7 +80,9 @@ def test_an_iam_token_from_the_sdk_is_admitted_as_the_principal_sts_names(local_
 def test_a_large_entry_comes_as_a_presigned_get_valid_for_the_configured_seconds(
     settings, engine_clients, topic, make_entry
 ):
-    small_inline = dataclasses.replace(settings, inline_entry_max_bytes=8, download_url_expiry_s=60)
+    small_inline = dataclasses.replace(
+        settings, inline_entry_max_bytes=8, download_url_expiry_s=60, index_inline_max_bytes=0
+    )  # the entry in an S3 object (not in its index item), too large for the response
     engine = Engine.build(small_inline, clients=engine_clients)
     entry = make_entry(b"a large entry, for this test")
     engine.producer.publish(topic, entry)

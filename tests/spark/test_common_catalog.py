@@ -79,7 +79,8 @@ def test_partitions_lists_every_persistent_partition_in_its_current_ledger(job_a
 def test_index_frame_reads_every_item_of_the_given_ledgers_in_executors(spark, job_args, namespace):
     engine = engine_of(job_args)
     topic = TopicName.parse(f"persistent://public/{namespace}/idx")
-    results = [engine.producer.publish(topic, _entry(f"m{i}".encode())) for i in range(3)]
+    entries = [_entry(b"m0"), _entry(b"m1" * 4000), _entry(b"m2")]  # 1: too big to inline
+    results = [engine.producer.publish(topic, e) for e in entries]
     pk = f"{topic}|1"
 
     rows = index_frame(spark, job_args, [pk]).orderBy("eid").collect()
@@ -89,10 +90,13 @@ def test_index_frame_reads_every_item_of_the_given_ledgers_in_executors(spark, j
         (pk, 1, 1, False, False),
         (pk, 2, 1, False, False),
     ]
-    s3 = s3_client(job_args)
-    for row in rows:
-        assert row.obj.startswith(f"entries/persistent/public/{namespace}/idx/")
-        body = s3.get_object(Bucket=job_args.bucket, Key=row.obj)["Body"].read()
-        assert (row.off, row.len) == (0, len(body))
+    assert [(r.obj, r.d, r.len) for r in (rows[0], rows[2])] == [
+        ("", entries[0], len(entries[0])),
+        ("", entries[2], len(entries[2])),
+    ]  # inline: the bytes in the item, no object
+    assert rows[1].obj.startswith(f"entries/persistent/public/{namespace}/idx/")
+    assert rows[1].d is None
+    body = s3_client(job_args).get_object(Bucket=job_args.bucket, Key=rows[1].obj)["Body"].read()
+    assert (rows[1].off, rows[1].len, body) == (0, len(entries[1]), entries[1])
     assert [r.eid for r in rows] == [res.entry_id for res in results]
     assert index_frame(spark, job_args, []).count() == 0

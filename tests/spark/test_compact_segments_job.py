@@ -4,6 +4,7 @@ once the grace has passed; re-runs and runs after a crash end consistent."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 
@@ -64,9 +65,13 @@ def _entry(*payloads: bytes, key: str | None = None) -> bytes:
 
 
 def _produce(settings: Settings, topic: TopicName, count: int) -> list[bytes]:
-    engine = Engine.build(settings)
+    """Entries 0..count-1: even ones inline in their index items, odd ones (and the big
+    entry 7) in S3 objects of their own."""
+    inline = Engine.build(settings)
+    stored = Engine.build(dataclasses.replace(settings, index_inline_max_bytes=0))
     sent: list[bytes] = []
     for i in range(count):
+        engine = inline if i % 2 == 0 else stored
         if i == 7:
             payloads = [b"B" * BIG]
         elif i % 4 == 0:
@@ -104,7 +109,9 @@ def _exists(args, key: str) -> bool:
 
 def _plan(spark, args, topic) -> list[Segment]:
     index = index_frame(spark, args, [f"{topic}|1"])
-    rows = transform(index, compact_segments.params_of(args)).orderBy("first_eid").collect()
+    rows = (
+        transform(index, compact_segments.params_of(args, now_ms())).orderBy("first_eid").collect()
+    )
     return [Segment.of(r) for r in rows]
 
 
@@ -115,6 +122,9 @@ def test_reads_before_during_and_after_a_compaction_return_the_same_messages(
     args = parse_args(argv)
     sent = _produce(settings, topic, 30)
     before = _index(args, topic)
+    assert [(row[2] == "", row[11] is not None) for row in before] == [
+        (e % 2 == 0, e % 2 == 0) for e in range(30)
+    ]  # even entries inline: no object, their bytes in the item
     assert _read_all(settings, topic, "before") == sent
 
     # during: every segment written and its trash manifest too, then the first three of each
@@ -142,12 +152,16 @@ def test_reads_before_during_and_after_a_compaction_return_the_same_messages(
     after = _index(args, topic)
     assert [row[2].startswith("segments/") for row in after] == [e != 7 for e in range(30)]
     assert summary.entries_compacted == 17
+    assert [row[11] for row in after] == [None] * 30  # no inline bytes left in the index
+    # of 3-6, 11-14, 18-21, 25-29: the even ones were inline, the odd ones objects
+    assert (summary.details["inline_entries_moved"], summary.details["objects_replaced"]) == (8, 9)
     assert summary.details["segments_written"] == 4
     assert summary.details["entries_not_switched"] == 0
     assert _read_all(settings, topic, "after") == sent
 
     # the old objects outlive the grace: gone only from the due time on
-    old = {row[2] for row in before if row[1] != 7}
+    old = {row[2] for row in before if row[1] != 7 and row[2]}
+    assert len(old) == 14
     assert all(_exists(args, key) for key in old)
     due = min(read_manifest(s3_client(args), args.bucket, m)["due_ms"] for m in manifests(
         s3_client(args), args.bucket) if "-compact-segments-" in m)  # fmt: skip
@@ -155,9 +169,9 @@ def test_reads_before_during_and_after_a_compaction_return_the_same_messages(
     purge_due(s3_client(args), args.bucket, due - 1, ddb, args.log_table)
     assert all(_exists(args, key) for key in old)
     again = compact_segments.main(argv, now_ms=lambda: due + 120_000)  # past every grace
-    # the 29 replaced entry objects; trash other tests of this worker's stack left due by
+    # the 14 replaced entry objects; trash other tests of this worker's stack left due by
     # then goes in the same purge (the run purges the whole bucket's due manifests)
-    assert again.objects_deleted >= 29
+    assert again.objects_deleted >= 14
     assert [m for m in manifests(s3_client(args), args.bucket) if due_of(m) <= due + 120_000] == []
     assert not any(_exists(args, key) for key in old)
     assert again.entries_compacted == 0
@@ -203,4 +217,6 @@ def test_a_member_expired_since_the_plan_is_not_recreated_and_its_object_purged(
     assert "Item" not in ddb.get_item(TableName=args.log_table, Key=key, ConsistentRead=True)
     assert [row[1] for row in _index(args, topic) if row[2] == seg.seg_key] == [0, 2, 3]
     purge_due(s3_client(args), args.bucket, 2, ddb, args.log_table)
-    assert [_exists(args, m.obj) for m in seg.members] == [False, False, False, False]
+    stored = [m.obj for m in seg.members if m.obj]  # 0 and 2 were inline: no object
+    assert [m.eid for m in seg.members if m.obj] == [1, 3]
+    assert [_exists(args, key) for key in stored] == [False, False]

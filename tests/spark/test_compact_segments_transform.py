@@ -18,11 +18,29 @@ PK2 = "persistent://public/default/u-partition-0|3"
 
 def _row(pk: str, eid: int, size: int, *, obj: str | None = None, n: int = 1, off: int = 0):
     obj = f"entries/{pk}/{eid}" if obj is None else obj
-    return (pk, eid, obj, off, size, n, 1000 + eid, 1000 + eid, 0, False, False)
+    return (pk, eid, obj, off, size, n, 1000 + eid, 1000 + eid, 0, False, False, None)
+
+
+def _inline(pk: str, eid: int, size: int):
+    """An inline entry (bytes in its item, no object), published at ``1000 + eid``."""
+    return (
+        pk,
+        eid,
+        "",
+        0,
+        size,
+        1,
+        1000 + eid,
+        1000 + eid,
+        0,
+        False,
+        False,
+        bytes([eid % 256]) * size,
+    )
 
 
 def _marker(pk: str, eid: int, fence: bool = False):
-    return (pk, eid, "", 0, 0, 0, 0, 0, 0, fence, False)
+    return (pk, eid, "", 0, 0, 0, 0, 0, 0, fence, False, None)
 
 
 def _plan(spark, rows, **params) -> list[tuple]:
@@ -36,7 +54,7 @@ def _plan(spark, rows, **params) -> list[tuple]:
             r.last_eid,
             r.entries,
             r.bytes,
-            [(m.eid, m.obj, m.off, m.len, m.seg_off) for m in r.members],
+            [(m.eid, m.obj, m.off, m.len, m.seg_off, m.d) for m in r.members],
         )
         for r in out
     ]
@@ -45,7 +63,7 @@ def _plan(spark, rows, **params) -> list[tuple]:
 def _members(pk: str, sizes: dict[int, int]) -> list[tuple]:
     out, offset = [], 0
     for eid, size in sizes.items():
-        out.append((eid, f"entries/{pk}/{eid}", 0, size, offset))
+        out.append((eid, f"entries/{pk}/{eid}", 0, size, offset, None))
         offset += size
     return out
 
@@ -116,6 +134,22 @@ def test_the_head_entries_of_a_ledger_are_left_alone(spark):
     ]  # 2 is the open end of the log once 3..5 are held back
 
 
+def test_old_inline_entries_are_planned_with_their_bytes_and_young_ones_start_the_tail(spark):
+    rows = [_row(PK, 0, 100), _inline(PK, 1, 100), _inline(PK, 2, 50), _row(PK, 3, 100)]
+    rows += [_inline(PK, 4, 100), _row(PK, 5, 100)]  # published at 1004 and 1005: young
+    plan = _plan(spark, rows, target_segment_bytes=1000, min_tail_bytes=1, inline_before_ms=1004)
+    assert plan == [
+        (PK, segment_key(PK, 0, 3), 0, 3, 4, 350, [
+            (0, f"entries/{PK}/0", 0, 100, 0, None),
+            (1, "", 0, 100, 100, b"\x01" * 100),
+            (2, "", 0, 50, 200, b"\x02" * 50),
+            (3, f"entries/{PK}/3", 0, 100, 250, None),
+        ]),
+    ]  # fmt: skip
+    everything = _plan(spark, rows, target_segment_bytes=1000, min_tail_bytes=1)
+    assert [(p[2], p[3]) for p in everything] == [(0, 5)]  # no cutoff: no young tail
+
+
 def test_ledgers_are_planned_independently(spark):
     rows = [_row(PK, eid, 100) for eid in range(3)] + [_row(PK2, eid, 50) for eid in range(5)]
     plan = _plan(spark, rows, target_segment_bytes=150, min_tail_bytes=150)
@@ -167,9 +201,16 @@ def test_the_spark_plan_equals_the_plain_python_plan_on_random_ledgers(spark):
                 rows.append(_marker(pk, eid))
             elif kind < 0.10:
                 rows.append(_row(pk, eid, 100, obj=segment_key(pk, eid, eid + 1), off=0))
+            elif kind < 0.30:
+                rows.append(_inline(pk, eid, rng.choice([10, 50, 200])))
             else:
                 rows.append(_row(pk, eid, rng.choice([10, 50, 200, 900, 2000])))
-    params = {"target_segment_bytes": 1500, "max_entry_bytes": 1000, "head_entries": 7}
+    params = {
+        "target_segment_bytes": 1500,
+        "max_entry_bytes": 1000,
+        "head_entries": 7,
+        "inline_before_ms": 1000 + 250,
+    }
     expected = [
         (p["pk"], p["seg_key"], p["first_eid"], p["last_eid"], p["entries"], p["bytes"],
          p["members"])

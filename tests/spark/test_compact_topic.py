@@ -18,6 +18,7 @@ from magnetar_jobs.compact_topic_extract import (
     messages_of,
     slices,
 )
+from magnetar_jobs.compact_topic_load import kept_entry_bytes
 from magnetar_jobs.compact_topic_transform import MESSAGE_SCHEMA
 from magnetar_wire import ChunkInfo, EntryMessage, encode_entry
 
@@ -69,6 +70,29 @@ def test_an_entry_row_carries_each_messages_key_null_flag_and_position():
         (2, None, False, None, None, None, 7),
     ]
     assert s3.ranges == [f"bytes=2-{len(BATCH) + 1}"]
+
+
+def test_an_inline_entry_row_is_read_from_its_item_without_any_request():
+    s3 = RangedS3({})
+    item = _item(5, "", len(BATCH), 3, d={"B": BATCH})
+    eid, blob, obj, off, length, messages = entry_row(s3, "bucket", item)
+    assert (eid, obj, off, length, pickle.loads(blob)) == (5, "", 0, len(BATCH), item)
+    assert [(m[0], m[1], m[2]) for m in messages] == [
+        (0, "a", False),
+        (1, "b", True),
+        (2, None, False),
+    ]
+    assert s3.ranges == []
+
+
+def test_the_load_copies_an_inline_entry_from_its_item_and_a_stored_one_by_a_ranged_read():
+    s3 = RangedS3({"seg": b"xx" + BATCH})
+    inline = {"item": pickle.dumps(_item(5, "", len(BATCH), 3, d={"B": BATCH})), "obj": "",
+              "off": 0, "len": len(BATCH), "entry_id": 5}  # fmt: skip
+    stored = {"item": pickle.dumps(_item(6, "seg", len(BATCH), 3, offset=2)), "obj": "seg",
+              "off": 2, "len": len(BATCH), "entry_id": 6}  # fmt: skip
+    assert [kept_entry_bytes(s3, "bucket", row) for row in (inline, stored)] == [BATCH, BATCH]
+    assert s3.ranges == [f"bytes=2-{len(BATCH) + 1}"]  # the stored one only
 
 
 def test_a_previously_compacted_entry_brings_only_its_kept_messages():

@@ -5,12 +5,13 @@ batch is kept or dropped per message through its kept mask, never split or decry
 from __future__ import annotations
 
 import io
+import pickle
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from magnetar import _e2e
 from magnetar_jobs.compact_topic_extract import entry_row
-from magnetar_jobs.compact_topic_load import _copy
+from magnetar_jobs.compact_topic_load import kept_entry_bytes
 from magnetar_wire import EntryMessage, encode_entry
 
 KEY = ec.generate_private_key(ec.SECP256R1())
@@ -49,5 +50,5 @@ def test_the_extract_reads_the_keys_of_an_encrypted_batch_and_honours_its_kept_m
 
 def test_the_load_copies_an_encrypted_entry_byte_for_byte():
     data = _entry()
-    row = {"obj": "o", "off": 0, "len": len(data), "entry_id": 3}
-    assert _copy(FakeS3(data), "b", row) == data
+    row = {"item": pickle.dumps(_item(data)), "obj": "o", "off": 0, "len": len(data), "entry_id": 3}
+    assert kept_entry_bytes(FakeS3(data), "b", row) == data

@@ -30,7 +30,7 @@ KIB = 1024
 def item(eid, pt1=NOW - MINUTE, *, obj=None, off=0, length=100, n=1, fence=False, pk=PK):
     """One index row (``catalog.INDEX_COLUMNS`` order)."""
     obj = f"entries/{pk.split('|')[0]}/{eid}" if obj is None else obj
-    return (pk, eid, obj, off, length, n, pt1, pt1, 0, fence, False)
+    return (pk, eid, obj, off, length, n, pt1, pt1, 0, fence, False, None)
 
 
 def cursor(sub, md, *, durable=True, seen=(NOW,), delayed=(), ver=3, pk=PK):
@@ -288,6 +288,22 @@ def test_a_segment_goes_to_trash_only_once_none_of_its_entries_remains(spark, fr
     plan = transform(index, cursors, policies, ExpireParams(NOW))
     assert sorted(r.eid for r in plan.deleted.collect()) == [0, 1, 2, 3, 4, 5]
     assert [tuple(r) for r in plan.trash.collect()] == [("segments/a/1/0-3", 400, [PK])]
+
+
+def test_inline_entries_are_deleted_with_nothing_to_trash_and_are_no_orphan_references(
+    spark, frames
+):
+    inline = [item(e, obj="")[:11] + (f"bytes {e}".encode(),) for e in range(3)]
+    index, cursors, policies = frames(inline + [item(3), item(4)], [cursor("s", 3)])
+    stored = f"entries/{PK.split('|')[0]}/3"
+    objects = spark.createDataFrame(
+        [(stored, 100, NOW - 60 * MINUTE)], "key string, size long, modified_ms long"
+    )
+    params = ExpireParams(NOW, orphan_age_ms=MINUTE)
+    plan = transform(index, cursors, policies, params, objects=objects)
+    assert sorted(r.eid for r in plan.deleted.collect()) == [0, 1, 2, 3]
+    assert [tuple(r) for r in plan.trash.collect()] == [(stored, 100, [PK])]  # no "" key
+    assert plan.orphans is not None and plan.orphans.collect() == []
 
 
 def test_objects_to_trash_ignores_markers_without_objects(spark, frames):

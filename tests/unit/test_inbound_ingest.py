@@ -14,6 +14,7 @@ from magnetar_core.domain.inbound.routes import once_key
 from magnetar_core.domain.log import ONCE_SORT_KEY, once_marker_pk
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
+from magnetar_core.services.entries import entry_bytes
 from magnetar_core.services.ingest import REDELIVERY_WINDOW_S
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire import decode_entry
@@ -45,7 +46,7 @@ def stored(engine: Engine, topic: TopicName) -> list:
     """The messages committed to ``topic`` (non-partitioned), in log order."""
     key = engine.topics.resolve(topic, create=False).key
     entries = [e for e in engine.producer._log.read_from(key, 0, 100) if e.count]
-    return [m for e in entries for m in decode_entry(engine.entries.get(e.object_key)).messages]
+    return [m for e in entries for m in decode_entry(entry_bytes(engine.entries, e)).messages]
 
 
 def test_every_source_event_twice_is_stored_once_and_the_second_time_is_a_duplicate(engine):

@@ -1,5 +1,7 @@
 """IndexCache: an LRU of index items; resolve loads only what is missing, in one call."""
 
+from dataclasses import replace
+
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.services.index_cache import IndexCache
 
@@ -59,6 +61,17 @@ def test_the_cache_holds_at_most_capacity_items_evicting_the_oldest():
     cache.put_many("k", [entry(i) for i in range(5)])
     cache.resolve("k", [0, 1, 2, 3, 4], load)
     assert load.calls == [("k", [0, 1])]
+
+
+def test_the_cache_holds_at_most_max_data_bytes_of_inline_entries_evicting_the_oldest():
+    cache, load = IndexCache(max_data_bytes=250), Loader()
+    inline = [replace(entry(i), object_key="", data=b"x" * 100) for i in range(3)]
+    cache.put_many("k", inline[:2])
+    cache.put_many("k", inline[:2])  # again: counted once
+    cache.put_many("k", [inline[2], entry(3)])  # 300 bytes: the oldest goes
+    found = cache.resolve("k", [0, 1, 2, 3], load)
+    assert load.calls == [("k", [0])]
+    assert [found[i].data for i in (1, 2)] == [b"x" * 100] * 2
 
 
 def test_putting_an_entry_again_refreshes_its_recency():

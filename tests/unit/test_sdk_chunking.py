@@ -127,7 +127,7 @@ def test_entries_above_one_mib_are_uploaded_with_a_plain_put_and_produced_by_ref
 
 
 def test_entries_received_without_data_are_fetched_from_their_url(svc, client):
-    svc.configure(response_inline_budget_bytes=0)
+    svc.configure(response_inline_budget_bytes=0, index_inline_max_bytes=0)  # an S3 object
     consumer = client.subscribe("t", "s")
     producer = client.create_producer("t")
     producer.send(b"by url")

@@ -209,6 +209,7 @@ class Engine:
             non_persistent,
             settings.commit_max_attempts,
             throttling=throttling,
+            index_inline_max_bytes=settings.index_inline_max_bytes,
         )
         subscriptions = Subscriptions(
             topics,

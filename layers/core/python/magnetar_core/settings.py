@@ -31,6 +31,11 @@ class Settings:
     backlog_check_ms: int = 5_000
     inline_entry_max_bytes: int = 1024 * 1024
     response_inline_budget_bytes: int = 3 * 1024 * 1024
+    index_inline_max_bytes: int = 4096
+    """The largest log index item (``INDEX_INLINE_MAX_BYTES``; attribute names + values, as
+    DynamoDB sizes it) that carries its entry's bytes itself instead of an S3 object; 0:
+    every entry goes to S3. Not ``inline_entry_max_bytes`` (inline in a receive response).
+    Why 4 KB: docs/architecture.md, "Inline entries"."""
     dedup_snapshot_every: int = 1000
     timer_state_machine_arn: str | None = None
     """The delay timer workflow (``TIMER_STATE_MACHINE_ARN``); None turns delays off."""
@@ -112,6 +117,7 @@ class Settings:
             policy_cache_ms=number("POLICY_CACHE_MS", 5_000),
             rate_limit_containers=number("RATE_LIMIT_CONTAINERS", 1),
             backlog_check_ms=number("BACKLOG_CHECK_MS", 5_000),
+            index_inline_max_bytes=number("INDEX_INLINE_MAX_BYTES", 4096),
             timer_state_machine_arn=env.get("TIMER_STATE_MACHINE_ARN") or None,
             trigger_wake_state_machine_arn=env.get("TRIGGER_WAKE_STATE_MACHINE_ARN") or None,
             delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),

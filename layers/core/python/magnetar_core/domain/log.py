@@ -3,7 +3,7 @@ per-message key hashes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from magnetar_core.domain.keyshared import sticky_key_hash
 
@@ -64,6 +64,14 @@ class IndexEntry:
     key_hashes: tuple[int, ...] = ()
     deliver_at_ms: int = 0
     """The latest ``deliverAt`` of the entry's messages (0: none is delayed)."""
+    data: bytes | None = None
+    """An inline entry's bytes (attribute ``d``; ``object_key`` empty): small entries live in
+    their index item, no S3 object (docs/architecture.md, "Inline entries")."""
+
+    @property
+    def inline(self) -> bool:
+        """True when the entry's bytes are in the item itself (``data``)."""
+        return self.data is not None
 
     @property
     def marker(self) -> bool:
@@ -104,6 +112,8 @@ class IndexEntry:
             item["kh"] = {"B": encode_key_hashes(self.key_hashes)}
         if self.deliver_at_ms:
             item["da"] = {"N": str(self.deliver_at_ms)}
+        if self.data is not None:
+            item["d"] = {"B": self.data}
         return item
 
     @classmethod
@@ -129,7 +139,12 @@ class IndexEntry:
             partial_chunk=item.get("pc", {}).get("BOOL", False),
             key_hashes=decode_key_hashes(item["kh"]["B"], num("n")) if "kh" in item else (),
             deliver_at_ms=num("da"),
+            data=bytes(item["d"]["B"]) if "d" in item else None,
         )
+
+    def item_size_bytes(self, pk: str) -> int:
+        """The size DynamoDB bills and limits for ``to_item(pk)``, in bytes (``item_size``)."""
+        return item_size(self.to_item(pk))
 
     @classmethod
     def fence_at(cls, entry_id: int) -> IndexEntry:
@@ -143,3 +158,46 @@ class IndexEntry:
         return cls(
             entry_id, "", 0, 0, 0, False, 0, 0, producer, 0, 0, epoch=epoch, exclusive=exclusive
         )
+
+
+def _number_size(text: str) -> int:
+    """DynamoDB's size of a number: about 1 byte per 2 significant digits, plus 1."""
+    digits = text.lstrip("-").replace(".", "").strip("0") or "0"
+    return (len(digits) + 1) // 2 + 1
+
+
+def _value_size(value: dict) -> int:
+    ((kind, v),) = value.items()
+    if kind in ("S", "B"):
+        return len(v.encode() if isinstance(v, str) else v)
+    if kind == "N":
+        return _number_size(v)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("NS", "SS", "BS"):
+        return sum(_value_size({kind[0]: x}) for x in v)
+    if kind == "L":
+        return 3 + sum(1 + _value_size(x) for x in v)
+    return 3 + sum(len(k.encode()) + 1 + _value_size(x) for k, x in v.items())  # "M"
+
+
+def item_size(item: dict) -> int:
+    """The size of a DynamoDB item in its wire form (``{"name": {"S": ...}}``), in bytes, as
+    DynamoDB counts it for request units and its 400 KB limit: UTF-8 attribute names plus
+    values (strings and binaries their length, numbers 1 byte per 2 digits + 1, booleans 1).
+    An upper bound within a few bytes; raises ValueError for a value of no known type."""
+    try:
+        return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+    except (ValueError, AttributeError) as exc:
+        raise ValueError(f"not a DynamoDB item value: {exc}") from exc
+
+
+def fits_inline(index: IndexEntry, pk: str, data_bytes: int, max_item_bytes: int) -> bool:
+    """Whether ``index`` (committed under ``pk``) may carry an entry of ``data_bytes`` bytes
+    inline: the item with attribute ``d`` stays within ``max_item_bytes`` (0: never). The
+    entry id and access epoch are counted at their widest (19 digits), so the commit, which
+    sets them, can never grow the item past the limit."""
+    if max_item_bytes <= 0:
+        return False
+    widest = replace(index, entry_id=2**63 - 1, epoch=2**63 - 1, exclusive=True, data=b"")
+    return widest.item_size_bytes(pk) + data_bytes <= max_item_bytes

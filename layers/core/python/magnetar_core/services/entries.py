@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from magnetar_core.domain.errors import ChecksumError, InvalidMessage, NotAllowedError
 from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.ports import EntryStore
 from magnetar_wire import (
     ChecksumMismatch,
     DecodedEntry,
@@ -140,6 +141,15 @@ def index_entry(meta: EntryMetadata, object_key: str, size: int) -> IndexEntry:
         key_hashes=tuple(sticky_key_hash(m.key, m.ordering_key) for m in meta.messages),
         deliver_at_ms=max(m.deliver_at_ms for m in meta.messages),
     )
+
+
+def entry_bytes(entries: EntryStore, item: IndexEntry) -> bytes:
+    """The bytes of a committed entry, whichever way it is stored: an inline entry's from its
+    index item (no request), any other's from its object (one ranged GET). Every reader
+    goes through here. Raises what ``entries.get`` raises for a missing object."""
+    if item.data is not None:
+        return item.data
+    return entries.get(item.object_key, item.offset, item.length)
 
 
 def check_delivery_delay(index: IndexEntry, now_ms: int, max_delay_ms: int) -> None:

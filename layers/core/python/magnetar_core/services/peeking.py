@@ -15,6 +15,7 @@ from magnetar_core.domain.errors import (
     SubscriptionNotFound,
 )
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.services.entries import entry_bytes
 from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.names import TopicName
@@ -65,7 +66,7 @@ class Peeking:
         item = self._ctx.log.get_many(ref.key, [entry_id]).get(entry_id)
         if item is None or item.marker:
             raise NotFound(f"Message not found: entry {ref.ledger_id}:{entry_id} of {ref.topic}")
-        data = self._ctx.entries.get(item.object_key, item.offset, item.length)
+        data = entry_bytes(self._ctx.entries, item)
         return Peeked(ref, item, data)
 
     def nth_in_backlog(self, name: TopicName, subscription: str, position: int) -> Peeked:

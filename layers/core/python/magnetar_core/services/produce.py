@@ -1,7 +1,9 @@
 """Produce: store the entry object, then commit it at the next dense entry id.
 
 Commit protocol (DESIGN.md §3): (1) PUT the entry to a unique S3 key; (2) conditionally put
-the index item at the next entry id. Step 2 is the commit point. A lost race re-reads the
+the index item at the next entry id. Step 2 is the commit point. A small entry (its item
+within ``index_inline_max_bytes``) skips step 1: its bytes go in the index item itself
+(docs/architecture.md, "Inline entries"), one AWS request per entry. A lost race re-reads the
 head and retries with jitter; a crash before step 2 leaves an unreferenced object for the
 expiry job. In the steady state of one producer per partition this is 2 AWS requests per
 entry: the head (next id, access epoch) is cached per process and re-read only after a lost
@@ -27,7 +29,7 @@ from magnetar_core.domain.errors import (
     ProducerFenced,
     ServiceUnitNotReady,
 )
-from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.log import IndexEntry, fits_inline
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import EntryStore, LogStore
 from magnetar_core.services import optimistic
@@ -88,7 +90,9 @@ class Producer:
         non_persistent: NonPersistent,
         max_attempts: int = 16,
         throttling: Throttling | None = None,
+        index_inline_max_bytes: int = 0,
     ) -> None:
+        self._index_inline_max = index_inline_max_bytes  # 0: every entry gets an S3 object
         self._throttling = throttling  # publish rate and backlog quotas (None: none)
         self._non_persistent = non_persistent
         self._topics = topics
@@ -162,12 +166,15 @@ class Producer:
             return self._duplicate(ref, topic)
         if self._throttling is not None:  # before anything is stored
             self._throttling.admit_publish(ref, meta.header.count, len(entry))
-        if entry_ref is None:
+        object_key = ""
+        if entry_ref is None and fits_inline(index, ref.key, len(entry), self._index_inline_max):
+            index = replace(index, data=entry)  # inline: the index item holds it, no S3 PUT
+        elif entry_ref is None:
             object_key = self.new_object_key(topic)
             self._entries.put(object_key, entry)
         else:  # the bytes validated above, under a key no URL writes; refused the second time
             object_key = self._uploads.seal(uploaded_to, entry_ref, entry)
-        index = IndexEntry(**{**index.__dict__, "object_key": object_key})
+        index = replace(index, object_key=object_key)
         for _ in range(3):
             try:
                 entry_id = self._commit(ref, index, epoch, dedup, once)
@@ -179,7 +186,8 @@ class Producer:
                 self._topics.invalidate(topic)
                 ref = self._topics.resolve(topic, create=True)
                 if self._topics.terminated(ref):  # learnt from the fence: undo the PUT
-                    self._entries.delete(object_key)
+                    if object_key:
+                        self._entries.delete(object_key)
                     self._topics.check_open(ref)
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")

@@ -39,7 +39,7 @@ def compacted_item(
     """The compacted ledger item of a kept entry, from its log (or earlier compacted) item.
 
     ``kept`` are the kept batch indexes (None or all of them: the whole entry)."""
-    item = {k: v for k, v in source.items() if k != "kb"}
+    item = {k: v for k, v in source.items() if k not in ("kb", "d")}  # d: now in obj
     item.update(
         {"pk": {"S": pk}, "obj": {"S": obj}, "off": {"N": str(offset)}, "len": {"N": str(length)}}
     )

@@ -28,6 +28,7 @@ from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import EXCLUSIVE, CursorState
 from magnetar_core.domain.dead_letter import DeadLetter, Origin, dead_letter_entry, producer_name
 from magnetar_core.domain.errors import ConditionFailed, MagnetarError
+from magnetar_core.services.entries import entry_bytes
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.topics import PartitionRef
@@ -82,7 +83,7 @@ class DeadLettering:
                 continue
             target = TopicName.parse(item.topic)
             self._ensure_initial_subscription(target, item, producer)
-            data = ctx.entries.get(item_entry.object_key, item_entry.offset, item_entry.length)
+            data = entry_bytes(ctx.entries, item_entry)
             entry = dead_letter_entry(data, item, origin, producer, ctx.runtime.now_ms())
             with metering.uncounted():
                 result = self._producer.publish(target, entry, deduplicate=True)

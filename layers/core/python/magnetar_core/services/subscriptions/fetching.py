@@ -9,12 +9,13 @@ from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import Delivery
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.ports import EntryStore
-from magnetar_core.services.entries import DeliveredEntry
+from magnetar_core.services.entries import DeliveredEntry, entry_bytes
 from magnetar_core.services.topics import PartitionRef
 
 
 class Fetcher:
-    """Reads entries from ``entries`` (up to 8 in parallel): inline up to
+    """Reads entries from ``entries`` (up to 8 in parallel; an entry inline in its index
+    item needs no read and always goes in the body, never as a URL): in the body up to
     ``inline_entry_max_bytes`` each while the response stays within
     ``response_inline_budget_bytes``, as URLs beyond: presigned GETs of the delivered
     entry's object only, valid ``download_url_expiry_s`` seconds (the SDK fetches them as
@@ -44,7 +45,8 @@ class Fetcher:
         inline: set[int] = set()
         budget = self._inline_budget
         for d, item in deliveries:
-            if not by_reference or (item.length <= self._inline_max and item.length <= budget):
+            fits = item.length <= self._inline_max and item.length <= budget
+            if not by_reference or item.inline or fits:
                 inline.add(d.entry_id)
                 budget -= item.length
 
@@ -52,7 +54,7 @@ class Fetcher:
             d, item = pair
             data = url = url_range = None
             if d.entry_id in inline:
-                data = self._entries.get(item.object_key, item.offset, item.length)
+                data = entry_bytes(self._entries, item)
             else:
                 url = self._entries.download_url(item.object_key, self._url_expiry_s)
                 url_range = (item.offset, item.length)
