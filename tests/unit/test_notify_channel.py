@@ -16,8 +16,8 @@ from magnetar_core.domain import notify
 from magnetar_core.domain.cursor.records import ConsumerInfo
 from magnetar_core.domain.errors import ConsumerBusy, InvalidMessage, NotAllowedError
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.engine import Engine
 from magnetar_core.domain.security.policy import AuthorizationError
+from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire.errors import InvalidTopicName
 from magnetar_wire.names import TopicName

@@ -320,13 +320,9 @@ class Engine:
                 entries_bucket=settings.entries_bucket,
             ),
             function_runtime=function_runtime,
-            schemas=Schemas(
-                stores.schemas, schema_policies, runtime, settings.commit_max_attempts
-            ),
+            schemas=Schemas(stores.schemas, schema_policies, runtime, settings.commit_max_attempts),
             schema_policies=schema_policies,
-            notify=Notify(
-                stores.watches, connections, Holds(subscriptions.context), runtime
-            ),
+            notify=Notify(stores.watches, connections, Holds(subscriptions.context), runtime),
         )
 
 

@@ -126,9 +126,10 @@ class WatchStore:
             for start in range(0, len(requests), BATCH):
                 pending = {self._table: requests[start : start + BATCH]}
                 while pending:
-                    pending = self._db.batch_write_item(RequestItems=pending).get(
-                        "UnprocessedItems"
-                    ) or {}
+                    pending = (
+                        self._db.batch_write_item(RequestItems=pending).get("UnprocessedItems")
+                        or {}
+                    )
 
 
 class ManagementConnections:
