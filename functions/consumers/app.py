@@ -34,7 +34,10 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         role=http.caller_role(app),
     )
     version = engine().schemas.declare(name, schema, producer=False) if schema else None
-    return http.ok({**views.consumer_handle(handle), "schemaVersion": version})
+    answer = {**views.consumer_handle(handle), "schemaVersion": version}
+    if engine().notify.url and name.persistent:  # the channel idle consumers wait on
+        answer["notifyUrl"] = engine().notify.url
+    return http.ok(answer)
 
 
 @app.delete(

@@ -322,7 +322,13 @@ class Engine:
             function_runtime=function_runtime,
             schemas=Schemas(stores.schemas, schema_policies, runtime, settings.commit_max_attempts),
             schema_policies=schema_policies,
-            notify=Notify(stores.watches, connections, Holds(subscriptions.context), runtime),
+            notify=Notify(
+                stores.watches,
+                connections,
+                Holds(subscriptions.context),
+                runtime,
+                url=settings.notify_url,
+            ),
         )
 
 

@@ -36,7 +36,10 @@ class Notify:
         holds: Holds,
         runtime: Runtime,
         hold_ms: int = notify.HOLD_MS,
+        url: str | None = None,
     ) -> None:
+        self.url = url
+        """The channel's WebSocket URL told to consumers (None: no channel advertised)."""
         self._watches = watches
         self._connections = connections
         self._holds = holds
