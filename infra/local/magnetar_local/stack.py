@@ -17,11 +17,11 @@ import boto3
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
+from magnetar_local.events import LambdaContext
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.history import LocalHistory
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
-from magnetar_local.events import LambdaContext
 from magnetar_local.metrics import engine_backlog
 from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
