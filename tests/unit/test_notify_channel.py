@@ -12,6 +12,7 @@ import pytest
 from fake_clock import Clock
 
 from magnetar_core.adapters.memory import RecordingConnections, memory_stores
+from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.domain import notify
 from magnetar_core.domain.cursor.records import ConsumerInfo
 from magnetar_core.domain.errors import ConsumerBusy, InvalidMessage, NotAllowedError
@@ -19,6 +20,7 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security.policy import AuthorizationError
 from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
+from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.errors import InvalidTopicName
 from magnetar_wire.names import TopicName
 
@@ -29,9 +31,10 @@ LEASE_MS = 60_000
 
 def make_engine(clock: Clock) -> tuple[Engine, RecordingConnections]:
     connections = RecordingConnections()
-    engine = Engine.assemble(
-        memory_settings(), memory_stores(), runtime=Runtime(now_ms=clock), connections=connections
-    )
+    stores = memory_stores()
+    timers = TimerStarter(stores.cursors, clock)  # type: ignore[arg-type]
+    engine = Engine.assemble(memory_settings(), stores, runtime=Runtime(now_ms=clock),
+                             starter=timers, connections=connections)  # fmt: skip
     engine.tenants.initialize_cluster()
     return engine, connections
 
@@ -108,7 +111,7 @@ def test_a_watching_exclusive_consumer_stays_exclusive_while_silent_past_its_lea
     engine, _ = make_engine(clock)
     consumer = subscribe(engine)
     engine.notify.connect("conn", None)
-    assert engine.notify.watch("conn", watch_body(consumer)) == 1
+    assert engine.notify.watch("conn", watch_body(consumer)) == (1, None)
     clock.now_ms += 30 * 60_000  # half an hour of silence
     with pytest.raises(ConsumerBusy):
         subscribe(engine)
@@ -182,3 +185,31 @@ def test_a_watch_of_another_roles_consumer_is_refused() -> None:
     with pytest.raises(AuthorizationError):
         engine.notify.watch("conn", watch_body(consumer))
     assert engine.notify.notify([str(TOPIC)]).posted == 0
+
+
+def produce(engine: Engine, clock: Clock, deliver_at_ms: int = 0) -> None:
+    message = EntryMessage(payload=b"m", sequence_id=0, publish_time_ms=clock.now_ms,
+                           deliver_at_ms=deliver_at_ms)  # fmt: skip
+    engine.producer.publish(TOPIC, encode_entry([message], producer_name="p"))
+
+
+def test_a_watch_says_when_another_consumers_lease_ends_with_entries_it_holds() -> None:
+    clock = Clock(START_MS)
+    engine, _ = make_engine(clock)
+    holder, sleeper = subscribe(engine, sub_type="Shared"), subscribe(engine, sub_type="Shared")
+    produce(engine, clock)
+    assert engine.subscriptions.receive(TOPIC, "s", holder, 10, 0)
+    clock.now_ms += 10_000
+    engine.notify.connect("conn", None)
+    assert engine.notify.watch("conn", watch_body(sleeper)) == (1, LEASE_MS - 10_000 + 1)
+
+
+def test_a_watch_says_when_a_delayed_message_comes_due() -> None:
+    clock = Clock(START_MS)
+    engine, _ = make_engine(clock)
+    sleeper = subscribe(engine, sub_type="Shared")
+    produce(engine, clock, deliver_at_ms=START_MS + 90_000)
+    assert engine.subscriptions.receive(TOPIC, "s", sleeper, 10, 0) == []  # now delayed
+    engine.notify.connect("conn", None)
+    count, recheck_ms = engine.notify.watch("conn", watch_body(sleeper))
+    assert count == 1 and recheck_ms is not None and 0 < recheck_ms <= 90_000

@@ -8,7 +8,8 @@ Routes (``requestContext.routeKey``; the API selects ``$request.body.action``):
   no role is answered 403 (API Gateway then refuses the connection).
 * ``watch``: ``{"action": "watch", "ref": <any>, "watches": [{"topic", "subscription",
   "consumerId"}, ...]}``: holds the consumers' leases and stores the watches; answered (a
-  two-way route) ``{"watching": n, "ref": ref}``, or ``{"error", "message", "ref"}`` with
+  two-way route) ``{"watching": n, "ref": ref}`` (and ``recheckInMs`` when a watched cursor
+  may have work without a commit then: a delayed bucket, another consumer's lease end), or ``{"error", "message", "ref"}`` with
   Pulsar's error name for a bad body or consumer (nothing stored).
 * ``$disconnect``: forgets the connection's watches and releases its holds.
 
@@ -86,9 +87,12 @@ def _watch(engine: Callable[[], Engine], connection: str, route: Any, text: Any)
         ref = body.get("ref") if isinstance(body, dict) else None
         if route != "watch":
             raise InvalidMessage(f"unknown action {route!r}: the channel takes 'watch'")
-        count = engine().notify.watch(connection, body)
+        count, recheck_ms = engine().notify.watch(connection, body)
     except MagnetarError as exc:
         if exc.status >= 500:
             raise
         return _answer(exc.status, {"error": exc.code, "message": exc.message, "ref": ref})
-    return _answer(200, {"watching": count, "ref": ref})
+    answer: dict[str, Any] = {"watching": count, "ref": ref}
+    if recheck_ms is not None:
+        answer["recheckInMs"] = recheck_ms
+    return _answer(200, answer)

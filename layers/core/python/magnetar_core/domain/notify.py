@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from magnetar_core.domain.cursor.records import ConsumerInfo
+from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_wire.errors import InvalidTopicName
 from magnetar_wire.names import TopicName
@@ -130,6 +131,18 @@ def hold(info: ConsumerInfo, connection_id: str, now_ms: int, hold_ms: int = HOL
         return False
     info.held_by, info.held_until_ms, info.seen_ms = connection_id, until_ms, now_ms
     return True
+
+
+def recheck_at_ms(state: CursorState, consumer_id: str, lease_ms: int) -> int | None:
+    """When work may become available on the cursor without a commit (epoch ms; None: only a
+    commit brings work): its earliest delayed bucket (a delay timer releases it without
+    writing the log), or the earliest lease end of another consumer holding entries (they
+    come back for redelivery then). A watching consumer looks again at that time."""
+    dues = [state.delays.next_due()]
+    for other, info in state.consumers.items():
+        if other != consumer_id and state.roster.leases.get(other):
+            dues.append(max(info.seen_ms + lease_ms, info.held_until_ms) + 1)
+    return min((due for due in dues if due is not None), default=None)
 
 
 def release(info: ConsumerInfo, connection_id: str, now_ms: int) -> bool:

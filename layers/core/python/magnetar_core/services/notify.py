@@ -56,9 +56,10 @@ class Notify:
         it). Raises what the store raises."""
         self._watches.connect(connection_id, role, self._expires_ms())
 
-    def watch(self, connection_id: str, body: object) -> int:
+    def watch(self, connection_id: str, body: object) -> tuple[int, int | None]:
         """Hold each named consumer's lease for this connection and store the watches;
-        returns how many. Raises InvalidMessage / InvalidTopicName (a bad body),
+        returns how many, and in how many ms a watched cursor may have work without a commit
+        (a delay timer's release, another consumer's lease end; None: only a commit). Raises InvalidMessage / InvalidTopicName (a bad body),
         NotAllowedError (an unknown connection: connect again), TopicNotFound,
         SubscriptionNotFound, ConsumerNotFound, AuthorizationError (not the consumer's
         role); nothing is stored for a body that fails (holds already taken stay until the
@@ -67,11 +68,13 @@ class Notify:
         known, role = self._watches.connection(connection_id)
         if not known:
             raise NotAllowedError(f"connection {connection_id} is not open; connect again")
+        dues = []
         for w in watches:
-            self._holds.hold(TopicName.parse(w.topic), w.subscription, w.consumer_id,
-                             connection_id, role)  # fmt: skip
+            topic = TopicName.parse(w.topic)
+            dues.append(self._holds.hold(topic, w.subscription, w.consumer_id, connection_id, role))
         self._watches.put(watches, self._expires_ms())
-        return len(watches)
+        due = min((d for d in dues if d is not None), default=None)
+        return len(watches), None if due is None else max(0, due - self._runtime.now_ms())
 
     def disconnect(self, connection_id: str) -> int:
         """Forget the connection and its watches and release the holds it took (idempotent);

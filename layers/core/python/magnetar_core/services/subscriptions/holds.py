@@ -23,18 +23,22 @@ class Holds:
         consumer_id: str,
         connection_id: str,
         role: str | None = None,
-    ) -> None:
-        """Hold the consumer's lease for ``connection_id`` (``notify.HOLD_MS`` from now).
+    ) -> int | None:
+        """Hold the consumer's lease for ``connection_id`` (``notify.HOLD_MS`` from now);
+        returns when the cursor may have work without a commit (``notify.recheck_at_ms``).
         Raises TopicNotFound, SubscriptionNotFound, ConsumerNotFound (subscribe again),
         AuthorizationError (``role`` is not the consumer's); nothing changes then."""
         ref = self._ctx.topics.resolve(topic, create=False)
 
-        def change(state: CursorState) -> tuple[None, bool]:
+        lease_ms = self._ctx.limits.consumer_lease_ms
+
+        def change(state: CursorState) -> tuple[int | None, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
             now = self._ctx.runtime.now_ms()
-            return None, notify.hold(state.consumers[consumer_id], connection_id, now)
+            dirty = notify.hold(state.consumers[consumer_id], connection_id, now)
+            return notify.recheck_at_ms(state, consumer_id, lease_ms), dirty
 
-        self._ctx.update(ref, subscription, change)
+        return self._ctx.update(ref, subscription, change)
 
     def release(
         self, topic: TopicName, subscription: str, consumer_id: str, connection_id: str
