@@ -11,7 +11,8 @@ management API's ``post_to_connection`` is to the fan-out (False: the connection
 API Gateway's 410).
 
 ``NoticeFeeder`` stands in for the log table's stream: a gateway observer that, for each
-successful produce while some connection is open, has the engine post the notices of the
+successful produce (and nack, redelivery, seek, consumer close: ``REDELIVERING``) while
+some connection is open, has the engine post the notices of the
 produced partition, on a daemon thread of its own (observers must not block).
 """
 
@@ -39,6 +40,17 @@ from magnetar_wire.names import TopicName
 
 log = logging.getLogger(__name__)
 PRODUCE = ("POST", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")
+CONSUMER = (
+    "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers/{consumerId}"
+)
+REDELIVERING = {
+    ("POST", CONSUMER + "/nack"),
+    ("POST", CONSUMER + "/redeliver"),
+    ("POST", CONSUMER + "/seek"),
+    ("DELETE", CONSUMER),
+}
+"""Routes that may make entries deliverable without a commit (their handlers wake the
+sleepers through ``Notify.wake`` on AWS; here the feeder does, for every success)."""
 STAGE = "ws"
 Invoke = Callable[[dict], dict]
 """Runs the channel function on one WebSocket API event and returns its answer."""
@@ -177,7 +189,8 @@ class NoticeFeeder:
 
     def observe(self, match: RouteMatch, status: int) -> None:
         route, params = match.route, match.path_parameters
-        if (route.method, route.path) != PRODUCE or not 200 <= status < 300:
+        key = (route.method, route.path)
+        if (key != PRODUCE and key not in REDELIVERING) or not 200 <= status < 300:
             return
         if self.server.open_connections():
             topic = TopicName.of(params["domain"], params["tenant"], params["namespace"],

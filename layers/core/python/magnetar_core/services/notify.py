@@ -105,5 +105,17 @@ class Notify:
                     self.disconnect(w.connection_id)
         return result
 
+    def wake(self, topic: TopicName, moved: int = 1) -> None:
+        """After an operation that made ``moved`` entries of partition ``topic`` deliverable
+        again without a commit (a nack, a redelivery, a closed consumer's entries, a seek):
+        notify the watchers as a commit would. Never raises (a lost notice is found by the
+        sleepers' next keepalive); costs nothing without a channel or when nothing moved."""
+        if not moved or self._connections is None:
+            return
+        try:
+            self.notify([str(topic)])
+        except Exception:
+            log.exception("notices of %s after a redelivery failed", topic)
+
     def _expires_ms(self) -> int:
         return self._runtime.now_ms() + self._hold_ms
