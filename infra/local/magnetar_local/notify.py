@@ -69,7 +69,13 @@ class NotifyServer:
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self.posted = 0
-        """Notices posted so far (the messages API Gateway would bill)."""
+        """Notices posted so far (messages API Gateway would bill)."""
+        self.received = 0
+        """Messages received from clients so far (billed as well)."""
+        self.invocations = 0
+        """Channel function invocations so far ($connect, messages, $disconnect)."""
+        self.handler_seconds = 0.0
+        """Time spent in those invocations (the Lambda duration proxy)."""
 
     @property
     def port(self) -> int:
@@ -130,11 +136,17 @@ class NotifyServer:
     def _call(self, event: dict) -> dict:
         if self.invoke is None:
             return {"statusCode": 503, "body": "the channel function is not loaded"}
+        start = time.perf_counter()
         try:
             return self.invoke(event)
         except Exception:  # the handler crashed: API Gateway answers an internal error
             log.exception("the channel function failed on %s", event["requestContext"]["routeKey"])
             return {"statusCode": 500, "body": json.dumps({"message": "Internal server error"})}
+        finally:
+            with self._lock:
+                self.invocations += 1
+                self.handler_seconds += time.perf_counter() - start
+                self.received += event["requestContext"]["eventType"] == "MESSAGE"
 
     def _connect(self, connection: ServerConnection, request: Request) -> Response | None:
         """``$connect`` during the handshake: None accepts, a Response refuses."""
