@@ -12,6 +12,7 @@ import time
 import uuid
 
 import pytest
+import requests
 
 import magnetar as pulsar
 from magnetar import _notify, _polling
@@ -107,3 +108,14 @@ def test_a_closed_consumers_entries_wake_a_sleeping_one(local_stack, client, sho
         assert sleeper.receive(timeout_millis=3000).data() == b"handed over"
     finally:
         other.close()
+
+
+def test_an_admin_cursor_reset_wakes_a_sleeping_consumer(local_stack, client, short_polls):
+    name = f"reset-{uuid.uuid4().hex[:8]}"
+    topic = f"persistent://public/default/{name}"
+    client.create_producer(topic).send(b"before")
+    consumer = client.subscribe(topic, "s", consumer_type=pulsar.ConsumerType.Shared)  # Latest
+    await_sleeping(consumer, topic)
+    path = f"/admin/v2/persistent/public/default/{name}/subscription/s/resetcursor/0"
+    assert requests.post(local_stack.url + path, timeout=10).status_code == 204
+    assert consumer.receive(timeout_millis=3000).data() == b"before"

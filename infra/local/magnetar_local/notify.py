@@ -49,6 +49,9 @@ REDELIVERING = {
     ("POST", CONSUMER + "/seek"),
     ("DELETE", CONSUMER),
 }
+RESET = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor"
+"""A cursor reset (by message id, or ``/{timestamp}``): the feeder wakes the topic's
+partitions through the engine as the admin handler does on AWS."""
 """Routes that may make entries deliverable without a commit (their handlers wake the
 sleepers through ``Notify.wake`` on AWS; here the feeder does, for every success)."""
 STAGE = "ws"
@@ -195,27 +198,34 @@ class NoticeFeeder:
 
     def __init__(self, engine: Engine, server: NotifyServer) -> None:
         self.engine, self.server = engine, server
-        self._topics: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._topics: queue.SimpleQueue[tuple[TopicName, bool] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="notice-feeder", daemon=True)
         self._thread.start()
 
     def observe(self, match: RouteMatch, status: int) -> None:
         route, params = match.route, match.path_parameters
         key = (route.method, route.path)
-        if (key != PRODUCE and key not in REDELIVERING) or not 200 <= status < 300:
+        reset = route.method == "POST" and route.path.startswith(RESET)
+        if (key != PRODUCE and key not in REDELIVERING and not reset) or not 200 <= status < 300:
             return
         if self.server.open_connections():
             topic = TopicName.of(params["domain"], params["tenant"], params["namespace"],
                                  params["topic"])  # fmt: skip
-            self._topics.put(str(topic))
+            self._topics.put((topic, reset))
 
     def stop(self) -> None:
         self._topics.put(None)
         self._thread.join(5)
 
     def _run(self) -> None:
-        while (topic := self._topics.get()) is not None:
+        while (item := self._topics.get()) is not None:
+            topic, reset = item
             try:
-                self.engine.notify.notify([topic])
+                names = [topic]
+                if reset:  # a reset names a partitioned topic's base: wake every partition
+                    meta = self.engine.topics.cached_meta(topic)
+                    parts = meta.partitions if meta is not None else 0
+                    names = [topic.partition(i) for i in range(parts)] if parts else [topic]
+                self.engine.notify.notify([str(n) for n in names])
             except Exception:  # the emulator stopping, a bug: logged, not fatal
                 log.exception("notices of %s failed", topic)
