@@ -62,6 +62,7 @@ class Channel:
                  clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         self.url, self._headers, self._log, self._clock = url, headers, log, clock
         self._lock = threading.Lock()
+        self._opening = threading.Lock()  # one connection opened at a time
         self._conn: ClientConnection | None = None
         self._opened_at = 0.0
         self._failed_at: float | None = None
@@ -139,6 +140,10 @@ class Channel:
     def _connection(self) -> ClientConnection | None:
         """The open connection, opened or replaced as needed; None while failed recently.
         Raises OSError, WebSocketException."""
+        with self._opening:
+            return self._open()
+
+    def _open(self) -> ClientConnection | None:
         with self._lock:
             if self._closed:
                 return None
