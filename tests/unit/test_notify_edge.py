@@ -4,6 +4,7 @@ and a stream batch through the trigger fan-out posts the channel's notices."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -93,3 +94,26 @@ def test_a_stream_batch_posts_a_notice_to_the_connections_watching_its_partition
         "batchItemFailures": []
     }
     assert connections.sent == [("ZZ9plzAlpha0=", b'{"notice":"%s"}' % TOPIC.encode())]
+
+
+def test_connect_checks_the_query_string_token_with_the_http_authorizers_logic(setup) -> None:
+    from magnetar_core.adapters.memory.credentials import CallerIdentity
+    from magnetar_core.api.authorizer import RequestAuthorizer
+    from magnetar_core.services.authentication import Authenticator, KeySource
+    from magnetar_wire.tokens import SigningKey, create
+
+    engine, _, _ = setup
+    secret = b"0123456789abcdef0123456789abcdef"
+    reference = "data:;base64," + base64.b64encode(secret).decode()
+    authenticator = Authenticator(
+        KeySource(secret_key=reference), CallerIdentity({}, {}), "magnetar"
+    )
+    handle = notify_api.lambda_handler(lambda: engine, RequestAuthorizer(authenticator, True))
+    refused = {}
+    for case, token in {"none": None, "tampered": create(SigningKey.secret(b"x" * 32), "eve"),
+                        "valid": create(SigningKey.secret(secret), "alice")}.items():  # fmt: skip
+        event = sample("connect.json")
+        event["queryStringParameters"] = {"token": token} if token else {}
+        refused[case] = handle(event, context())["statusCode"]
+    assert refused == {"none": 403, "tampered": 403, "valid": 200}
+    assert engine.notify._watches.connection("ZZ9plzAlpha0=") == (True, "alice")
