@@ -38,6 +38,9 @@ RECONNECT_SECONDS = 6600.0
 2 hours)."""
 RETRY_SECONDS = 60.0
 """After the channel failed, how long (s) the consumer long-polls before trying it again."""
+MIN_RECHECK_SECONDS = 1.0
+"""Shortest sleep (s) a ``recheckInMs`` makes: work already due but not yet deliverable (a
+delayed bucket whose timer has not released it) is looked at once a second, not in a loop."""
 ANSWER_SECONDS = 10.0
 """How long (s) a watch waits for the service's answer."""
 
@@ -106,8 +109,8 @@ class Channel:
     def sleep(self, topic: str, idle: IdleState, closed: threading.Event) -> bool:
         """Sleep until a notice on ``topic``, a recheck, a keepalive or ``closed``; True
         when woken by a notice (or a nack/redelivery: ``wake``)."""
-        timeout = min(KEEPALIVE_SECONDS, idle.recheck_s if idle.recheck_s is not None
-                      else KEEPALIVE_SECONDS)  # fmt: skip
+        recheck_s = KEEPALIVE_SECONDS if idle.recheck_s is None else idle.recheck_s
+        timeout = min(KEEPALIVE_SECONDS, max(recheck_s, MIN_RECHECK_SECONDS))
         deadline = self._clock() + max(timeout, 0.0)
         woken, idle.asleep = False, True
         while not closed.is_set() and (left := deadline - self._clock()) > 0:
