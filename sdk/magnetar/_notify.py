@@ -26,7 +26,7 @@ from urllib.parse import quote
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import ClientConnection, connect
 
-__all__ = ["IDLE_POLLS", "KEEPALIVE_SECONDS", "Channel", "IdleState"]
+__all__ = ["IDLE_POLLS", "KEEPALIVE_SECONDS", "Channel", "IdleState", "channel_for"]
 
 IDLE_POLLS = 2
 """Empty long-polls in a row after which a sub-consumer waits on the channel."""
@@ -234,3 +234,15 @@ class Channel:
                 group.remove(idle)
             if not group:
                 self._sleepers.pop(topic, None)
+
+
+def channel_for(current: Channel | None, url: Any, headers: Callable[[], dict[str, str]],
+                log: logging.Logger) -> Channel | None:  # fmt: skip
+    """The consumer's channel after a subscribe answered ``url`` (its ``notifyUrl``): the
+    current one when the URL is the same, else a new one (the old one closed: the client
+    switched deployments, or the service stopped advertising one); None without a URL."""
+    if current is not None and current.url == url:
+        return current
+    if current is not None:
+        current.close()
+    return Channel(url, headers, log) if isinstance(url, str) and url else None

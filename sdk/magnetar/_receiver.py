@@ -21,7 +21,7 @@ from ._encrypted import Crypto
 from ._failures import consumer_gone, describe
 from ._http import Transport
 from ._long_poll import LongPoll
-from ._notify import Channel
+from ._notify import Channel, channel_for
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
 from ._recovery import resubscribe, run_parallel
 from ._sub import Sub
@@ -128,8 +128,7 @@ class ConsumerCore:
         if not isinstance(resp, dict) or not resp.get("consumerId"):
             raise exc.UnknownError(f"unexpected subscribe response: {resp!r}")
         sub.consumer_id, sub.generation = str(resp["consumerId"]), generation
-        if self.channel is None and isinstance(resp.get("notifyUrl"), str):
-            self.channel = Channel(resp["notifyUrl"], self.t.headers, self.log)
+        self.channel = channel_for(self.channel, resp.get("notifyUrl"), self.t.headers, self.log)
         if resp.get("consumerName") and not self.body.get("consumerName"):
             self.body["consumerName"] = resp["consumerName"]
 

@@ -5,10 +5,11 @@ receive reset the count."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 
-from magnetar._notify import IDLE_POLLS, IdleState
+from magnetar._notify import IDLE_POLLS, IdleState, channel_for
 from magnetar._polling import idle_after
 
 
@@ -87,3 +88,13 @@ def test_without_a_channel_nothing_changes() -> None:
     core, sub = FakeCore(None), FakeSub()
     empty_polls(core, sub, 10)
     assert (sub.idle.empty, sub.idle.watched) == (0, False)
+
+
+def test_a_subscribe_answer_keeps_replaces_or_drops_the_consumers_channel() -> None:
+    log = logging.getLogger("test")
+    first = channel_for(None, "ws://a/ws", dict, log)
+    assert first is not None and channel_for(first, "ws://a/ws", dict, log) is first
+    second = channel_for(first, "ws://b/ws", dict, log)  # the client switched deployments
+    assert second is not None and second is not first and second.url == "ws://b/ws"
+    assert not first.watch("t", "s", "c", IdleState())  # the old one is closed
+    assert channel_for(second, None, dict, log) is None
