@@ -42,4 +42,4 @@ def test_a_produce_posts_one_notice_to_the_connection_watching_its_partition(loc
 
 def test_the_management_adapter_posts_through_motos_api_gateway_management_api(local_stack):
     client = local_stack.client("apigatewaymanagementapi")
-    assert ManagementConnections(client).post("conn-1", b'{"notice":"t"}') is True
+    assert ManagementConnections(lambda: client).post("conn-1", b'{"notice":"t"}') is True

@@ -236,12 +236,20 @@ def test_the_notification_channel_is_a_websocket_api_whose_routes_reach_its_func
     routes = {r["Properties"]["RouteKey"]: r["Properties"] for r in resources.values()
               if r["Type"] == "AWS::ApiGatewayV2::Route"}  # fmt: skip
     assert set(routes) == {"$connect", "$disconnect", "watch"}
-    assert all(r["Target"] == {"Fn::Sub": "integrations/${NotifyIntegration}"} for r in routes.values())
-    assert "NotifyFunction.Arn" in resources["NotifyIntegration"]["Properties"]["IntegrationUri"]["Fn::Sub"]
+    assert all(
+        r["Target"] == {"Fn::Sub": "integrations/${NotifyIntegration}"} for r in routes.values()
+    )
+    assert (
+        "NotifyFunction.Arn"
+        in resources["NotifyIntegration"]["Properties"]["IntegrationUri"]["Fn::Sub"]
+    )
     assert resources["NotifyWatchRouteResponse"]["Properties"]["RouteResponseKey"] == "$default"
     ttl = resources["NotifyTable"]["Properties"]["TimeToLiveSpecification"]
     assert ttl == {"AttributeName": "expiresAt", "Enabled": True}
-    assert "execute-api:ManageConnections" in _allowed_actions(transformed, "TriggerFanoutFunctionRole")
+    for waker in ("TriggerFanout", "Consumers", "Nack", "Admin"):  # commits, redeliveries
+        assert "execute-api:ManageConnections" in _allowed_actions(
+            transformed, waker + "FunctionRole"
+        )
 
 
 def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():

@@ -150,7 +150,7 @@ class Engine:
                 lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
             )
         if connections is None and settings.notify_endpoint:
-            connections = ManagementConnections(make_management_client(settings))
+            connections = ManagementConnections(lambda: make_management_client(settings))
         return cls.assemble(
             settings, stores, runtime, starter, launcher, keys, targets, wakes, connections
         )

@@ -9,6 +9,8 @@ management API (``NOTIFY_ENDPOINT``, the WebSocket stage's https URL).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from botocore.exceptions import ClientError
 
 from magnetar_core.adapters.aws.clients import BotoClient, error_code, translated
@@ -134,12 +136,16 @@ class WatchStore:
 
 class ManagementConnections:
     """Posts to WebSocket connections through API Gateway's management API client
-    (``apigatewaymanagementapi`` on the stage's https endpoint)."""
+    (``apigatewaymanagementapi`` on the stage's https endpoint), made by ``management()`` on
+    the first post (most containers never post: no client at their cold start)."""
 
-    def __init__(self, management: BotoClient) -> None:
-        self._api = management
+    def __init__(self, management: Callable[[], BotoClient]) -> None:
+        self._make = management
+        self._api: BotoClient | None = None
 
     def post(self, connection_id: str, data: bytes) -> bool:
+        if self._api is None:
+            self._api = self._make()
         with translated(f"posting to connection {connection_id}"):
             try:
                 self._api.post_to_connection(ConnectionId=connection_id, Data=data)
