@@ -19,7 +19,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-from magnetar_bench.costs import Measurement, idle_report
+from magnetar_bench.costs import Measurement
 from magnetar_bench.meter import CallMeter
 
 
@@ -38,6 +38,8 @@ class PerfOptions:
     chunked: bool = False
     subscription_type: str = "Shared"
     keys: int = 0
+    channel: bool = True
+    keepalive_seconds: float = 10.0
 
 
 def _payloads(options: PerfOptions) -> list[bytes]:
@@ -133,15 +135,13 @@ def _consume(client, pulsar, topic: str, count: int, consumers: int, sub_type: s
         consumer.close()
 
 
-def _idle(client, pulsar, topic: str, seconds: float) -> None:
-    consumer = client.subscribe(topic, "idle", consumer_type=pulsar.ConsumerType.Shared)
-    quiet = threading.Event()
-    quiet.wait(seconds)  # the measurement *is* the idle time: nothing to await
-    consumer.close()
-
-
 def run_benchmark(options: PerfOptions) -> dict:
-    """Start a stack, run one path, return the report (see Measurement.report)."""
+    """Start a stack, run one path, return the report (see Measurement.report; the idle
+    path: ``magnetar_bench.idle``)."""
+    if options.path == "idle":
+        from magnetar_bench.idle import run_idle
+
+        return run_idle(options.idle_seconds, options.channel, options.keepalive_seconds)
     import magnetar as pulsar
     from magnetar_core.adapters.aws.clients import REQUESTS
     from magnetar_local.stack import LocalStack
@@ -156,8 +156,6 @@ def run_benchmark(options: PerfOptions) -> dict:
         start = time.perf_counter()
         if options.path == "produce":
             _produce(client, pulsar, topic, options)
-        elif options.path == "idle":
-            _idle(client, pulsar, topic, options.idle_seconds)
         else:
             _consume(
                 client,
@@ -174,8 +172,6 @@ def run_benchmark(options: PerfOptions) -> dict:
             aws["s3.PutObject"] += meter.uploads - uploads0  # the clients' presigned PUTs
         stored = _stored_bytes(stack, topic)
         client.close()
-    if options.path == "idle":
-        return idle_report(elapsed, aws, calls1 - calls0, secs1 - secs0)
     result = Measurement(
         options.path, options.messages, elapsed, aws, calls1 - calls0, secs1 - secs0
     ).report()
@@ -225,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
         help="consume path: subscription type",
     )
     parser.add_argument("--keys", type=int, default=0, help="distinct message keys (0: keyless)")
+    parser.add_argument("--no-channel", action="store_true",
+                        help="idle path: long-poll without the notification channel")  # fmt: skip
+    parser.add_argument("--keepalive-seconds", type=float, default=10.0,
+                        help="idle path: the keepalive measured (scaled to the SDK's 9 min)")  # fmt: skip
     args = parser.parse_args(argv)
     options = PerfOptions(
         args.path,
@@ -238,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         args.chunked,
         args.type,
         args.keys,
+        not args.no_channel,
+        args.keepalive_seconds,
     )
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         report = run_benchmark(options)

@@ -34,7 +34,10 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
         role=http.caller_role(app),
     )
     version = engine().schemas.declare(name, schema, producer=False) if schema else None
-    return http.ok({**views.consumer_handle(handle), "schemaVersion": version})
+    answer = {**views.consumer_handle(handle), "schemaVersion": version}
+    if engine().notify.url and name.persistent:  # the channel idle consumers wait on
+        answer["notifyUrl"] = engine().notify.url
+    return http.ok(answer)
 
 
 @app.delete(
@@ -44,7 +47,8 @@ def close(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    engine().subscriptions.close(name, subscription, consumer_id, http.caller_role(app))
+    moved = engine().subscriptions.close(name, subscription, consumer_id, http.caller_role(app))
+    engine().notify.wake(name, moved)  # its entries go to the channel's sleepers
     return http.ok({"closed": True})
 
 
@@ -84,6 +88,7 @@ def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str
         inclusive=http.field(body, "inclusive", bool, False),
         role=http.caller_role(app),
     )
+    engine().notify.wake(http.topic_of(domain, tenant, namespace, topic))
     return http.ok({"seeked": True})
 
 

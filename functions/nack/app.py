@@ -22,6 +22,7 @@ def negative_acknowledge(
     moved = engine().subscriptions.negative_acknowledge(
         name, subscription, consumer_id, ids, delay_ms, backoff, counts, http.caller_role(app)
     )
+    engine().notify.wake(name, moved)  # sleeping consumers of the channel look again
     return http.ok({"redelivered": moved})
 
 
@@ -35,6 +36,7 @@ def redeliver(
     moved = engine().subscriptions.redeliver_unacknowledged(
         name, subscription, consumer_id, http.caller_role(app)
     )
+    engine().notify.wake(name, moved)
     return http.ok({"redelivered": moved})
 
 

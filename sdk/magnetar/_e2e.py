@@ -95,7 +95,9 @@ def wrap_key(data_key: bytes, public: PublicKey) -> bytes:
         serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
     )
     nonce = os.urandom(_NONCE_BYTES)
-    return struct.pack(">H", len(point)) + point + nonce + AESGCM(kek).encrypt(nonce, data_key, None)
+    return (
+        struct.pack(">H", len(point)) + point + nonce + AESGCM(kek).encrypt(nonce, data_key, None)
+    )
 
 
 def unwrap_key(value: bytes, private: PrivateKey) -> bytes:
@@ -109,7 +111,9 @@ def unwrap_key(value: bytes, private: PrivateKey) -> bytes:
         kek = _hkdf(private.exchange(ec.ECDH(), peer))
         return AESGCM(kek).decrypt(rest[:_NONCE_BYTES], rest[_NONCE_BYTES:], None)
     except (ValueError, InvalidTag, struct.error) as exc:
-        raise DecryptionFailed(f"the data key does not unwrap with this private key ({exc!r})") from None
+        raise DecryptionFailed(
+            f"the data key does not unwrap with this private key ({exc!r})"
+        ) from None
 
 
 def encrypt_section(

@@ -21,6 +21,7 @@ from . import exceptions as exc
 from ._entries import decode_response
 from ._failures import consumer_gone, describe, retryable
 from ._long_poll import LongPoll
+from ._notify import IDLE_POLLS
 from ._recovery import Streak, follow_switch, resubscribe
 from .message import Message, MessageId
 
@@ -68,7 +69,7 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
             with core.cond:
                 sub.queued -= want
             continue
-        wait_ms = sub.chunks.wait_ms(RECEIVE_WAIT_MS)
+        wait_ms = 0 if sub.idle.watched else sub.chunks.wait_ms(RECEIVE_WAIT_MS)
         body = {"maxMessages": want, "waitMs": wait_ms, "format": "entry"}
         messages: list[Message] = []
         consumer_id, pause = sub.consumer_id, 0.0
@@ -95,6 +96,7 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
                 sub.queued -= want
         if pause and core.closed_event.wait(pause):
             return
+        idle_after(core, sub, len(messages), failed=not sub.connected)
         for msg in messages:  # held before the application can settle them
             core.ack_tracker.received(sub, msg.message_id())
         with core.cond:
@@ -104,6 +106,25 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
                 core.queue.append((sub, msg))
             sub.queued += len(messages)
             core.wake()
+
+
+def idle_after(core: ConsumerCore, sub: Sub, received: int, failed: bool) -> None:
+    """After a receive: count empty ones; past ``IDLE_POLLS`` watch the partition on the
+    channel (the next receive then checks without waiting); after an empty check, sleep on
+    the channel until a notice, a recheck or a keepalive (``_notify``)."""
+    idle, channel = sub.idle, core.channel
+    if received or failed or channel is None:
+        idle.empty, idle.watched = (0 if received else idle.empty), False
+        return
+    if idle.watched:  # the check after the watch found nothing: sleep
+        idle.watched = False
+        if channel.sleep(sub.topic, idle, core.closed_event):
+            idle.empty = 0  # woken by a notice: long-poll again
+            return
+    else:
+        idle.empty += 1
+    if idle.empty >= IDLE_POLLS and not core.stopping and not sub.stopped:
+        idle.watched = channel.watch(sub.topic, sub.subscription, sub.consumer_id, idle)
 
 
 def redeliver_lost(core: ConsumerCore, sub: Sub, streak: Streak) -> bool:

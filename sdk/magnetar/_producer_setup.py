@@ -71,7 +71,9 @@ def validate_producer(a: dict[str, Any]) -> None:
 def encryption_key_names(a: dict[str, Any]) -> list[str]:
     """The key names a producer encrypts for: ``encryption_key`` then ``encryption_keys``
     (each once, in order); empty: no encryption."""
-    names = ([a["encryption_key"]] if a["encryption_key"] else []) + list(a["encryption_keys"] or [])
+    names = ([a["encryption_key"]] if a["encryption_key"] else []) + list(
+        a["encryption_keys"] or []
+    )
     return list(dict.fromkeys(names))
 
 

@@ -21,6 +21,7 @@ from ._encrypted import Crypto
 from ._failures import consumer_gone, describe
 from ._http import Transport
 from ._long_poll import LongPoll
+from ._notify import Channel, channel_for
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
 from ._recovery import resubscribe, run_parallel
 from ._sub import Sub
@@ -65,6 +66,7 @@ class ConsumerCore:
         self._listener_thread: threading.Thread | None = None
         self.closed_event = threading.Event()
         self.waiters: list[Callable[[], None]] = []  # of asyncio receives (magnetar.asyncio)
+        self.channel: Channel | None = None  # where idle sub-consumers wait (``_notify``)
 
     @property
     def ack_tracker(self) -> AckTracker:
@@ -81,7 +83,7 @@ class ConsumerCore:
         from urllib.parse import quote
 
         sub = Sub(topic, f"/v1/{path}/subscriptions/{quote(subscription, safe='')}/consumers",
-                  partition)  # fmt: skip
+                  partition, subscription=subscription)  # fmt: skip
         sub.chunks = ChunkAssembler(*self.chunk_limits,
                                     on_drop=partial(chunks_dropped, self, sub))  # fmt: skip
         self.subscribe(sub, self.body)
@@ -126,12 +128,15 @@ class ConsumerCore:
         if not isinstance(resp, dict) or not resp.get("consumerId"):
             raise exc.UnknownError(f"unexpected subscribe response: {resp!r}")
         sub.consumer_id, sub.generation = str(resp["consumerId"]), generation
+        self.channel = channel_for(self.channel, resp.get("notifyUrl"), self.t.headers, self.log)
         if resp.get("consumerName") and not self.body.get("consumerName"):
             self.body["consumerName"] = resp["consumerName"]
 
     def post(self, sub: Sub, action: str, body: dict, timeout: float | None = None) -> Any:
         """POST ``body`` to ``.../consumers/{id}/{action}`` (``timeout``: seconds, default
-        the operation timeout)."""
+        the operation timeout); a nack or redelivery wakes the sub-consumer's idle wait."""
+        if action in ("nack", "redeliver", "seek"):
+            sub.idle.wake.set()
         return self.t.call("POST", f"{sub.base}/{sub.consumer_id}/{action}", json_body=body,
                            timeout=timeout)  # fmt: skip
 
@@ -278,6 +283,8 @@ class ConsumerCore:
             self.stopping = True
             self.wake()
         self.closed_event.set()
+        if self.channel is not None:
+            self.channel.close()
         deadline = time.monotonic() + self.t.operation_timeout
         me = threading.current_thread()
         for sub in self.subs:

@@ -55,8 +55,13 @@ def follow_switch(core: ConsumerCore, sub: Sub) -> bool:
     return True
 
 
-def resubscribe(core: ConsumerCore, sub: Sub, failed_id: str, error: Exception,
-                why: str = "the service had forgotten it") -> bool:
+def resubscribe(
+    core: ConsumerCore,
+    sub: Sub,
+    failed_id: str,
+    error: Exception,
+    why: str = "the service had forgotten it",
+) -> bool:
     """Register ``sub`` again after a request as consumer ``failed_id`` failed with
     ``error`` (the service forgot it). True when ``sub`` has a live registration now (made
     here, or by another thread since); False when it must not (unsubscribing, removed, or a

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ._chunks import ChunkAssembler
 from ._long_poll import LongPoll
+from ._notify import IdleState
 from .message import MessageId
 
 __all__ = ["Sub"]
@@ -32,3 +33,5 @@ class Sub:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)  # (re)subscribing
     lost_receive: bool = False  # a receive may have been served unseen: redeliver first
     generation: int = 0  # the Transport.generation (deployment) of its registration
+    subscription: str = ""  # its name (set by ConsumerCore.register)
+    idle: IdleState = field(default_factory=IdleState)  # waiting on the channel (_notify)

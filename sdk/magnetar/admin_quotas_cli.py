@@ -39,6 +39,7 @@ VERBS = frozenset(
     | {f"{verb}-{rate}" for rate in RATES for verb in ("get", "set", "remove")}
 )
 
+
 def add_verbs(ns: Any) -> None:
     """Add the verbs to ``magnetar admin namespaces``' subparsers."""
 
@@ -51,8 +52,12 @@ def add_verbs(ns: Any) -> None:
 
     verb("get-backlog-quotas", "the backlog quotas by type")
     s = verb("set-backlog-quota", "set a backlog quota")
-    s.add_argument("-l", "--limitSize", type=limit_bytes_arg, default=-1, help="bytes, e.g. 10G (-1: no limit)")
-    s.add_argument("-lt", "--limitTime", type=limit_seconds_arg, default=-1, help="e.g. 1h (-1: no limit)")
+    s.add_argument(
+        "-l", "--limitSize", type=limit_bytes_arg, default=-1, help="bytes, e.g. 10G (-1: no limit)"
+    )
+    s.add_argument(
+        "-lt", "--limitTime", type=limit_seconds_arg, default=-1, help="e.g. 1h (-1: no limit)"
+    )
     s.add_argument("-p", "--policy", required=True, choices=("producer_request_hold", "producer_exception", "consumer_backlog_eviction"))  # fmt: skip
     s.add_argument("-t", "--type", default="destination_storage", choices=("destination_storage", "message_age"))  # fmt: skip
     r = verb("remove-backlog-quota", "remove a backlog quota")

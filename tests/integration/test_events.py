@@ -441,6 +441,7 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
         "subscription": "demo",
         "topic": run.full_topic,
         "schemaVersion": None,  # no schema declared
+        "notifyUrl": local_stack.notify.url,  # where an idle consumer may wait (issue 16)
     }
 
     produced = run("produce_json")

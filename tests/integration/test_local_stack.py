@@ -21,7 +21,7 @@ def _key_schema(aws_clients, name: str) -> dict[str, str]:
     return {key["AttributeName"]: key["KeyType"] for key in table["KeySchema"]}
 
 
-def test_the_stack_has_the_three_tables_with_the_template_keys(local_stack, aws_clients):
+def test_the_stack_has_the_four_tables_with_the_template_keys(local_stack, aws_clients):
     for table in local_stack.template.tables:
         expected = {
             key["AttributeName"]: key["KeyType"] for key in table.create_kwargs["KeySchema"]
@@ -31,12 +31,14 @@ def test_the_stack_has_the_three_tables_with_the_template_keys(local_stack, aws_
         "TopicsTable",
         "LogTable",
         "CursorsTable",
+        "NotifyTable",
     }
     assert _key_schema(aws_clients, local_stack.name("TopicsTable"))["pk"] == "HASH"
     assert _key_schema(aws_clients, "magnetar-log") == {"pk": "HASH", "eid": "RANGE"}
     assert _key_schema(aws_clients, "magnetar-cursors") == {"pk": "HASH", "sub": "RANGE"}
     ttl = aws_clients.dynamodb.describe_time_to_live(TableName="magnetar-cursors")
     assert ttl["TimeToLiveDescription"] == {"TimeToLiveStatus": "ENABLED", "AttributeName": "ttl"}
+    assert _key_schema(aws_clients, "magnetar-notify") == {"pk": "HASH", "sk": "RANGE"}
 
 
 def test_the_stack_has_the_entries_bucket_and_handlers_see_its_names(local_stack, aws_clients):

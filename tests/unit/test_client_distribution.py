@@ -24,6 +24,7 @@ CLIENT_DEPENDENCIES = {
     "cramjam": "cramjam",
     "mmh3": "mmh3",
     "crc32c": "crc32c",
+    "websockets": "websockets",  # the notification channel of idle consumers (issue 16)
 }
 # import name -> distribution of the `tokens` extra, and the only client modules that import them
 TOKENS_EXTRA = {"jwt": "pyjwt", "cryptography": "cryptography"}

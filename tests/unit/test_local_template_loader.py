@@ -153,7 +153,17 @@ def test_the_real_template_yields_every_documented_route():
     assert routes[("POST", topic + "/subscription/{subscription}/skip/{numMessages}")] == "AdminFunction"  # fmt: skip
     assert routes[("POST", topic + "/terminate")] == "AdminFunction"
     assert routes[("GET", "/console/{proxy+}")] == "ConsoleFunction"
-    assert len(routes) == 143
+    assert len(routes) == 143  # HTTP routes only: the notification channel's are WebSocket
+
+
+def test_the_notification_channel_function_and_table_load_for_the_local_stack():
+    template = LocalTemplate()
+    notify = template.functions["NotifyFunction"]
+    assert (notify.code_dir / "app.py").is_file() and notify.timeout_s == 10
+    assert notify.environment["NOTIFY_TABLE"] == "magnetar-notify"
+    assert "NotifyFunction" not in {r.function for r in template.routes}
+    tables = {t.name: t for t in template.tables}
+    assert tables["magnetar-notify"].ttl_attribute == "expiresAt"
 
 
 def _table(*keys: str) -> RouteTable:

@@ -70,6 +70,7 @@ def test_the_sam_translator_turns_every_function_into_an_arm64_python312_lambda(
         if r["Type"] == "AWS::Lambda::Function"
     }
     assert set(functions) == {
+        "NotifyFunction",
         "ProduceFunction",
         "ProducersFunction",
         "ConsumersFunction",
@@ -207,15 +208,15 @@ def test_the_authorizer_is_a_cached_payload_2_request_authorizer_on_the_authoriz
     assert "HttpApiTokenAuthorizerAuthorizerPermission" in transformed["Resources"]
 
 
-def test_only_the_authorizer_may_read_the_token_key_and_only_that_parameter(transformed):
+def test_only_the_authorizers_may_read_the_token_key_and_only_that_parameter(transformed):
     readers = {
         lid
         for lid, r in transformed["Resources"].items()
         if r["Type"] == "AWS::IAM::Role"
         and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
     }
-    # the function-URL front door runs the authorizer's check itself (FrontDoor: FunctionUrl)
-    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole"}
+    # the notification channel's $connect (api.notify) and the function-URL front door run the authorizer's check themselves (FrontDoor: FunctionUrl)
+    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole", "NotifyFunctionRole"}
     conditional = [
         p for p in transformed["Resources"]["DataPlaneFunctionRole"]["Properties"]["Policies"]
         if "ssm:GetParameter" in str(p)
@@ -235,6 +236,34 @@ def test_only_the_authorizer_may_read_the_token_key_and_only_that_parameter(tran
         "ssm:GetParameter",
         "kms:Decrypt",
     }
+    notify = _policies(transformed, "NotifyFunctionRole")
+    key_statements = [s for p in notify for s in p["PolicyDocument"]["Statement"]
+                      if s.get("Action") in ("ssm:GetParameter", "kms:Decrypt")]  # fmt: skip
+    assert [s["Sid"] for s in key_statements] == ["ReadTokenKey", "DecryptTokenKey"]
+    assert key_statements[0]["Resource"]["Fn::Sub"].endswith(":parameter${TokenKeyParameter}")
+    assert "PARAMETER_ARN" in str(key_statements[1]["Condition"])
+
+
+def test_the_notification_channel_is_a_websocket_api_whose_routes_reach_its_function(transformed):
+    resources = transformed["Resources"]
+    assert resources["NotifyApi"]["Properties"]["ProtocolType"] == "WEBSOCKET"
+    routes = {r["Properties"]["RouteKey"]: r["Properties"] for r in resources.values()
+              if r["Type"] == "AWS::ApiGatewayV2::Route"}  # fmt: skip
+    assert set(routes) == {"$connect", "$disconnect", "watch"}
+    assert all(
+        r["Target"] == {"Fn::Sub": "integrations/${NotifyIntegration}"} for r in routes.values()
+    )
+    assert (
+        "NotifyFunction.Arn"
+        in resources["NotifyIntegration"]["Properties"]["IntegrationUri"]["Fn::Sub"]
+    )
+    assert resources["NotifyWatchRouteResponse"]["Properties"]["RouteResponseKey"] == "$default"
+    ttl = resources["NotifyTable"]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": "expiresAt", "Enabled": True}
+    for waker in ("TriggerFanout", "Consumers", "Nack", "Admin"):  # commits, redeliveries
+        assert "execute-api:ManageConnections" in _allowed_actions(
+            transformed, waker + "FunctionRole"
+        )
 
 
 def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():

@@ -17,12 +17,14 @@ import boto3
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
+from magnetar_local.events import LambdaContext
 from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.history import LocalHistory
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
 from magnetar_local.metrics import engine_backlog
+from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.triggers import TriggerDriver
@@ -67,6 +69,9 @@ class LocalStack:
         self.front_door = front_door
         self.functions = functions if functions is not None else LocalFunctions()
         self.triggers: TriggerDriver | None = None
+        self.notify: NotifyServer | None = None
+        """The notification channel (``magnetar_local.notify``; its ``url`` is NOTIFY_URL)."""
+        self._notices: NoticeFeeder | None = None
         self.template = LocalTemplate(
             template_path,
             stack_name=stack_name,
@@ -100,6 +105,7 @@ class LocalStack:
         """
         try:
             self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
+            self.notify = NotifyServer(host=host).start()
             provision(self.template, self.session, self.emulator.url)
             self._prepare_process()
             self._initialize_cluster()
@@ -120,6 +126,7 @@ class LocalStack:
             )
             self.gateway.start()
             self._start_triggers()
+            self._start_notices()
             self._await_ready(ready_timeout_s)
         except BaseException:
             self.stop()
@@ -131,6 +138,12 @@ class LocalStack:
         triggers, self.triggers = self.triggers, None
         if triggers is not None:
             triggers.stop()
+        notices, self._notices = self._notices, None
+        if notices is not None:
+            notices.stop()
+        notify, self.notify = self.notify, None
+        if notify is not None:
+            notify.stop()
         history, self.history = self.history, None
         if history is not None:
             history.stop()
@@ -223,6 +236,10 @@ class LocalStack:
             "TRIGGER_WAKE_STATE_MACHINE_ARN": "",
             # the console's charts read the stack's in-memory minutes (magnetar_local.history)
             "METRICS_HISTORY": "local",
+            # the notification channel is served here (magnetar_local.notify): consumers are
+            # told its ws:// URL; notices are posted in-process, not through a management API
+            "NOTIFY_URL": self.notify.url if self.notify is not None else "",
+            "NOTIFY_ENDPOINT": "",
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}
@@ -269,6 +286,26 @@ class LocalStack:
         self.history.start()
         self._running_gateway().observers.append(self.triggers.observe)
         self._running_gateway().observers.append(FunctionWatcher(self.triggers).observe)
+
+    def _start_notices(self) -> None:
+        """The channel's function behind the notification server, and the produce answers
+        feeding its notices (an engine of its own, posting to the server's connections)."""
+        from magnetar_core.engine import Engine
+        from magnetar_core.settings import Settings
+
+        gateway, server = self._running_gateway(), self.notify
+        if server is None or not gateway.loader.available("NotifyFunction"):
+            return
+        spec = gateway.loader.functions["NotifyFunction"]
+
+        def invoke(event: dict) -> dict:
+            with gateway.loader.lease("NotifyFunction") as handler:
+                return handler(event, LambdaContext(spec.name, spec.memory_mb, spec.timeout_s))
+
+        server.invoke = invoke
+        engine = Engine.build(Settings.from_env(self.environment), connections=server)
+        self._notices = NoticeFeeder(engine, server)
+        gateway.observers.append(self._notices.observe)
 
     def _probe_headers(self) -> dict[str, str]:
         """The readiness probe's headers: the superuser's token when auth is on (the health

@@ -33,6 +33,7 @@ from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.adapters.aws.wakes import TriggerWakes
+from magnetar_core.adapters.aws.watches import ManagementConnections, WatchStore
 from magnetar_core.adapters.targets import Targets, WebhookTarget
 from magnetar_core.domain.inbound.routes import routes_from_json
 from magnetar_core.domain.runtime import Runtime
@@ -52,12 +53,14 @@ from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
+from magnetar_core.services.notify import Notify
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.quotas import Quotas
 from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import DispatchLimits, Subscriptions
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
+from magnetar_core.services.subscriptions.holds import Holds
 from magnetar_core.services.tenancy import Registry
 from magnetar_core.services.tenancy_namespaces import NamespaceAdmin
 from magnetar_core.services.tenancy_permissions import Permissions
@@ -109,6 +112,7 @@ class Engine:
     function_runtime: FunctionRuntime
     schemas: Schemas
     schema_policies: SchemaPolicies
+    notify: Notify
 
     @classmethod
     def build(
@@ -122,6 +126,7 @@ class Engine:
         keys: VerificationKeys | None = None,
         targets: ports.TriggerTarget | None = None,
         wakes: ports.TriggerWakes | None = None,
+        connections: ports.Connections | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
@@ -129,7 +134,8 @@ class Engine:
         delays off); jobs start through ``launcher`` when given, else the settings' one;
         tokens are verified with ``keys`` when given, else the settings' (``token_keys``);
         triggers deliver through ``targets`` (default: webhooks and Lambda) and are woken
-        later through ``wakes`` (default: the settings' wake workflow, if any)."""
+        later through ``wakes`` (default: the settings' wake workflow, if any); channel
+        notices go to ``connections`` (default: the settings' management API, if any)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
         timer_arn = settings.timer_state_machine_arn if starter is None else None
         wake_arn = settings.trigger_wake_state_machine_arn if wakes is None else None
@@ -143,7 +149,11 @@ class Engine:
                 webhook=WebhookTarget(allow_private=settings.trigger_private_webhooks),
                 lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
             )
-        return cls.assemble(settings, stores, runtime, starter, launcher, keys, targets, wakes)
+        if connections is None and settings.notify_endpoint:
+            connections = ManagementConnections(lambda: make_management_client(settings))
+        return cls.assemble(
+            settings, stores, runtime, starter, launcher, keys, targets, wakes, connections
+        )
 
     @classmethod
     def assemble(
@@ -156,6 +166,7 @@ class Engine:
         keys: VerificationKeys | None = None,
         targets: ports.TriggerTarget | None = None,
         wakes: ports.TriggerWakes | None = None,
+        connections: ports.Connections | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
@@ -163,7 +174,8 @@ class Engine:
         (None: the settings' keys, read now when authentication is on; raises InvalidKey);
         ``targets`` take triggers' batches (None: webhooks and local functions only); Pulsar
         Functions' batches run in this process, or in ``settings.function_runner``'s Lambda;
-        ``wakes`` schedules triggers' later wakes (None: commits alone wake them)."""
+        ``wakes`` schedules triggers' later wakes (None: commits alone wake them);
+        ``connections`` take the notification channel's notices (None: none are sent)."""
         runtime = runtime or Runtime()
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
@@ -309,10 +321,15 @@ class Engine:
                 entries_bucket=settings.entries_bucket,
             ),
             function_runtime=function_runtime,
-            schemas=Schemas(
-                stores.schemas, schema_policies, runtime, settings.commit_max_attempts
-            ),
+            schemas=Schemas(stores.schemas, schema_policies, runtime, settings.commit_max_attempts),
             schema_policies=schema_policies,
+            notify=Notify(
+                stores.watches,
+                connections,
+                Holds(subscriptions.context),
+                runtime,
+                url=settings.notify_url,
+            ),
         )
 
 
@@ -320,6 +337,12 @@ def make_lambda_client(settings: Settings) -> BotoClient:
     """A Lambda client for trigger targets (the emulator's endpoint when one is set)."""
     session = new_session(settings.region)
     return session.client("lambda", endpoint_url=settings.endpoint_url)
+
+
+def make_management_client(settings: Settings) -> BotoClient:
+    """An API Gateway management API client on the channel's endpoint (``NOTIFY_ENDPOINT``)."""
+    session = new_session(settings.region)
+    return session.client("apigatewaymanagementapi", endpoint_url=settings.notify_endpoint)
 
 
 def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stores:
@@ -340,6 +363,7 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
         functions=FunctionStore(dynamodb, settings.topics_table),
         function_state=FunctionStateStore(dynamodb, settings.topics_table),
         schemas=SchemaStore(dynamodb, settings.topics_table),
+        watches=WatchStore(dynamodb, settings.notify_table),
     )
 
 

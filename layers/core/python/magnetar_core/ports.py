@@ -22,6 +22,7 @@ from magnetar_core.domain.counters import EntryCounts, ExpiredTotals
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.notify import Watch
 from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 from magnetar_core.domain.schemas.data import SchemaVersion
@@ -294,6 +295,45 @@ class JobLauncher(Protocol):
         ...
 
 
+class WatchStore(Protocol):
+    """The notification channel's connections and watches (``domain.notify``; DynamoDB: the
+    notify table, items expiring by TTL at ``expires_ms``)."""
+
+    def connect(self, connection_id: str, role: str | None, expires_ms: int) -> None:
+        """Record an open connection and the role it proved (None: authentication off)."""
+        ...
+
+    def connection(self, connection_id: str) -> tuple[bool, str | None]:
+        """``(known, role)`` of a connection (known False: never connected or ended)."""
+        ...
+
+    def put(self, watches: list[Watch], expires_ms: int) -> None:
+        """Store ``watches`` (idempotent), each also listed under its connection."""
+        ...
+
+    def of_topic(self, topic: str) -> list[Watch]:
+        """The watches of partition ``topic`` (full name)."""
+        ...
+
+    def consume(self, watch: Watch) -> bool:
+        """Delete one watch of its topic (it stays listed under its connection); True when
+        this call deleted it (False: another notifier did, or it was gone)."""
+        ...
+
+    def disconnect(self, connection_id: str) -> list[Watch]:
+        """Forget a connection and its watches; returns every watch it had (idempotent)."""
+        ...
+
+
+class Connections(Protocol):
+    """Posts to open channel connections (API Gateway's management API on AWS)."""
+
+    def post(self, connection_id: str, data: bytes) -> bool:
+        """Send ``data`` to the connection; False when it is gone (410). Raises
+        TooManyRequests, StorageFault."""
+        ...
+
+
 @dataclass(frozen=True)
 class Stores:
     """The engine's storage adapters, one per store port."""
@@ -313,6 +353,7 @@ class Stores:
     functions: FunctionStore
     function_state: FunctionStateStore
     schemas: SchemaStore
+    watches: WatchStore
 
 
 # Security (issue 12): tenants and namespace permissions.

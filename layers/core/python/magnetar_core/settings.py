@@ -82,6 +82,14 @@ class Settings:
     ingest_routes: str = ""
     """Inbound sources' routes (``INGEST_ROUTES``, a JSON list; docs/architecture.md,
     "Inbound sources"); empty: the ingest function takes no event."""
+    notify_table: str = ""
+    """The notification channel's table (``NOTIFY_TABLE``; issue 16, ``domain.notify``)."""
+    notify_url: str | None = None
+    """The channel's WebSocket URL advertised to consumers (``NOTIFY_URL``; None: no
+    channel, idle consumers long-poll)."""
+    notify_endpoint: str | None = None
+    """The channel's management API, where notices are posted (``NOTIFY_ENDPOINT``, the
+    WebSocket stage's https URL; None: no notice is posted)."""
     function_runner: str | None = None
     """The Lambda that runs Pulsar Functions' batches (``FUNCTION_RUNNER``; None: they run
     in the delivering process, as in the local stack)."""
@@ -140,4 +148,7 @@ class Settings:
             trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),
             ingest_routes=env.get("INGEST_ROUTES", ""),
             function_runner=env.get("FUNCTION_RUNNER") or None,
+            notify_table=env.get("NOTIFY_TABLE", ""),
+            notify_url=env.get("NOTIFY_URL") or None,
+            notify_endpoint=env.get("NOTIFY_ENDPOINT") or None,
         )

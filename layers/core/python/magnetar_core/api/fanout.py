@@ -7,6 +7,9 @@ that failed or ran out of time (``services.triggers.fanout``); Lambda retries th
 the lowest of them, the records before it are done. Records that wake nothing (not an INSERT,
 not a log key) are logged and never retried.
 
+The same batch first wakes the notification channel's watchers of its partitions
+(``services.notify``: one Query per partition, a post per watch; issue 16).
+
 The trigger wake workflow (``infra/statemachines/trigger-wake.asl.json``) invokes the same
 function with ``{"wake": {"topics": [...]}}`` when work is due without a commit (a retry
 after its backoff, a batching window's end, a new trigger's backlog). A wake that fails or
@@ -21,6 +24,7 @@ from typing import Any
 
 from magnetar_core.api import metrics
 from magnetar_core.api.http import container_engine, logger
+from magnetar_core.domain.notify import committed_partitions
 from magnetar_core.domain.triggers.stream import Commits, committed_topics
 from magnetar_core.domain.triggers.wakes import woken_topics
 from magnetar_core.engine import Engine
@@ -46,6 +50,7 @@ def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any,
             commits = Commits(topics={topic: [] for topic in topics})
         else:
             commits = committed_topics(event)
+            _notify(engine, event)
         for sequence, why in commits.skipped:
             logger.warning("stream record %s skipped: %s", sequence, why)
         result = engine().fanout.run(commits, context.get_remaining_time_in_millis)
@@ -57,6 +62,22 @@ def lambda_handler(engine: Callable[[], Engine] | None = None) -> Callable[[Any,
         return {"batchItemFailures": [{"itemIdentifier": s} for s in result.failed]}
 
     return handle
+
+
+def _notify(engine: Callable[[], Engine], event: Any) -> None:
+    """Post the notification channel's notices for the partitions the batch committed to
+    (issue 16), before any trigger step; a failure is logged, not retried (the watching
+    consumers look again at their next keepalive, within 10 minutes)."""
+    notify = engine().notify
+    if not notify.enabled:
+        return
+    try:
+        result = notify.notify(committed_partitions(event))
+    except Exception:
+        logger.exception("channel notices of this batch failed")
+        return
+    if result.posted or result.gone:
+        logger.info("%d notices posted, %d connections gone", result.posted, len(result.gone))
 
 
 def _log(result: FanOutResult) -> None:

@@ -74,7 +74,9 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.delete(TOPIC + "/backlogQuota")
     def remove_topic_backlog_quota(domain: str, tenant: str, namespace: str, topic: str) -> Response:  # fmt: skip
-        quotas().remove_topic_backlog_quota(topic_name(domain, tenant, namespace, topic), quota_type())
+        quotas().remove_topic_backlog_quota(
+            topic_name(domain, tenant, namespace, topic), quota_type()
+        )
         return http.no_content()
 
     for segment, kind in RATES.items():

@@ -117,8 +117,13 @@ class Throttling:
         rate = applied.publish_rate
         if rate is None:
             return
-        limiter = self._limiter(("pub", ref.key), rate, lambda now: Limiter.of(
-            self._share(rate.msgs_per_s), self._share(rate.bytes_per_s), 1000, now))
+        limiter = self._limiter(
+            ("pub", ref.key),
+            rate,
+            lambda now: Limiter.of(
+                self._share(rate.msgs_per_s), self._share(rate.bytes_per_s), 1000, now
+            ),
+        )
         wait_ms = self._take(limiter, messages, size_bytes)
         if wait_ms <= 0:
             return

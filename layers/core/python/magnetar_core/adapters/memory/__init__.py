@@ -23,6 +23,7 @@ from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.adapters.memory.timers import TimerStarter
 from magnetar_core.adapters.memory.topics import TopicStore
 from magnetar_core.adapters.memory.triggers import TriggerStore
+from magnetar_core.adapters.memory.watches import RecordingConnections, WatchStore
 from magnetar_core.ports import Stores
 
 __all__ = [
@@ -43,6 +44,8 @@ __all__ = [
     "TimerStarter",
     "TopicStore",
     "TriggerStore",
+    "RecordingConnections",
+    "WatchStore",
     "memory_stores",
 ]
 
@@ -69,4 +72,5 @@ def memory_stores(
         functions=FunctionStore(tables),
         function_state=FunctionStateStore(tables),
         schemas=SchemaStore(tables),
+        watches=WatchStore(tables),
     )

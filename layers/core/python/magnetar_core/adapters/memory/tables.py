@@ -43,10 +43,11 @@ class Table:
 
 
 class MemoryTables:
-    """The three tables (topics, log, cursors) and the lock every memory store shares."""
+    """The tables (topics, log, cursors, notify) and the lock every memory store shares."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.topics = Table()
         self.log = Table()
         self.cursors = Table()
+        self.notify = Table()  # the notification channel's (adapters.memory.watches)

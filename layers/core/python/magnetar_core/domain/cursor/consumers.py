@@ -46,8 +46,9 @@ class ConsumerRoster:
         self.consumers.pop(consumer_id, None)
 
     def lapsed(self, now_ms: int, lease_ms: int) -> list[str]:
-        """Ids of consumers not seen for more than ``lease_ms`` at ``now_ms``."""
-        return [cid for cid, info in self.consumers.items() if now_ms - info.seen_ms > lease_ms]
+        """Ids of consumers not seen for more than ``lease_ms`` at ``now_ms`` and not held by
+        a notification channel's watch (``ConsumerInfo.lapsed``)."""
+        return [cid for cid, info in self.consumers.items() if info.lapsed(now_ms, lease_ms)]
 
     def touch(self, consumer_id: str, now_ms: int, every_ms: int) -> bool:
         """Record that a consumer is alive, at most once every ``every_ms``; True if recorded."""

@@ -29,6 +29,16 @@ class ConsumerInfo:
     role: str | None = None
     """The role that registered the consumer (None: authentication was off); only it may
     act on the consumer (a consumer id is not a credential)."""
+    held_until_ms: int = 0
+    """Until when a notification channel's watch holds the lease (``domain.notify``; 0:
+    not held): the consumer does not lapse before, however long it is silent."""
+    held_by: str | None = None
+    """The connection whose watch holds the lease (only its ``$disconnect`` releases it)."""
+
+    def lapsed(self, now_ms: int, lease_ms: int) -> bool:
+        """Whether the consumer was silent for more than ``lease_ms`` at ``now_ms`` and no
+        watch holds it."""
+        return now_ms - self.seen_ms > lease_ms and now_ms > self.held_until_ms
 
     def to_dict(self) -> dict:
         """The compact JSON of the cursor item (the id is the key it is stored under)."""
@@ -39,6 +49,8 @@ class ConsumerInfo:
             data["spread"] = True
         if self.role is not None:
             data["role"] = self.role
+        if self.held_by is not None:
+            data["held"], data["heldBy"] = self.held_until_ms, self.held_by
         return data
 
     @classmethod
@@ -52,6 +64,8 @@ class ConsumerInfo:
             int(data.get("prio", 0)),
             bool(data.get("spread", False)),
             data.get("role"),
+            int(data.get("held", 0)),
+            data.get("heldBy"),
         )
 
 

@@ -87,7 +87,9 @@ def parse_payload(body: object, timestamp_ms: int) -> SchemaData:
         raise InvalidMessage(f"Unknown schema fields {unknown}: use type, schema, properties")
     kind = body.get("type")
     if kind not in SCHEMA_TYPES:
-        raise InvalidMessage(f"The schema type must be one of {', '.join(SCHEMA_TYPES)}; got {kind!r}")
+        raise InvalidMessage(
+            f"The schema type must be one of {', '.join(SCHEMA_TYPES)}; got {kind!r}"
+        )
     definition = body.get("schema")
     definition = "" if definition is None else definition
     properties = body.get("properties") or {}
