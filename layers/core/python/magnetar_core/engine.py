@@ -53,6 +53,7 @@ from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.produce import Producer
+from magnetar_core.services.produce_many import ProduceMany
 from magnetar_core.services.quotas import Quotas
 from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
@@ -109,6 +110,8 @@ class Engine:
     function_runtime: FunctionRuntime
     schemas: Schemas
     schema_policies: SchemaPolicies
+    produce_many: ProduceMany
+    """Multi-entry produce requests (``application/vnd.magnetar.entries``)."""
 
     @classmethod
     def build(
@@ -312,6 +315,7 @@ class Engine:
                 stores.schemas, schema_policies, runtime, settings.commit_max_attempts
             ),
             schema_policies=schema_policies,
+            produce_many=ProduceMany(producer, runtime.now_ms),
         )
 
 
