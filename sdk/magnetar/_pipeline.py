@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from magnetar_wire import EntryFormatError, EntryMessage
+
 from . import exceptions as exc
-from ._batches import Pending
+from ._batches import Batch, Pending
 from ._enums import Result
 from ._publish import entry_message_ids
 from ._publish_many import commit_entries, fits_request
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from ._http import Transport
     from ._registration import Lease
 
-__all__ = ["Outcome", "Unit", "commit_units"]
+__all__ = ["Outcome", "Unit", "commit_units", "plan_units"]
 
 # what one message's send came to: the arguments of its Completion
 Outcome = tuple[Result, "MessageId | None", "exc.PulsarException | None"]
@@ -74,6 +76,30 @@ class Unit:
             ids = [ChunkMessageId(ids)]
         self.outcomes = [(Result.Ok, i, None) for i in ids]
         self.sequence_id = max(i.fields["sequence_id"] for i in self.items)
+
+
+def plan_units(
+    batch: Batch, build: Callable[[list[EntryMessage], bool], list[bytes]]
+) -> list[Unit]:
+    """The units that carry ``batch``: one, whose entries ``build(messages, batched)`` made
+    (or which failed with what it raised: fenced, too big, not encodable: InvalidMessage),
+    or, for a batch whose metadata pushes it over the maximum message size, those of its two
+    halves (the payloads fit the limit, payloads and metadata do not)."""
+    unit = Unit(batch.partition, batch.batched, batch.items)
+    try:
+        unit.entries = build([EntryMessage(**p.fields) for p in batch.items], batch.batched)
+    except exc.MessageTooBig as e:
+        if len(batch.items) < 2:
+            unit.fail(e)
+            return [unit]
+        half = len(batch.items) // 2
+        return [u for part in (batch.items[:half], batch.items[half:])
+                for u in plan_units(Batch(batch.partition, True, part), build)]  # fmt: skip
+    except exc.PulsarException as e:
+        unit.fail(e)
+    except EntryFormatError as e:
+        unit.fail(exc.InvalidMessage(f"the message cannot be encoded: {e}"))
+    return [unit]
 
 
 def commit_units(

@@ -20,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from magnetar_wire import Codec, EntryFormatError, EntryMessage
+from magnetar_wire import Codec, EntryMessage
 from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST
 
 from . import exceptions as exc
 from ._batches import Batch, BatchContainer, BatchLimits, Pending
 from ._enums import Result
-from ._pipeline import Outcome, Unit, commit_units
+from ._pipeline import Outcome, Unit, commit_units, plan_units
 from ._publish import build_entries
 from ._registration import Heartbeat, Lease, Registration, release_all
 from .message import MessageId
@@ -294,32 +294,15 @@ class SenderCore:
         self._complete(items, results)
 
     def _units(self, batch: Batch) -> list[Unit]:
-        """The units that carry ``batch``: one, whose entries are built (or which failed:
-        fenced, not encodable, too big), or, for a batch whose metadata pushes it over the
-        maximum message size, those of its two halves."""
-        unit = Unit(batch.partition, batch.batched, batch.items)
-        try:
+        def build(msgs: list[EntryMessage], batched: bool) -> list[bytes]:
             if self.fenced is not None:
                 raise exc.ProducerFenced(f"the producer was fenced: {self.fenced}")
-            msgs = [EntryMessage(**p.fields) for p in batch.items]
-            unit.entries = build_entries(msgs, producer=self.producer_name,
-                                         codec=self.cfg.codec, batched=batch.batched,
-                                         chunking=self.cfg.chunking,
-                                         max_size=self.cfg.limits.max_message_size,
-                                         encrypt=self.cfg.encrypt)  # fmt: skip
-        except exc.MessageTooBig as e:
-            if len(batch.items) < 2:
-                unit.fail(e)
-                return [unit]
-            # payloads fit the limit, payloads + metadata do not: send it as two batches
-            half = len(batch.items) // 2
-            return [u for part in (batch.items[:half], batch.items[half:])
-                    for u in self._units(Batch(batch.partition, True, part))]  # fmt: skip
-        except (exc.PulsarException, EntryFormatError) as e:
-            if not isinstance(e, exc.PulsarException):
-                e = exc.InvalidMessage(f"the message cannot be encoded: {e}")
-            unit.fail(e)
-        return [unit]
+            return build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
+                                 batched=batched, chunking=self.cfg.chunking,
+                                 max_size=self.cfg.limits.max_message_size,
+                                 encrypt=self.cfg.encrypt)  # fmt: skip
+
+        return plan_units(batch, build)
 
     def _complete(self, items: list[Pending], results: list[Outcome]) -> None:
         with self._cond:

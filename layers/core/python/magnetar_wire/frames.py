@@ -46,7 +46,7 @@ def framed_size(entry_bytes: int) -> int:
 def encode_frames(entries: Sequence[bytes]) -> bytes:
     """One body holding ``entries`` in order; raises FrameError for an empty entry (a
     frame of length 0 is malformed) or one of 4 GiB or more."""
-    parts = []
+    parts: list[bytes] = []
     for entry in entries:
         if not entry:
             raise FrameError("an entry frame cannot be empty")
