@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from magnetar_wire import Codec, EntryMessage
-from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST
+from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST, MAX_REQUEST_BYTES
 
 from . import exceptions as exc
 from ._batches import Batch, BatchContainer, BatchLimits, Pending
@@ -258,16 +258,20 @@ class SenderCore:
             self._send(batches)
 
     def _next_batches(self) -> list[Batch] | None:
-        """Every batch ready to go (up to one request's worth of entries), oldest first;
-        waits for one; None once closing and nothing is left."""
+        """Every batch ready to go, oldest first, up to about one request's worth (entries,
+        payload bytes); waits for one; None once closing and nothing is left."""
         while True:
             now = time.monotonic()
             for c in self._containers:
                 if c.deadline is not None and c.deadline <= now:
                     self._drain(c)
             if self._outbox:
-                count = min(len(self._outbox), MAX_ENTRIES_PER_REQUEST)
-                return [self._outbox.popleft() for _ in range(count)]
+                taken, size = [self._outbox.popleft()], 0
+                while (self._outbox and len(taken) < MAX_ENTRIES_PER_REQUEST
+                       and (size := size + sum(i.size for i in taken[-1].items))
+                       < MAX_REQUEST_BYTES):  # fmt: skip
+                    taken.append(self._outbox.popleft())
+                return taken
             if self._closing and not any(c.count for c in self._containers):
                 return None
             deadlines = [c.deadline for c in self._containers if c.deadline is not None]
