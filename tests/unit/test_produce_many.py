@@ -117,3 +117,25 @@ def test_entries_left_when_the_time_budget_is_spent_are_reported_not_attempted(e
     last = result.results[2]
     assert isinstance(last, EntryFailure) and not last.attempted
     assert "1000 ms commit budget" in last.message
+
+
+class FailingSecondPublish:
+    """A producer whose second publish fails with an unexpected error (a storage fault)."""
+
+    def __init__(self, real) -> None:
+        self.real, self.calls = real, 0
+
+    def publish(self, topic, entry, **options):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("connection reset by the storage")
+        return self.real.publish(topic, entry, **options)
+
+
+def test_an_unexpected_fault_after_a_commit_is_reported_as_unknown_error_not_a_500(engine):
+    many = ProduceMany(FailingSecondPublish(engine.producer), lambda: 0)  # type: ignore[arg-type]
+    result = many.publish(TOPIC, encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)]))
+    first, failed, skipped = result.results
+    assert isinstance(first, PublishResult) and first.entry_id == 0
+    assert isinstance(failed, EntryFailure) and (failed.code, failed.status) == ("UnknownError", 500)
+    assert isinstance(skipped, EntryFailure) and not skipped.attempted

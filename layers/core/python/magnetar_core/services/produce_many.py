@@ -101,26 +101,29 @@ class ProduceMany:
                         topic, entry, epoch=epoch, hashing_scheme=hashing_scheme
                     )
                 )
-            except MagnetarError as e:
+            except Exception as e:  # after commits: report them (a 500 would resend them)
                 if not results:
                     raise
-                retry = getattr(e, "retry_after_ms", None)
-                results.append(EntryFailure(e.code, e.status, e.message, True, retry))
-                why = f"entry {index} before it failed with {e.code}; resend it in order"
-                results += _not_attempted(len(entries) - index - 1, why)
-                break
-            except Exception:  # a fault after commits: report those, not a 500 (resent twice)
-                if not results:
-                    raise
-                logger.exception("multi-entry produce: entry %d of %d failed", index, len(entries))
-                results.append(EntryFailure("UnknownError", 500, _FAULT, True))
-                why = f"entry {index} before it failed with an internal error; resend in order"
-                results += _not_attempted(len(entries) - index - 1, why)
+                failure = _failure(e, index, len(entries))
+                why = f"entry {index} before it failed with {failure.code}; resend it in order"
+                results += [failure, *_not_attempted(len(entries) - index - 1, why)]
                 break
         return ManyResult(tuple(results))
 
 
 _FAULT = "Internal error while committing this entry; the service log has the details"
+
+
+def _failure(error: Exception, index: int, count: int) -> EntryFailure:
+    """What entry ``index`` (of ``count``) failed with: a domain error as its handler would
+    answer it alone; anything else (logged, as every fault) an UnknownError (500)."""
+    if isinstance(error, MagnetarError) and error.status < 500:
+        retry = getattr(error, "retry_after_ms", None)
+        return EntryFailure(error.code, error.status, error.message, True, retry)
+    logger.error("multi-entry produce: entry %d of %d failed", index, count, exc_info=error)
+    if isinstance(error, MagnetarError):
+        return EntryFailure(error.code, error.status, error.message, True)
+    return EntryFailure("UnknownError", 500, _FAULT, True)
 
 
 def _budget_spent(budget_ms: int) -> str:
