@@ -123,3 +123,13 @@ def test_a_malformed_multi_entry_body_is_a_400_invalid_message_and_stores_nothin
     assert answer.json()["error"] == "InvalidMessage"
     assert "frame 0 at byte 0 declares 9 bytes" in answer.json()["message"]
     assert str(client.create_producer("t").send(b"x")) == "1:0:-1:-1"
+
+
+def test_sends_still_refused_at_their_send_timeout_fail_with_timeout_in_send_order(svc, client):
+    producer = client.create_producer("t", batching_enabled=False, send_timeout_millis=300)
+    for _ in range(500):
+        svc.fail_next("produce", 429, "TooManyRequests", "slow down")
+    got, done = send_many(producer)
+    assert done.wait(10)
+    assert got == [(i, pulsar.Result.Timeout, "None") for i in range(COUNT)]
+    assert all(isinstance(p.body, list) for p in svc.recorded("produce")[1:])
