@@ -40,6 +40,7 @@ class PerfOptions:
     keys: int = 0
     channel: bool = True
     keepalive_seconds: float = 10.0
+    producers: int = 1
 
 
 def _payloads(options: PerfOptions) -> list[bytes]:
@@ -71,6 +72,28 @@ def _payloads(options: PerfOptions) -> list[bytes]:
 
 
 def _produce(client, pulsar, topic: str, options: PerfOptions) -> None:
+    """Send ``options.messages`` split over ``options.producers`` producers, each on its own
+    thread sending asynchronously (its requests pipelined), and wait for every callback."""
+    share, extra = divmod(options.messages, options.producers)
+    counts = [share + (k < extra) for k in range(options.producers)]
+    errors: list[BaseException] = []
+
+    def run(count: int) -> None:
+        try:
+            _produce_some(client, pulsar, topic, options, count)
+        except BaseException as e:  # re-raised below: a failed producer fails the run
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in counts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _produce_some(client, pulsar, topic: str, options: PerfOptions, count: int) -> None:
     batch = options.batch if not options.chunked else 1
     producer = client.create_producer(
         topic,
@@ -84,13 +107,13 @@ def _produce(client, pulsar, topic: str, options: PerfOptions) -> None:
     )
     payloads = _payloads(options)
     done = threading.Semaphore(0)
-    for i in range(options.messages):
+    for i in range(count):
         key = f"key-{i % options.keys}" if options.keys else None
         producer.send_async(
             payloads[i % len(payloads)], lambda _res, _mid: done.release(), partition_key=key
         )
     producer.flush()
-    for _ in range(options.messages):
+    for _ in range(count):
         done.acquire()
     producer.close()
 
@@ -185,6 +208,7 @@ def run_benchmark(options: PerfOptions) -> dict:
             "consumers": options.consumers if options.path == "consume" else 0,
             "subscription_type": options.subscription_type if options.path == "consume" else None,
             "keys": options.keys,
+            "producers": options.producers if options.path != "idle" else 0,
             "megabytes_per_second": round(options.messages * options.size / elapsed / 1e6, 2),
             "stored_bytes_per_message": round(stored / options.messages, 1),
         }
@@ -193,7 +217,8 @@ def run_benchmark(options: PerfOptions) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry: ``magnetar perf produce|consume|idle [-n N] [--size B] [--batch K] [--consumers C]``."""
+    """CLI entry: ``magnetar perf produce|consume|idle [-n N] [--size B] [--batch K]
+    [--consumers C] [--producers P]``."""
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="magnetar perf", description=__doc__.splitlines()[0])
     parser.add_argument("path", choices=["produce", "consume", "idle"])
@@ -225,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="idle path: long-poll without the notification channel")  # fmt: skip
     parser.add_argument("--keepalive-seconds", type=float, default=10.0,
                         help="idle path: the keepalive measured (scaled to the SDK's 9 min)")  # fmt: skip
+    parser.add_argument(
+        "--producers", type=int, default=1, help="producers, each on its own thread (produce)"
+    )
     args = parser.parse_args(argv)
     options = PerfOptions(
         args.path,
@@ -240,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         args.keys,
         not args.no_channel,
         args.keepalive_seconds,
+        max(args.producers, 1),
     )
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         report = run_benchmark(options)

@@ -1,4 +1,5 @@
-"""Produce: commit one entry (JSON messages, the SDK's binary entry, or an uploaded entry)."""
+"""Produce: commit one entry (JSON messages, the SDK's binary entry, or an uploaded entry), or
+several framed entries in order (the SDK's multi-entry requests)."""
 
 from magnetar_core.api import bodies, http, views
 
@@ -11,7 +12,13 @@ def produce(domain: str, tenant: str, namespace: str, topic: str):
     name = http.topic_of(domain, tenant, namespace, topic)
     epoch = http.epoch(app)
     scheme = bodies.hashing_scheme(app)
-    if http.content_type(app) == http.ENTRY_CONTENT_TYPE:
+    kind = http.content_type(app)
+    if kind == http.ENTRIES_CONTENT_TYPE:
+        many = engine().produce_many.publish(
+            name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme
+        )
+        return http.ok(views.publish_many_result(many))
+    if kind == http.ENTRY_CONTENT_TYPE:
         result = engine().producer.publish(
             name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme
         )

@@ -193,10 +193,10 @@ def entry_message_ids(resp: Any, count: int, batched: bool) -> list[MessageId]:
         raise exc.UnknownError(f"unexpected produce response: {resp!r}")
     topic = resp.get("topic")
     texts = resp.get("messageIds")
-    if isinstance(texts, list) and len(texts) == count:
-        return [MessageId.from_text(t, topic) for t in texts]
     ledger, entry = resp.get("ledgerId"), resp.get("entryId")
     partition = resp.get("partition", -1)
+    if isinstance(texts, list) and len(texts) == count and not _positional(texts, resp, batched):
+        return [MessageId.from_text(t, topic) for t in texts]
     if resp.get("duplicate"):
         ledger, entry, batched = -1, -1, False
     if not (isinstance(ledger, int) and isinstance(entry, int)):
@@ -207,3 +207,15 @@ def entry_message_ids(resp: Any, count: int, batched: bool) -> list[MessageId]:
         mid._topic = topic
         ids.append(mid)
     return ids
+
+
+def _positional(texts: list[Any], resp: dict, batched: bool) -> bool:
+    """Whether ``texts`` are exactly the ids the entry's position gives (``l:e:p:i`` for
+    batch index i, ``l:e:p:-1`` unbatched): then they are made from the position instead
+    of parsing each text (a batch of 1,000 answers 1,000 of them). First and last checked."""
+    ledger, entry, partition = resp.get("ledgerId"), resp.get("entryId"), resp.get("partition", -1)
+    if resp.get("duplicate") or not all(type(v) is int for v in (ledger, entry, partition)):
+        return False
+    prefix = f"{ledger}:{entry}:{partition}:"
+    last = len(texts) - 1 if batched else -1
+    return texts[0] == f"{prefix}{0 if batched else -1}" and texts[-1] == f"{prefix}{last}"

@@ -1,8 +1,10 @@
 """The producer's engine: pending queue, batch containers and one daemon sender thread.
 
 Messages are grouped into *entries* (a batch, a single non-batched message, or a chunked
-message's chunks) and committed one request per entry, in order, by the sender thread, which
-also runs the callbacks, so they run in send order. Each message must be stored within the
+message's chunks) and committed in order by the sender thread, which also runs the
+callbacks, so they run in send order. While a request is in flight the queue fills; the
+next request carries every entry ready by then (``magnetar._pipeline``: pipelining by
+multi-entry requests, one request in flight). Each message must be stored within the
 send timeout (counted from ``send``/``send_async``), else it completes with ``Timeout``.
 After ``ProducerFenced`` the producer is fenced: queued and later sends fail with it.
 """
@@ -18,14 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from magnetar_wire import Codec, EntryFormatError, EntryMessage
+from magnetar_wire import Codec, EntryMessage
+from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST, MAX_REQUEST_BYTES
 
 from . import exceptions as exc
 from ._batches import Batch, BatchContainer, BatchLimits, Pending
 from ._enums import Result
-from ._publish import build_entries, commit_entry, entry_message_ids
+from ._pipeline import Outcome, Unit, commit_units, plan_units
+from ._publish import build_entries
 from ._registration import Heartbeat, Lease, Registration, release_all
-from .message import ChunkMessageId, MessageId
+from .message import MessageId
 
 if TYPE_CHECKING:
     from magnetar_wire.entry import Encrypt
@@ -36,8 +40,6 @@ __all__ = ["Completion", "SenderConfig", "SenderCore"]
 
 # callback(result, message_id or None, exception or None)
 Completion = Callable[[Result, "MessageId | None", "exc.PulsarException | None"], None]
-# what one message's send came to: the arguments of its Completion
-Outcome = tuple[Result, "MessageId | None", "exc.PulsarException | None"]
 
 
 @dataclass
@@ -250,66 +252,61 @@ class SenderCore:
     def _run(self) -> None:
         while True:
             with self._cond:
-                batch = self._next_batch()
-                if batch is None:
+                batches = self._next_batches()
+                if batches is None:
                     return
-            self._send(batch)
+            self._send(batches)
 
-    def _next_batch(self) -> Batch | None:
+    def _next_batches(self) -> list[Batch] | None:
+        """Every batch ready to go, oldest first, up to about one request's worth (entries,
+        payload bytes); waits for one; None once closing and nothing is left."""
         while True:
             now = time.monotonic()
             for c in self._containers:
                 if c.deadline is not None and c.deadline <= now:
                     self._drain(c)
             if self._outbox:
-                return self._outbox.popleft()
+                taken, size = [self._outbox.popleft()], 0
+                while (self._outbox and len(taken) < MAX_ENTRIES_PER_REQUEST
+                       and (size := size + sum(i.size for i in taken[-1].items))
+                       < MAX_REQUEST_BYTES):  # fmt: skip
+                    taken.append(self._outbox.popleft())
+                return taken
             if self._closing and not any(c.count for c in self._containers):
                 return None
             deadlines = [c.deadline for c in self._containers if c.deadline is not None]
             self._cond.wait(max(0.0, min(deadlines) - now) if deadlines else None)
 
-    def _send(self, batch: Batch) -> None:
-        items = batch.items
-        deadlines = [i.deadline for i in items if i.deadline is not None]
-        deadline = min(deadlines) if deadlines else None
-        seq = None
-        try:
+    def _send(self, batches: list[Batch]) -> None:
+        """Commit ``batches`` (in send order; per partition, coalesced into multi-entry
+        requests: ``magnetar._pipeline``), then complete their messages in send order."""
+        units = [unit for batch in batches for unit in self._units(batch)]
+        for lease in dict.fromkeys(max(u.partition, 0) for u in units):  # -1: unpartitioned
+            commit_units(self._t, self.reg.leases[lease],
+                         [u for u in units if max(u.partition, 0) == lease],
+                         aborted=lambda: self._aborted, fenced=lambda: self.fenced,
+                         on_fenced=self._fence, before_attempt=self.follow_switch)  # fmt: skip
+        items: list[Pending] = []
+        results: list[Outcome] = []
+        for unit in units:
+            unit.finish()
+            items += unit.items
+            results += unit.outcomes or []
+            if unit.sequence_id is not None:
+                with self._cond:
+                    self.last_sequence_id = max(self.last_sequence_id, unit.sequence_id)
+        self._complete(items, results)
+
+    def _units(self, batch: Batch) -> list[Unit]:
+        def build(msgs: list[EntryMessage], batched: bool) -> list[bytes]:
             if self.fenced is not None:
                 raise exc.ProducerFenced(f"the producer was fenced: {self.fenced}")
-            msgs = [EntryMessage(**p.fields) for p in items]
-            try:
-                entries = build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
-                                        batched=batch.batched, chunking=self.cfg.chunking,
-                                        max_size=self.cfg.limits.max_message_size,
-                                        encrypt=self.cfg.encrypt)  # fmt: skip
-            except exc.MessageTooBig:
-                if len(items) < 2:
-                    raise
-                # payloads fit the limit, payloads + metadata do not: send it as two batches
-                half = len(items) // 2
-                for part in (items[:half], items[half:]):
-                    self._send(Batch(batch.partition, True, part))
-                return
-            lease = self.reg.leases[max(batch.partition, 0)]
-            ids: list[MessageId] = []
-            for entry in entries:
-                resp = commit_entry(self._t, lease, entry, deadline, lambda: self._aborted,
-                                    before_attempt=self.follow_switch)  # fmt: skip
-                ids += entry_message_ids(resp, len(items), batch.batched)
-            if len(entries) > 1:
-                ids = [ChunkMessageId(ids)]
-            results: list[Outcome] = [(Result.Ok, i, None) for i in ids]
-            seq = max(m.sequence_id for m in msgs)
-        except (exc.PulsarException, EntryFormatError) as e:
-            if isinstance(e, exc.ProducerFenced):
-                self._fence(e)
-            if not isinstance(e, exc.PulsarException):
-                e = exc.InvalidMessage(f"the message cannot be encoded: {e}")
-            results = [(e.result(), None, e)] * len(items)
-        with self._cond:
-            if seq is not None:
-                self.last_sequence_id = max(self.last_sequence_id, seq)
-        self._complete(items, results)
+            return build_entries(msgs, producer=self.producer_name, codec=self.cfg.codec,
+                                 batched=batched, chunking=self.cfg.chunking,
+                                 max_size=self.cfg.limits.max_message_size,
+                                 encrypt=self.cfg.encrypt)  # fmt: skip
+
+        return plan_units(batch, build)
 
     def _complete(self, items: list[Pending], results: list[Outcome]) -> None:
         with self._cond:

@@ -219,16 +219,22 @@ def _query_parameters(document: dict[str, Any], operation: dict[str, Any]) -> di
     return {p["name"]: p for p in parameters if p["in"] == "query"}
 
 
-def test_produce_takes_json_messages_an_entry_ref_or_a_binary_entry_and_returns_message_ids(
+def test_produce_takes_json_messages_an_entry_ref_a_binary_entry_or_framed_entries(
     document,
 ):
     produce = _operation(document, "post", "/v1/{domain}/{tenant}/{namespace}/{topic}/messages")
     content = produce["requestBody"]["content"]
-    assert set(content) == {"application/json", "application/vnd.magnetar.entry"}
+    assert set(content) == {
+        "application/json",
+        "application/vnd.magnetar.entry",
+        "application/vnd.magnetar.entries",
+    }
     assert content["application/vnd.magnetar.entry"]["schema"] == {
         "type": "string",
         "format": "binary",
     }
+    framed = content["application/vnd.magnetar.entries"]["schema"]
+    assert (framed["type"], framed["format"]) == ("string", "binary")
     body, by_reference = (
         _resolve(document, shape) for shape in content["application/json"]["schema"]["oneOf"]
     )
@@ -238,9 +244,12 @@ def test_produce_takes_json_messages_an_entry_ref_or_a_binary_entry_and_returns_
     assert {"payload", "key", "orderingKey", "properties", "eventTime", "deliverAt"} <= set(
         message["properties"]
     )
-    result = _resolve(
-        document, produce["responses"]["200"]["content"]["application/json"]["schema"]
+    single, many = (
+        _resolve(document, shape)
+        for shape in produce["responses"]["200"]["content"]["application/json"]["schema"]["anyOf"]
     )
+    assert set(many["required"]) == {"results", "committed"}
+    result = single
     assert set(result["required"]) == {
         "messageIds",
         "ledgerId",

@@ -36,7 +36,7 @@ def test_without_chunking_a_message_above_the_max_size_raises_and_nothing_is_sen
     got = []
     producer.send_async(os.urandom(2000), lambda r, m: got.append(r))
     producer.flush()
-    assert got == [pulsar.Result.MessageTooBig] and svc.recorded("produce") == []
+    assert got == [pulsar.Result.MessageTooBig] and svc.recorded_entries() == []
 
 
 def test_chunks_fit_the_limit_share_the_sequence_id_and_come_back_whole(svc, client):
@@ -46,7 +46,7 @@ def test_chunks_fit_the_limit_share_the_sequence_id_and_come_back_whole(svc, cli
                                       compression_type=pulsar.CompressionType.LZ4)  # fmt: skip
     payload = os.urandom(4500)
     msg_id = producer.send(payload, properties={"a": "b"}, partition_key="k")
-    posts = svc.recorded("produce")
+    posts = svc.recorded_entries()
     chunks = [p.body.messages[0].chunk for p in posts]
     assert len(posts) >= 5 and all(len(p.body.messages) == 1 for p in posts)
     assert [c.chunk_id for c in chunks] == list(range(len(posts)))
@@ -67,7 +67,7 @@ def test_a_payload_that_compresses_below_the_limit_is_not_chunked(svc, client):
     producer = client.create_producer("t", chunking_enabled=True,
                                       compression_type=pulsar.CompressionType.ZSTD)  # fmt: skip
     producer.send(b"\0" * 50_000)
-    [post] = svc.recorded("produce")
+    [post] = svc.recorded_entries()
     assert post.body.messages[0].chunk is None
 
 
@@ -140,5 +140,5 @@ def test_an_11_mib_payload_is_sent_as_uploaded_chunks_and_reassembled(svc, clien
     producer = client.create_producer("t", chunking_enabled=True)
     payload = os.urandom(11 * 1024 * 1024)
     producer.send(payload)
-    assert len(svc.recorded("produce")) == 3 and len(svc.recorded("s3_put")) == 3
+    assert len(svc.recorded_entries()) == 3 and len(svc.recorded("s3_put")) == 3
     assert consumer.receive(10000).data() == payload

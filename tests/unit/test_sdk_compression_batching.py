@@ -31,7 +31,7 @@ def test_each_compression_type_is_recorded_in_the_entry_and_read_back(svc, clien
     consumer = client.subscribe("t", "s")
     producer = client.create_producer("t", compression_type=ctype)
     producer.send(b"payload " * 200)
-    assert svc.recorded("produce")[0].body.header.codec is Codec(int(ctype))
+    assert svc.recorded_entries()[0].body.header.codec is Codec(int(ctype))
     assert consumer.receive(5000).data() == b"payload " * 200
 
 
@@ -42,7 +42,7 @@ def test_a_consumer_reads_entries_of_every_codec_mixed_on_one_topic(svc, client)
         for i in range(3):
             producer.send_async(f"{ctype.name}-{i}".encode() * 50, lambda r, m: None)
         producer.flush()
-    codecs = [p.body.header.codec for p in svc.recorded("produce")]
+    codecs = [p.body.header.codec for p in svc.recorded_entries()]
     assert codecs == [Codec(int(c)) for c in CT]
     got = [consumer.receive(5000).data() for _ in range(3 * len(CT))]
     assert got == [f"{c.name}-{i}".encode() * 50 for c in CT for i in range(3)]
@@ -55,7 +55,7 @@ def test_a_message_that_would_pass_the_byte_limit_starts_the_next_batch(svc, cli
     for _ in range(5):
         producer.send_async(b"x" * 40, lambda r, m: None)  # 40, 80 | 40, 80 | 40
     producer.flush()
-    assert [len(p.body.messages) for p in svc.recorded("produce")] == [2, 2, 1]
+    assert [len(p.body.messages) for p in svc.recorded_entries()] == [2, 2, 1]
 
 
 def test_a_batch_reaching_the_byte_limit_goes_at_once_and_a_bigger_message_goes_alone(svc, client):
@@ -64,11 +64,11 @@ def test_a_batch_reaching_the_byte_limit_goes_at_once_and_a_bigger_message_goes_
                                       batching_max_publish_delay_ms=60000)  # fmt: skip
     producer.send_async(b"a" * 50, lambda r, m: None)
     producer.send_async(b"b" * 50, lambda r, m: None)  # 100 >= 100: full
-    assert svc.wait_for(lambda s: len(s.recorded("produce")) == 1)
+    assert svc.wait_for(lambda s: len(s.recorded_entries()) == 1)
     producer.send_async(b"c" * 10, lambda r, m: None)
     producer.send_async(b"d" * 500, lambda r, m: None)  # no room: c goes, then d alone (full)
-    assert svc.wait_for(lambda s: len(s.recorded("produce")) == 3)
-    sizes = [[len(m.payload) for m in p.body.messages] for p in svc.recorded("produce")]
+    assert svc.wait_for(lambda s: len(s.recorded_entries()) == 3)
+    sizes = [[len(m.payload) for m in p.body.messages] for p in svc.recorded_entries()]
     assert sizes == [[50, 50], [10], [500]]
 
 
@@ -80,7 +80,7 @@ def test_without_a_byte_limit_batches_stop_at_the_max_message_size(svc, client):
     for _ in range(5):
         producer.send_async(b"x" * 3000, lambda r, m: None)  # 3000, 6000, 9000 | 3000, 6000
     producer.flush()
-    assert [len(p.body.messages) for p in svc.recorded("produce")] == [3, 2]
+    assert [len(p.body.messages) for p in svc.recorded_entries()] == [3, 2]
 
 
 def test_a_batch_whose_metadata_pushes_it_over_the_max_message_size_goes_as_two(svc, client):
@@ -93,7 +93,7 @@ def test_a_batch_whose_metadata_pushes_it_over_the_max_message_size_goes_as_two(
         producer.send_async(b"x" * 300, cb)  # payloads 900 | 600, but 900 + metadata > 1000
     producer.flush()
     assert done.wait(5) and all(r is pulsar.Result.Ok for r, _ in got)
-    assert [len(p.body.messages) for p in svc.recorded("produce")] == [1, 2, 2]
+    assert [len(p.body.messages) for p in svc.recorded_entries()] == [1, 2, 2]
 
 
 def test_a_batched_message_above_the_max_message_size_is_refused_before_sending(svc, client):
@@ -104,7 +104,7 @@ def test_a_batched_message_above_the_max_message_size_is_refused_before_sending(
     cb, got, done = collect(1)
     producer.send_async(b"x" * 1001, cb)
     assert got == [(pulsar.Result.MessageTooBig, None)]
-    assert svc.recorded("produce") == []
+    assert svc.recorded_entries() == []
 
 
 def test_key_based_batches_hold_one_key_and_keyless_messages_their_own(svc, client):
@@ -116,7 +116,7 @@ def test_key_based_batches_hold_one_key_and_keyless_messages_their_own(svc, clie
     for i, k in enumerate(keys):
         producer.send_async(b"m%d" % i, cb, partition_key=k)
     producer.flush()
-    posts = svc.recorded("produce")
+    posts = svc.recorded_entries()
     assert [[m.key for m in p.body.messages] for p in posts] == [
         ["k1", "k1", "k1"], ["k2", "k2"], [None, None]]  # fmt: skip
     assert all(p.body.header.batched for p in posts)
@@ -130,8 +130,8 @@ def test_key_based_limits_count_every_key_and_send_all_keys_together(svc, client
                                       batching_max_publish_delay_ms=60000)  # fmt: skip
     for k in ["a", "b", "a", "b"]:
         producer.send_async(b"x", lambda r, m: None, partition_key=k)
-    assert svc.wait_for(lambda s: len(s.recorded("produce")) == 2)
-    assert [[m.key for m in p.body.messages] for p in svc.recorded("produce")] == [
+    assert svc.wait_for(lambda s: len(s.recorded_entries()) == 2)
+    assert [[m.key for m in p.body.messages] for p in svc.recorded_entries()] == [
         ["a", "a"], ["b", "b"]]  # fmt: skip
 
 
@@ -145,7 +145,7 @@ def test_delayed_messages_are_never_batched_and_keep_their_place(svc, client):
     producer.send_async(b"c", cb, deliver_at=0)
     producer.flush()
     assert done.wait(5)
-    posts = svc.recorded("produce")
+    posts = svc.recorded_entries()
     assert [[m.payload for m in p.body.messages] for p in posts] == [
         [b"a", b"b"], [b"delayed"], [b"c"]]  # fmt: skip
     assert not posts[1].body.header.batched and posts[1].body.messages[0].deliver_at_ms > 0

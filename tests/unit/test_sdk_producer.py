@@ -27,7 +27,7 @@ def test_non_batched_sends_make_one_single_message_entry_per_request(svc):
     client.close()
 
 
-def test_batching_makes_one_request_per_batch_of_batching_max_messages(svc):
+def test_batching_makes_one_entry_per_batch_of_batching_max_messages(svc):
     client = pulsar.Client(svc.url)
     producer = client.create_producer("t", batching_enabled=True, batching_max_messages=10,
                                       batching_max_publish_delay_ms=60000)  # fmt: skip
@@ -41,10 +41,10 @@ def test_batching_makes_one_request_per_batch_of_batching_max_messages(svc):
 
     for i in range(25):
         producer.send_async(f"m{i}".encode(), cb)
-    assert svc.wait_for(lambda s: len(s.recorded("produce")) == 2)  # two full batches
+    assert svc.wait_for(lambda s: len(s.recorded_entries()) == 2)  # two full batches
     producer.flush()  # the last 5
     assert done.wait(5)
-    posts = svc.recorded("produce")
+    posts = svc.recorded_entries()
     assert [len(p.body.messages) for p in posts] == [10, 10, 5]
     assert all(p.body.header.batched for p in posts)
     assert all(res is pulsar.Result.Ok for res, _ in results)
@@ -58,8 +58,8 @@ def test_a_batch_is_sent_after_the_publish_delay_without_flush(svc):
     sent = time.monotonic()
     for i in range(3):
         producer.send_async(b"x%d" % i, lambda r, m: None)
-    assert svc.wait_for(lambda s: len(s.recorded("produce")) == 1, timeout=5)
-    post = svc.recorded("produce")[0]
+    assert svc.wait_for(lambda s: len(s.recorded_entries()) == 1, timeout=5)
+    post = svc.recorded_entries()[0]
     assert post.at - sent >= 0.045 and len(post.body.messages) == 3
     client.close()
 
@@ -72,7 +72,7 @@ def test_batches_are_capped_by_batching_max_allowed_size_in_bytes(svc):
     for _ in range(5):
         producer.send_async(b"x" * 100, lambda r, m: None)
     producer.flush()
-    assert [len(p.body.messages) for p in svc.recorded("produce")] == [2, 2, 1]
+    assert [len(p.body.messages) for p in svc.recorded_entries()] == [2, 2, 1]
     client.close()
 
 
@@ -83,7 +83,7 @@ def test_sync_send_sends_the_open_batch_at_once(svc):
     producer.send_async(b"a", lambda r, m: None)
     msg_id = producer.send(b"b")
     assert str(msg_id) == "1:0:-1:1"
-    assert [m.payload for m in svc.recorded("produce")[0].body.messages] == [b"a", b"b"]
+    assert [m.payload for m in svc.recorded_entries()[0].body.messages] == [b"a", b"b"]
     client.close()
 
 
@@ -98,7 +98,7 @@ def test_sequence_ids_and_last_sequence_id(svc):
     assert other.last_sequence_id() == 41
     other.send(b"c")
     assert other.last_sequence_id() == 42
-    seqs = [p.body.messages[0].sequence_id for p in svc.recorded("produce")]
+    seqs = [p.body.messages[0].sequence_id for p in svc.recorded_entries()]
     assert seqs == [0, 1, 42]
     client.close()
 
@@ -109,7 +109,7 @@ def test_producer_names_are_unique_and_put_in_the_entry(svc):
     named = client.create_producer("t", producer_name="mine")
     assert a.producer_name() != b.producer_name() and named.producer_name() == "mine"
     named.send(b"x")
-    assert svc.recorded("produce")[0].body.producer_name == "mine"
+    assert svc.recorded_entries()[0].body.producer_name == "mine"
     assert a.topic() == "persistent://public/default/t"
     client.close()
 
@@ -120,7 +120,7 @@ def test_message_fields_reach_the_entry_and_falsy_values_count_as_unset(svc):
     producer.send(b"p", properties={"a": "b"}, partition_key="k", ordering_key="ok",
                   event_timestamp=1234, deliver_at=99999)  # fmt: skip
     producer.send(None, partition_key="", event_timestamp=0)
-    first, tomb = (p.body.messages[0] for p in svc.recorded("produce"))
+    first, tomb = (p.body.messages[0] for p in svc.recorded_entries())
     assert (first.key, first.ordering_key, dict(first.properties)) == ("k", b"ok", {"a": "b"})
     assert (first.event_time_ms, first.deliver_at_ms) == (1234, 99999)
     assert tomb.null_value and tomb.payload == b"" and tomb.key is None and tomb.event_time_ms == 0
@@ -134,7 +134,7 @@ def test_payload_that_is_not_bytes_raises_type_error(svc):
         producer.send("text")
     with pytest.raises(ValueError, match="Argument partition_key is expected to be of type 'str'"):
         producer.send(b"x", partition_key=5)
-    assert svc.recorded("produce") == []
+    assert svc.recorded_entries() == []
     client.close()
 
 
@@ -142,7 +142,7 @@ def test_lz4_compression_is_used_for_the_payload_section(svc):
     client = pulsar.Client(svc.url)
     producer = client.create_producer("t", compression_type=pulsar.CompressionType.LZ4)
     producer.send(b"z" * 1000)
-    post = svc.recorded("produce")[0].body
+    post = svc.recorded_entries()[0].body
     assert post.header.codec == Codec.LZ4 and post.header.payload_len < 1000
     assert post.messages[0].payload == b"z" * 1000
     client.close()
@@ -178,7 +178,7 @@ def test_full_queue_raises_producer_queue_is_full_or_blocks(svc):
     blocking.send_async(b"b", lambda r, m: None)  # waits for "a" instead of failing
     blocking.flush()
     producer.flush()
-    assert len(svc.recorded("produce")) == 4
+    assert len(svc.recorded_entries()) == 4
     client.close()
 
 
@@ -198,7 +198,7 @@ def test_partitioned_topics_get_round_robin_and_keys_hash_like_java(svc):
     assert java_string_hash("Hello World") == -862545276
     assert java_string_hash("\U0001f600") == 0xD83D * 31 + 0xDE00
     assert keyed == {(java_string_hash("user-1") & 0x7FFFFFFF) % 3}
-    assert svc.recorded("produce")[0].path.startswith("/v1/persistent/public/default/p-partition-")
+    assert svc.recorded_entries()[0].path.startswith("/v1/persistent/public/default/p-partition-")
     client.close()
 
 
@@ -231,7 +231,7 @@ def test_closing_or_dropping_leaves_no_threads(svc):
     del producer, client  # dropping sends what is queued and stops the thread
     gc.collect()
     assert sdk_threads() == before
-    assert svc.recorded("produce")[-1].body.messages[0].payload == b"queued"
+    assert svc.recorded_entries()[-1].body.messages[0].payload == b"queued"
 
 
 def test_shutdown_fails_queued_messages_and_stops_threads(svc):
@@ -244,4 +244,4 @@ def test_shutdown_fails_queued_messages_and_stops_threads(svc):
     producer.send_async(b"never", lambda r, m: results.append(r))
     client.shutdown()
     assert results == [pulsar.Result.AlreadyClosed]
-    assert sdk_threads() == before and svc.recorded("produce") == []
+    assert sdk_threads() == before and svc.recorded_entries() == []

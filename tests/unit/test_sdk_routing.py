@@ -25,7 +25,7 @@ def partitions_of_entries(svc):
     """The partition index of each stored entry, in commit order, and its message count."""
     return [
         (int(r.path.split("-partition-")[1].split("/")[0]), len(r.body.messages))
-        for r in svc.recorded("produce")
+        for r in svc.recorded_entries()
     ]
 
 
@@ -96,7 +96,7 @@ def test_custom_router_out_of_range_result_raises_a_clear_error(client, svc, ans
     got, done = [], threading.Event()
     producer.send_async(b"x", lambda r, m: (got.append((r, m)), done.set()))
     assert done.wait(5) and got == [(pulsar.Result.UnknownError, None)]
-    assert svc.recorded("produce") == []
+    assert svc.recorded_entries() == []
 
 
 def test_custom_partition_mode_without_a_router_is_an_invalid_configuration(client):
@@ -160,7 +160,7 @@ def test_keyed_batches_keep_per_key_order_within_one_partition(client, svc):
         producer.send_async(b"%d" % i, lambda r, m: None, partition_key=f"key-{i % 2}")
     producer.flush()
     by_key = {}
-    for r in svc.recorded("produce"):
+    for r in svc.recorded_entries():
         part = r.path.split("-partition-")[1].split("/")[0]
         for m in r.body.messages:
             by_key.setdefault(m.key, []).append((part, int(m.payload)))

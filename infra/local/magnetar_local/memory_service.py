@@ -30,7 +30,7 @@ from magnetar_core.adapters.memory import (
     TimerStarter,
     memory_stores,
 )
-from magnetar_core.api.http import ENTRY_CONTENT_TYPE
+from magnetar_core.api.http import ENTRIES_CONTENT_TYPE, ENTRY_CONTENT_TYPE
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
@@ -42,6 +42,7 @@ from magnetar_local.recorded import OBJECTS_PATH, Recorded, kind_of
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.tenancy import ensure_namespaces
 from magnetar_wire import decode_entry
+from magnetar_wire.frames import decode_frames
 from magnetar_wire.names import TopicName
 
 __all__ = ["MemoryService", "Recorded", "memory_settings", "sdk_threads"]
@@ -198,6 +199,18 @@ class MemoryService:
         with self._cond:
             return [r for r in self.requests if r.kind == kind]
 
+    def recorded_entries(self) -> list[Recorded]:
+        """One record per entry produced so far, in commit order: a multi-entry produce
+        (``application/vnd.magnetar.entries``) counts once per entry, each with its decoded
+        entry as ``body`` and its request's path, headers and query."""
+        out: list[Recorded] = []
+        for request in self.recorded("produce"):
+            if isinstance(request.body, list):
+                out += [replace(request, body=entry) for entry in request.body]
+            else:
+                out.append(request)
+        return out
+
     def wait_for(self, predicate: Callable[[MemoryService], Any], timeout: float = 5.0) -> bool:
         """Wait until ``predicate(self)`` is true (re-checked on every request)."""
         deadline = time.monotonic() + timeout
@@ -254,6 +267,8 @@ class MemoryService:
         raw = request.body
         content_type = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
         try:
+            if kind == "produce" and content_type.startswith(ENTRIES_CONTENT_TYPE):
+                return [decode_entry(entry) for entry in decode_frames(raw)]
             if kind == "produce" and content_type.startswith(ENTRY_CONTENT_TYPE):
                 return decode_entry(raw)
             if kind in ("s3_put", "s3_get"):

@@ -38,7 +38,8 @@ KINDS: list[tuple[str, str, re.Pattern[str]]] = [
 @dataclass
 class Recorded:
     """One request the service received. ``body``: the decoded entry of a produce (also of
-    one by ``entryRef``), parsed JSON, or None for object uploads."""
+    one by ``entryRef``), the list of decoded entries of a multi-entry produce, parsed JSON,
+    or None for object uploads."""
 
     method: str
     kind: str  # produce, register, subscribe, receive, ack, nack, redeliver, close, ...

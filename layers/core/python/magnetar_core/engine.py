@@ -55,6 +55,7 @@ from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
 from magnetar_core.services.notify import Notify
 from magnetar_core.services.produce import Producer
+from magnetar_core.services.produce_many import ProduceMany
 from magnetar_core.services.quotas import Quotas
 from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
@@ -113,6 +114,8 @@ class Engine:
     schemas: Schemas
     schema_policies: SchemaPolicies
     notify: Notify
+    produce_many: ProduceMany
+    """Multi-entry produce requests (``application/vnd.magnetar.entries``)."""
 
     @classmethod
     def build(
@@ -330,6 +333,7 @@ class Engine:
                 runtime,
                 url=settings.notify_url,
             ),
+            produce_many=ProduceMany(producer, runtime.now_ms),
         )
 
 

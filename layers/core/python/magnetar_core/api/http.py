@@ -35,6 +35,7 @@ from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
+from magnetar_wire.frames import ENTRIES_CONTENT_TYPE as ENTRIES_CONTENT_TYPE
 from magnetar_wire.names import TopicName
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"

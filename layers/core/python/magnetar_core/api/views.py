@@ -9,6 +9,7 @@ from typing import Any
 from magnetar_core.api.limits import INT64_MAX, MAX_PRODUCER_NAME_BYTES
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.services.entries import PublishResult, delivered_messages
+from magnetar_core.services.produce_many import EntryFailure, ManyResult
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
 from magnetar_core.services.uploads import Upload
 from magnetar_wire import EntryFormatError, EntryMessage, encode_entry
@@ -24,6 +25,30 @@ def publish_result(result: PublishResult) -> dict:
         "topic": str(result.topic),
         "duplicate": result.duplicate,
     }
+
+
+def publish_many_result(result: ManyResult) -> dict:
+    """A multi-entry produce's answer: ``results`` in the body's order, each a produce
+    result (``publish_result``) or ``{"error", "message", "status", "attempted"}`` (plus
+    ``retryAfterMs`` when throttled), and ``committed``, how many entries were stored."""
+    return {
+        "results": [_entry_result(r) for r in result.results],
+        "committed": result.committed,
+    }
+
+
+def _entry_result(result: PublishResult | EntryFailure) -> dict:
+    if isinstance(result, PublishResult):
+        return publish_result(result)
+    doc: dict[str, Any] = {
+        "error": result.code,
+        "message": result.message,
+        "status": result.status,
+        "attempted": result.attempted,
+    }
+    if result.retry_after_ms is not None:
+        doc["retryAfterMs"] = result.retry_after_ms
+    return doc
 
 
 def upload(started: Upload) -> dict:

@@ -1,0 +1,141 @@
+"""Multi-entry produce requests: the framing (magnetar_wire.frames) and the service that
+commits the frames in order on the in-memory engine (services.produce_many)."""
+
+from __future__ import annotations
+
+import pytest
+
+from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.engine import Engine
+from magnetar_core.services.entries import PublishResult
+from magnetar_core.services.produce_many import EntryFailure, ProduceMany
+from magnetar_local.memory_service import memory_settings
+from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.frames import (
+    MAX_ENTRIES_PER_REQUEST,
+    MAX_REQUEST_BYTES,
+    FrameError,
+    decode_frames,
+    encode_frames,
+)
+from magnetar_wire.names import TopicName
+
+TOPIC = TopicName.parse("persistent://public/default/many")
+
+
+def entry(payload: bytes, sequence_id: int = 0, deliver_at_ms: int | None = None) -> bytes:
+    message = EntryMessage(payload=payload, sequence_id=sequence_id, publish_time_ms=1,
+                           deliver_at_ms=deliver_at_ms)  # fmt: skip
+    return encode_entry([message], producer_name="p")
+
+
+# ------------------------------------------------------------------ framing
+
+
+def test_frames_round_trip_entries_in_order():
+    entries = [b"a", b"bb" * 300, b"c"]
+    body = encode_frames(entries)
+    assert len(body) == sum(4 + len(e) for e in entries)
+    assert body[:5] == b"\x00\x00\x00\x01a"
+    assert decode_frames(body) == entries
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"", "no entry frame"),
+        (b"\x00\x00", "frame 0 at byte 0: 2 bytes left"),
+        (b"\x00\x00\x00\x01a\x00\x00\x00\x05abc", "frame 1 at byte 5 declares 5 bytes, only 3"),
+        (b"\x00\x00\x00\x00", "frame 0 at byte 0 has length 0"),
+    ],
+)
+def test_a_malformed_body_names_the_frame_and_its_offset(body, says):
+    with pytest.raises(FrameError, match=says):
+        decode_frames(body)
+
+
+def test_a_body_over_the_entry_or_byte_limit_is_refused():
+    with pytest.raises(FrameError, match=f"more than {MAX_ENTRIES_PER_REQUEST} entries"):
+        decode_frames(encode_frames([b"x"] * (MAX_ENTRIES_PER_REQUEST + 1)))
+    with pytest.raises(FrameError, match=f"at most {MAX_REQUEST_BYTES} bytes"):
+        decode_frames(encode_frames([b"x" * MAX_REQUEST_BYTES]))
+    with pytest.raises(FrameError, match="cannot be empty"):
+        encode_frames([b"a", b""])
+
+
+# ------------------------------------------------------------------ the service
+
+
+@pytest.fixture
+def engine() -> Engine:
+    engine = Engine.assemble(memory_settings(), memory_stores(), Runtime())
+    engine.tenants.initialize_cluster()
+    return engine
+
+
+def test_entries_are_committed_in_order_at_consecutive_positions_each_with_its_ids(engine):
+    body = encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"later", 2, 1_900_000_000_000)])
+    result = engine.produce_many.publish(TOPIC, body)
+    assert result.committed == 3
+    assert [r.message_ids for r in result.results if isinstance(r, PublishResult)] == [
+        ("1:0:-1:-1",), ("1:1:-1:-1",), ("1:2:-1:-1",)
+    ]  # fmt: skip
+
+
+def test_a_failure_mid_way_keeps_the_entries_before_it_and_reports_the_rest_not_attempted(
+    engine,
+):
+    body = encode_frames([entry(b"a", 0), b"not an entry", entry(b"c", 2)])
+    result = engine.produce_many.publish(TOPIC, body)
+    first, failed, skipped = result.results
+    assert isinstance(first, PublishResult) and first.entry_id == 0
+    assert isinstance(failed, EntryFailure) and isinstance(skipped, EntryFailure)
+    assert (failed.code, failed.status, failed.attempted) == ("InvalidMessage", 400, True)
+    assert (skipped.code, skipped.attempted) == ("ServiceUnitNotReady", False)
+    assert "entry 1 before it failed with InvalidMessage" in skipped.message
+    assert result.committed == 1
+    again = engine.produce_many.publish(TOPIC, encode_frames([entry(b"c", 2)]))
+    assert again.results[0].entry_id == 1  # type: ignore[union-attr]
+
+
+def test_a_failing_first_entry_fails_the_request_and_stores_nothing(engine):
+    with pytest.raises(InvalidMessage):
+        engine.produce_many.publish(TOPIC, encode_frames([b"not an entry", entry(b"b")]))
+    with pytest.raises(InvalidMessage, match="Malformed multi-entry body: frame 0"):
+        engine.produce_many.publish(TOPIC, b"\x00\x00\x00\x09abc")
+    first = engine.producer.publish(TOPIC, entry(b"first"))
+    assert first.entry_id == 0
+
+
+def test_entries_left_when_the_time_budget_is_spent_are_reported_not_attempted(engine):
+    looks = iter([0, 600, 1200])  # the clock at the start, before entry 1, before entry 2
+    many = ProduceMany(engine.producer, lambda: next(looks), budget_ms=1000)
+    result = many.publish(TOPIC, encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)]))
+    assert result.committed == 2
+    last = result.results[2]
+    assert isinstance(last, EntryFailure) and not last.attempted
+    assert "1000 ms commit budget" in last.message
+
+
+class FailingSecondPublish:
+    """A producer whose second publish fails with an unexpected error (a storage fault)."""
+
+    def __init__(self, real) -> None:
+        self.real, self.calls = real, 0
+
+    def publish(self, topic, entry, **options):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("connection reset by the storage")
+        return self.real.publish(topic, entry, **options)
+
+
+def test_an_unexpected_fault_after_a_commit_is_reported_as_unknown_error_not_a_500(engine):
+    many = ProduceMany(FailingSecondPublish(engine.producer), lambda: 0)  # type: ignore[arg-type]
+    result = many.publish(TOPIC, encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)]))
+    first, failed, skipped = result.results
+    assert isinstance(first, PublishResult) and first.entry_id == 0
+    assert isinstance(failed, EntryFailure) and (failed.code, failed.status) == ("UnknownError", 500)
+    assert isinstance(skipped, EntryFailure) and not skipped.attempted
