@@ -60,8 +60,12 @@ class LocalStack:
         auth: LocalAuth | None = None,
         parameters: dict[str, str] | None = None,
         functions: LocalFunctions | None = None,
+        commit_signal: str = "local",
     ) -> None:
         self.functions = functions if functions is not None else LocalFunctions()
+        self.commit_signal = commit_signal
+        """``COMMIT_SIGNAL`` of the handlers: ``local`` (a commit wakes long-polls) or
+        ``poll`` (they poll the head, as on Lambda: ``magnetar perf latency --signal poll``)."""
         self.triggers: TriggerDriver | None = None
         self.template = LocalTemplate(
             template_path,
@@ -218,6 +222,8 @@ class LocalStack:
             "TRIGGER_WAKE_STATE_MACHINE_ARN": "",
             # the console's charts read the stack's in-memory minutes (magnetar_local.history)
             "METRICS_HISTORY": "local",
+            # long-polls are woken by commits in any container (magnetar_local.commit_signal)
+            "COMMIT_SIGNAL": self.commit_signal,
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}

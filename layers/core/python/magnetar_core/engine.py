@@ -15,6 +15,7 @@ from magnetar_core.adapters.aws.clients import (
     make_stepfunctions_client,
     new_session,
 )
+from magnetar_core.adapters.aws.commit_signal import PollingSignal
 from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdentity
 from magnetar_core.adapters.aws.cursors import CursorStore
@@ -75,6 +76,8 @@ from magnetar_wire.tokens import VerificationKeys
 
 LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 """Where the local stack's job launcher lives (not in the Lambda layer: imported on use)."""
+LOCAL_SIGNAL_MODULE = "magnetar_local.commit_signal"
+"""Where the local stack's process-wide commit signal lives (imported on use, as the launcher)."""
 LOCAL_HISTORY_MODULE = "magnetar_local.history"
 """Where the local stack's metrics history lives (imported on use, as the launcher)."""
 
@@ -122,6 +125,7 @@ class Engine:
         keys: VerificationKeys | None = None,
         targets: ports.TriggerTarget | None = None,
         wakes: ports.TriggerWakes | None = None,
+        signal: ports.CommitSignal | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
@@ -129,7 +133,8 @@ class Engine:
         delays off); jobs start through ``launcher`` when given, else the settings' one;
         tokens are verified with ``keys`` when given, else the settings' (``token_keys``);
         triggers deliver through ``targets`` (default: webhooks and Lambda) and are woken
-        later through ``wakes`` (default: the settings' wake workflow, if any)."""
+        later through ``wakes`` (default: the settings' wake workflow, if any); long-polls
+        are woken through ``signal`` (default: ``commit_signal_of(settings)``)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
         timer_arn = settings.timer_state_machine_arn if starter is None else None
         wake_arn = settings.trigger_wake_state_machine_arn if wakes is None else None
@@ -143,7 +148,10 @@ class Engine:
                 webhook=WebhookTarget(allow_private=settings.trigger_private_webhooks),
                 lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
             )
-        return cls.assemble(settings, stores, runtime, starter, launcher, keys, targets, wakes)
+        signal = signal or commit_signal_of(settings)
+        return cls.assemble(
+            settings, stores, runtime, starter, launcher, keys, targets, wakes, signal
+        )
 
     @classmethod
     def assemble(
@@ -156,6 +164,7 @@ class Engine:
         keys: VerificationKeys | None = None,
         targets: ports.TriggerTarget | None = None,
         wakes: ports.TriggerWakes | None = None,
+        signal: ports.CommitSignal | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
@@ -163,8 +172,11 @@ class Engine:
         (None: the settings' keys, read now when authentication is on; raises InvalidKey);
         ``targets`` take triggers' batches (None: webhooks and local functions only); Pulsar
         Functions' batches run in this process, or in ``settings.function_runner``'s Lambda;
-        ``wakes`` schedules triggers' later wakes (None: commits alone wake them)."""
+        ``wakes`` schedules triggers' later wakes (None: commits alone wake them);
+        ``signal`` carries commits to long-polls (None: none does, waits poll the head
+        through the runtime's sleep)."""
         runtime = runtime or Runtime()
+        signal = signal or PollingSignal(runtime.sleep_ms)
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
         topics = Topics(stores.topics, log, cursors, runtime, registry)
@@ -209,6 +221,7 @@ class Engine:
             non_persistent,
             settings.commit_max_attempts,
             throttling=throttling,
+            signal=signal,
         )
         subscriptions = Subscriptions(
             topics,
@@ -229,6 +242,7 @@ class Engine:
             response_inline_budget_bytes=settings.response_inline_budget_bytes,
             download_url_expiry_s=settings.download_url_expiry_s,
             throttling=throttling,
+            signal=signal,
         )
         stats = Stats(
             topics, log, cursors, stores.producer_state, stores.compaction, runtime.now_ms
@@ -376,6 +390,7 @@ def _dispatch_limits(settings: Settings) -> DispatchLimits:
     return DispatchLimits(
         max_wait_ms=settings.receive_max_wait_ms,
         check_interval_ms=settings.receive_check_interval_ms,
+        check_min_interval_ms=settings.receive_check_min_interval_ms,
         max_unacked_entries=settings.max_unacked_entries_per_consumer,
         max_attempts=settings.commit_max_attempts,
         consumer_lease_ms=settings.consumer_lease_ms,
@@ -403,6 +418,20 @@ def launcher_from_settings(settings: Settings, glue: BotoClient | None = None) -
             glue = new_session(settings.region).client("glue")
         return GlueJobLauncher(glue, settings.glue_job_prefix)
     raise ValueError(f"JOB_LAUNCHER must be local or glue, not {settings.job_launcher!r}")
+
+
+def commit_signal_of(settings: Settings) -> ports.CommitSignal | None:
+    """The commit signal ``settings.commit_signal`` names: ``poll`` (None: no commit reaches
+    another Lambda container, waits poll the head at the adaptive interval) or ``local``
+    (the local stack's one signal of the process, imported now: every handler container's
+    commit wakes the others' waits). Raises ValueError for another name,
+    ModuleNotFoundError for ``local`` without the local stack installed."""
+    if settings.commit_signal == "poll":
+        return None
+    if settings.commit_signal == "local":
+        signal: ports.CommitSignal = importlib.import_module(LOCAL_SIGNAL_MODULE).SHARED
+        return signal
+    raise ValueError(f"COMMIT_SIGNAL must be poll or local, not {settings.commit_signal!r}")
 
 
 def metrics_history(settings: Settings, service: str) -> ports.MetricsHistory:

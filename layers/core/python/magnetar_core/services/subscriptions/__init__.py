@@ -18,7 +18,7 @@ from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import NackBackoff
-from magnetar_core.ports import CursorStore, EntryStore, LogStore
+from magnetar_core.ports import CommitSignal, CursorStore, EntryStore, LogStore
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
@@ -52,7 +52,8 @@ class Subscriptions:
     ``producer`` publishes dead letters, ``non_persistent`` serves non-persistent topics,
     ``compacted`` serves ``readCompacted`` cursors. Entries up to
     ``inline_entry_max_bytes`` go inline in a receive response while it stays within
-    ``response_inline_budget_bytes`` (sizes in bytes).
+    ``response_inline_budget_bytes`` (sizes in bytes). ``signal`` wakes long-polls on
+    commits (None: they poll the head; ``waiting.HeadWait``).
     """
 
     def __init__(
@@ -74,6 +75,7 @@ class Subscriptions:
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
         download_url_expiry_s: int = 60,
         throttling: Throttling | None = None,
+        signal: CommitSignal | None = None,
     ) -> None:
         self._throttling = throttling  # subscribeRate, dispatch rates (None: none)
         self.context = SubscriptionContext(
@@ -96,6 +98,7 @@ class Subscriptions:
                 response_inline_budget_bytes,
                 download_url_expiry_s,
             ),
+            signal,
         )
         self.acks = Acknowledgements(self.context, timers)
 
