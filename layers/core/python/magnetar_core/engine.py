@@ -148,7 +148,8 @@ class Engine:
                 webhook=WebhookTarget(allow_private=settings.trigger_private_webhooks),
                 lambdas=LambdaTarget(lambda: make_lambda_client(settings)),
             )
-        signal = signal or commit_signal_of(settings)
+        if signal is None:
+            signal = commit_signal_of(settings)
         return cls.assemble(
             settings, stores, runtime, starter, launcher, keys, targets, wakes, signal
         )
@@ -176,7 +177,8 @@ class Engine:
         ``signal`` carries commits to long-polls (None: none does, waits poll the head
         through the runtime's sleep)."""
         runtime = runtime or Runtime()
-        signal = signal or PollingSignal(runtime.sleep_ms)
+        if signal is None:
+            signal = PollingSignal(runtime.sleep_ms)
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
         topics = Topics(stores.topics, log, cursors, runtime, registry)

@@ -61,6 +61,17 @@ class CommitSignal:
             finally:
                 slot.waiters -= 1
 
+    def waiting(self, pk: str) -> int:
+        """How many waits on ``pk`` are blocked now (tests await a long-poll with it)."""
+        with self._lock:
+            slot = self._slots.get(pk)
+            return 0 if slot is None else slot.waiters
+
+    def remembered(self) -> int:
+        """Keys remembered now (at most ``max_keys`` plus those with waiters)."""
+        with self._lock:
+            return len(self._slots)
+
     def close(self) -> None:
         """Wake every waiter now and from now on (the service stops)."""
         with self._lock:
