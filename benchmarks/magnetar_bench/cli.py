@@ -7,6 +7,7 @@ magnetar perf expire [--entries N] ...                       (expiry, needs pysp
 magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
 magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
 magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
+magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ HARNESSES = {
     "authorizer": "magnetar_bench.authorizer",
     "triggers": "magnetar_bench.triggers",
     "quotas": "magnetar_bench.quotas",
+    "latency": "magnetar_bench.latency",
 }
 
 
