@@ -63,7 +63,8 @@ class HeadWait:
         ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
         delayed bucket — has come), or the monotonic-ms ``deadline`` passes (then False).
         ``seen``: the signal's version read before the dispatch's check. One small read
-        per check. Raises what ``LogStore.exists`` raises."""
+        per check that timed out; a wake returns at once (no read: the dispatch reads the
+        log anyway). Raises what ``LogStore.exists`` raises."""
         limits, rt = self._ctx.limits, self._ctx.runtime
         for _ in range(limits.cursor_recheck_every):
             left = deadline - rt.monotonic_ms()
@@ -73,17 +74,18 @@ class HeadWait:
             now = rt.now_ms()
             if wake_at is not None and wake_at > now:  # overdue: poll at the check interval
                 pause = min(pause, wake_at - now)
-            self._wait(key, seen, pause)
-            if wake_at is not None and rt.now_ms() >= wake_at:
-                return True
+            woken = self._wait(key, seen, pause)
+            if woken or (wake_at is not None and rt.now_ms() >= wake_at):
+                return True  # woken: a commit came after the last look, the dispatch reads it
             seen = self.version(key)
             if self._ctx.log.exists(key, read_position):
                 self.active(key)
                 return True
         return True
 
-    def _wait(self, key: str, seen: int, pause_ms: float) -> None:
+    def _wait(self, key: str, seen: int, pause_ms: float) -> bool:
+        """Wait ``pause_ms``; True when a commit to ``key`` ended the wait."""
         if self._signal is None:
             self._ctx.runtime.sleep_ms(pause_ms)
-        else:
-            self._signal.wait(key, seen, pause_ms)
+            return False
+        return self._signal.wait(key, seen, pause_ms)
