@@ -114,8 +114,12 @@ def run_latency(options: LatencyOptions) -> dict:
         client = pulsar.Client(stack.url)
         topic = f"persistent://public/default/latency-{uuid.uuid4().hex[:8]}"
         consumers = [
-            client.subscribe(topic, "latency", consumer_type=pulsar.ConsumerType.Shared,
-                             message_listener=arrivals.listener)  # fmt: skip
+            client.subscribe(
+                topic,
+                "latency",
+                consumer_type=pulsar.ConsumerType.Shared,
+                message_listener=arrivals.listener,
+            )  # fmt: skip
             for _ in range(options.consumers)
         ]
         producer = client.create_producer(

@@ -52,8 +52,7 @@ class Subscriptions:
     ``producer`` publishes dead letters, ``non_persistent`` serves non-persistent topics,
     ``compacted`` serves ``readCompacted`` cursors. Entries up to
     ``inline_entry_max_bytes`` go inline in a receive response while it stays within
-    ``response_inline_budget_bytes`` (sizes in bytes). ``signal`` wakes long-polls on
-    commits (None: they poll the head; ``waiting.HeadWait``).
+    ``response_inline_budget_bytes`` (sizes in bytes). ``signal``: commits wake long-polls.
     """
 
     def __init__(
@@ -78,13 +77,13 @@ class Subscriptions:
         signal: CommitSignal | None = None,
     ) -> None:
         self._throttling = throttling  # subscribeRate, dispatch rates (None: none)
-        self.context = SubscriptionContext(
-            topics, log, cursors, entries, runtime, limits, index_cache
-        )
+        parts = (topics, log, cursors, entries, runtime, limits, index_cache)
+        self.context = SubscriptionContext(*parts)
         self.seeking = Seeking(self.context)
         self.lifecycle = Lifecycle(self.context, self.seeking)
         self.operations = CursorOperations(self.context, self.seeking)
         self.dead_letters = DeadLettering(self.context, producer)
+        inline = (inline_entry_max_bytes, response_inline_budget_bytes, download_url_expiry_s)
         self.dispatch = Dispatch(
             self.context,
             timers,
@@ -92,12 +91,7 @@ class Subscriptions:
             self.dead_letters,
             non_persistent,
             compacted,
-            Fetcher(
-                entries,
-                inline_entry_max_bytes,
-                response_inline_budget_bytes,
-                download_url_expiry_s,
-            ),
+            Fetcher(entries, *inline),
             signal,
         )
         self.acks = Acknowledgements(self.context, timers)
