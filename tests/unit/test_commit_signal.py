@@ -10,12 +10,15 @@ from dataclasses import replace
 
 import pytest
 
-from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.adapters.memory import LogStore as MemoryLog
+from magnetar_core.adapters.memory import MemoryTables, memory_stores
 from magnetar_core.adapters.memory.commit_signal import CommitSignal
 from magnetar_core.domain.check_interval import CheckInterval
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
+from magnetar_wire import EntryMessage, encode_entry
+from magnetar_wire.names import TopicName
 
 KEY = "persistent://public/default/t|1"
 LONG_MS = 30_000  # a wait that must not run out in a passing test
@@ -126,3 +129,35 @@ def test_a_polling_long_poll_checks_often_right_after_a_delivery_and_less_when_i
     waits.until_more(KEY, 0, deadline, waits.version(KEY), None)
     # 20 ms for the first 80 ms after it, then a quarter of the time since
     assert fake.pauses == [20, 20, 20, 20, 20, 25, 31.25, 39.0625, 48.828125, 61.03515625]
+
+
+class CommitAfterRead(MemoryLog):
+    """A log on which, once armed, a commit lands right after the dispatch's read."""
+
+    def __init__(self, tables) -> None:
+        super().__init__(tables)
+        self.commit = None
+
+    def read_from(self, pk, start, limit):
+        found = super().read_from(pk, start, limit)
+        commit, self.commit = self.commit, None
+        if commit is not None and not found:
+            commit()  # after the read, before the wait: the race a lost wake would lose
+        return found
+
+
+def test_a_commit_between_the_dispatch_read_and_the_wait_is_not_lost():
+    tables = MemoryTables()
+    log = CommitAfterRead(tables)
+    stores = replace(memory_stores(tables), log=log)
+    settings = memory_settings(receive_check_interval_ms=5_000)
+    engine = Engine.assemble(settings, stores, signal=CommitSignal())
+    engine.tenants.initialize_cluster()
+    topic = TopicName.parse("persistent://public/default/race")
+    handle = engine.subscriptions.subscribe(topic, "s", "c", "Shared", earliest=True)
+    entry = encode_entry([EntryMessage(b"x", 0, 1)], producer_name="p")
+    log.commit = lambda: engine.producer.publish(topic, entry)
+    started = time.monotonic()
+    delivered = engine.subscriptions.receive(topic, "s", handle.consumer_id, 10, 10_000)
+    assert [d.entry_id for d in delivered] == [0]
+    assert time.monotonic() - started < 2.5  # not found by the head check 5 s later
