@@ -161,3 +161,13 @@ def test_a_commit_between_the_dispatch_read_and_the_wait_is_not_lost():
     delivered = engine.subscriptions.receive(topic, "s", handle.consumer_id, 10, 10_000)
     assert [d.entry_id for d in delivered] == [0]
     assert time.monotonic() - started < 2.5  # not found by the head check 5 s later
+
+
+def test_commit_signal_setting_names_the_shared_local_signal_or_polling_and_nothing_else():
+    from magnetar_core.engine import commit_signal_of
+    from magnetar_local.commit_signal import SHARED
+
+    assert commit_signal_of(memory_settings(commit_signal="local")) is SHARED
+    assert commit_signal_of(memory_settings(commit_signal="poll")) is None
+    with pytest.raises(ValueError, match="COMMIT_SIGNAL must be poll or local, not 'push'"):
+        commit_signal_of(memory_settings(commit_signal="push"))
