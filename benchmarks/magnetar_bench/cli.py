@@ -8,6 +8,7 @@ magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
 magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
 magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
 magnetar perf cost [--workloads unbatched,batched,delayed] ... (cost: $ per service, both front doors)
+magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ HARNESSES = {
     "triggers": "magnetar_bench.triggers",
     "quotas": "magnetar_bench.quotas",
     "cost": "magnetar_bench.cost",
+    "latency": "magnetar_bench.latency",
 }
 
 

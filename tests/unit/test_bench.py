@@ -24,6 +24,7 @@ from magnetar_bench import cli, costs, delayed, messages
         (["authorizer", "--requests", "5"], "magnetar_bench.authorizer"),
         (["triggers", "-n", "5"], "magnetar_bench.triggers"),
         (["cost", "--workloads", "unbatched"], "magnetar_bench.cost"),
+        (["latency", "--rate", "5"], "magnetar_bench.latency"),
     ],
 )
 def test_magnetar_perf_hands_each_path_to_its_harness(argv, module, monkeypatch):
@@ -70,6 +71,15 @@ def test_percentile_picks_a_value_by_rank_from_the_sorted_values():
     assert delayed.percentile(values, 1.0) == 100.0
     assert delayed.percentile(values, 0.0) == 1.0
     assert delayed.percentile([7.0], 0.99) == 7.0
+
+
+def test_latency_percentiles_are_nearest_rank_in_ms_and_none_is_refused():
+    from magnetar_bench.latency import percentiles_ms
+
+    ns = [ms * 1_000_000 for ms in range(100, 0, -1)]
+    assert percentiles_ms(ns) == {"p50": 50.0, "p90": 90.0, "p99": 99.0, "max": 100.0}
+    with pytest.raises(ValueError, match="no message arrived"):
+        percentiles_ms([])
 
 
 def test_the_authorizer_cost_is_a_lambda_request_and_a_billed_ms_per_cache_miss():

@@ -30,6 +30,7 @@ from magnetar_core.adapters.memory import (
     TimerStarter,
     memory_stores,
 )
+from magnetar_core.adapters.memory.commit_signal import CommitSignal
 from magnetar_core.api.http import ENTRIES_CONTENT_TYPE, ENTRY_CONTENT_TYPE
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.runtime import Runtime
@@ -113,6 +114,7 @@ class MemoryService:
         assert isinstance(cursors, CursorStore) and isinstance(entries, EntryStore)
         self._entries = entries
         self.timers = TimerStarter(cursors, self.runtime.now_ms)
+        self.signal = CommitSignal()  # a commit in one container wakes the others' long-polls
         self.gateway = MemoryGateway(self, _template(template))
         self.gateway.metrics.backlog_of = engine_backlog(self.new_engine)
         self.requests: list[Recorded] = []
@@ -135,6 +137,7 @@ class MemoryService:
     def stop(self) -> None:
         """Stop serving; server-side waits (long polls) end at once (idempotent)."""
         self._clock.stopped.set()
+        self.signal.close()
         with self._cond:
             self._cond.notify_all()
         self.timers.stop()
@@ -154,8 +157,11 @@ class MemoryService:
     # ------------------------------------------------------------------ the engine
 
     def new_engine(self) -> Engine:
-        """An engine on the service's stores and timers (one per handler container)."""
-        return Engine.assemble(self.settings, self.stores, self.runtime, self.timers)
+        """An engine on the service's stores, timers and commit signal (one per handler
+        container)."""
+        return Engine.assemble(
+            self.settings, self.stores, self.runtime, self.timers, signal=self.signal
+        )
 
     @property
     def engine(self) -> Engine:

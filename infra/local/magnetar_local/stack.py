@@ -65,9 +65,13 @@ class LocalStack:
         parameters: dict[str, str] | None = None,
         functions: LocalFunctions | None = None,
         front_door: str = "http-api",
+        commit_signal: str = "local",
     ) -> None:
         self.front_door = front_door
         self.functions = functions if functions is not None else LocalFunctions()
+        self.commit_signal = commit_signal
+        """``COMMIT_SIGNAL`` of the handlers: ``local`` (a commit wakes long-polls) or
+        ``poll`` (they poll the head, as on Lambda: ``magnetar perf latency --signal poll``)."""
         self.triggers: TriggerDriver | None = None
         self.notify: NotifyServer | None = None
         """The notification channel (``magnetar_local.notify``; its ``url`` is NOTIFY_URL)."""
@@ -240,6 +244,8 @@ class LocalStack:
             # told its ws:// URL; notices are posted in-process, not through a management API
             "NOTIFY_URL": self.notify.url if self.notify is not None else "",
             "NOTIFY_ENDPOINT": "",
+            # long-polls are woken by commits in any container (magnetar_local.commit_signal)
+            "COMMIT_SIGNAL": self.commit_signal,
             **(self.auth.environment if self.auth is not None else AUTH_OFF),
         }
         names = {name for spec in self.template.functions.values() for name in spec.environment}

@@ -15,6 +15,7 @@ from magnetar_core.adapters.aws.clients import (
     make_stepfunctions_client,
     new_session,
 )
+from magnetar_core.adapters.aws.commit_signal import PollingSignal
 from magnetar_core.adapters.aws.compaction import CompactionStore
 from magnetar_core.adapters.aws.credentials import SsmParameters, StsCallerIdentity
 from magnetar_core.adapters.aws.cursors import CursorStore
@@ -79,6 +80,8 @@ from magnetar_wire.tokens import VerificationKeys
 
 LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 """Where the local stack's job launcher lives (not in the Lambda layer: imported on use)."""
+LOCAL_SIGNAL_MODULE = "magnetar_local.commit_signal"
+"""Where the local stack's process-wide commit signal lives (imported on use, as the launcher)."""
 LOCAL_HISTORY_MODULE = "magnetar_local.history"
 """Where the local stack's metrics history lives (imported on use, as the launcher)."""
 
@@ -130,6 +133,7 @@ class Engine:
         targets: ports.TriggerTarget | None = None,
         wakes: ports.TriggerWakes | None = None,
         connections: ports.Connections | None = None,
+        signal: ports.CommitSignal | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
@@ -138,7 +142,8 @@ class Engine:
         tokens are verified with ``keys`` when given, else the settings' (``token_keys``);
         triggers deliver through ``targets`` (default: webhooks and Lambda) and are woken
         later through ``wakes`` (default: the settings' wake workflow, if any); channel
-        notices go to ``connections`` (default: the settings' management API, if any)."""
+        notices go to ``connections`` (default: the settings' management API, if any);
+        long-polls are woken through ``signal`` (default: ``commit_signal_of(settings)``)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
         timer_arn = settings.timer_state_machine_arn if starter is None else None
         wake_arn = settings.trigger_wake_state_machine_arn if wakes is None else None
@@ -154,8 +159,11 @@ class Engine:
             )
         if connections is None and settings.notify_endpoint:
             connections = ManagementConnections(lambda: make_management_client(settings))
+        if signal is None:
+            signal = commit_signal_of(settings)
         return cls.assemble(
-            settings, stores, runtime, starter, launcher, keys, targets, wakes, connections
+            settings, stores, runtime, starter, launcher, keys, targets, wakes, connections,
+            signal,
         )
 
     @classmethod
@@ -170,6 +178,7 @@ class Engine:
         targets: ports.TriggerTarget | None = None,
         wakes: ports.TriggerWakes | None = None,
         connections: ports.Connections | None = None,
+        signal: ports.CommitSignal | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
@@ -178,8 +187,12 @@ class Engine:
         ``targets`` take triggers' batches (None: webhooks and local functions only); Pulsar
         Functions' batches run in this process, or in ``settings.function_runner``'s Lambda;
         ``wakes`` schedules triggers' later wakes (None: commits alone wake them);
-        ``connections`` take the notification channel's notices (None: none are sent)."""
+        ``connections`` take the notification channel's notices (None: none are sent);
+        ``signal`` carries commits to long-polls (None: none does, waits poll the head
+        through the runtime's sleep)."""
         runtime = runtime or Runtime()
+        if signal is None:
+            signal = PollingSignal(runtime.sleep_ms)
         log, cursors, entries = stores.log, stores.cursors, stores.entries
         registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
         topics = Topics(stores.topics, log, cursors, runtime, registry)
@@ -225,6 +238,7 @@ class Engine:
             settings.commit_max_attempts,
             throttling=throttling,
             index_inline_max_bytes=settings.index_inline_max_bytes,
+            signal=signal,
         )
         subscriptions = Subscriptions(
             topics,
@@ -245,6 +259,7 @@ class Engine:
             response_inline_budget_bytes=settings.response_inline_budget_bytes,
             download_url_expiry_s=settings.download_url_expiry_s,
             throttling=throttling,
+            signal=signal,
         )
         stats = Stats(
             topics, log, cursors, stores.producer_state, stores.compaction, runtime.now_ms
@@ -405,6 +420,7 @@ def _dispatch_limits(settings: Settings) -> DispatchLimits:
     return DispatchLimits(
         max_wait_ms=settings.receive_max_wait_ms,
         check_interval_ms=settings.receive_check_interval_ms,
+        check_min_interval_ms=settings.receive_check_min_interval_ms,
         max_unacked_entries=settings.max_unacked_entries_per_consumer,
         max_attempts=settings.commit_max_attempts,
         consumer_lease_ms=settings.consumer_lease_ms,
@@ -432,6 +448,20 @@ def launcher_from_settings(settings: Settings, glue: BotoClient | None = None) -
             glue = new_session(settings.region).client("glue")
         return GlueJobLauncher(glue, settings.glue_job_prefix)
     raise ValueError(f"JOB_LAUNCHER must be local or glue, not {settings.job_launcher!r}")
+
+
+def commit_signal_of(settings: Settings) -> ports.CommitSignal | None:
+    """The commit signal ``settings.commit_signal`` names: ``poll`` (None: no commit reaches
+    another Lambda container, waits poll the head at the adaptive interval) or ``local``
+    (the local stack's one signal of the process, imported now: every handler container's
+    commit wakes the others' waits). Raises ValueError for another name,
+    ModuleNotFoundError for ``local`` without the local stack installed."""
+    if settings.commit_signal == "poll":
+        return None
+    if settings.commit_signal == "local":
+        signal: ports.CommitSignal = importlib.import_module(LOCAL_SIGNAL_MODULE).SHARED
+        return signal
+    raise ValueError(f"COMMIT_SIGNAL must be poll or local, not {settings.commit_signal!r}")
 
 
 def metrics_history(settings: Settings, service: str) -> ports.MetricsHistory:

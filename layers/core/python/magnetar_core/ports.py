@@ -285,6 +285,33 @@ class TriggerWakes(Protocol):
         ...
 
 
+class CommitSignal(Protocol):
+    """Commit notifications per log key, so a long-poll wakes on a commit instead of at its
+    next head check. ``version`` is read *before* the check a wait follows, and ``wait``
+    returns at once if a commit came since: no wake is lost between the check and the wait.
+    """
+
+    @property
+    def wakes(self) -> bool:
+        """True when every commit of the engines sharing this signal notifies it (one
+        process: the local stack, the memory service); False when waits only time out (AWS:
+        a commit in another Lambda container cannot reach this one), so waits poll."""
+        ...
+
+    def version(self, pk: str) -> int:
+        """The key's notification counter now (pass it to ``wait``)."""
+        ...
+
+    def notify(self, pk: str) -> None:
+        """An entry was committed to ``pk``: wake its waiters. Makes no AWS request."""
+        ...
+
+    def wait(self, pk: str, seen: int, timeout_ms: float) -> bool:
+        """Block until ``pk`` was notified since ``version`` answered ``seen`` (True, at
+        once if it already was) or ``timeout_ms`` passed (False)."""
+        ...
+
+
 class JobLauncher(Protocol):
     """Starts a maintenance job run (spark_glue/); never waits for it."""
 

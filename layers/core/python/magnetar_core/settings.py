@@ -21,6 +21,13 @@ class Settings:
     region: str = "us-east-1"
     receive_max_wait_ms: int = 20_000
     receive_check_interval_ms: int = 100
+    """The longest pause of a long-poll between head checks (``RECEIVE_CHECK_INTERVAL_MS``)."""
+    receive_check_min_interval_ms: int = 20
+    """The shortest, right after activity, where commits cannot wake waits
+    (``RECEIVE_CHECK_MIN_INTERVAL_MS``; ``domain.check_interval``)."""
+    commit_signal: str = "poll"
+    """``COMMIT_SIGNAL``: ``poll`` (Lambda: waits poll the head) or ``local`` (every handler
+    of the process shares one in-memory signal: a commit wakes waits; the local stack)."""
     max_message_size_bytes: int = 5 * 1024 * 1024
     max_unacked_entries_per_consumer: int = 50_000
     commit_max_attempts: int = 16
@@ -119,6 +126,8 @@ class Settings:
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
             receive_max_wait_ms=number("RECEIVE_MAX_WAIT_MS", 20_000),
             receive_check_interval_ms=number("RECEIVE_CHECK_INTERVAL_MS", 100),
+            receive_check_min_interval_ms=number("RECEIVE_CHECK_MIN_INTERVAL_MS", 20),
+            commit_signal=env.get("COMMIT_SIGNAL") or "poll",
             max_message_size_bytes=number("MAX_MESSAGE_SIZE_BYTES", 5 * 1024 * 1024),
             producer_lease_ms=number("PRODUCER_LEASE_MS", 30_000),
             consumer_lease_ms=number("CONSUMER_LEASE_MS", 60_000),

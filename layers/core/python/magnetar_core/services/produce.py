@@ -31,7 +31,7 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.log import IndexEntry, fits_inline
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.ports import EntryStore, LogStore
+from magnetar_core.ports import CommitSignal, EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.entries import (
@@ -91,8 +91,10 @@ class Producer:
         max_attempts: int = 16,
         throttling: Throttling | None = None,
         index_inline_max_bytes: int = 0,
+        signal: CommitSignal | None = None,
     ) -> None:
         self._index_inline_max = index_inline_max_bytes  # 0: every entry gets an S3 object
+        self._signal = signal  # wakes long-polls on each commit (None: they poll)
         self._throttling = throttling  # publish rate and backlog quotas (None: none)
         self._non_persistent = non_persistent
         self._topics = topics
@@ -191,6 +193,8 @@ class Producer:
                     self._topics.check_open(ref)
         else:
             raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
+        if self._signal is not None:
+            self._signal.notify(ref.key)
         if dedup:
             self._dedup.committed(
                 ref.key, entry_id, index.producer, index.sequence_max, not index.partial_chunk

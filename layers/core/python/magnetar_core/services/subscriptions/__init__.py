@@ -18,7 +18,7 @@ from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import NackBackoff
-from magnetar_core.ports import CursorStore, EntryStore, LogStore
+from magnetar_core.ports import CommitSignal, CursorStore, EntryStore, LogStore
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
@@ -52,7 +52,7 @@ class Subscriptions:
     ``producer`` publishes dead letters, ``non_persistent`` serves non-persistent topics,
     ``compacted`` serves ``readCompacted`` cursors. Entries up to
     ``inline_entry_max_bytes`` go inline in a receive response while it stays within
-    ``response_inline_budget_bytes`` (sizes in bytes).
+    ``response_inline_budget_bytes`` (sizes in bytes). ``signal``: commits wake long-polls.
     """
 
     def __init__(
@@ -74,15 +74,16 @@ class Subscriptions:
         response_inline_budget_bytes: int = 3 * 1024 * 1024,
         download_url_expiry_s: int = 60,
         throttling: Throttling | None = None,
+        signal: CommitSignal | None = None,
     ) -> None:
         self._throttling = throttling  # subscribeRate, dispatch rates (None: none)
-        self.context = SubscriptionContext(
-            topics, log, cursors, entries, runtime, limits, index_cache
-        )
+        parts = (topics, log, cursors, entries, runtime, limits, index_cache)
+        self.context = SubscriptionContext(*parts)
         self.seeking = Seeking(self.context)
         self.lifecycle = Lifecycle(self.context, self.seeking)
         self.operations = CursorOperations(self.context, self.seeking)
         self.dead_letters = DeadLettering(self.context, producer)
+        inline = (inline_entry_max_bytes, response_inline_budget_bytes, download_url_expiry_s)
         self.dispatch = Dispatch(
             self.context,
             timers,
@@ -90,12 +91,8 @@ class Subscriptions:
             self.dead_letters,
             non_persistent,
             compacted,
-            Fetcher(
-                entries,
-                inline_entry_max_bytes,
-                response_inline_budget_bytes,
-                download_url_expiry_s,
-            ),
+            Fetcher(entries, *inline),
+            signal,
         )
         self.acks = Acknowledgements(self.context, timers)
 

@@ -55,6 +55,9 @@ class DispatchLimits:
 
     max_wait_ms: int = 20_000
     check_interval_ms: int = 100
+    """The longest pause between two head checks of a long-poll."""
+    check_min_interval_ms: int = 20
+    """The shortest, right after activity, when no commit can wake the wait (AWS)."""
     max_unacked_entries: int = 50_000
     max_attempts: int = 16
     cursor_recheck_every: int = 10

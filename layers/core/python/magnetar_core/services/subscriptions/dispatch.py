@@ -25,6 +25,7 @@ from magnetar_core.domain.errors import (
     SubscriptionNotFound,
 )
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.ports import CommitSignal
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.namespaces import Namespaces
@@ -33,6 +34,7 @@ from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads, Plan
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
+from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.names import TopicName
@@ -55,7 +57,8 @@ class Dispatch:
 
     ``timers`` bucket and start delays, ``namespaces`` say whether delayed delivery is on,
     ``dead_letters`` drains outboxes, ``non_persistent`` serves non-persistent topics,
-    ``compacted`` serves ``readCompacted`` cursors, ``fetcher`` reads the leased entries.
+    ``compacted`` serves ``readCompacted`` cursors, ``fetcher`` reads the leased entries,
+    ``signal`` wakes long-polls on commits (None: they poll; ``waiting.HeadWait``).
     """
 
     def __init__(
@@ -67,8 +70,10 @@ class Dispatch:
         non_persistent: NonPersistent,
         compacted: CompactedReads,
         fetcher: Fetcher,
+        signal: CommitSignal | None = None,
     ) -> None:
         self._ctx = context
+        self.waits = HeadWait(context, signal)
         self._timers = timers
         self._namespaces = namespaces
         self._dead_letters = dead_letters
@@ -106,14 +111,16 @@ class Dispatch:
             return self._non_persistent.receive(ref, subscription, max_messages, wait_ms)
         deadline = ctx.runtime.monotonic_ms() + wait_ms
         while True:
+            seen = self.waits.version(ref.key)  # before the dispatch's read: no lost wake
             deliveries, read_position, wake_at, progressed = self._dispatch(
                 ref, subscription, consumer_id, max_messages, role
             )
             if deliveries:
+                self.waits.active(ref.key)
                 return self._fetcher.fetch(ref, deliveries, by_reference)
             if progressed and ctx.runtime.monotonic_ms() < deadline:
                 continue  # entries went to the delayed set or came out of it: look again
-            if not self._await_more(ref.key, read_position, deadline, wake_at):
+            if not self.waits.until_more(ref.key, read_position, deadline, seen, wake_at):
                 return []
 
     def _keep_alive(
@@ -131,29 +138,6 @@ class Dispatch:
             return None, bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
 
         ctx.update(ref, subscription, change)
-
-    def _await_more(
-        self, key: str, read_position: int, deadline: float, wake_at: int | None = None
-    ) -> bool:
-        """Wait until the entry at ``read_position`` exists, a cursor re-check is due (every
-        ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
-        delayed bucket — has come), or the deadline passes (then False). One small read per
-        check."""
-        limits, rt = self._ctx.limits, self._ctx.runtime
-        for _ in range(limits.cursor_recheck_every):
-            left = deadline - rt.monotonic_ms()
-            if left <= 0:
-                return False
-            pause = min(limits.check_interval_ms, left)
-            now = rt.now_ms()
-            if wake_at is not None and wake_at > now:  # overdue: poll at the check interval
-                pause = min(pause, wake_at - now)
-            rt.sleep_ms(pause)
-            if wake_at is not None and rt.now_ms() >= wake_at:
-                return True
-            if self._ctx.log.exists(key, read_position):
-                return True
-        return True
 
     def _dispatch(
         self,
