@@ -23,7 +23,7 @@ from magnetar_local.launcher import LocalJobLauncher
 pytestmark = pytest.mark.emulator
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = {"target-segment-bytes": "4096", "min-tail-bytes": "1"}
+SMALL = {"target-segment-bytes": "4096", "min-tail-bytes": "1", "inline-min-age-ms": "0"}
 
 
 def _produce(client, topic: str, count: int) -> list[str]:
