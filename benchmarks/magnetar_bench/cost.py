@@ -8,11 +8,18 @@ running together. Counted: HTTP requests (API Gateway requests, or function-URL 
 each one Lambda request either way), handler time (Lambda duration, arm64 at 256 MB), S3
 requests, DynamoDB **request units from item sizes** (``capacity``: WRU per started KB
 written, RRU per started 4 KB read, halved for eventually consistent reads) and Step Functions
-state transitions (timers), priced with shared/PRICES.md. Workloads (``--workloads``):
+state transitions (timers), priced with shared/PRICES.md. Long-polls wait as on Lambda
+(``COMMIT_SIGNAL=poll``: no commit wakes them, they check the head at the adaptive interval),
+so their reads and handler time are AWS's. Workloads (``--workloads``):
 
-* ``unbatched``: 100 B messages, one per request (batching off);
+* ``unbatched``: 100 B messages, batching off, sent one at a time (``send``): exactly one
+  message per produce request;
+* ``pipelined``: 100 B messages, batching off, ``send_async`` as fast as the producer goes:
+  the entries queued while a request is in flight share the next request;
 * ``batched``: 1 KB messages in batches of up to 100 (10 ms publish delay);
-* ``delayed``: 100 B unbatched messages delivered 2 s after they are sent;
+* ``batched-large``: 1 KB messages in batches of up to 1,000 messages or 1 MiB (100 ms
+  publish delay), what a producer of 10k msg/s that accepts 100 ms of delay would set;
+* ``delayed``: 100 B unbatched messages delivered 2 s after they are sent, one per request;
 * ``idle`` (``--idle-seconds`` > 0): one consumer with nothing to receive, $ per month.
 
 Not a test: a measurement whose output goes to docs/benchmarks.md.
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import threading
@@ -44,7 +52,8 @@ WRU_USD = 0.625 / 1e6
 RRU_USD = 0.125 / 1e6
 S3_USD = {"PutObject": 0.005 / 1000, "CopyObject": 0.005 / 1000, "ListObjectsV2": 0.005 / 1000,
           "GetObject": 0.0004 / 1000, "HeadObject": 0.0004 / 1000}  # fmt: skip
-SQS_USD_PER_MILLION = {"unbatched": 1.20, "batched": 0.12, "delayed": 1.20}
+SQS_USD_PER_MILLION = {"unbatched": 1.20, "pipelined": 1.20, "batched": 0.12,
+                       "batched-large": 0.12, "delayed": 1.20}
 """SQS standard for send + receive + delete ($0.40 per million requests; batches of 10)."""
 SQS_IDLE_USD_PER_MONTH = 0.05
 """An SQS long-poller (20 s polls) with nothing to receive: ~130k requests a month."""
@@ -54,19 +63,27 @@ SECONDS_PER_MONTH = 30 * 24 * 3600
 
 @dataclass(frozen=True)
 class Workload:
-    """Messages of ``size_bytes``, ``batch`` per entry at most, delivered ``delay_ms`` late."""
+    """Messages of ``size_bytes``, ``batch`` per entry at most (and ``batch_max_bytes``,
+    cut after ``publish_delay_ms``), delivered ``delay_ms`` late; ``one_at_a_time``: each
+    send waits for its answer (one message per request)."""
 
     name: str
     messages: int
     size_bytes: int
     batch: int = 1
     delay_ms: int = 0
+    one_at_a_time: bool = False
+    batch_max_bytes: int = 128 * 1024
+    publish_delay_ms: int = 10
 
 
 WORKLOADS = {
-    "unbatched": Workload("unbatched", 1000, 100),
+    "unbatched": Workload("unbatched", 1000, 100, one_at_a_time=True),
+    "pipelined": Workload("pipelined", 2000, 100),
     "batched": Workload("batched", 10_000, 1024, batch=100),
-    "delayed": Workload("delayed", 200, 100, delay_ms=2000),
+    "batched-large": Workload("batched-large", 20_000, 1024, batch=1000,
+                              batch_max_bytes=1024 * 1024, publish_delay_ms=100),
+    "delayed": Workload("delayed", 200, 100, delay_ms=2000, one_at_a_time=True),
 }
 
 
@@ -143,7 +160,8 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
                                 message_listener=listener)  # fmt: skip
     producer = client.create_producer(
         topic, batching_enabled=workload.batch > 1, batching_max_messages=max(workload.batch, 1),
-        batching_max_publish_delay_ms=10, block_if_queue_full=True,
+        batching_max_publish_delay_ms=workload.publish_delay_ms, block_if_queue_full=True,
+        batching_max_allowed_size_in_bytes=workload.batch_max_bytes,
         max_pending_messages=max(4 * workload.batch, 100),
     )  # fmt: skip
     payload = b"x" * workload.size_bytes
@@ -154,7 +172,10 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
 
     for _ in range(workload.messages):
         deliver_at = int(time.time() * 1000) + workload.delay_ms if workload.delay_ms else None
-        producer.send_async(payload, sent, deliver_at=deliver_at)
+        if workload.one_at_a_time:
+            producer.send(payload, deliver_at=deliver_at)  # raises on failure
+        else:
+            producer.send_async(payload, sent, deliver_at=deliver_at)
     producer.flush()
     if not done.wait(timeout_s) or failures:
         raise RuntimeError(f"{workload.name}: {received[0]} of {workload.messages} arrived, {len(failures)} sends failed")  # fmt: skip
@@ -195,7 +216,7 @@ def run_cost(front_doors: list[str], workloads: list[Workload], idle_seconds: fl
 
     rows = []
     for front_door in front_doors:
-        with LocalStack(front_door=front_door).start() as stack:
+        with LocalStack(front_door=front_door, commit_signal="poll").start() as stack:
             meters = Meters(stack)
             client = pulsar.Client(stack.url)
             try:
@@ -231,7 +252,7 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: ``magnetar perf cost [--workloads ...] [--front-doors ...] [-n N] [--json]``."""
     parser = argparse.ArgumentParser(prog="magnetar perf cost", description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", default="unbatched,batched,delayed",
+    parser.add_argument("--workloads", default="unbatched,pipelined,batched,batched-large,delayed",
                         help=f"comma-separated, of {', '.join(WORKLOADS)}")  # fmt: skip
     parser.add_argument("--front-doors", default=",".join(FRONT_DOORS))
     parser.add_argument("-n", "--messages", type=int, default=0,
@@ -249,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as error:
         parser.error(f"unknown workload or front door {error}")
     if args.messages:
-        chosen = [Workload(w.name, args.messages, w.size_bytes, w.batch, w.delay_ms) for w in chosen]
+        chosen = [dataclasses.replace(w, messages=args.messages) for w in chosen]
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         rows = run_cost(doors, chosen, args.idle_seconds)
     print(json.dumps(rows, indent=2) if args.json else table(rows))
