@@ -316,7 +316,7 @@ class Engine:
                 settings.commit_max_attempts,
             ),
             entries=entries,
-            compaction=Compaction(topics, stores.compaction, make_launcher, runtime),
+            compaction=Compaction(topics, stores.compaction, make_launcher, runtime, log=log),
             tenants=Tenants(registry, stores.tenants, namespace_admin, runtime),
             namespace_admin=namespace_admin,
             permissions=Permissions(registry, stores.permissions, runtime),

@@ -6,6 +6,10 @@ already in progress") and starts the job through the job launcher with the run's
 job (spark_glue/compact_topic.py) builds the compacted ledgers, switches the pointers to
 SUCCESS, or records ERROR with the error. ``status`` reads the pointers. Serving compacted
 reads lives in ``subscriptions.compacted_reads``.
+
+A trigger with nothing new to compact (every partition's head at or below its horizon, an
+empty topic included) succeeds at once without a job: no Glue run (1 minute minimum), no
+JVM locally; the compacted view it already has is the one a job would build.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from magnetar_core.domain.errors import (
     StorageFault,
 )
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.ports import CompactionStore, JobLauncher
+from magnetar_core.ports import CompactionStore, JobLauncher, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.names import TopicName
@@ -73,7 +77,11 @@ class Compaction:
         runtime: Runtime,
         stale_after_ms: int = STALE_AFTER_MS,
         max_attempts: int = 16,
+        log: LogStore | None = None,
     ) -> None:
+        """``log``: where heads are read to skip a run with nothing new (None: every trigger
+        starts the job)."""
+        self._log = log
         self._topics = topics
         self._store = store
         self._make_launcher = launcher
@@ -114,6 +122,10 @@ class Compaction:
         ]
         if busy:
             raise CompactionInProgress(f"Compaction already in progress on {busy[0].topic}")
+        if self._log is not None and all(self._nothing_new(ref) for ref in refs):
+            for ref in refs:
+                update_state(self._store, ref.key, self._unchanged, self._rt, self._attempts)
+            return run_id
         started = [ref for ref in refs if self._start(ref, run_id)]
         if not started:
             raise CompactionInProgress("Compaction already in progress")
@@ -129,6 +141,22 @@ class Compaction:
         for ref in started:
             self.finish(ref.key, run_id, error=error)
         raise StorageFault(error)
+
+    def _nothing_new(self, ref: PartitionRef) -> bool:
+        """Whether a run would find nothing past the partition's compaction horizon (it
+        never ran or last succeeded, and the head is at or below the horizon)."""
+        state = self._store.get(ref.key)
+        if state.status not in (NOT_RUN, SUCCESS) or self._log is None:
+            return False
+        return self._log.head(ref.key) <= state.horizon
+
+    def _unchanged(self, state: CompactionState) -> bool:
+        """Record a run that found nothing new: SUCCESS, same ledger and horizon. Raises
+        CompactionInProgress when a run started meanwhile."""
+        if state.running(self._rt.now_ms(), self._stale_ms):
+            raise CompactionInProgress(f"Compaction already in progress ({state.run_id})")
+        state.succeed(state.ledger, state.horizon, self._rt.now_ms())
+        return True
 
     def _start(self, ref: PartitionRef, run_id: str) -> bool:
         """Mark one partition RUNNING for ``run_id``; False if another run got there first."""
