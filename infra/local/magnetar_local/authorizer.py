@@ -14,11 +14,11 @@ tokens themselves there).
 from __future__ import annotations
 
 import copy
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from magnetar_core.api.authorizer_cache import AuthorizerCache
 from magnetar_local.events import HttpResponse, LambdaContext, json_response
 from magnetar_local.handlers import Handler, HandlerLoader
 
@@ -37,15 +37,9 @@ class LocalAuthorizer:
         clock_s: Callable[[], float] = time.monotonic,
         handler: Handler | None = None,
     ) -> None:
-        self._loader, self._function, self._cache_s, self._clock_s = (
-            loader,
-            function,
-            cache_s,
-            clock_s,
-        )
+        self._loader, self._function = loader, function
         self._handler = handler
-        self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
-        self._lock = threading.Lock()
+        self._answers = AuthorizerCache(cache_s, clock_s)
         self.invocations = 0
 
     def admit(self, event: dict[str, Any], region: str, account_id: str) -> HttpResponse | None:
@@ -54,24 +48,17 @@ class LocalAuthorizer:
         header = (event.get("headers") or {}).get("authorization")
         if not header:
             return json_response(401, {"message": "Unauthorized"})
-        answer = self._cached(header)
+        answer = self._answers.get(header)
         if answer is None:
             try:
                 answer = self._invoke(event, header, region, account_id)
             except Exception:  # noqa: BLE001 - API Gateway answers 500 for a failed authorizer
                 return json_response(500, {"message": "Internal Server Error"})
-            if self._cache_s > 0:
-                with self._lock:
-                    self._cache[header] = (self._clock_s() + self._cache_s, answer)
+            self._answers.put(header, answer)
         if answer.get("isAuthorized") is not True:
             return json_response(403, {"message": "Forbidden"})
         event["requestContext"]["authorizer"] = {"lambda": dict(answer.get("context") or {})}
         return None
-
-    def _cached(self, header: str) -> dict[str, Any] | None:
-        with self._lock:
-            found = self._cache.get(header)
-        return found[1] if found is not None and found[0] > self._clock_s() else None
 
     def _invoke(self, event: dict[str, Any], header: str, region: str, account_id: str) -> dict[str, Any]:  # fmt: skip
         request = authorizer_event(event, header, region, account_id)

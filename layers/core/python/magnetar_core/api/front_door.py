@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from magnetar_core.api import http
+from magnetar_core.api.authorizer_cache import AuthorizerCache
 from magnetar_core.api.guard import route_template
 from magnetar_core.api.route_table import RouteTable
 
@@ -55,8 +55,6 @@ class Authorize(Protocol):
     def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
-MAX_CACHED_HEADERS = 10_000
-"""Authorizer answers a container keeps at most (the oldest go first)."""
 _LOADS = itertools.count(1)
 
 
@@ -138,9 +136,7 @@ class FunctionUrlFrontDoor:
         self.table: RouteTable[FrontRoute] = RouteTable(routes)
         self._handlers = dict(handlers)
         self._authorize = authorize
-        self._cache_s, self._clock_s = cache_s, clock_s
-        self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
-        self._lock = threading.Lock()
+        self._answers = AuthorizerCache(cache_s, clock_s)
         self.authorizer_calls = 0
         """How often ``authorize`` ran (cache misses)."""
         self.apps: dict[str, Any] = {}
@@ -173,7 +169,7 @@ class FunctionUrlFrontDoor:
         header = _authorization(event.get("headers") or {})
         if not header:
             return gateway_answer(401, "Unauthorized")
-        answer = self._cached(header)
+        answer = self._answers.get(header)
         if answer is None:
             try:
                 self.authorizer_calls += 1
@@ -181,28 +177,11 @@ class FunctionUrlFrontDoor:
             except Exception:  # noqa: BLE001 - API Gateway answers 500 and caches nothing
                 log.exception("the authorizer failed on %s", event.get("routeKey"))
                 return gateway_answer(500, "Internal Server Error")
-            self._remember(header, answer)
+            self._answers.put(header, answer)
         if answer.get("isAuthorized") is not True:
             return gateway_answer(403, "Forbidden")
         event["requestContext"]["authorizer"] = {"lambda": dict(answer.get("context") or {})}
         return None
-
-    def _cached(self, header: str) -> dict[str, Any] | None:
-        with self._lock:
-            found = self._cache.get(header)
-        return found[1] if found is not None and found[0] > self._clock_s() else None
-
-    def _remember(self, header: str, answer: dict[str, Any]) -> None:
-        if self._cache_s <= 0:
-            return
-        now = self._clock_s()
-        with self._lock:
-            if len(self._cache) >= MAX_CACHED_HEADERS:
-                for key in [k for k, (until, _) in self._cache.items() if until <= now]:
-                    del self._cache[key]
-                while len(self._cache) >= MAX_CACHED_HEADERS:
-                    del self._cache[next(iter(self._cache))]
-            self._cache[header] = (now + self._cache_s, answer)
 
 
 def _authorization(headers: Mapping[str, str]) -> str | None:
