@@ -26,7 +26,7 @@ from magnetar_local.events import LambdaContext
 from magnetar_local.routes import RouteTable
 from magnetar_local.sample_events import EVENTS_DIR, PLACEHOLDERS, event_names, load_event
 from magnetar_local.template import LocalTemplate
-from magnetar_wire import decode_entry
+from magnetar_wire import EntryMessage, decode_entry, encode_entry
 from magnetar_wire.names import TopicName
 
 ADMIN_EVENTS = (
@@ -739,11 +739,12 @@ def test_the_compaction_events_start_a_run_report_it_running_then_done(
     run = Replay(local_stack, COMPACTION_EVENTS)
     unknown = run("admin_compaction_status")
     assert (unknown.status, unknown.error()) == (404, "TopicNotFound")
-    Engine.build(
-        Settings.from_env(local_stack.environment), clients=engine_clients
-    ).admin.create_topic(TopicName.parse(run.full_topic), None)
+    engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
+    engine.admin.create_topic(TopicName.parse(run.full_topic), None)
     fresh = run("admin_compaction_status")
     assert (fresh.status, fresh.json) == (200, {"status": "NOT_RUN", "lastError": ""})
+    message = EntryMessage(payload=b"v", sequence_id=0, publish_time_ms=1, key="k")
+    engine.producer.publish(TopicName.parse(run.full_topic), encode_entry([message], producer_name="p"))
     assert run("admin_trigger_compaction").status == 204
     assert run("admin_compaction_status").json == {"status": "RUNNING", "lastError": ""}
     again = run("admin_trigger_compaction")
