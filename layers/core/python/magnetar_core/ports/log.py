@@ -1,0 +1,248 @@
+"""Ports: the log, cursors, entries and the per-partition state beside them.
+
+See ``magnetar_core.ports`` for the conventions (keys, times, errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from magnetar_core.domain.buffers import BufferedEntry
+from magnetar_core.domain.compaction import CompactedEntry, CompactionState
+from magnetar_core.domain.counters import EntryCounts, ExpiredTotals
+from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.policies import NamespacePolicies
+from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
+from magnetar_core.domain.topic import TopicMeta
+from magnetar_wire.names import TopicName
+
+
+class TopicStore(Protocol):
+    """Topic metadata, one record per topic; a deleted topic keeps a tombstone."""
+
+    def get(self, name: TopicName) -> TopicMeta | None:
+        """The topic's metadata (a tombstone too), strongly consistent; None if never
+        created."""
+        ...
+
+    def put(self, meta: TopicMeta, previous: TopicMeta | None) -> None:
+        """Write ``meta`` if the stored record is still ``previous`` (same version; None:
+        no record). Raises ConditionFailed when someone created or changed it first."""
+        ...
+
+    def list(self, namespace_name: str) -> list[TopicMeta]:
+        """The active topics of a namespace (``domain://tenant/namespace``), by local name."""
+        ...
+
+
+class LogStore(Protocol):
+    """The log index of each partition ledger: ``(pk, entry id) -> IndexEntry``."""
+
+    def append(self, pk: str, entry: IndexEntry) -> None:
+        """Commit ``entry`` at its ``entry_id`` (the commit point of a produce). Raises
+        ConditionFailed when that id is taken."""
+        ...
+
+    def append_once(self, pk: str, entry: IndexEntry, once_key: str, expires_s: int) -> bool:
+        """``append`` and a marker of ``once_key`` in ledger ``pk``, atomically: what an
+        inbound source event is committed with, so that a redelivery is stored no second
+        time. Returns False, writing nothing, when the marker exists (a duplicate); raises
+        ConditionFailed when the entry id is taken (a lost race: the marker is not written
+        either). The marker is kept at least until ``expires_s`` (epoch seconds)."""
+        ...
+
+    def last(self, pk: str) -> IndexEntry | None:
+        """The highest committed entry (a fence too), strongly consistent; None if empty."""
+        ...
+
+    def head(self, pk: str) -> int:
+        """The highest committed entry id, a fence not counted (-1: empty)."""
+        ...
+
+    def last_with_messages(self, pk: str, at_most: int) -> IndexEntry | None:
+        """The highest entry with id <= ``at_most`` that holds messages (markers, fences and
+        expired ids passed over); None if there is none."""
+        ...
+
+    def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
+        """Up to ``limit`` entries with ids >= ``start``, ascending (ids may have gaps where
+        entries expired)."""
+        ...
+
+    def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
+        """``(entry_id, messages, size_bytes, publish_ms)`` of every entry with id in
+        ``[start, end]``, ascending; ``messages`` is how many messages the entry holds (a
+        batch of n: n), 0 for markers and chunks other than a message's last; ``publish_ms``
+        the earliest publish time (one query, no per-entry read)."""
+        ...
+
+    def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:
+        """``(entry_id, producer name, highest sequence id, completes)`` of every entry from
+        ``start`` to the head, ascending, strongly consistent; ``completes`` is False for
+        markers and chunks other than a message's last."""
+        ...
+
+    def exists(self, pk: str, entry_id: int) -> bool:
+        """Whether ``entry_id`` is committed (strongly consistent)."""
+        ...
+
+    def get_many(self, pk: str, entry_ids: Iterable[int]) -> dict[int, IndexEntry]:
+        """The entries of these ids that exist, by id (strongly consistent)."""
+        ...
+
+
+class CursorStore(Protocol):
+    """Cursors, one versioned record per (partition ledger, subscription); the per-ledger
+    producer records (lease, dedup snapshot) share the key space."""
+
+    def get(self, pk: str, subscription: str) -> CursorState | None:
+        """The cursor, strongly consistent, or None."""
+        ...
+
+    def put(self, pk: str, state: CursorState) -> None:
+        """Write ``state`` if nobody wrote since it was read (``state.version``; 0: only if
+        no cursor exists); on success ``state.version`` is the new version. Releases added
+        by timers meanwhile that ``state`` did not consume are kept. Raises
+        ConditionFailed."""
+        ...
+
+    def delete(self, pk: str, state: CursorState) -> None:
+        """Delete the cursor if unchanged since ``state`` was read; raises ConditionFailed."""
+        ...
+
+    def list(self, pk: str) -> list[CursorState]:
+        """Every cursor of one partition ledger (producer records not included)."""
+        ...
+
+    def delete_all(self, pk: str) -> int:
+        """Delete every record of one partition ledger (cursors, producer lease, dedup
+        snapshot); returns how many."""
+        ...
+
+
+class EntryStore(Protocol):
+    """Entry objects: immutable bytes under unique keys, never overwritten. Only upload keys
+    (``services.uploads``) get a presigned PUT URL; a committed entry's key never does."""
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store an entry object under ``key``."""
+        ...
+
+    def put_new(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` only if no object has that key yet (S3's conditional
+        write, ``If-None-Match: *``). Raises ConditionFailed when one has (nothing changes)."""
+        ...
+
+    def get(self, key: str, offset: int = 0, length: int | None = None) -> bytes:
+        """The object's bytes, or ``length`` bytes from byte ``offset`` (a segment's entry)."""
+        ...
+
+    def find(self, key: str, limit_bytes: int | None = None) -> bytes | None:
+        """The whole object of ``key`` (at most its first ``limit_bytes`` bytes: one ranged
+        read, so an oversized upload is never loaded whole), or None when there is none
+        (S3's NoSuchKey)."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Delete the object of ``key`` if there is one (a produce refused after its object
+        was stored: a terminated topic). Never used on a committed entry's key."""
+        ...
+
+    def upload_url(self, key: str, expires_s: int = 900) -> str:
+        """A URL a client may PUT the object of ``key`` to, valid for ``expires_s`` seconds
+        (the produce handler's large-entry path)."""
+        ...
+
+    def download_url(self, key: str, expires_s: int = 900) -> str:
+        """A URL a client may GET the object of ``key`` from, valid for ``expires_s``
+        seconds."""
+        ...
+
+
+class PolicyStore(Protocol):
+    """Namespace policies (``tenant/namespace``), one versioned record per namespace."""
+
+    def get(self, namespace: str) -> NamespacePolicies:
+        """The namespace's policies (all unset, version 0, when none were written)."""
+        ...
+
+    def put(self, namespace: str, policies: NamespacePolicies) -> NamespacePolicies:
+        """Replace the policies if still at ``policies.version``; returns what was stored
+        (version + 1). Raises ConditionFailed when someone wrote first."""
+        ...
+
+
+class ProducerStateStore(Protocol):
+    """Per partition ledger: the exclusive producer lease, the dedup snapshot and the
+    totals of expired entries (``$expired``: what the stats count of deleted items)."""
+
+    def lease(self, pk: str) -> ProducerLease:
+        """The lease (epoch 0, no holder, version 0 when none), strongly consistent."""
+        ...
+
+    def put_lease(self, pk: str, lease: ProducerLease) -> None:
+        """Write ``lease`` if unchanged since read (``lease.version``); on success
+        ``lease.version`` is the new version. Raises ConditionFailed."""
+        ...
+
+    def snapshot(self, pk: str) -> DedupSnapshot:
+        """The stored dedup snapshot (empty, ``upto`` -1, when none)."""
+        ...
+
+    def put_snapshot(self, pk: str, snapshot: DedupSnapshot) -> None:
+        """Store ``snapshot`` unless one as new or newer (``upto``) is stored; raises
+        ConditionFailed then."""
+        ...
+
+    def expired_totals(self, pk: str) -> ExpiredTotals:
+        """The totals the expire job folded (``through`` -1, zeros, when none)."""
+        ...
+
+    def put_expired_totals(self, pk: str, totals: ExpiredTotals) -> None:
+        """Store ``totals`` unless some as far or further (``through``) are stored; raises
+        ConditionFailed then."""
+        ...
+
+
+class BufferStore(Protocol):
+    """Non-persistent topics: per-subscription buffers of entries that expire."""
+
+    def append(self, pk: str, key: str, entry_id: int, data: bytes, expires_s: int) -> None:
+        """Buffer one entry in buffer ``pk`` (``domain.buffers.buffer_key``) under the
+        time-ordered unique ``key``, until ``expires_s`` (epoch seconds)."""
+        ...
+
+    def peek(self, pk: str, limit: int, now_s: int) -> list[str]:
+        """Keys of up to ``limit`` entries of buffer ``pk`` unexpired at ``now_s`` (epoch
+        seconds), oldest first."""
+        ...
+
+    def take(self, pk: str, key: str) -> BufferedEntry | None:
+        """Remove one buffered entry and return it; None when another consumer took it
+        first (each entry goes to exactly one taker)."""
+        ...
+
+
+class CompactionStore(Protocol):
+    """Topic compaction: the versioned ``$compaction`` pointer per partition ledger, and
+    the compacted ledgers (kept entries keyed by their original entry ids)."""
+
+    def get(self, pk: str) -> CompactionState:
+        """The partition's compaction state (NOT_RUN, version 0, when never compacted),
+        strongly consistent."""
+        ...
+
+    def put(self, pk: str, state: CompactionState) -> None:
+        """Write ``state`` if unchanged since read (``state.version``; 0: only if absent);
+        on success ``state.version`` is the new version. Raises ConditionFailed."""
+        ...
+
+    def read_from(self, ledger: str, start: int, limit: int) -> list[CompactedEntry]:
+        """Up to ``limit`` kept entries of compacted ledger ``ledger`` with ids >=
+        ``start``, ascending."""
+        ...
+
+    def get_many(self, ledger: str, entry_ids: Iterable[int]) -> dict[int, CompactedEntry]:
+        """The kept entries of these ids, by id (ids the view dropped are absent)."""
+        ...
