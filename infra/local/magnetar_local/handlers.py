@@ -12,17 +12,16 @@ container is thrown away (the gateway answers 504; fault injection uses it).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import logging
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from magnetar_core.api.front_door import load_handler_module
 from magnetar_local.template import FunctionSpec
 
 __all__ = ["Handler", "HandlerLoader", "InvocationAbandoned", "apply_handler_environment"]
@@ -155,16 +154,5 @@ class HandlerLoader:
         # same serial would replace this one in sys.modules, hiding its engine from tests
         # that find containers' engines there (jobs_in_process)
         module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}_{next(_MODULES)}"
-        module_spec = importlib.util.spec_from_file_location(module_name, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[module_name] = module
-        sys.path.insert(0, str(spec.code_dir))  # as on Lambda, for imports at load time
-        try:
-            module_spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(module_name, None)
-            raise
-        finally:
-            sys.path.remove(str(spec.code_dir))
+        module = load_handler_module(path, module_name, spec.code_dir)
         return getattr(module, attribute)

@@ -99,22 +99,28 @@ def routes_of(app: Any, target: str) -> list[FrontRoute]:
     return found
 
 
-def load_handler_module(path: Path) -> Any:
-    """Load a handler file (``functions/<name>/app.py``) under a name unique in the process:
-    each load is a container of its own (its resolver, its engine). Raises what the module
-    raises, FileNotFoundError for a missing file."""
+def load_handler_module(path: Path, name: str | None = None, code_dir: Path | None = None) -> Any:
+    """Load a handler file (``functions/<name>/app.py``) as module ``name`` (default: one
+    unique in the process): each load is a container of its own (its resolver, its
+    engine). ``code_dir`` is on ``sys.path`` while it loads, as a function's code is on
+    Lambda. Raises what the module raises, FileNotFoundError for a missing file."""
     if not path.is_file():
         raise FileNotFoundError(f"handler file {path} does not exist")
-    name = f"magnetar_front_{path.parent.name}_{next(_LOADS)}"
+    name = name or f"magnetar_front_{path.parent.name}_{next(_LOADS)}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    if code_dir is not None:
+        sys.path.insert(0, str(code_dir))
     try:
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    finally:
+        if code_dir is not None:
+            sys.path.remove(str(code_dir))
     return module
 
 
