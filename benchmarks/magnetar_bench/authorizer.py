@@ -29,9 +29,8 @@ import sys
 import time
 from collections.abc import Callable
 
-LAMBDA_PER_REQUEST = 0.20 / 1e6
-LAMBDA_ARM_PER_GB_S = 0.0000133334
-LAMBDA_MEMORY_GB = 0.25
+from magnetar_bench.costs import LAMBDA_ARM_PER_GB_S, LAMBDA_MEMORY_GB, LAMBDA_PER_REQUEST
+
 PARAMETER = "/bench/token-key"
 
 

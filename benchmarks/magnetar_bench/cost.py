@@ -41,17 +41,16 @@ from dataclasses import dataclass, field
 from magnetar_bench.capacity import CapacityMeter
 from magnetar_bench.costs import (
     API_GATEWAY_PER_REQUEST,
+    DYNAMODB_PER_RRU,
+    DYNAMODB_PER_WRU,
     LAMBDA_ARM_PER_GB_S,
     LAMBDA_MEMORY_GB,
     LAMBDA_PER_REQUEST,
+    S3_PER_REQUEST,
 )
 from magnetar_bench.delayed import SFN_PER_TRANSITION, _timer_usage
 from magnetar_bench.meter import CallMeter
 
-WRU_USD = 0.625 / 1e6
-RRU_USD = 0.125 / 1e6
-S3_USD = {"PutObject": 0.005 / 1000, "CopyObject": 0.005 / 1000, "ListObjectsV2": 0.005 / 1000,
-          "GetObject": 0.0004 / 1000, "HeadObject": 0.0004 / 1000}  # fmt: skip
 SQS_USD_PER_MILLION = {"unbatched": 1.20, "pipelined": 1.20, "batched": 0.12,
                        "batched-large": 0.12, "delayed": 1.20}
 """SQS standard for send + receive + delete ($0.40 per million requests; batches of 10)."""
@@ -101,14 +100,14 @@ class Usage:
 
     def usd(self, front_door: str) -> dict[str, float]:
         """Dollars by AWS service (``api_gateway`` is 0 behind a function URL)."""
-        s3 = sum(S3_USD.get(op.split(".", 1)[1], 0.0) * n for op, n in self.aws.items()
+        s3 = sum(S3_PER_REQUEST.get(op.split(".", 1)[1], 0.0) * n for op, n in self.aws.items()
                  if op.startswith("s3."))  # fmt: skip
         return {
             "api_gateway": self.http_calls * API_GATEWAY_PER_REQUEST * (front_door == "http-api"),
             "lambda_requests": self.http_calls * LAMBDA_PER_REQUEST,
             "lambda_duration": self.handler_seconds * LAMBDA_MEMORY_GB * LAMBDA_ARM_PER_GB_S,
-            "dynamodb_writes": self.write_units * WRU_USD,
-            "dynamodb_reads": self.read_units * RRU_USD,
+            "dynamodb_writes": self.write_units * DYNAMODB_PER_WRU,
+            "dynamodb_reads": self.read_units * DYNAMODB_PER_RRU,
             "s3": s3,
             "step_functions": self.transitions * SFN_PER_TRANSITION,
         }

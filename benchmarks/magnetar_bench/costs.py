@@ -6,15 +6,30 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-PRICE_PER_REQUEST = {  # dollars per request
-    "s3.PutObject": 0.005 / 1000,
-    "s3.GetObject": 0.0004 / 1000,
-    "dynamodb.PutItem": 0.625 / 1e6,
-    "dynamodb.DeleteItem": 0.625 / 1e6,
-    "dynamodb.UpdateItem": 0.625 / 1e6,
-    "dynamodb.GetItem": 0.125 / 1e6,
-    "dynamodb.Query": 0.125 / 1e6,
-    "dynamodb.BatchGetItem": 0.125 / 1e6,
+S3_WRITE_PER_REQUEST = 0.005 / 1000
+"""S3 Standard PUT / COPY / POST / LIST, dollars per request."""
+S3_READ_PER_REQUEST = 0.0004 / 1000
+"""S3 Standard GET / HEAD, dollars per request."""
+DYNAMODB_PER_WRU = 0.625 / 1e6
+"""DynamoDB on-demand write request unit (<= 1 KB), dollars."""
+DYNAMODB_PER_RRU = 0.125 / 1e6
+"""DynamoDB on-demand read request unit (<= 4 KB strongly consistent), dollars."""
+S3_PER_REQUEST = {
+    "PutObject": S3_WRITE_PER_REQUEST,
+    "CopyObject": S3_WRITE_PER_REQUEST,
+    "ListObjectsV2": S3_WRITE_PER_REQUEST,
+    "GetObject": S3_READ_PER_REQUEST,
+    "HeadObject": S3_READ_PER_REQUEST,
+}
+PRICE_PER_REQUEST = {  # dollars per request, items taken as <= 1 KB written, <= 4 KB read
+    "s3.PutObject": S3_WRITE_PER_REQUEST,
+    "s3.GetObject": S3_READ_PER_REQUEST,
+    "dynamodb.PutItem": DYNAMODB_PER_WRU,
+    "dynamodb.DeleteItem": DYNAMODB_PER_WRU,
+    "dynamodb.UpdateItem": DYNAMODB_PER_WRU,
+    "dynamodb.GetItem": DYNAMODB_PER_RRU,
+    "dynamodb.Query": DYNAMODB_PER_RRU,
+    "dynamodb.BatchGetItem": DYNAMODB_PER_RRU,
 }
 API_GATEWAY_PER_REQUEST = 1.00 / 1e6
 LAMBDA_PER_REQUEST = 0.20 / 1e6
