@@ -115,14 +115,11 @@ class Compaction:
         partitions are marked ERROR with the reason)."""
         refs = self.refs(name)
         run_id = self._rt.new_id()[:16]
-        busy = [
-            ref
-            for ref in refs
-            if self._store.get(ref.key).running(self._rt.now_ms(), self._stale_ms)
-        ]
+        states = {ref.key: self._store.get(ref.key) for ref in refs}
+        busy = [ref for ref in refs if states[ref.key].running(self._rt.now_ms(), self._stale_ms)]
         if busy:
             raise CompactionInProgress(f"Compaction already in progress on {busy[0].topic}")
-        if self._log is not None and all(self._nothing_new(ref) for ref in refs):
+        if all(self._nothing_new(ref, states[ref.key]) for ref in refs):
             for ref in refs:
                 update_state(self._store, ref.key, self._unchanged, self._rt, self._attempts)
             return run_id
@@ -142,10 +139,10 @@ class Compaction:
             self.finish(ref.key, run_id, error=error)
         raise StorageFault(error)
 
-    def _nothing_new(self, ref: PartitionRef) -> bool:
-        """Whether a run would find nothing past the partition's compaction horizon (it
-        never ran or last succeeded, and the head is at or below the horizon)."""
-        state = self._store.get(ref.key)
+    def _nothing_new(self, ref: PartitionRef, state: CompactionState) -> bool:
+        """Whether a run would find nothing past the partition's compaction horizon (its
+        ``state`` never ran or last succeeded, and the head is at or below the horizon;
+        False without a log to read the head from)."""
         if state.status not in (NOT_RUN, SUCCESS) or self._log is None:
             return False
         return self._log.head(ref.key) <= state.horizon
