@@ -79,8 +79,9 @@ def heartbeat(
 )
 def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str):
     body = http.json_object(app)
+    name = http.topic_of(domain, tenant, namespace, topic)
     engine().subscriptions.seek(
-        http.topic_of(domain, tenant, namespace, topic),
+        name,
         subscription,
         consumer_id,
         message_id=http.field(body, "messageId", str, None),
@@ -88,7 +89,7 @@ def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str
         inclusive=http.field(body, "inclusive", bool, False),
         role=http.caller_role(app),
     )
-    engine().notify.wake(http.topic_of(domain, tenant, namespace, topic))
+    engine().notify.wake(name)
     return http.ok({"seeked": True})
 
 
