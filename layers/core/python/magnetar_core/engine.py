@@ -37,6 +37,7 @@ from magnetar_core.adapters.aws.wakes import TriggerWakes
 from magnetar_core.adapters.aws.watches import ManagementConnections, WatchStore
 from magnetar_core.adapters.targets import Targets, WebhookTarget
 from magnetar_core.domain.inbound.routes import routes_from_json
+from magnetar_core.domain.response_budget import ResponseBudget
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
@@ -255,8 +256,11 @@ class Engine:
             compacted=CompactedReads(
                 stores.compaction, log, IndexCache(), settings.max_unacked_entries_per_consumer
             ),
-            inline_entry_max_bytes=settings.inline_entry_max_bytes,
-            response_inline_budget_bytes=settings.response_inline_budget_bytes,
+            response=ResponseBudget(
+                settings.receive_response_max_bytes,
+                settings.inline_entry_max_bytes,
+                settings.response_inline_budget_bytes,
+            ),
             download_url_expiry_s=settings.download_url_expiry_s,
             throttling=throttling,
             signal=signal,

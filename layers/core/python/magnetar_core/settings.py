@@ -36,8 +36,14 @@ class Settings:
     policy_cache_ms: int = 5_000
     rate_limit_containers: int = 1
     backlog_check_ms: int = 5_000
+    receive_response_max_bytes: int = 4 * 1024 * 1024
+    """The most one receive response body holds, base64 and fields counted
+    (``RECEIVE_RESPONSE_MAX_BYTES``; Lambda's limit is 6 MB): the dispatcher leases no
+    more than fits, the rest goes to the next receive."""
     inline_entry_max_bytes: int = 1024 * 1024
+    """The largest S3-stored entry sent as bytes in a receive response, not as a URL."""
     response_inline_budget_bytes: int = 3 * 1024 * 1024
+    """The S3-stored bytes one receive response carries as bytes, at most."""
     index_inline_max_bytes: int = 4096
     """The largest log index item (``INDEX_INLINE_MAX_BYTES``; attribute names + values, as
     DynamoDB sizes it) that carries its entry's bytes itself instead of an S3 object; 0:
@@ -127,6 +133,7 @@ class Settings:
             receive_max_wait_ms=number("RECEIVE_MAX_WAIT_MS", 20_000),
             receive_check_interval_ms=number("RECEIVE_CHECK_INTERVAL_MS", 100),
             receive_check_min_interval_ms=number("RECEIVE_CHECK_MIN_INTERVAL_MS", 20),
+            receive_response_max_bytes=number("RECEIVE_RESPONSE_MAX_BYTES", 4 * 1024 * 1024),
             commit_signal=env.get("COMMIT_SIGNAL") or "poll",
             max_message_size_bytes=number("MAX_MESSAGE_SIZE_BYTES", 5 * 1024 * 1024),
             producer_lease_ms=number("PRODUCER_LEASE_MS", 30_000),

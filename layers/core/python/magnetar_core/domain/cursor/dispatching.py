@@ -16,6 +16,7 @@ from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.reads import ReadState
 from magnetar_core.domain.cursor.records import Delivery
 from magnetar_core.domain.rangeset import RangeSet
+from magnetar_core.domain.response_budget import Room
 
 
 class SharedDispatch:
@@ -40,6 +41,7 @@ class SharedDispatch:
         max_messages: int,
         max_unacked_entries: int,
         due: Mapping[int, int] | None = None,
+        room: Room | None = None,
     ) -> list[Delivery]:
         """Lease entries to ``consumer_id``: redeliveries first, then new entries in order.
 
@@ -49,8 +51,9 @@ class SharedDispatch:
         out (an entry is never split) or the consumer holds ``max_unacked_entries``.
         ``due`` maps entries that must wait to their due bucket: those go to the delayed set
         instead (unless the bucket counts as released already). A marker (0 messages) at
-        the read position is stepped over and counts as acknowledged. The mark-delete then
-        moves over what is acknowledged.
+        the read position is stepped over and counts as acknowledged. With ``room``, it
+        also stops before an entry the response has no room for, once it holds one. The
+        mark-delete then moves over what is acknowledged.
         """
         acks, reads = self.acks, self.reads
         waiting = self.delays.union() if self.delays.delayed else RangeSet()
@@ -61,6 +64,8 @@ class SharedDispatch:
         for entry_id, count in candidates:
             if given >= max_messages or held >= max_unacked_entries:
                 break
+            if out and room is not None and not room.fits(entry_id):
+                break  # the rest waits for the next receive
             if count == 0:  # a marker: nothing to deliver, step over it
                 if entry_id == reads.read_position:
                     reads.read_position += 1
@@ -75,6 +80,8 @@ class SharedDispatch:
             mask = acks.delivery_mask(entry_id, count)
             given += count if mask is None else len(mask)
             out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
+            if room is not None:
+                room.charge(entry_id)
             if self.reader is not None:  # a reader's cursor holds nothing back
                 self.reader.ack_entry(entry_id)
                 continue

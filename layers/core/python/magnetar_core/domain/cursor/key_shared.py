@@ -38,6 +38,7 @@ from magnetar_core.domain.cursor.reads import ReadState
 from magnetar_core.domain.cursor.records import ConsumerInfo, Delivery
 from magnetar_core.domain.keyshared.draining import Move
 from magnetar_core.domain.rangeset import RangeSet
+from magnetar_core.domain.response_budget import Room
 
 
 class KeySharedCursor:
@@ -131,6 +132,7 @@ class KeySharedCursor:
         max_unacked_messages: int,
         max_masked_entries: int,
         due: Mapping[int, int] | None,
+        room: Room | None = None,
     ) -> list[Delivery]:
         """Lease to ``consumer_id`` the messages the selector gives it, in entry order.
 
@@ -145,7 +147,8 @@ class KeySharedCursor:
         ``max_unacked_messages``, or a new partial lease would exceed ``max_masked_entries``
         masks in the subscription (bounding the cursor item). ``due`` maps entries that
         must wait to their due bucket: an entry nobody holds goes to the delayed set
-        instead. Returns Deliveries (none when the consumer is not in the selector).
+        instead. With ``room``, it stops before an entry the response has no room for, once
+        it holds one. Returns Deliveries (none when the consumer is not in the selector).
         """
         ks, acks, reads = self.ks, self.acks, self.reads
         if consumer_id not in ks.selector.consumers():
@@ -158,6 +161,8 @@ class KeySharedCursor:
         for entry_id, hashes in candidates:
             if given >= max_messages or held >= max_unacked_messages:
                 break
+            if out and room is not None and not room.fits(entry_id):
+                break  # the rest waits for the next receive
             count = len(hashes)
             fresh = entry_id == reads.read_position and entry_id not in reads.redeliver
             held_back = ks.delayed.get(entry_id, ()) if entry_id in waiting else ()
@@ -212,6 +217,8 @@ class KeySharedCursor:
             held += len(mine)
             mask = None if len(mine) == count else tuple(mine)
             out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
+            if room is not None:
+                room.charge(entry_id)
         if self.reader is not None:  # a reader's cursor holds nothing back
             positions = [(d.entry_id, i) for d in out for i in (d.batch_indexes or (-1,))]
             self.reader.acknowledge(positions, None)

@@ -39,6 +39,7 @@ from magnetar_core.domain.cursor.records import (
 )
 from magnetar_core.domain.dead_letter import DeadLetter, DeadLetterPolicy
 from magnetar_core.domain.rangeset import RangeSet
+from magnetar_core.domain.response_budget import Room
 from magnetar_wire.names import TopicName
 
 __all__ = ["EXCLUSIVE", "FAILOVER", "KEY_SHARED", "SHARED", "SUBSCRIPTION_TYPES", "CursorState"]
@@ -189,10 +190,11 @@ class CursorState:
         max_messages: int,
         max_unacked_entries: int,
         due: Mapping[int, int] | None = None,
+        room: Room | None = None,
     ) -> list[Delivery]:
         """Lease whole entries to ``consumer_id`` (``SharedDispatch.dispatch``)."""
         return SharedDispatch(*self._parts(), self._reader()).dispatch(
-            consumer_id, candidates, max_messages, max_unacked_entries, due
+            consumer_id, candidates, max_messages, max_unacked_entries, due, room
         )
 
     def key_shared_window(self, window: int) -> tuple[list[int], bool]:
@@ -208,13 +210,20 @@ class CursorState:
         max_unacked_messages: int,
         max_masked_entries: int = 10_000,
         due: Mapping[int, int] | None = None,
+        room: Room | None = None,
     ) -> list[Delivery]:
         """Lease to ``consumer_id`` the messages the selector gives it, in entry order
         (``KeySharedCursor.dispatch``); none unless the subscription is Key_Shared."""
         if self.key_shared is None:
             return []
         return self._key_shared_cursor(self.key_shared).dispatch(
-            consumer_id, candidates, max_messages, max_unacked_messages, max_masked_entries, due
+            consumer_id,
+            candidates,
+            max_messages,
+            max_unacked_messages,
+            max_masked_entries,
+            due,
+            room,
         )
 
     def acknowledge(

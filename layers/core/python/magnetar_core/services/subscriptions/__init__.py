@@ -16,6 +16,7 @@ from __future__ import annotations
 from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
+from magnetar_core.domain.response_budget import ResponseBudget
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.ports import CommitSignal, CursorStore, EntryStore, LogStore
@@ -50,9 +51,8 @@ class Subscriptions:
 
     ``timers`` bucket and start delays, ``namespaces`` say whether delayed delivery is on,
     ``producer`` publishes dead letters, ``non_persistent`` serves non-persistent topics,
-    ``compacted`` serves ``readCompacted`` cursors. Entries up to
-    ``inline_entry_max_bytes`` go inline in a receive response while it stays within
-    ``response_inline_budget_bytes`` (sizes in bytes). ``signal``: commits wake long-polls.
+    ``compacted`` serves ``readCompacted`` cursors. ``response`` bounds what one receive
+    response carries (``domain.response_budget``). ``signal``: commits wake long-polls.
     """
 
     def __init__(
@@ -70,8 +70,7 @@ class Subscriptions:
         producer: Producer,
         non_persistent: NonPersistent,
         compacted: CompactedReads,
-        inline_entry_max_bytes: int = 1024 * 1024,
-        response_inline_budget_bytes: int = 3 * 1024 * 1024,
+        response: ResponseBudget | None = None,
         download_url_expiry_s: int = 60,
         throttling: Throttling | None = None,
         signal: CommitSignal | None = None,
@@ -83,7 +82,6 @@ class Subscriptions:
         self.lifecycle = Lifecycle(self.context, self.seeking)
         self.operations = CursorOperations(self.context, self.seeking)
         self.dead_letters = DeadLettering(self.context, producer)
-        inline = (inline_entry_max_bytes, response_inline_budget_bytes, download_url_expiry_s)
         self.dispatch = Dispatch(
             self.context,
             timers,
@@ -91,7 +89,7 @@ class Subscriptions:
             self.dead_letters,
             non_persistent,
             compacted,
-            Fetcher(entries, *inline),
+            Fetcher(entries, response or ResponseBudget(), download_url_expiry_s),
             signal,
         )
         self.acks = Acknowledgements(self.context, timers)

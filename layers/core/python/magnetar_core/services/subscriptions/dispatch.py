@@ -13,6 +13,7 @@ policy to its outbox; the outbox is then published and settled (``dead_lettering
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from itertools import islice
 from typing import NamedTuple
 
@@ -113,7 +114,7 @@ class Dispatch:
         while True:
             seen = self.waits.version(ref.key)  # before the dispatch's read: no lost wake
             deliveries, read_position, wake_at, progressed = self._dispatch(
-                ref, subscription, consumer_id, max_messages, role
+                ref, subscription, consumer_id, max_messages, role, by_reference
             )
             if deliveries:
                 self.waits.active(ref.key)
@@ -146,9 +147,11 @@ class Dispatch:
         consumer_id: str,
         max_messages: int,
         role: str | None = None,
+        by_reference: bool = False,
     ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
         """One optimistic dispatch: ``(deliveries with their index items, read position,
-        earliest pending bucket or None, whether delays moved anything)``."""
+        earliest pending bucket or None, whether delays moved anything)``; no more than one
+        response holds (``by_reference``: as the Fetcher will send them)."""
         ctx = self._ctx
         lease_ms = ctx.limits.consumer_lease_ms
         timer_id = ctx.runtime.new_id()[:12]
@@ -175,7 +178,8 @@ class Dispatch:
             policy = POLICIES[state.sub_type]
             if policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
                 dirty |= policy.take_over(state, consumer_id) > 0
-                plan: Plan = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                plan: Plan = partial(live, by_reference=by_reference)
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, max_messages, now)
@@ -251,8 +255,10 @@ class Dispatch:
         consumer_id: str,
         max_messages: int,
         now_ms: int,
+        by_reference: bool = False,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
-        """Lease what to send (mutating ``state``): redeliveries first, then new entries."""
+        """Lease what to send (mutating ``state``): redeliveries first, then new entries,
+        as many as one response holds."""
         redeliveries = list(islice(state.redeliver, max_messages))
         fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
@@ -263,6 +269,7 @@ class Dispatch:
             max_messages,
             self._ctx.limits.max_unacked_entries,
             self._due(ref, state, known.values(), now_ms),
+            self._fetcher.budget.room(known, by_reference),
         )
         return deliveries, known
 
@@ -273,6 +280,7 @@ class Dispatch:
         consumer_id: str,
         max_messages: int,
         now_ms: int,
+        by_reference: bool = False,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Key_Shared: the redelivery window first, then (unless the window is truncated)
         new entries; each consumer takes the messages its selector assigns it."""
@@ -290,5 +298,6 @@ class Dispatch:
             limits.key_shared_max_unacked_messages,
             limits.key_shared_max_masked_entries,
             self._due(ref, state, known.values(), now_ms),
+            self._fetcher.budget.room(known, by_reference),
         )
         return deliveries, known

@@ -1,5 +1,5 @@
-"""Reading leased entries for a receive response: inline bytes while they fit, else
-presigned URLs (a Lambda response must stay within 6 MB)."""
+"""Reading leased entries for a receive response: bytes while they fit, else presigned
+URLs (a Lambda response must stay within 6 MB: ``domain.response_budget``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from magnetar_core.domain import metering
 from magnetar_core.domain.cursor.state import Delivery
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.response_budget import ResponseBudget
 from magnetar_core.ports import EntryStore
 from magnetar_core.services.entries import DeliveredEntry, entry_bytes
 from magnetar_core.services.topics import PartitionRef
@@ -15,24 +16,21 @@ from magnetar_core.services.topics import PartitionRef
 
 class Fetcher:
     """Reads entries from ``entries`` (up to 8 in parallel; an entry inline in its index
-    item needs no read and always goes in the body, never as a URL): in the body up to
-    ``inline_entry_max_bytes`` each while the response stays within
-    ``response_inline_budget_bytes``, as URLs beyond: presigned GETs of the delivered
+    item needs no read) for one receive response, within ``budget``: in the body as
+    ``ResponseBudget.in_body`` chooses, as URLs beyond: presigned GETs of the delivered
     entry's object only, valid ``download_url_expiry_s`` seconds (the SDK fetches them as
     the response arrives, so a short life costs nothing and bounds what a leaked URL
-    exposes)."""
+    exposes). The dispatcher leases no more than the budget holds (``Room``)."""
 
     def __init__(
         self,
         entries: EntryStore,
-        inline_entry_max_bytes: int = 1024 * 1024,
-        response_inline_budget_bytes: int = 3 * 1024 * 1024,
+        budget: ResponseBudget,
         download_url_expiry_s: int = 60,
     ) -> None:
         self._entries = entries
+        self.budget = budget
         self._url_expiry_s = download_url_expiry_s
-        self._inline_max = inline_entry_max_bytes
-        self._inline_budget = response_inline_budget_bytes
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="entry-get")
 
     def fetch(
@@ -41,14 +39,8 @@ class Fetcher:
         deliveries: list[tuple[Delivery, IndexEntry]],
         by_reference: bool,
     ) -> list[DeliveredEntry]:
-        """Read the entries: inline while they fit the response budget, else as URLs."""
-        inline: set[int] = set()
-        budget = self._inline_budget
-        for d, item in deliveries:
-            fits = item.length <= self._inline_max and item.length <= budget
-            if not by_reference or item.inline or fits:
-                inline.add(d.entry_id)
-                budget -= item.length
+        """Read the entries: in the body as the budget allows, else as URLs."""
+        inline = self.budget.in_body([item for _, item in deliveries], by_reference)
 
         def get(pair: tuple[Delivery, IndexEntry]) -> DeliveredEntry:
             d, item = pair
