@@ -30,15 +30,9 @@ import time
 from collections.abc import Callable
 
 from magnetar_bench.costs import LAMBDA_ARM_PER_GB_S, LAMBDA_MEMORY_GB, LAMBDA_PER_REQUEST
+from magnetar_bench.stats import percentile
 
 PARAMETER = "/bench/token-key"
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    """The nearest-rank percentile of ``values`` (``fraction`` in [0, 1])."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
-    return ordered[rank - 1]
 
 
 def _timed_ms(call: Callable[[], object], times: int) -> list[float]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from magnetar_bench.costs import Measurement
 from magnetar_bench.meter import CallMeter
+from magnetar_bench.stats import percentile
 
 SFN_PER_TRANSITION = 0.025 / 1000
 
@@ -35,13 +36,6 @@ class DelayedOptions:
     spread_seconds: float = 10.0
     lead_seconds: float = 45.0
     producers: int = 8
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    """The nearest-rank percentile of ``values`` (``fraction`` in [0, 1])."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
-    return ordered[rank - 1]
 
 
 def _produce(client, topic: str, due_ms: list[int], producers: int) -> list[float]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import struct
 import sys
@@ -25,6 +24,7 @@ import uuid
 from dataclasses import dataclass
 
 from magnetar_bench.meter import CallMeter
+from magnetar_bench.stats import percentile
 
 STAMP = struct.Struct(">qi")
 """Payload head: the send time (perf_counter ns) and the message's index (-1: warm-up)."""
@@ -77,10 +77,9 @@ def percentiles_ms(latencies_ns: list[int]) -> dict[str, float]:
     when there are none."""
     if not latencies_ns:
         raise ValueError("no message arrived: no latency to report")
-    ordered = sorted(latencies_ns)
     ranks = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "max": 1.0}
     return {
-        name: round(ordered[max(1, math.ceil(fraction * len(ordered) - 1e-9)) - 1] / 1e6, 1)
+        name: round(percentile(latencies_ns, fraction) / 1e6, 1)
         for name, fraction in ranks.items()
     }
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from magnetar_bench import push_costs
 from magnetar_bench.costs import LAMBDA_PER_REQUEST, PRICE_PER_REQUEST
-from magnetar_bench.delayed import percentile
+from magnetar_bench.stats import percentile
 from magnetar_bench.trigger_meters import Seen, StepMeter, driver_requests
 
 

@@ -65,12 +65,18 @@ def test_a_measurement_reports_requests_per_thousand_and_dollars_per_million():
     )
 
 
-def test_percentile_picks_a_value_by_rank_from_the_sorted_values():
+def test_percentile_picks_the_nearest_rank_from_the_sorted_values():
+    from magnetar_bench.stats import percentile
+
     values = [float(v) for v in range(100, 0, -1)]
-    assert delayed.percentile(values, 0.5) == 50.0
-    assert delayed.percentile(values, 1.0) == 100.0
-    assert delayed.percentile(values, 0.0) == 1.0
-    assert delayed.percentile([7.0], 0.99) == 7.0
+    assert percentile(values, 0.5) == 50.0
+    assert percentile(values, 0.99) == 99.0  # rank 99 of 100, not 100
+    assert percentile(values, 1.0) == 100.0
+    assert percentile(values, 0.0) == 1.0
+    assert percentile([7.0], 0.99) == 7.0
+    assert percentile([1.0, 2.0, 3.0], 0.5) == 2.0
+    with pytest.raises(ValueError, match="no values"):
+        percentile([], 0.5)
 
 
 def test_latency_percentiles_are_nearest_rank_in_ms_and_none_is_refused():
