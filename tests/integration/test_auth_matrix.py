@@ -340,7 +340,7 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
         }  # fmt: skip
         url = secured_gateway.url + template.format_map(fill)
         headers = world.callers[caller]
-        return session.request(method, url, json=_body(template), headers=headers, timeout=10)
+        return session.request(method, url, json=_body(template), headers=headers, timeout=60)
 
     def refusals(index: int) -> list[tuple[str, int]]:
         allowed = ALLOWED[EXPECTED[routes[index]]]
