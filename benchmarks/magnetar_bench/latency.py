@@ -23,6 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from magnetar_bench.machine import machine_report
 from magnetar_bench.meter import CallMeter
 from magnetar_bench.stats import percentile
 
@@ -193,9 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         args.signal,
         args.check_min_ms,
     )
+    machine = machine_report()  # before the run: the load it starts under
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         report = run_latency(options)
-    print(json.dumps(report, indent=2))
+    print(json.dumps({**report, "machine": machine}, indent=2))
     return 0
 
 

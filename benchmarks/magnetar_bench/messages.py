@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from magnetar_bench.costs import Measurement
+from magnetar_bench.machine import machine_report
 from magnetar_bench.meter import CallMeter
 
 
@@ -270,9 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         args.keepalive_seconds,
         max(args.producers, 1),
     )
+    machine = machine_report()  # before the run: the load it starts under
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         report = run_benchmark(options)
-    print(json.dumps(report, indent=2))
+    print(json.dumps({**report, "machine": machine}, indent=2))
     return 0
 
 

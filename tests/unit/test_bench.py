@@ -132,3 +132,12 @@ def test_fanout_invocations_follow_the_driver_within_polls_and_stream_batches():
     assert fanout_invocations(250, 40, 60.0) == 40  # the driver's wakes, within the polls
     assert fanout_invocations(250, 200, 10.0) == 40  # 4 polls a second at most
     assert fanout_invocations(5, 200, 60.0) == 5  # never more than the entries
+
+
+def test_the_machine_report_times_the_python_loop_and_reads_the_load():
+    from magnetar_bench.machine import machine_report
+
+    report = machine_report()
+    assert set(report) == {"python_loop_ms", "load_average_1m", "cpus"}
+    assert report["python_loop_ms"] > 0 and report["cpus"] >= 1
+    assert report["load_average_1m"] >= 0
