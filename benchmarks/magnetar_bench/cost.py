@@ -52,7 +52,7 @@ from magnetar_bench.delayed import SFN_PER_TRANSITION, _timer_usage
 from magnetar_bench.meter import CallMeter
 
 SQS_USD_PER_MILLION = {"unbatched": 1.20, "pipelined": 1.20, "batched": 0.12,
-                       "batched-large": 0.12, "delayed": 1.20}
+                       "batched-large": 0.12, "delayed": 1.20, "delayed-pipelined": 1.20}
 """SQS standard for send + receive + delete ($0.40 per million requests; batches of 10)."""
 SQS_IDLE_USD_PER_MONTH = 0.05
 """An SQS long-poller (20 s polls) with nothing to receive: ~130k requests a month."""
@@ -83,6 +83,7 @@ WORKLOADS = {
     "batched-large": Workload("batched-large", 20_000, 1024, batch=1000,
                               batch_max_bytes=1024 * 1024, publish_delay_ms=100),
     "delayed": Workload("delayed", 200, 100, delay_ms=2000, one_at_a_time=True),
+    "delayed-pipelined": Workload("delayed-pipelined", 2000, 100, delay_ms=2000),
 }
 
 
