@@ -2,7 +2,7 @@
 
 The services see only these; the adapters implement them (``adapters/aws``: DynamoDB, S3,
 Step Functions and Glue; in-memory ones for tests) and the composition root
-(``engine.py``) picks which. Keys: ``pk`` is a partition ledger's log key
+(``engine``) picks which. Keys: ``pk`` is a partition ledger's log key
 (``<partition topic>|<ledger id>``, see ``domain.log.log_key``) unless said otherwise. Times
 are epoch milliseconds unless a name says otherwise. Every conditional write raises
 ``ConditionFailed`` when it loses its race; every method may raise ``TooManyRequests``
