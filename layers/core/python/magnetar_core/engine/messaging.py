@@ -18,6 +18,7 @@ from magnetar_core.services.notify import Notify
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.quotas import Quotas
 from magnetar_core.services.subscriptions import Subscriptions
+from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads
 from magnetar_core.services.subscriptions.holds import Holds
 from magnetar_core.services.tenancy import Registry
@@ -52,7 +53,9 @@ def messaging(
 ) -> Messaging:
     """The core services on ``stores``: delay timers start through ``starter`` (None:
     delays off), channel notices go to ``connections`` (None: none are sent, and no wake
-    costs a lookup), commits reach long-polls through ``signal``."""
+    costs a lookup), commits reach long-polls through ``signal``. What a nack, a
+    redelivery, a close, a seek or a cursor reset gives back wakes the channel's sleepers
+    (the notify service is the subscriptions' ``ChannelWakes``)."""
     log, cursors = stores.log, stores.cursors
     registry = Registry(stores.tenants, stores.namespaces, settings.cluster_name)
     topics = Topics(stores.topics, log, cursors, runtime, registry)
@@ -100,6 +103,7 @@ def messaging(
         index_inline_max_bytes=settings.index_inline_max_bytes,
         signal=signal,
     )
+    notify = notify_channel(settings, stores, topics, runtime, connections)
     subscriptions = Subscriptions(
         topics,
         log,
@@ -119,15 +123,30 @@ def messaging(
         download_url_expiry_s=settings.download_url_expiry_s,
         throttling=throttling,
         signal=signal,
-    )
-    notify = Notify(
-        stores.watches,
-        connections,
-        Holds(subscriptions.context),
-        runtime,
-        url=settings.notify_url,
+        wakes=notify,
     )
     return Messaging(
         registry, topics, namespaces, dedup, quotas, throttling, producer, subscriptions, notify
     )
 
+
+def notify_channel(
+    settings: Settings,
+    stores: Stores,
+    topics: Topics,
+    runtime: Runtime,
+    connections: ports.Connections | None,
+) -> Notify:
+    """The notification channel's service (``settings.notify_url`` is told to consumers).
+    Its holds update cursors through a subscription context of their own, made before the
+    subscriptions that wake through it (holds read no index: no cache is shared)."""
+    context = SubscriptionContext(
+        topics,
+        stores.log,
+        stores.cursors,
+        stores.entries,
+        runtime,
+        dispatch_limits(settings),
+        IndexCache(),
+    )
+    return Notify(stores.watches, connections, Holds(context), runtime, url=settings.notify_url)

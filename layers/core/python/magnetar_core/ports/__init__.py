@@ -40,6 +40,7 @@ from magnetar_core.ports.log import (
     TopicStore,
 )
 from magnetar_core.ports.signals import (
+    ChannelWakes,
     CommitSignal,
     Connections,
     JobLauncher,
@@ -81,6 +82,7 @@ class Stores:
 __all__ = [
     "BufferStore",
     "CallerIdentity",
+    "ChannelWakes",
     "CommitSignal",
     "CompactionStore",
     "Connections",
