@@ -47,8 +47,7 @@ def close(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
     name = http.topic_of(domain, tenant, namespace, topic)
-    moved = engine().subscriptions.close(name, subscription, consumer_id, http.caller_role(app))
-    engine().notify.wake(name, moved)  # its entries go to the channel's sleepers
+    engine().subscriptions.close(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"closed": True})
 
 
@@ -89,7 +88,6 @@ def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str
         inclusive=http.field(body, "inclusive", bool, False),
         role=http.caller_role(app),
     )
-    engine().notify.wake(name)
     return http.ok({"seeked": True})
 
 

@@ -22,7 +22,6 @@ def negative_acknowledge(
     moved = engine().subscriptions.negative_acknowledge(
         name, subscription, consumer_id, ids, delay_ms, backoff, counts, http.caller_role(app)
     )
-    engine().notify.wake(name, moved)  # sleeping consumers of the channel look again
     return http.ok({"redelivered": moved})
 
 
@@ -36,7 +35,6 @@ def redeliver(
     moved = engine().subscriptions.redeliver_unacknowledged(
         name, subscription, consumer_id, http.caller_role(app)
     )
-    engine().notify.wake(name, moved)
     return http.ok({"redelivered": moved})
 
 

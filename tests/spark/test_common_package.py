@@ -24,7 +24,7 @@ def test_the_artifacts_hold_the_scripts_and_an_importable_libraries_zip(tmp_path
     names = set(zipfile.ZipFile(libs).namelist())
     assert {
         "magnetar_jobs/common.py",
-        "magnetar_core/engine.py",
+        "magnetar_core/engine/__init__.py",
         "magnetar_core/adapters/aws/log.py",
         "magnetar_wire/__init__.py",
         "magnetar_wire/names.py",

@@ -52,7 +52,7 @@ REDELIVERING = {
 RESET = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}/resetcursor"
 """A cursor reset (by message id, or ``/{timestamp}``): the feeder wakes the topic's
 partitions through the engine as the admin handler does on AWS."""
-"""Routes that may make entries deliverable without a commit (their handlers wake the
+"""Routes that may make entries deliverable without a commit (their services wake the
 sleepers through ``Notify.wake`` on AWS; here the feeder does, for every success)."""
 STAGE = "ws"
 Invoke = Callable[[dict], dict]

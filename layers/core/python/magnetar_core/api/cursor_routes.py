@@ -15,7 +15,6 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from magnetar_core.api import bodies, http, peek_views
 from magnetar_core.engine import Engine
-from magnetar_wire.names import TopicName
 
 TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
 SUBSCRIPTION = TOPIC + "/subscription/<subscription>"
@@ -23,16 +22,9 @@ NAMESPACE = "/admin/v2/namespaces/<tenant>/<namespace>"
 
 
 def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
-    """Add the subscription routes to ``app``, served by ``engine()``'s admin. A reset of
-    a cursor wakes the notification channel's sleepers of the topic's partitions (messages
-    are deliverable again without a commit)."""
+    """Add the subscription routes to ``app``, served by ``engine()``'s admin (a reset of
+    a cursor wakes the notification channel's sleepers there)."""
     topic_of = http.topic_of
-
-    def wake(name: TopicName) -> None:
-        meta = engine().topics.cached_meta(name)
-        parts = meta.partitions if meta is not None else 0
-        for partition in [name.partition(i) for i in range(parts)] if parts else [name]:
-            engine().notify.wake(partition)
 
     @app.post(SUBSCRIPTION + "/skip/<num_messages>")
     def skip(domain: str, tenant: str, namespace: str, topic: str, subscription: str, num_messages: str) -> Response:  # fmt: skip
@@ -65,7 +57,6 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
         timestamp_ms = bodies.path_int(timestamp, "timestamp")
         name = topic_of(domain, tenant, namespace, topic)
         engine().admin.cursors.reset_to_time(name, subscription, timestamp_ms)
-        wake(name)
         return http.no_content()
 
     @app.post(SUBSCRIPTION + "/resetcursor")
@@ -73,7 +64,6 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
         message_id, inclusive = bodies.message_id(http.json_body(app))
         name = topic_of(domain, tenant, namespace, topic)
         engine().admin.cursors.reset_to_id(name, subscription, message_id, inclusive)
-        wake(name)
         return http.no_content()
 
     @app.put(SUBSCRIPTION)

@@ -2,7 +2,7 @@
 
 The services see only these; the adapters implement them (``adapters/aws``: DynamoDB, S3,
 Step Functions and Glue; in-memory ones for tests) and the composition root
-(``engine.py``) picks which. Keys: ``pk`` is a partition ledger's log key
+(``engine``) picks which. Keys: ``pk`` is a partition ledger's log key
 (``<partition topic>|<ledger id>``, see ``domain.log.log_key``) unless said otherwise. Times
 are epoch milliseconds unless a name says otherwise. Every conditional write raises
 ``ConditionFailed`` when it loses its race; every method may raise ``TooManyRequests``
@@ -40,6 +40,7 @@ from magnetar_core.ports.log import (
     TopicStore,
 )
 from magnetar_core.ports.signals import (
+    ChannelWakes,
     CommitSignal,
     Connections,
     JobLauncher,
@@ -81,6 +82,7 @@ class Stores:
 __all__ = [
     "BufferStore",
     "CallerIdentity",
+    "ChannelWakes",
     "CommitSignal",
     "CompactionStore",
     "Connections",

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from magnetar_core.domain.notify import Watch
+from magnetar_wire.names import TopicName
 
 
 class TimerStarter(Protocol):
@@ -56,6 +57,19 @@ class CommitSignal(Protocol):
     def wait(self, pk: str, seen: int, timeout_ms: float) -> bool:
         """Block until ``pk`` was notified since ``version`` answered ``seen`` (True, at
         once if it already was) or ``timeout_ms`` passed (False)."""
+        ...
+
+
+class ChannelWakes(Protocol):
+    """Wakes the notification channel's sleeping consumers of a partition when entries can
+    be received again without a commit (a commit's stream record wakes them otherwise):
+    ``services.notify.Notify``, which posts nothing when no channel is deployed."""
+
+    def wake(self, topic: TopicName, moved: int = 1) -> None:
+        """``moved`` entries of partition ``topic`` are deliverable again (a nack, a
+        redelivery, a closed consumer's entries, a seek, a cursor reset): tell its watchers
+        as a commit would. Does nothing when ``moved`` is 0; never raises (a lost notice is
+        found by the sleepers' next keepalive)."""
         ...
 
 

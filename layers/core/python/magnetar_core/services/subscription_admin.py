@@ -2,7 +2,9 @@
 partitioned topic's base name applies them to every partition, as Pulsar does (except skip
 and reset to a message id: a partition's own name is needed, 405). Every input is checked,
 and every partition's subscription found, before any cursor moves: bad input changes
-nothing. Each move is ``CursorOperations``' optimistic update of one cursor."""
+nothing. Each move is ``CursorOperations``' optimistic update of one cursor; a reset then
+wakes the notification channel's sleepers of the partitions it moved (entries can be
+received again without a commit), as a nack does."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class SubscriptionAdmin:
         self._ops = subscriptions.operations
         self._cursors = subscriptions.context.cursors
         self._now_ms = subscriptions.context.runtime.now_ms
+        self._wake = subscriptions.wake
 
     def _refs(self, name: TopicName, verb: str, whole: bool = True) -> list[PartitionRef]:
         """The logs ``verb`` applies to; ``whole`` False: a partitioned topic's base name is
@@ -87,21 +90,25 @@ class SubscriptionAdmin:
 
     def reset_to_time(self, name: TopicName, subscription: str, timestamp_ms: int) -> None:
         """Reset the subscription to the first message published at or after epoch-ms
-        ``timestamp_ms`` (>= 0), on every partition."""
+        ``timestamp_ms`` (>= 0), on every partition, and wake their sleepers."""
         _at_least("timestamp", timestamp_ms, 0)
-        for ref in self._found(self._refs(name, "Reset cursor"), subscription):
+        refs = self._found(self._refs(name, "Reset cursor"), subscription)
+        for ref in refs:
             self._ops.reset_to_time(ref, subscription, timestamp_ms)
+        for ref in refs:
+            self._wake(ref.topic)
 
     def reset_to_id(
         self, name: TopicName, subscription: str, message_id: str, inclusive: bool
     ) -> None:
         """Reset the subscription to a text message id (that message first when
-        ``inclusive``). NotAllowed (405) on a partitioned topic's base name, as Pulsar;
+        ``inclusive``) and wake its sleepers. NotAllowed (405) on a partitioned topic's base name, as Pulsar;
         InvalidMessage (400) for a malformed id."""
         refs = self._found(
             self._refs(name, "Reset cursor at a position", whole=False), subscription
         )
         self._ops.reset_to_id(refs[0], subscription, message_id, inclusive)
+        self._wake(refs[0].topic)
 
     def create(self, name: TopicName, subscription: str, message_id: str = LATEST) -> None:
         """Create a subscription without consumers at ``message_id`` (``latest``,

@@ -19,7 +19,7 @@ from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.response_budget import ResponseBudget
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import NackBackoff
-from magnetar_core.ports import CommitSignal, CursorStore, EntryStore, LogStore
+from magnetar_core.ports import ChannelWakes, CommitSignal, CursorStore, EntryStore, LogStore
 from magnetar_core.services.index_cache import IndexCache
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.nonpersistent import NonPersistent
@@ -53,6 +53,8 @@ class Subscriptions:
     ``producer`` publishes dead letters, ``non_persistent`` serves non-persistent topics,
     ``compacted`` serves ``readCompacted`` cursors. ``response`` bounds what one receive
     response carries (``domain.response_budget``). ``signal``: commits wake long-polls.
+    ``wakes``: what a nack, a redelivery, a close or a seek gives back wakes the notification
+    channel's sleepers of the partition (None: no one is told).
     """
 
     def __init__(
@@ -74,7 +76,9 @@ class Subscriptions:
         download_url_expiry_s: int = 60,
         throttling: Throttling | None = None,
         signal: CommitSignal | None = None,
+        wakes: ChannelWakes | None = None,
     ) -> None:
+        self._wakes = wakes
         self._throttling = throttling  # subscribeRate, dispatch rates (None: none)
         parts = (topics, log, cursors, entries, runtime, limits, index_cache)
         self.context = SubscriptionContext(*parts)
@@ -120,21 +124,9 @@ class Subscriptions:
         if self._throttling is not None and topic.persistent:
             self._throttling.admit_subscribe(topic, subscription, consumer_name or "")
         return self.lifecycle.subscribe(
-            topic,
-            subscription,
-            consumer_name,
-            sub_type,
-            earliest,
-            priority_level,
-            spread,
-            start_message_id,
-            inclusive,
-            durable,
-            key_shared,
-            dead_letter,
-            read_compacted,
-            role,
-        )
+            topic, subscription, consumer_name, sub_type, earliest, priority_level, spread,
+            start_message_id, inclusive, durable, key_shared, dead_letter, read_compacted, role,
+        )  # fmt: skip
 
     def heartbeat(
         self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
@@ -143,10 +135,16 @@ class Subscriptions:
         self.lifecycle.heartbeat(topic, subscription, consumer_id, role)
 
     def close(
-        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
-    ) -> int:
-        """Unregister a consumer; its unacked entries go back for redelivery. Idempotent."""
-        return self.lifecycle.close(topic, subscription, consumer_id, role)
+        self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None,
+        *, wake: bool = True,
+    ) -> int:  # fmt: skip
+        """Unregister a consumer; its unacked entries go back for redelivery and wake the
+        channel's sleepers (``wake`` False: not them, as for a trigger's own consumer);
+        returns how many. Idempotent."""
+        moved = self.lifecycle.close(topic, subscription, consumer_id, role)
+        if wake:
+            self.wake(topic, moved)
+        return moved
 
     def unsubscribe(
         self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
@@ -181,7 +179,8 @@ class Subscriptions:
         inclusive: bool = False,
         role: str | None = None,
     ) -> None:
-        """Reset the subscription to a message id or a publish time (``Seeking.seek``)."""
+        """Reset the subscription to a message id or a publish time (``Seeking.seek``),
+        then wake the channel's sleepers of ``topic``."""
         self.seeking.seek(
             topic,
             subscription,
@@ -191,6 +190,7 @@ class Subscriptions:
             inclusive=inclusive,
             role=role,
         )
+        self.wake(topic)
 
     def last_message_id(self, topic: TopicName) -> str | None:
         """The id of the last message of a topic or partition (None when empty)."""
@@ -260,31 +260,37 @@ class Subscriptions:
         redelivery_counts: dict[str, int] | None = None,
         role: str | None = None,
         counted: bool = True,
+        wake: bool = True,
     ) -> int:
         """Send these messages' entries back for redelivery, now or after a delay, unless
-        the nack is stale (``Acknowledgements.negative_acknowledge``); returns how many.
-        ``counted`` False: their redelivery counts stay as they are."""
+        the nack is stale (``Acknowledgements.negative_acknowledge``), and wake the
+        channel's sleepers of ``topic``; returns how many. ``counted`` False: their
+        redelivery counts stay as they are; ``wake`` False: no sleeper is told (a trigger's
+        own consumer)."""
         moved = self.acks.negative_acknowledge(
-            topic,
-            subscription,
-            consumer_id,
-            message_ids,
-            delay_ms,
-            backoff,
-            redelivery_counts,
-            role,
-            counted,
-        )
+            topic, subscription, consumer_id, message_ids, delay_ms, backoff,
+            redelivery_counts, role, counted,
+        )  # fmt: skip
         metering.count(metering.NACKS, moved)
+        if wake:
+            self.wake(topic, moved)
         return moved
 
     def redeliver_unacknowledged(
         self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
     ) -> int:
-        """Send everything in flight to this consumer back for redelivery; returns how many."""
+        """Send everything in flight to this consumer back for redelivery and wake the
+        channel's sleepers of ``topic``; returns how many."""
         moved = self.acks.redeliver_unacknowledged(topic, subscription, consumer_id, role)
         metering.count(metering.NACKS, moved)
+        self.wake(topic, moved)
         return moved
+
+    def wake(self, topic: TopicName, moved: int = 1) -> None:
+        """Tell the channel's sleepers of partition ``topic`` that ``moved`` entries can be
+        received again without a commit (``ChannelWakes.wake``: never raises)."""
+        if self._wakes is not None:
+            self._wakes.wake(topic, moved)
 
 
 def _sizes(delivered: list[DeliveredEntry]) -> tuple[int, int]:

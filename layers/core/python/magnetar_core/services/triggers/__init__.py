@@ -185,4 +185,4 @@ class Triggers:
                 spec.earliest,
                 dead_letter=spec.dead_letter,
             )
-            self._subscriptions.close(ref.topic, name, handle.consumer_id)
+            self._subscriptions.close(ref.topic, name, handle.consumer_id, wake=False)

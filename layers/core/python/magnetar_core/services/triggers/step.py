@@ -155,6 +155,7 @@ class Step:
                 part.ref.topic, name, part.consumer_id, [i.message_id for i in items],
                 backoff=spec.retry,
                 redelivery_counts={i.message_id: i.record.redelivery_count for i in items},
+                wake=False,  # the trigger's own consumer: no channel sleeper waits on it
             )  # fmt: skip
             self._counts["retried"] += len(items)
         self._hand_back(result.held)
@@ -165,8 +166,9 @@ class Step:
             part = self._parts[index]
             ids = [i.message_id for i in held]
             self._subs.negative_acknowledge(
-                part.ref.topic, self._trigger.name, part.consumer_id, ids, counted=False
-            )
+                part.ref.topic, self._trigger.name, part.consumer_id, ids, counted=False,
+                wake=False,
+            )  # fmt: skip
             self._counts["held"] += len(ids)
 
     def _waiting_groups(self) -> set[Hashable]:
@@ -206,7 +208,7 @@ class Step:
         """Leave the subscription on every partition joined (what is still in flight goes
         back for redelivery, counted: a step that failed midway)."""
         for part in self._parts:
-            self._subs.close(part.ref.topic, self._trigger.name, part.consumer_id)
+            self._subs.close(part.ref.topic, self._trigger.name, part.consumer_id, wake=False)
 
 
 def _items_by_part(items: list[Item]) -> dict[int, list[Item]]:

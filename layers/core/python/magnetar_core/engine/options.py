@@ -1,0 +1,75 @@
+"""Settings into the option objects and the security the services are built with."""
+
+from __future__ import annotations
+
+from magnetar_core.domain.response_budget import ResponseBudget
+from magnetar_core.domain.security import Role
+from magnetar_core.domain.timers import TimerOptions
+from magnetar_core.ports import Stores
+from magnetar_core.services.authorization import Authorization, Security
+from magnetar_core.services.subscriptions import DispatchLimits
+from magnetar_core.settings import Settings
+from magnetar_wire import token_keys as token_keys_module
+from magnetar_wire.tokens import VerificationKeys
+
+
+def dispatch_limits(settings: Settings) -> DispatchLimits:
+    """The dispatcher's knobs (ms, counts) from the settings."""
+    return DispatchLimits(
+        max_wait_ms=settings.receive_max_wait_ms,
+        check_interval_ms=settings.receive_check_interval_ms,
+        check_min_interval_ms=settings.receive_check_min_interval_ms,
+        max_unacked_entries=settings.max_unacked_entries_per_consumer,
+        max_attempts=settings.commit_max_attempts,
+        consumer_lease_ms=settings.consumer_lease_ms,
+    )
+
+
+def timer_options(settings: Settings) -> TimerOptions:
+    """Delayed delivery's options (tick, strictness, on or off, release grace in ms)."""
+    return TimerOptions(
+        settings.delayed_delivery_tick_ms,
+        settings.delayed_delivery_strict,
+        settings.delayed_delivery_enabled,
+        settings.delayed_delivery_release_grace_ms,
+    )
+
+
+def response_budget(settings: Settings) -> ResponseBudget:
+    """What one receive response may carry (bytes: the whole, an inline entry, inline ones)."""
+    return ResponseBudget(
+        settings.receive_response_max_bytes,
+        settings.inline_entry_max_bytes,
+        settings.response_inline_budget_bytes,
+    )
+
+
+def security_of(
+    settings: Settings, stores: Stores, keys: VerificationKeys | None = None
+) -> Security:
+    """The edge's security from settings: authentication on or off, the token keys
+    (``keys``, else ``token_keys(settings)`` when on), the authorization on the stores.
+    Raises InvalidKey (a key file that does not read as a key)."""
+    enabled = settings.authentication_enabled
+    if enabled and keys is None:
+        keys = token_keys(settings)
+    authorization = Authorization(
+        stores.tenants,
+        stores.permissions,
+        (Role(r) for r in settings.superuser_roles),
+        settings.authorization_cache_ms,
+    )
+    return Security(enabled, keys, authorization)
+
+
+def token_keys(settings: Settings) -> VerificationKeys | None:
+    """The keys of ``TOKEN_SECRET_KEY`` / ``TOKEN_PUBLIC_KEY`` (files read now), or None
+    when neither is set (then no token verifies: roles come from the gateway's authorizer
+    only). Raises InvalidKey naming what to fix."""
+    secret, public = settings.token_secret_key, settings.token_public_key
+    if not secret and not public:
+        return None
+    return VerificationKeys.of(
+        token_keys_module.resolve(secret) if secret else None,
+        token_keys_module.resolve(public) if public else None,
+    )
