@@ -48,8 +48,8 @@ from magnetar_bench.costs import (
     LAMBDA_PER_REQUEST,
     S3_PER_REQUEST,
 )
-from magnetar_bench.delayed import SFN_PER_TRANSITION, _timer_usage
 from magnetar_bench.meter import CallMeter
+from magnetar_bench.timer_usage import TimerUsage, timer_usage
 
 SQS_USD_PER_MILLION = {"unbatched": 1.20, "pipelined": 1.20, "batched": 0.12,
                        "batched-large": 0.12, "delayed": 1.20, "delayed-pipelined": 1.20}
@@ -96,7 +96,7 @@ class Usage:
     aws: Counter
     write_units: float
     read_units: float
-    transitions: int
+    timers: TimerUsage
     units_by_table: Counter = field(default_factory=Counter)
 
     def usd(self, front_door: str) -> dict[str, float]:
@@ -110,7 +110,7 @@ class Usage:
             "dynamodb_writes": self.write_units * DYNAMODB_PER_WRU,
             "dynamodb_reads": self.read_units * DYNAMODB_PER_RRU,
             "s3": s3,
-            "step_functions": self.transitions * SFN_PER_TRANSITION,
+            "step_functions": self.timers.usd(),
         }
 
 
@@ -133,11 +133,10 @@ class Meters:
     def since(self, mark: tuple) -> Usage:
         (calls0, secs0), aws0, (wru0, rru0), tables0, started = mark
         (calls1, secs1), (wru1, rru1) = self.calls.snapshot(), self.capacity.snapshot()
-        arn = self.stack.environment["TIMER_STATE_MACHINE_ARN"]
-        _, transitions = _timer_usage(self.stack.client("stepfunctions"), arn, started)
+        timers = timer_usage(self.stack.client("stepfunctions"), self.stack.environment, started)
         aws = self.requests.snapshot() - aws0
         tables = self.capacity.by_table() - tables0
-        return Usage(calls1 - calls0, secs1 - secs0, aws, wru1 - wru0, rru1 - rru0, transitions, tables)  # fmt: skip
+        return Usage(calls1 - calls0, secs1 - secs0, aws, wru1 - wru0, rru1 - rru0, timers, tables)  # fmt: skip
 
 
 def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> Usage:
@@ -205,7 +204,9 @@ def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str) 
             "http_calls": round(usage.http_calls * scale), "aws_requests": {
                 op: round(n * scale) for op, n in sorted(usage.aws.items())},
             "dynamodb_wru": round(usage.write_units * scale), "dynamodb_rru": round(usage.read_units * scale),
-            "step_functions_transitions": round(usage.transitions * scale),
+            "step_functions_transitions": round(usage.timers.transitions * scale),
+            "timer_executions": {"standard": round(usage.timers.standard_executions * scale),
+                                 "express": round(usage.timers.express_executions * scale)},
             "dynamodb_units_by_table": {k: round(v * scale) for k, v in sorted(usage.units_by_table.items())}}  # fmt: skip
 
 

@@ -35,6 +35,14 @@ API_GATEWAY_PER_REQUEST = 1.00 / 1e6
 LAMBDA_PER_REQUEST = 0.20 / 1e6
 LAMBDA_ARM_PER_GB_S = 0.0000133334
 LAMBDA_MEMORY_GB = 0.25
+SFN_PER_TRANSITION = 0.025 / 1000
+"""Step Functions Standard, dollars per state transition."""
+SFN_EXPRESS_PER_REQUEST = 1.00 / 1e6
+"""Step Functions Express, dollars per execution started."""
+SFN_EXPRESS_PER_GB_S = 0.00001667
+"""Step Functions Express duration, dollars per GB-second (billed in 100 ms steps)."""
+SFN_EXPRESS_MEMORY_GB = 64 / 1024
+"""The memory an Express execution is billed for at least (64 MB)."""
 
 
 @dataclass

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from magnetar_bench.costs import Measurement
 from magnetar_bench.meter import CallMeter
 from magnetar_bench.stats import percentile
-
-SFN_PER_TRANSITION = 0.025 / 1000
+from magnetar_bench.timer_usage import timer_usage
 
 
 @dataclass(frozen=True)
@@ -79,20 +78,6 @@ def _produce(client, topic: str, due_ms: list[int], producers: int) -> list[floa
     return stored_ms
 
 
-def _timer_usage(sfn, arn: str, since: float) -> tuple[int, int]:
-    """``(executions, state transitions)`` of the timer workflow started at or after
-    ``since`` (epoch s); transitions count the states entered, which is what AWS bills."""
-    executions = transitions = 0
-    for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn):
-        for execution in page["executions"]:
-            if execution["startDate"].timestamp() < since - 1:
-                continue
-            executions += 1
-            history = sfn.get_execution_history(executionArn=execution["executionArn"])
-            transitions += sum(e["type"].endswith("StateEntered") for e in history["events"])
-    return executions, transitions
-
-
 def run_delayed(options: DelayedOptions) -> dict:
     """Start a stack, run the delayed-delivery path, return the report."""
     import magnetar as pulsar
@@ -136,26 +121,25 @@ def run_delayed(options: DelayedOptions) -> dict:
         aws = REQUESTS.snapshot() - before
         consumer.close()
         client.close()
-        executions, transitions = _timer_usage(
-            stack.client("stepfunctions"), stack.environment["TIMER_STATE_MACHINE_ARN"], started
-        )
+        timers = timer_usage(stack.client("stepfunctions"), stack.environment, started)
     # lateness of the messages stored before they were due (the others go out at once)
     on_time = [i for i in range(options.messages) if stored_ms[i] < due_ms[i]]
     lateness = [arrived_ms[i] - due_ms[i] for i in on_time] or [0.0]
     report = Measurement(
         "delayed", options.messages, elapsed, aws, calls1 - calls0, secs1 - secs0
     ).report()
-    sfn_usd = transitions * SFN_PER_TRANSITION * 1e6 / options.messages
+    sfn_usd = timers.usd() * 1e6 / options.messages
     costs = report["usd_per_million_messages"]
-    costs["step_functions_transitions"] = round(sfn_usd, 4)
+    costs["step_functions"] = round(sfn_usd, 4)
     costs["total"] = round(costs["total"] + sfn_usd, 4)
     report.pop("messages_per_second")
     report.update(
         {
             "spread_seconds": options.spread_seconds,
             "due_buckets_spanned": int(options.spread_seconds) + 1,
-            "timer_executions": executions,
-            "timer_state_transitions": transitions,
+            "timer_executions": timers.executions,
+            "timer_express_executions": timers.express_executions,
+            "timer_state_transitions": timers.transitions,
             "production_seconds": round(produced_after, 1),
             "messages_stored_before_due": len(on_time),
             "lateness_ms": {

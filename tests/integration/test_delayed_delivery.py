@@ -52,6 +52,22 @@ def cursor_of(engine: Engine, topic, sub):
     return ref.key, engine.subscriptions.context.cursors.get(ref.key, sub)
 
 
+def timer_executions(sfn, local_stack, workflow: str | None = None) -> list[str]:
+    """Names of the executions of the timer workflows (Standard and Express), or of one
+    of them (``workflow``: the handler setting naming it)."""
+    settings = (
+        [workflow] if workflow else ["TIMER_STATE_MACHINE_ARN", "TIMER_EXPRESS_STATE_MACHINE_ARN"]
+    )
+    return [
+        e["name"]
+        for setting in settings
+        for page in sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=local_stack.environment[setting]
+        )
+        for e in page["executions"]
+    ]
+
+
 def test_a_message_delivered_after_2_5_s_is_not_received_at_1_s_and_comes_within_1_5_s_of_due(
     engine, topic
 ):
@@ -169,19 +185,15 @@ def test_a_message_due_in_the_year_10000_waits_and_the_messages_after_it_are_rec
         assert payloads(got) == [b"m0", b"m1", b"m2"]
         assert subs.receive(topic, sub, consumer.consumer_id, 10, 0) == []
         assert cursor_of(engine, topic, sub)[1].delayed_count() == 1
-    arn = local_stack.environment["TIMER_STATE_MACHINE_ARN"]
     pk = cursor_of(engine, topic, "sh")[0]
     suffixes = {
         execution_name(pk, sub, cursor_of(engine, topic, sub)[1].timer_id, 0).split("-", 1)[1]
         for sub in ("sh", "ks")
     }
     started = [
-        e["name"]
-        for page in aws_clients.stepfunctions.get_paginator("list_executions").paginate(
-            stateMachineArn=arn
-        )
-        for e in page["executions"]
-        if e["name"].split("-", 1)[1] in suffixes
+        name
+        for name in timer_executions(aws_clients.stepfunctions, local_stack)
+        if name.split("-", 1)[1] in suffixes
     ]
     assert started == []  # Step Functions cannot wait past a year: no execution
 
@@ -220,13 +232,7 @@ def test_200_delayed_messages_due_in_the_same_second_start_exactly_one_execution
     assert min(d.entry_id for d in got) == 0
     name = execution_name(pk, "many", state.timer_id, due // 1000 * 1000)
     suffix = name.split("-", 1)[1]
-    arn = local_stack.environment["TIMER_STATE_MACHINE_ARN"]
-    sfn = aws_clients.stepfunctions
-    names = [
-        e["name"]
-        for page in sfn.get_paginator("list_executions").paginate(stateMachineArn=arn)
-        for e in page["executions"]
-    ]
+    names = timer_executions(aws_clients.stepfunctions, local_stack)
     assert [n for n in names if n.endswith(suffix)] == [name]
 
 
@@ -361,3 +367,29 @@ def test_stats_count_the_entries_waiting_in_the_delayed_set_per_subscription(eng
     assert (one["sh"]["msgDelayed"], one["ex"]["msgDelayed"]) == (2, 0)
     assert (total["sh"]["msgDelayed"], total["ex"]["msgDelayed"]) == (4, 0)
     assert one["sh"]["msgBacklog"] == 4  # the batch's 2, "now" (unacked) and "one"
+
+
+def test_a_timer_of_a_short_wait_runs_as_express_and_of_a_long_wait_as_standard(
+    engine, topic, make_entry, aws_clients, local_stack
+):
+    """Express executions are billed by the second waited: cheaper than Standard's
+    transitions below ~70 s (``TimerKinds``); the express timer really releases."""
+    subs = engine.subscriptions
+    c = subs.subscribe(topic, "kinds", "c", "Shared", earliest=True)
+    soon = now_ms() + 2 * TICK
+    engine.producer.publish(topic, delayed_entry(b"soon", soon))
+    engine.producer.publish(topic, make_entry(b"nacked"))
+    got = subs.receive(topic, "kinds", c.consumer_id, 10, 0)
+    assert payloads(got) == [b"nacked"]
+    subs.negative_acknowledge(topic, "kinds", c.consumer_id, entry_ids(got), 600_000)  # 10 min
+    pk, state = cursor_of(engine, topic, "kinds")
+    assert state.delayed_count() == 2
+    _, again = receive_until(subs, topic, "kinds", c.consumer_id, 20)
+    assert payloads(again) == [b"soon"]
+    buckets = sorted(state.delayed)
+    express = timer_executions(aws_clients.stepfunctions, local_stack,
+                               "TIMER_EXPRESS_STATE_MACHINE_ARN")  # fmt: skip
+    standard = timer_executions(aws_clients.stepfunctions, local_stack, "TIMER_STATE_MACHINE_ARN")
+    names = [execution_name(pk, "kinds", state.timer_id, b) for b in buckets]
+    assert [n for n in express if n in names] == [names[0]]
+    assert [n for n in standard if n in names] == [names[1]]

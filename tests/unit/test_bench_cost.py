@@ -10,6 +10,7 @@ import pytest
 
 from magnetar_bench import capacity, cost
 from magnetar_bench.capacity import CapacityMeter, item_size_bytes, read_units, write_units
+from magnetar_bench.timer_usage import TimerUsage
 
 
 def test_item_sizes_follow_dynamodbs_rules_for_names_strings_numbers_binaries_and_documents():
@@ -64,7 +65,8 @@ def test_the_meter_counts_units_by_item_size_for_puts_updates_queries_and_failed
 def test_a_function_url_removes_only_the_api_gateway_charge():
     usage = cost.Usage(http_calls=1_000_000, handler_seconds=1000.0,
                        aws=Counter({"s3.PutObject": 1000, "s3.GetObject": 1000, "dynamodb.PutItem": 5}),
-                       write_units=2_000_000, read_units=4_000_000, transitions=40)  # fmt: skip
+                       write_units=2_000_000, read_units=4_000_000,
+                       timers=TimerUsage(standard_executions=13, transitions=40))  # fmt: skip
     behind_api, behind_url = usage.usd("http-api"), usage.usd("function-url")
     assert behind_api["api_gateway"] == pytest.approx(1.00)
     assert behind_url["api_gateway"] == 0
@@ -80,12 +82,20 @@ def test_a_function_url_removes_only_the_api_gateway_charge():
 
 
 def test_a_report_row_scales_to_a_million_messages_and_puts_sqs_beside_it():
-    usage = cost.Usage(10, 0.0, Counter(), 20, 0, 0)
+    usage = cost.Usage(10, 0.0, Counter(), 20, 0, TimerUsage())
     row = cost.report_of("unbatched", "function-url", usage, 1e6 / 10, "million messages")
     assert row["http_calls"] == 1_000_000 and row["dynamodb_wru"] == 2_000_000
     assert row["usd"]["total"] == pytest.approx(0.20 + 1.25)
     assert row["sqs_usd"] == 1.20
     assert "| unbatched | function-url | million messages |" in cost.table([row])
+
+
+def test_express_timers_cost_a_start_and_their_64_mb_seconds_standard_ones_transitions():
+    standard = TimerUsage(standard_executions=2, transitions=6)
+    express = TimerUsage(express_executions=1_000_000, express_seconds=2_000_000.0)
+    assert standard.usd() == pytest.approx(6 * 0.025 / 1000)
+    assert express.usd() == pytest.approx(1.00 + 2_000_000 * (64 / 1024) * 0.00001667)
+    assert TimerUsage(3, 9, 4, 1.0).executions == 7
 
 
 def test_the_capacity_meter_puts_back_the_session_factory_it_wrapped():

@@ -142,6 +142,25 @@ def test_the_trigger_wake_workflow_invokes_the_fanout_and_the_functions_that_wak
     assert "lambda:InvokeFunction" in _allowed_actions(transformed, "TriggerWakeStateMachineRole")
 
 
+def test_the_express_timer_is_the_standard_timer_run_as_express_and_startable_alike(
+    transformed,
+):
+    template = LocalTemplate()
+    machines = {m.logical_id: m for m in template.state_machines}
+    standard = machines["RedeliveryTimerStateMachine"]
+    express = machines["RedeliveryTimerExpressStateMachine"]
+    assert (standard.type, express.type) == ("STANDARD", "EXPRESS")
+    assert express.definition == standard.definition
+    for spec in template.functions.values():
+        assert spec.environment["TIMER_EXPRESS_STATE_MACHINE_ARN"] == express.arn
+        assert spec.environment["TIMER_EXPRESS_MAX_WAIT_MS"] == "60000"
+    roles = [name for name, r in transformed["Resources"].items() if r["Type"] == "AWS::IAM::Role"]
+    for role in roles:
+        policies = json.dumps(_policies(transformed, role))
+        starts_standard = '"RedeliveryTimerStateMachine", "Name"' in policies
+        assert starts_standard == ('"RedeliveryTimerExpressStateMachine", "Name"' in policies), role
+
+
 def _policies(transformed: dict, role: str) -> list[dict]:
     """The role's inline policies; a conditional one (``Fn::If``) as when its condition holds."""
     listed = transformed["Resources"][role]["Properties"].get("Policies", [])

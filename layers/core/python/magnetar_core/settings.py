@@ -52,6 +52,12 @@ class Settings:
     dedup_snapshot_every: int = 1000
     timer_state_machine_arn: str | None = None
     """The delay timer workflow (``TIMER_STATE_MACHINE_ARN``); None turns delays off."""
+    timer_express_state_machine_arn: str | None = None
+    """The same timer as an Express workflow (``TIMER_EXPRESS_STATE_MACHINE_ARN``), for
+    waits up to ``timer_express_max_wait_ms``; None: every timer is Standard."""
+    timer_express_max_wait_ms: int = 60_000
+    """``TIMER_EXPRESS_MAX_WAIT_MS``: the longest wait an Express timer takes
+    (``domain.timers.TimerKinds``)."""
     trigger_wake_state_machine_arn: str | None = None
     """The trigger wake workflow (``TRIGGER_WAKE_STATE_MACHINE_ARN``); None: triggers are
     woken by commits only (the local stack wakes them in-process)."""
@@ -143,6 +149,8 @@ class Settings:
             backlog_check_ms=number("BACKLOG_CHECK_MS", 5_000),
             index_inline_max_bytes=number("INDEX_INLINE_MAX_BYTES", 4096),
             timer_state_machine_arn=env.get("TIMER_STATE_MACHINE_ARN") or None,
+            timer_express_state_machine_arn=env.get("TIMER_EXPRESS_STATE_MACHINE_ARN") or None,
+            timer_express_max_wait_ms=number("TIMER_EXPRESS_MAX_WAIT_MS", 60_000),
             trigger_wake_state_machine_arn=env.get("TRIGGER_WAKE_STATE_MACHINE_ARN") or None,
             delayed_delivery_enabled=flag("DELAYED_DELIVERY_ENABLED", True),
             delayed_delivery_tick_ms=number("DELAYED_DELIVERY_TICK_MS", 1000),

@@ -14,7 +14,6 @@ from magnetar_core import ports
 from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
 from magnetar_core.adapters.aws.commit_signal import PollingSignal
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
-from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.wakes import TriggerWakes
 from magnetar_core.adapters.aws.watches import ManagementConnections
 from magnetar_core.adapters.targets import Targets, WebhookTarget
@@ -32,6 +31,7 @@ from magnetar_core.engine.aws import (
     make_lambda_client,
     make_management_client,
     metrics_history,
+    timer_starter,
 )
 from magnetar_core.engine.extensions import extensions
 from magnetar_core.engine.messaging import messaging
@@ -141,11 +141,12 @@ class Engine:
         notices go to ``connections`` (default: the settings' management API, if any);
         long-polls are woken through ``signal`` (default: ``commit_signal_of(settings)``)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
+        runtime = runtime or Runtime()
         timer_arn = settings.timer_state_machine_arn if starter is None else None
         wake_arn = settings.trigger_wake_state_machine_arn if wakes is None else None
         if timer_arn or wake_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
-            starter = TimerStarter(sfn, timer_arn) if timer_arn else starter
+            starter = timer_starter(sfn, settings, runtime) if timer_arn else starter
             wakes = TriggerWakes(sfn, wake_arn) if wake_arn else wakes
         stores = aws_stores(settings, dynamodb, s3)
         if targets is None:

@@ -24,9 +24,12 @@ from magnetar_core.adapters.aws.policies import PolicyStore
 from magnetar_core.adapters.aws.producers import ProducerStateStore
 from magnetar_core.adapters.aws.schemas import SchemaStore
 from magnetar_core.adapters.aws.security import PermissionStore, TenantStore
+from magnetar_core.adapters.aws.timers import TimerStarter
 from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.adapters.aws.watches import WatchStore
+from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.timers import TimerKinds
 from magnetar_core.ports import Stores
 from magnetar_core.services.authentication import Authenticator, KeySource
 from magnetar_core.settings import Settings
@@ -147,3 +150,15 @@ def authenticator_from_settings(
     )
     extra = (settings.endpoint_url.rstrip("/"),) if settings.endpoint_url else ()
     return Authenticator(keys, identity or StsCallerIdentity(), settings.cluster_name, extra)
+
+
+def timer_starter(sfn: BotoClient, settings: Settings, runtime: Runtime) -> TimerStarter:
+    """The delay timers' starter: the Standard workflow, and the Express one (when the
+    settings name it) for waits up to ``timer_express_max_wait_ms`` by the runtime's clock."""
+    return TimerStarter(
+        sfn,
+        settings.timer_state_machine_arn or "",
+        settings.timer_express_state_machine_arn,
+        runtime.now_ms,
+        TimerKinds(settings.timer_express_max_wait_ms),
+    )
