@@ -1,7 +1,8 @@
 """The local HTTP gateway: HTTP requests -> payload 2.0 events -> the real handlers, in-process.
 
 Handlers are loaded and pooled by ``magnetar_local.handlers`` (``HandlerLoader``; their
-environment by ``apply_handler_environment``, both importable from here too). Function
+environment by ``apply_handler_environment``, both importable from here too); HTTP/1.1 is
+read and written by ``magnetar_local.http_server`` (framing, keep-alive, open connections). Function
 timeouts are not enforced (``get_remaining_time_in_millis`` still counts down), but a handler
 that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: the gateway
 answers 504 and throws its container away (fault injection uses it).
@@ -9,15 +10,11 @@ answers 504 and throws its container away (fault injection uses it).
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
 import threading
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 from magnetar_core.api.metrics import emitting
 from magnetar_local import function_url
@@ -37,6 +34,7 @@ from magnetar_local.handlers import (
     InvocationAbandoned,
     apply_handler_environment,
 )
+from magnetar_local.http_server import OpenConnections, RequestHandler
 from magnetar_local.lambda_api import LambdaInvokeApi
 from magnetar_local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from magnetar_local.metrics import METRICS_PATH, MetricsRegistry
@@ -77,8 +75,9 @@ class Gateway:
         self.loader = HandlerLoader(functions)
         self._routes = list(routes)
         self.table = RouteTable(self._routes)
-        self._lock = threading.Lock()
-        self._connections: set[socket.socket] = set()  # open client connections (``kill``)
+        self._lock = threading.Lock()  # the routes
+        self.connections = OpenConnections()
+        """The client connections open now (``kill`` resets them)."""
         self.authorizer: LocalAuthorizer | None = None
         self.server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -156,10 +155,10 @@ class Gateway:
         """Bind and serve in a background thread. Raises OSError if the port is taken."""
         gateway = self
 
-        class RequestHandler(_RequestHandler):
+        class GatewayRequestHandler(RequestHandler):
             owner = gateway
 
-        self.server = ThreadingHTTPServer((self.host, self.requested_port), RequestHandler)
+        self.server = ThreadingHTTPServer((self.host, self.requested_port), GatewayRequestHandler)
         self.server.daemon_threads = True
         self._thread = threading.Thread(
             target=self.server.serve_forever,
@@ -182,11 +181,7 @@ class Gateway:
         """Stop as a crashed process does: stop serving and reset every open connection
         (clients see their kept-alive connections fail, not answered)."""
         self.stop()
-        with self._lock:
-            connections, self._connections = list(self._connections), set()
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+        self.connections.reset()
 
     def invoke(self, request: HttpRequest) -> HttpResponse:
         """Route one request and run its handler; never raises (errors become 404/502 in
@@ -265,130 +260,3 @@ def _internal_error(request_id: str) -> HttpResponse:
         f"Internal Server Error; the gateway log has the details under request id {request_id}"
     )
     return json_response(502, {"error": "UnknownError", "message": message})
-
-
-MAX_BODY_BYTES = 10 * 1024 * 1024
-"""API Gateway HTTP API's largest request payload."""
-
-
-class _BadFraming(Exception):
-    """The request's body cannot be delimited: answer ``status`` and close the connection."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-class _RequestHandler(BaseHTTPRequestHandler):
-    """HTTP/1.1 with keep-alive; every response carries Content-Length."""
-
-    owner: Gateway
-    protocol_version = "HTTP/1.1"
-    server_version = "MagnetarLocalGateway/0.1"
-    timeout = 120  # seconds an idle keep-alive connection may hold its thread
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm
-        # and the client's delayed ACK add ~40 ms to every keep-alive request.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.owner._lock:
-            self.owner._connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.owner._lock:
-            self.owner._connections.discard(self.connection)
-        super().finish()
-
-    def _dispatch(self) -> None:
-        url = urlsplit(self.path)
-        try:
-            body = self._read_body()
-        except _BadFraming as bad:
-            # the rest of the stream cannot be framed: answer and close the connection
-            self.close_connection = True
-            response = json_response(bad.status, {"error": bad.code, "message": bad.message})
-            self._respond(response, close=True)
-            return
-        request = HttpRequest(
-            method=self.command,
-            raw_path=url.path or "/",
-            raw_query=url.query,
-            headers=list(self.headers.items()),
-            body=body,
-            source_ip=self.client_address[0],
-            protocol=self.request_version,
-        )
-        response = self.owner.invoke(request)
-        try:
-            self._respond(response)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client left (e.g. a consumer closed mid long-poll)
-
-    def _respond(self, response: HttpResponse, close: bool = False) -> None:
-        self.send_response(response.status)
-        for name, value in response.headers:
-            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(response.body)))
-        if close:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(response.body)
-
-    def _read_body(self) -> bytes:
-        """The body, by chunks or Content-Length (at most MAX_BODY_BYTES); raises
-        _BadFraming for a length or chunk size that is not a non-negative integer."""
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunks()
-        values = self.headers.get_all("Content-Length") or []
-        if not values:
-            return b""
-        text = values[0].strip()
-        if len(values) > 1 or not text.isdigit() or not text.isascii():
-            shown = ", ".join(values)[:40]
-            raise _BadFraming(
-                400,
-                "InvalidMessage",
-                f"Content-Length must be a non-negative integer, not {shown!r}",
-            )
-        length = int(text)
-        if length > MAX_BODY_BYTES:
-            raise _BadFraming(
-                413, "MessageTooBig", f"The body is {length} bytes; at most {MAX_BODY_BYTES}"
-            )
-        return self.rfile.read(length) if length else b""
-
-    def _read_chunks(self) -> bytes:
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            text = self.rfile.readline(1024).split(b";", 1)[0].strip()
-            if not text or not all(c in b"0123456789abcdefABCDEF" for c in text):
-                raise _BadFraming(
-                    400, "InvalidMessage", f"A chunk size must be hexadecimal, not {text[:40]!r}"
-                )
-            size = int(text, 16)
-            if size == 0:
-                while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            total += size
-            if total > MAX_BODY_BYTES:
-                raise _BadFraming(413, "MessageTooBig", f"The body is over {MAX_BODY_BYTES} bytes")
-            chunks.append(self.rfile.read(size))
-            self.rfile.readline()
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
-
-    def __getattr__(self, name: str) -> Any:
-        """``do_<METHOD>`` of every other method (TRACE, QUERY, ...) dispatches too: a method
-        no route has is a 404 NotFound in the error shape, not the standard library's 501
-        HTML page (found by tests/fuzz)."""
-        if name.startswith("do_"):
-            return self._dispatch
-        raise AttributeError(name)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s %s", self.address_string(), format % args)
