@@ -21,10 +21,13 @@ ends minutes after the other).
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression
 from hypothesis_profiles import register_profiles
 
 from magnetar_local.testing import (  # noqa: F401 - pytest fixtures
@@ -62,6 +65,41 @@ def pytest_configure(config: pytest.Config) -> None:
     from magnetar_local.testing import spark_submit_args_for_tests
 
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", spark_submit_args_for_tests())
+
+
+def _having(markers: set[str]):
+    """A matcher for ``Expression.evaluate``: true for the names in ``markers``."""
+    return lambda name, /, **kwargs: not kwargs and name in markers
+
+
+def deselects_every_test_marked(markexpr: str, marker: str) -> bool:
+    """Whether the ``-m`` expression ``markexpr`` deselects every test carrying ``marker``,
+    whatever other markers the test has (each combination of the names in ``markexpr``)."""
+    names = set(re.findall(r"[A-Za-z_][\w.]*", markexpr)) - {"and", "or", "not", "True", "False"}
+    if not markexpr or marker not in names:
+        return False
+    expression = Expression.compile(markexpr)
+    others = sorted(names - {marker})
+    for count in range(len(others) + 1):
+        for extra in itertools.combinations(others, count):
+            if expression.evaluate(_having({marker, *extra})):
+                return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/<directory> whose marker the ``-m`` expression deselects is not collected at all
+    (``make test-fast`` leaves out tests/integration, e2e, spark and fuzz): importing their
+    modules cost each xdist worker about 7 CPU-s, to deselect every test they hold. A
+    directory named on the command line (or a path inside it) is collected as usual."""
+    if collection_path.parent != TESTS or collection_path.name not in DIRECTORY_MARKERS:
+        return None
+    start = config.invocation_params.dir
+    named = [(start / arg.split("::")[0]).resolve() for arg in config.args]
+    if any(path == collection_path or collection_path in path.parents for path in named):
+        return None
+    marker = DIRECTORY_MARKERS[collection_path.name]
+    return True if deselects_every_test_marked(config.getoption("markexpr", ""), marker) else None
 
 
 def markers_of(item: pytest.Item) -> set[str]:

@@ -4,11 +4,10 @@ the answer now, and that the rejected request changed nothing."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-import yaml
 from edge_http import TOPIC, assert_error, call
+from test_openapi import load_openapi
 
 from magnetar_core.domain.errors import TopicNotFound
 
@@ -39,7 +38,7 @@ def test_a_method_no_route_has_is_a_404_in_the_error_shape_not_a_501_page(svc):
 def test_the_documented_topic_pattern_allows_more_than_512_bytes_only_for_a_partition_name():
     # found: openapi.yaml allowed any 542-character name; the service takes 512 bytes plus a
     # partition suffix, whose index is 0..2147483647 without a leading zero
-    document = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+    document = load_openapi()
     topic = document["components"]["parameters"]["topic"]["schema"]
     matches = re.compile(topic["pattern"]).fullmatch
     assert matches("t" * 512) and matches("t" * 512 + "-partition-2147483647")

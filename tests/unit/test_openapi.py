@@ -14,11 +14,19 @@ from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 OPENAPI = DEFAULT_TEMPLATE.parent / "openapi.yaml"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 ERROR_REF = "#/components/schemas/Error"
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML has it: the same document in an eighth of the CPU
+(openapi.yaml is 220 kB: about 1 CPU-s with the pure-Python loader)."""
+
+
+def load_openapi() -> dict[str, Any]:
+    """openapi.yaml, parsed as ``yaml.safe_load`` does."""
+    return yaml.load(OPENAPI.read_text(), Loader=SAFE_LOADER)  # noqa: S506 - a safe loader
 
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    return yaml.safe_load(OPENAPI.read_text())
+    return load_openapi()
 
 
 def _operations(document: dict[str, Any]):
@@ -386,7 +394,7 @@ def test_health_answers_ok_as_text(document):
 
 def test_the_document_passes_the_openapi_3_0_validator_when_it_is_installed():
     validator = pytest.importorskip("openapi_spec_validator")
-    validator.validate(yaml.safe_load(OPENAPI.read_text()))
+    validator.validate(load_openapi())
 
 
 def _error_codes_the_engine_can_emit() -> set[str]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
+import os
 from pathlib import Path
 
 import boto3
@@ -40,9 +42,22 @@ def _sam_transform(document: dict) -> dict:
     )
 
 
-@pytest.fixture(scope="module")
-def transformed() -> dict:
-    return _sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text()))
+@pytest.fixture(scope="session")
+def transformed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """template.yaml as SAM translates it, translated once a run (about 15 CPU-s: every one of
+    the 143 routes copies the whole OpenAPI body): under pytest-xdist the first worker to need
+    it writes it as JSON to the run's shared temporary directory, under a lock, and the other
+    workers read it (the module's tests are spread over several workers)."""
+    basetemp = tmp_path_factory.getbasetemp()
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # None without pytest-xdist
+    shared = basetemp.parent if worker else basetemp  # the run's, never an older run's
+    path = shared / "template-sam-transformed.json"
+    with open(shared / "template-sam-transformed.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not path.exists():
+            document = _sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text()))
+            path.write_text(json.dumps(document))
+    return json.loads(path.read_text())
 
 
 def test_the_template_passes_cfn_lint_without_errors():
