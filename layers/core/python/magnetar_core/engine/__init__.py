@@ -146,7 +146,7 @@ class Engine:
         wake_arn = settings.trigger_wake_state_machine_arn if wakes is None else None
         if timer_arn or wake_arn:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
-            starter = timer_starter(sfn, settings, runtime) if timer_arn else starter
+            starter = timer_starter(sfn, timer_arn, settings, runtime) if timer_arn else starter
             wakes = TriggerWakes(sfn, wake_arn) if wake_arn else wakes
         stores = aws_stores(settings, dynamodb, s3)
         if targets is None:

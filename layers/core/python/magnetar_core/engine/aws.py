@@ -152,12 +152,15 @@ def authenticator_from_settings(
     return Authenticator(keys, identity or StsCallerIdentity(), settings.cluster_name, extra)
 
 
-def timer_starter(sfn: BotoClient, settings: Settings, runtime: Runtime) -> TimerStarter:
-    """The delay timers' starter: the Standard workflow, and the Express one (when the
-    settings name it) for waits up to ``timer_express_max_wait_ms`` by the runtime's clock."""
+def timer_starter(
+    sfn: BotoClient, standard_arn: str, settings: Settings, runtime: Runtime
+) -> TimerStarter:
+    """The delay timers' starter: the Standard workflow ``standard_arn``, and the Express
+    one (when the settings name it) for waits up to ``timer_express_max_wait_ms`` by the
+    runtime's clock."""
     return TimerStarter(
         sfn,
-        settings.timer_state_machine_arn or "",
+        standard_arn,
         settings.timer_express_state_machine_arn,
         runtime.now_ms,
         TimerKinds(settings.timer_express_max_wait_ms),

@@ -25,7 +25,7 @@ class TimerStarter:
     ) -> None:
         self._sfn = stepfunctions
         self._arn = state_machine_arn
-        self._express_arn = express_arn if now_ms is not None else None
+        self._express_arn = express_arn
         self._now_ms = now_ms
         self._kinds = kinds or TimerKinds()
 
