@@ -37,9 +37,13 @@ $(BIN)/python:
 # distributions: magnetar-client (sdk/: the SDK and magnetar_wire) and magnetar-server (the
 # root). The uninstall drops the single `magnetar` distribution of older checkouts, which
 # would otherwise take the `magnetar` command with it when pip replaces it.
+# The client is installed in setuptools' `compat` editable mode: its folder is a plain path
+# entry, so a folder named `magnetar` beside a script (this clone, say) cannot shadow the
+# package as a namespace package (the default mode's import hook runs after such folders).
 $(VENV)/.installed: pyproject.toml sdk/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip uninstall --quiet --yes magnetar 2>/dev/null
-	$(BIN)/python -m pip install --quiet -e ./sdk -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e ./sdk --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 # Spark's class data sharing archive (magnetar_local.spark_jvm): Spark JVMs of the tests and
