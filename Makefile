@@ -4,6 +4,7 @@
 #   make test-fast - the tests that start no stack and no JVM and do not fuzz (unit, in-memory services), < 1 min
 #   make lint      - ruff only
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
+#   make docs      - the documentation site (mkdocs.yml) in site/
 
 PORT ?= 8080
 VENV := .venv
@@ -28,7 +29,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: chromium install run test test-fast check lint clean glue-artifacts
+.PHONY: chromium install run test test-fast check lint clean glue-artifacts docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +78,11 @@ check: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
+	$(MAKE) --no-print-directory docs
+
+# The documentation site; strict (mkdocs.yml): a broken link or anchor fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # On a fresh checkout no module is compiled yet: one collection first writes every bytecode
 # cache (pytest's rewritten test modules and plugins too), instead of each of the WORKERS
@@ -97,4 +103,4 @@ glue-artifacts: install
 	@echo "upload: aws s3 sync build/glue/spark_glue s3://<ArtifactsBucket>/spark_glue/"
 
 clean:
-	rm -rf $(VENV) build/glue
+	rm -rf $(VENV) build/glue site
