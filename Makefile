@@ -1,5 +1,6 @@
 # Magnetar developer commands. Needs only python3 (3.11+) and access to a package index.
 #   make run       - start the service locally (PORT=8080 by default)
+#   make stop      - stop the services `make run` started here
 #   make test      - static checks + the whole test suite (what .ci/run runs)
 #   make test-fast - the tests that start no stack and no JVM and do not fuzz (unit, in-memory services), < 1 min
 #   make lint      - ruff only
@@ -29,7 +30,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: chromium install run test test-fast check lint clean glue-artifacts docs
+.PHONY: chromium install run stop test test-fast check lint clean glue-artifacts docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +73,9 @@ install: $(VENV)/.installed $(VENV)/.spark-cds chromium
 
 run: install
 	$(BIN)/magnetar local --port $(PORT)
+
+stop:
+	@$(BIN)/magnetar stop
 
 # Static checks, before any test runs: lint, types, architecture contracts (.importlinter).
 check: install
