@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated scenario names (default: all): " + ", ".join(SCENARIOS))  # fmt: skip
     parser.add_argument("--duration", type=float, default=5.0, help="measured virtual seconds")
     parser.add_argument(
-        "--warmup", type=float, default=2.0, help="virtual seconds before the window"
+        "--warmup", type=float, default=1.0, help="virtual seconds before the window"
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (same seed, same figures)")
     parser.add_argument(

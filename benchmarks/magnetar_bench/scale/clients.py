@@ -100,6 +100,7 @@ def _send(world: World, entry: bytes, payloads: list[str], keys: list[str], star
             world.record.sent(payload, key, position)
         if world.in_window():
             world.tally.done += len(payloads)
+            world.tally.last_ms = sim.now_ms
             world.tally.send_ms.append(sim.now_ms - started)
         return
 
@@ -131,6 +132,8 @@ def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
             sim.sleep(_backoff_ms(world, attempt))
             attempt += 1
             continue
+        if delivered:
+            world.delivering()
         for d, _, batch_index, message in delivered_messages(delivered):
             payload = message.payload.rstrip(b".").decode()
             position = (d.partition, d.ledger_id, d.entry_id, batch_index)
@@ -139,6 +142,7 @@ def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
                 world.after_ack.append(f"{sub}: {payload} at {position}")
             if world.in_window():
                 world.tally.done += 1
+                world.tally.last_ms = sim.now_ms
                 world.tally.shares[f"c{index}"] += 1
                 if not payload.startswith("-1:"):  # not the preloaded backlog
                     world.tally.publish_to_receive_ms.append(

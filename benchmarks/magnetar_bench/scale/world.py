@@ -39,6 +39,8 @@ class Tally:
     the run: a preloaded backlog's wait is no latency)."""
     shares: Counter[str] = field(default_factory=Counter)
     """Messages received per consumer."""
+    last_ms: float = 0.0
+    """When the last message counted in ``done`` was done (virtual ms)."""
 
 
 @dataclass
@@ -53,6 +55,8 @@ class World:
     tally: Tally = field(default_factory=Tally)
     record: Model = field(default_factory=Model)
     window: tuple[float, float] = (0.0, 0.0)
+    drain_window_ms: float | None = None
+    """Set for a backlog's drain: the window opens at the first delivery, for this long."""
     acked_at: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     """subscription -> payload -> when its ack was confirmed (virtual ms)."""
     after_ack: list[str] = field(default_factory=list)
@@ -72,6 +76,16 @@ class World:
     def new_engine(self) -> Engine:
         """One Lambda container's engine (the AWS front door: long-polls poll the log)."""
         return Engine.assemble(self.settings, self.aws.stores(self.memory), self.runtime)
+
+    def open_window(self, duration_ms: float) -> None:
+        """Start the measured window now and count from now on."""
+        self.window = (self.sim.now_ms, self.sim.now_ms + duration_ms)
+        self.counting(True)
+
+    def delivering(self) -> None:
+        """A consumer got messages: the first delivery opens a drain's window."""
+        if self.drain_window_ms is not None and self.window[0] == float("inf"):
+            self.open_window(self.drain_window_ms)
 
     def in_window(self) -> bool:
         start, end = self.window
