@@ -33,13 +33,13 @@ FAILURES = (MagnetarError, LambdaThrottled, GatewayTimeout)
 """What a client sees as a failed request (the service's errors, the edge's 503s)."""
 
 
-def _failed(world: World, error: Exception) -> None:
+def failed(world: World, error: Exception) -> None:
     if world.in_window():
         status = getattr(error, "status", 500)
         world.tally.errors[f"{status} {getattr(error, 'code', type(error).__name__)}"] += 1
 
 
-def _backoff_ms(world: World, attempt: int) -> float:
+def sdk_backoff_ms(world: World, attempt: int) -> float:
     ceiling = min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** min(attempt, 30))
     return world.sim.rng.uniform(ceiling / 2, ceiling)
 
@@ -53,6 +53,9 @@ class ProducerSpec:
     payload_bytes: int = 100
     keys: int = 0
     interval_ms: float = 0.0
+    pipelined: bool = False
+    """``send_async`` (``pipeline``): arrivals every ``interval_ms``, every queued entry in
+    the next request."""
 
 
 def producer(world: World, index: int, spec: ProducerSpec) -> None:
@@ -86,12 +89,12 @@ def _send(world: World, entry: bytes, payloads: list[str], keys: list[str], star
                 "produce", lambda engine: engine.producer.publish(world.topic, entry)
             )
         except FAILURES as error:
-            _failed(world, error)
+            failed(world, error)
             if sim.now_ms - started >= SEND_TIMEOUT_MS or sim.stopping:
                 for payload in payloads:
                     world.record.send_failed(payload)
                 return
-            sim.sleep(_backoff_ms(world, attempt))
+            sim.sleep(sdk_backoff_ms(world, attempt))
             attempt += 1
             continue
         batched = len(payloads) > 1
@@ -128,8 +131,8 @@ def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
             delivered = world.lambdas.invoke("receive", _receiving(world, sub, consumer_id, want))
             attempt = 0
         except FAILURES as error:
-            _failed(world, error)
-            sim.sleep(_backoff_ms(world, attempt))
+            failed(world, error)
+            sim.sleep(sdk_backoff_ms(world, attempt))
             attempt += 1
             continue
         if delivered:
@@ -187,9 +190,9 @@ def _flush(world: World, sub: str, consumer_id: str, pending: list) -> None:
         try:
             world.lambdas.invoke("ack", _acking(world, sub, consumer_id, ids))
         except FAILURES as error:
-            _failed(world, error)
+            failed(world, error)
             pending[:0] = group
-            world.sim.sleep(_backoff_ms(world, attempt))
+            world.sim.sleep(sdk_backoff_ms(world, attempt))
             attempt += 1
             continue
         for _, payload in group:

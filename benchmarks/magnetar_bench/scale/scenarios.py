@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from magnetar_bench.scale.clients import ConsumerSpec, ProducerSpec, consumer, producer
+from magnetar_bench.scale.pipeline import pipelined_producer
 from magnetar_bench.scale.profile import Profile
 from magnetar_bench.scale.report import figures
 from magnetar_bench.scale.world import World
@@ -52,7 +53,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     *(_consume(kind, n, prefetch, backlog)
       for kind in ("Shared", "Key_Shared") for n in (1, 8, 32)
       for prefetch, backlog in ((False, 3000), (True, 40_000))),
-    Scenario("latency-500-per-s", producers=50, consumers=8, prefetch=True,
+    Scenario("latency-500-per-s", producers=5, consumers=8, prefetch=True,
+             producer=ProducerSpec(interval_ms=10.0, pipelined=True)),
+    Scenario("latency-500-per-s-50-send", producers=50, consumers=8, prefetch=True,
              producer=ProducerSpec(interval_ms=100.0)),
 ]}  # fmt: skip
 
@@ -65,7 +68,8 @@ def run(scenario: Scenario, seed: int = 1, duration_s: float = 5.0, warmup_s: fl
     _subscribe(world, subscription)
     _preload(world, scenario.backlog)
     for i in range(scenario.producers):
-        world.sim.spawn(producer, world, i, scenario.producer)
+        send = pipelined_producer if scenario.producer.pipelined else producer
+        world.sim.spawn(send, world, i, scenario.producer)
     for i in range(scenario.consumers):
         world.sim.spawn(consumer, world, i, ConsumerSpec(subscription, scenario.prefetch))
     start_ms, end_ms = _window(world, scenario, warmup_s * 1000, duration_s * 1000)
