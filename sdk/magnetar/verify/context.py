@@ -161,3 +161,21 @@ class VerifyContext:
 
     def namespace_topics_path(self) -> str:
         return f"/admin/v2/namespaces/{self.namespace}/topics"
+
+
+POLL_S = 0.1
+"""How often ``await_backlog`` reads the stats."""
+
+
+def await_backlog(ctx: VerifyContext, deadline: Deadline, topic: str, subscription: str, backlog: int = 0) -> None:  # fmt: skip
+    """Wait until ``subscription``'s ``msgBacklog`` on ``topic`` is ``backlog`` (the service
+    took the acknowledgements), reading the stats every ``POLL_S``; CheckFailed when the
+    deadline comes first."""
+    seen = None
+    while not deadline.expired:
+        stats = ctx.service.expect("GET", ctx.admin_path(topic) + "/stats", ok=(200,))
+        seen = stats.get("subscriptions", {}).get(subscription, {}).get("msgBacklog")
+        if seen == backlog:
+            return
+        time.sleep(POLL_S)
+    raise CheckFailed(f"the subscription {subscription} kept a backlog of {seen}, not {backlog}")

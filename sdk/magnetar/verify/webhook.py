@@ -18,16 +18,20 @@ import json
 import queue
 import secrets
 import threading
-import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
-from magnetar.verify.context import CheckFailed, CheckSkipped, Deadline, VerifyContext
+from magnetar.verify.context import (
+    CheckFailed,
+    CheckSkipped,
+    Deadline,
+    VerifyContext,
+    await_backlog,
+)
 
 TRIGGER = "verify"
-POLL_S = 0.1
 PATH = "/magnetar-verify"
 
 
@@ -144,22 +148,9 @@ def _deliver(ctx: VerifyContext, deadline: Deadline, server: WebhookServer, url:
         payloads = [base64.b64decode(r.get("payload", "")) for r in records]
         if payloads != [b"to-the-webhook"] or records[0].get("topic") != topic:
             raise CheckFailed(f"the webhook got {len(records)} records: {payloads} of {[r.get('topic') for r in records]}")  # fmt: skip
-        _await_acknowledged(ctx, deadline, path)
+        await_backlog(ctx, deadline, topic, TRIGGER)  # its 200 acknowledged the message
     except CheckFailed:
         ctx.service.call("DELETE", f"{path}/triggers/{TRIGGER}")  # best effort: cleanup follows
         raise
     ctx.service.expect("DELETE", f"{path}/triggers/{TRIGGER}")
     return f"trigger called {url} with message {sent}, signed with its secret; its 200 acknowledged it (backlog 0)"
-
-
-def _await_acknowledged(ctx: VerifyContext, deadline: Deadline, path: str) -> None:
-    """Wait until the trigger's subscription has no backlog (the 200 acknowledged the
-    message), polling its stats every ``POLL_S``."""
-    backlog = None
-    while not deadline.expired:
-        stats = ctx.service.expect("GET", f"{path}/stats", ok=(200,))
-        backlog = stats.get("subscriptions", {}).get(TRIGGER, {}).get("msgBacklog")
-        if backlog == 0:
-            return
-        time.sleep(POLL_S)
-    raise CheckFailed(f"the webhook answered 200 but the trigger's subscription kept a backlog of {backlog}")  # fmt: skip
