@@ -18,6 +18,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar status | stop [--pid PID]   (the local services running here: list, stop)
     magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
                      (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
+    magnetar verify [--service-url URL] [--auth-params X] [--json] ...   (checks a deployment
+                   end to end on topics of its own; see magnetar.verify.cli)
 
 ``local``, ``jobs``, ``perf``, ``chaos`` and ``invoke`` live with the service (magnetar_local,
 magnetar_bench, magnetar_chaos: the
@@ -70,7 +72,8 @@ EXTRA_HINT = (
 INSTALL_HINT = (
     "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
     "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
-    "produce, consume, admin, functions, status, stop and tokens.\nFrom a checkout of the repository: `make install`, or "
+    "produce, consume, admin, functions, status, stop, tokens and verify.\nFrom a checkout "
+    "of the repository: `make install`, or "
     "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
 )
 _TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
@@ -133,6 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     functions.add_argument("rest", nargs=argparse.REMAINDER, help="create --py f.py --classname m.C --inputs T ...")  # fmt: skip
     admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
     admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
+    verify = sub.add_parser("verify", help="check a deployment end to end (a table of what held)")
+    verify.add_argument("rest", nargs=argparse.REMAINDER, help="[--service-url URL] [--auth-params X] [--json] ...")  # fmt: skip
     tokens = sub.add_parser("tokens", help="create and check tokens, as `pulsar tokens`")
     tokens.add_argument("rest", nargs=argparse.REMAINDER, help="create-secret-key|create|...")
 
@@ -263,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.admin_cli import main as admin_main
 
         return admin_main(argv[1:])
+    if argv[:1] == ["verify"]:
+        from magnetar.verify.cli import main as verify_main
+
+        return verify_main(argv[1:])
     if argv[:1] == ["functions"]:
         from magnetar.functions_cli import main as functions_main
 
