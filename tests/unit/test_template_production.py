@@ -144,15 +144,46 @@ def test_every_function_traces_by_the_switch(transformed):
 def test_both_apis_write_json_access_logs_and_throttle_their_routes(transformed, stage, required):
     resources = transformed["Resources"]
     props = resources[stage]["Properties"]
-    record = json.loads(props["AccessLogSettings"]["Format"])
+    logs = props["AccessLogSettings"]
+    if "Fn::If" in logs:  # the WebSocket stage's: off only with ApiGatewayLoggingRole none
+        condition, logs, off = logs["Fn::If"]
+        assert (condition, off) == ("NotifyAccessLogsOn", {"Ref": "AWS::NoValue"})
+    record = json.loads(logs["Format"])
     assert required <= set(record)
     assert all(re.fullmatch(r"\$context\.[A-Za-z.]+", v) for v in record.values())
-    group = props["AccessLogSettings"]["DestinationArn"]["Fn::GetAtt"][0]
+    group = logs["DestinationArn"]["Fn::GetAtt"][0]
     assert resources[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     assert props["DefaultRouteSettings"] == {
         "ThrottlingBurstLimit": {"Ref": "ApiThrottlingBurstLimit"},
         "ThrottlingRateLimit": {"Ref": "ApiThrottlingRateLimit"},
     }
+
+
+def test_the_websocket_stage_logs_through_the_account_role_the_stack_sets_unless_told_otherwise():
+    resources = SOURCE["Resources"]
+    assert SOURCE["Parameters"]["ApiGatewayLoggingRole"]["Default"] == "create"
+    for value, creates, logs in [
+        ("create", True, True),
+        ("existing", False, True),
+        ("none", False, False),
+    ]:
+        template = LocalTemplate(parameters={"ApiGatewayLoggingRole": value})
+        assert template.resolver.condition("CreateApiGatewayLoggingRole") is creates, value
+        assert template.resolver.condition("NotifyAccessLogsOn") is logs, value
+    assert "AccessLogSettings" not in LocalTemplate(
+        parameters={"ApiGatewayLoggingRole": "none"}
+    ).resolve({"AccessLogSettings": resources["NotifyStage"]["Properties"]["AccessLogSettings"]})
+    account = resources["ApiGatewayAccount"]
+    assert account["Condition"] == "CreateApiGatewayLoggingRole"
+    assert account["Properties"]["CloudWatchRoleArn"] == {
+        "Fn::GetAtt": ["ApiGatewayLoggingRoleForAccount", "Arn"]
+    }
+    # the stage waits for the account setting (through a handle: DependsOn cannot name it)
+    assert "ApiGatewayLoggingReady" in resources["NotifyStage"]["DependsOn"]
+    assert resources["ApiGatewayLoggingReady"]["Metadata"]["Account"]["Fn::If"][:2] == [
+        "CreateApiGatewayLoggingRole",
+        {"Ref": "ApiGatewayAccount"},
+    ]
 
 
 def test_the_http_api_access_log_has_the_latency():
