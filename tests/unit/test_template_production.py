@@ -222,9 +222,16 @@ def test_the_scheduler_and_glue_roles_trust_their_service_only_for_this_account(
         for statement in role["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
             if statement["Principal"].get("Service") in services:
                 trusted[lid] = statement.get("Condition")
-    assert set(trusted) >= {"JobSchedulerRole", "GlueJobRole"}
+    assert set(trusted) >= {"JobSchedulerRole", "GlueJobRole", "IngestScheduleRole"}
     for lid, condition in trusted.items():
         assert condition == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}, lid
+
+
+def test_the_ingest_schedule_runs_as_the_role_that_trusts_only_this_account(transformed):
+    resources = transformed["Resources"]
+    schedule = resources["IngestFunctionTick"]["Properties"]["Target"]
+    assert schedule["RoleArn"] == {"Fn::GetAtt": ["IngestScheduleRole", "Arn"]}
+    assert "IngestFunctionTickRole" not in resources  # SAM made none of its own
 
 
 def test_every_glue_job_runs_with_a_security_configuration_encrypting_everything():
