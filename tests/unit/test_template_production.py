@@ -116,11 +116,11 @@ def test_every_state_machine_logs_to_a_retained_log_group_and_traces_by_the_swit
         assert machine["Properties"]["TracingConfiguration"] == {
             "Enabled": {"Fn::If": ["TracingOn", True, False]}
         }, lid
-        role = machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+        role = resources[machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]]["Properties"]
         actions = {
             action
-            for policy in resources[role]["Properties"]["Policies"]
-            for statement in policy["PolicyDocument"]["Statement"]
+            for policy in role["ManagedPolicyArns"]
+            for statement in resources[policy["Ref"]]["Properties"]["PolicyDocument"]["Statement"]
             for action in statement["Action"]
         }
         assert {"logs:CreateLogDelivery", "xray:PutTraceSegments"} <= actions, lid
@@ -222,7 +222,9 @@ def test_the_scheduler_and_glue_roles_trust_their_service_only_for_this_account(
         for statement in role["Properties"]["AssumeRolePolicyDocument"]["Statement"]:
             if statement["Principal"].get("Service") in services:
                 trusted[lid] = statement.get("Condition")
-    assert set(trusted) >= {"JobSchedulerRole", "GlueJobRole", "IngestScheduleRole"}
+    machines = {f"{m}Role" for m in _of_type(SOURCE["Resources"], "AWS::Serverless::StateMachine")}
+    assert set(trusted) >= {"JobSchedulerRole", "GlueJobRole", "IngestScheduleRole"} | machines
+    assert len(machines) == 3
     for lid, condition in trusted.items():
         assert condition == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}, lid
 
