@@ -4,6 +4,7 @@
 #   make test      - static checks + the whole test suite (what .ci/run runs)
 #   make test-fast - the tests that start no stack and no JVM and do not fuzz (unit, in-memory services), < 1 min
 #   make lint      - ruff only
+#   make checkov   - checkov on template.yaml (part of make check)
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
 #   make docs      - the documentation site (mkdocs.yml) in site/
 
@@ -30,7 +31,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: chromium install run stop test test-fast check lint clean glue-artifacts docs
+.PHONY: chromium install run stop test test-fast check checkov lint clean glue-artifacts docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -84,11 +85,23 @@ check: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
+	@$(MAKE) --no-print-directory checkov
 	$(MAKE) --no-print-directory docs
 
 # The documentation site; strict (mkdocs.yml): a broken link or anchor fails the build.
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# checkov on template.yaml (.checkov.yaml: what it checks and the reviewed skips, each with its
+# reason), in a virtualenv of its own (its pins conflict with the project's), installed once
+# per pinned version. BC_SKIP_MAPPING: no call home for its guideline links.
+CHECKOV_VERSION := 3.3.30
+CHECKOV_VENV := .tools/checkov
+checkov:
+	@test -f $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION) || { rm -rf $(CHECKOV_VENV) && $(PYTHON) -m venv $(CHECKOV_VENV) \
+	  && $(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION) 2>&1 | grep -v '^WARNING: Location' ; \
+	  $(CHECKOV_VENV)/bin/checkov --version >/dev/null && touch $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION); }
+	BC_SKIP_MAPPING=TRUE $(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 
 # On a fresh checkout no module is compiled yet: one collection first writes every bytecode
 # cache (pytest's rewritten test modules and plugins too), instead of each of the WORKERS
@@ -109,4 +122,4 @@ glue-artifacts: install
 	@echo "upload: aws s3 sync build/glue/spark_glue s3://<ArtifactsBucket>/spark_glue/"
 
 clean:
-	rm -rf $(VENV) build/glue site
+	rm -rf $(VENV) .tools build/glue site

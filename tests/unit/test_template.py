@@ -71,8 +71,14 @@ def test_cfn_lint_really_runs_on_this_template_and_catches_a_broken_table():
 
     document = yaml_parse(DEFAULT_TEMPLATE.read_text())
     table = document["Resources"]["LogTable"]
-    # the template's own table alone (linting the whole template again costs seconds)
-    alone = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"LogTable": table}}
+    # the template's own table alone (linting the whole template again costs seconds), with
+    # the parameters and conditions its properties refer to (deletion protection)
+    alone = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Parameters": document["Parameters"],
+        "Conditions": document["Conditions"],
+        "Resources": {"LogTable": table},
+    }
     assert _errors(lint(yaml.safe_dump(alone), regions=["us-east-1"])) == []
     del table["Properties"]["KeySchema"]
     assert _errors(lint(yaml.safe_dump(alone), regions=["us-east-1"])) != []

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -34,6 +35,7 @@ from magnetar_core.api.guard import guard
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.engine import Engine
+from magnetar_core.services.deadline import Deadline, within
 from magnetar_core.settings import Settings
 from magnetar_wire.frames import ENTRIES_CONTENT_TYPE as ENTRIES_CONTENT_TYPE
 from magnetar_wire.names import TopicName
@@ -151,9 +153,17 @@ def lambda_handler(app: APIGatewayHttpResolver) -> Callable[[dict, Any], dict]:
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
     @metrics.http_measured
     def handle(event: dict, context: Any) -> dict:
-        return app.resolve(event, context)
+        with within(_deadline(context)):  # no commit starts too close to the timeout
+            return app.resolve(event, context)
 
     return handle
+
+
+def _deadline(context: Any) -> Deadline | None:
+    """The invocation's commit deadline (``services.deadline``); None without a Lambda context."""
+    remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+    left = remaining_ms() if callable(remaining_ms) else None
+    return Deadline.after(left, lambda: time.monotonic() * 1000) if isinstance(left, int) else None
 
 
 def _request_id(app: APIGatewayHttpResolver) -> str:
