@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -170,10 +171,13 @@ def _path_arguments(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
     """Route arguments from the event's ``pathParameters``, which API Gateway and the local
     gateway decode once, instead of the resolver's matches on ``rawPath`` (percent-encoded
     locally, so a name the SDK encodes arrived as ``a%3Ab``); bounded in length (raises
-    InvalidTopicName / InvalidMessage). Events without ``pathParameters`` keep the matches."""
+    InvalidTopicName / InvalidMessage). A match without its parameter in the event (a
+    greedy route's event: ``ANY /admin/{proxy+}`` carries only ``proxy``; an event without
+    ``pathParameters``) is decoded here, once, as API Gateway decodes a parameter."""
     given = {_snake(k): v for k, v in (app.current_event.path_parameters or {}).items()}
     matched: dict[str, str] = app.context.get("_route_args", {})
-    arguments = {name: given.get(name, value) for name, value in matched.items()}
+    arguments = {name: given[name] if name in given else unquote(value)
+                 for name, value in matched.items()}  # fmt: skip
     check_path_names(arguments)
     app.append_context(_route_args=arguments)
     return next_middleware(app)
