@@ -31,7 +31,7 @@ from aws_lambda_powertools.logging.utils import copy_config_to_registered_logger
 
 from magnetar_core.api import metrics
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
-from magnetar_core.api.guard import guard
+from magnetar_core.api.guard import guard, served_route
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.engine import Engine
@@ -149,12 +149,13 @@ def lambda_handler(app: APIGatewayHttpResolver) -> Callable[[dict, Any], dict]:
     the API Gateway request id (``correlation_id``) in every log record, and writes its
     metrics (one EMF record per request: ``api.metrics``)."""
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-    @metrics.http_measured
     def handle(event: dict, context: Any) -> dict:
         return app.resolve(event, context)
 
-    return handle
+    measured = metrics.http_measured(handle, lambda event: served_route(app, event))
+    return logger.inject_lambda_context(
+        measured, correlation_id_path=correlation_paths.API_GATEWAY_HTTP
+    )
 
 
 def _request_id(app: APIGatewayHttpResolver) -> str:
