@@ -226,3 +226,23 @@ def test_no_match_without_a_default_route_and_methods_must_agree():
 def test_path_parameters_are_url_decoded_per_segment():
     match = _table("GET /t/{name}/x").match("GET", "/t/my%20topic%2Fpart/x")
     assert match.path_parameters == {"name": "my topic/part"}
+
+
+def test_the_gateway_tells_its_observers_the_admin_route_a_greedy_request_took():
+    from magnetar_local.events import HttpRequest
+    from magnetar_local.gateway import Gateway
+
+    template = LocalTemplate()
+    gateway = Gateway(template.routes, template.functions)
+    path = "/admin/v2/persistent/acme/orders/t%3A1/triggers/to-billing"
+    request = HttpRequest("PUT", path, "", [], b"")
+    match = gateway.table.match("PUT", path)
+    assert match.route.route_key == "ANY /admin/{proxy+}"
+    observed = gateway._served_match(request, match)  # what the trigger driver sees
+    assert observed.route.route_key == "PUT /admin/v2/{domain}/{tenant}/{namespace}/{topic}/triggers/{name}"  # fmt: skip
+    assert observed.path_parameters == {"domain": "persistent", "tenant": "acme", "namespace": "orders",
+                                        "topic": "t:1", "name": "to-billing"}  # fmt: skip
+    produce = gateway.table.match("POST", "/v1/persistent/acme/orders/t/messages")
+    assert gateway._served_match(HttpRequest("POST", "/v1/persistent/acme/orders/t/messages", "", [], b""), produce) is produce  # fmt: skip
+    unknown = gateway.table.match("GET", "/admin/v9")
+    assert gateway._served_match(HttpRequest("GET", "/admin/v9", "", [], b""), unknown) is unknown

@@ -39,6 +39,7 @@ from magnetar_local.lambda_api import LambdaInvokeApi
 from magnetar_local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from magnetar_local.metrics import METRICS_PATH, MetricsRegistry
 from magnetar_local.routes import RouteMatch, RouteTable
+from magnetar_local.served_routes import hands_routing_to_app, served_routes
 from magnetar_local.template import FunctionSpec, RouteSpec
 
 __all__ = [
@@ -92,9 +93,20 @@ class Gateway:
         events (``$default``, no path parameters, no authorizer), every request whose route
         belongs to a handler app it serves (``magnetar_local.function_url``); None: each
         route's own function, as behind the HTTP API."""
+        self._served: RouteTable | None = None  # _served_match's table
         self.observers: list[Callable[[RouteMatch, int], None]] = []
         """Called after each routed request with its match and answer's status (the
         local trigger driver watches commits through it); must not raise nor block."""
+
+    def _served_match(self, request: HttpRequest, match: RouteMatch) -> RouteMatch:
+        """What observers see of a request: behind a route that hands routing to its app
+        (``ANY /admin/{proxy+}``), the app's route its path took (``PUT .../triggers/{name}``)
+        with its parameters, as if it were a route of its own; else ``match``."""
+        if not hands_routing_to_app(match.route):
+            return match
+        if self._served is None:  # loads the apps' handler modules once, on the first need
+            self._served = RouteTable(served_routes(self._routes, self.loader.functions))
+        return self._served.match(request.method, request.raw_path) or match
 
     @property
     def port(self) -> int:
@@ -246,9 +258,10 @@ class Gateway:
             )  # fmt: skip
             response = _internal_error(request_id)
         response.headers.append(("apigw-requestid", request_id))
+        observed = self._served_match(request, match)
         for observe in list(self.observers):
             try:
-                observe(match, response.status)
+                observe(observed, response.status)
             except Exception:  # an observer's bug never fails the request
                 log.exception("request %s: an observer failed", request_id)
         return response

@@ -9,19 +9,21 @@ of its app under the greedy route's prefix that the API really sends to it (a mo
 route of another function does not shadow them). Every other template route is served as is
 (``GET /console/{proxy+}`` is a route of the console's own).
 
-The local gateway routes with ``LocalTemplate.routes`` as API Gateway does; what reads the
-API's surface (openapi.yaml, the route classes of ``domain.security.routes``, the function
-URL's table, the sample events) compares it with ``served_routes``.
+The local gateway routes with ``LocalTemplate.routes`` as API Gateway does (and tells its
+observers the served route a greedy route's request took); what reads the API's surface
+(openapi.yaml, the route classes of ``domain.security.routes``, the function URL's table,
+the sample events) compares it with ``served_routes``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 from magnetar_core.api.front_door import load_handler_module, routes_of
 from magnetar_local.routes import RouteTable
-from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate, RouteSpec
+from magnetar_local.template import DEFAULT_TEMPLATE, FunctionSpec, LocalTemplate, RouteSpec
 
 
 def hands_routing_to_app(route: RouteSpec) -> bool:
@@ -34,24 +36,25 @@ def _sample_path(path: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: f"sample-{m.group(1)}", path)
 
 
-def app_routes(template: LocalTemplate, function: str) -> list[RouteSpec]:
-    """The routes of ``function``'s app (its handler module's resolver), as route specs."""
-    spec = template.functions[function]
+def app_routes(spec: FunctionSpec) -> list[RouteSpec]:
+    """The routes of the function's app (its handler module's resolver), as route specs."""
     module = load_handler_module(spec.code_dir / (spec.handler.rsplit(".", 1)[0].replace(".", "/") + ".py"),
                                  code_dir=spec.code_dir)  # fmt: skip
-    return [RouteSpec(route.method, route.path, function) for route in routes_of(module.app, function)]  # fmt: skip
+    return [RouteSpec(route.method, route.path, spec.logical_id)
+            for route in routes_of(module.app, spec.logical_id)]  # fmt: skip
 
 
-def served_routes(template: LocalTemplate) -> list[RouteSpec]:
-    """The routes the API serves (see the module docstring), in template order."""
-    table = RouteTable(template.routes)
+def served_routes(routes: Sequence[RouteSpec], functions: Mapping[str, FunctionSpec]) -> list[RouteSpec]:  # fmt: skip
+    """The routes an API of ``routes`` (a template's, on its ``functions``) serves (see the
+    module docstring), in their order."""
+    table = RouteTable(routes)
     served: list[RouteSpec] = []
-    for route in template.routes:
+    for route in routes:
         if not hands_routing_to_app(route):
             served.append(route)
             continue
         prefix = route.path.rsplit("/", 1)[0] + "/"
-        for candidate in app_routes(template, route.function):
+        for candidate in app_routes(functions[route.function]):
             match = table.match(candidate.method, _sample_path(candidate.path))
             if candidate.path.startswith(prefix) and match is not None and match.route == route:
                 served.append(RouteSpec(candidate.method, candidate.path, route.function,
@@ -62,4 +65,5 @@ def served_routes(template: LocalTemplate) -> list[RouteSpec]:
 @cache
 def default_served_routes() -> tuple[RouteSpec, ...]:
     """``served_routes`` of template.yaml (the default local stack), computed once."""
-    return tuple(served_routes(LocalTemplate(DEFAULT_TEMPLATE)))
+    template = LocalTemplate(DEFAULT_TEMPLATE)
+    return tuple(served_routes(template.routes, template.functions))
