@@ -104,9 +104,11 @@ class Gateway:
         with its parameters, as if it were a route of its own; else ``match``."""
         if not hands_routing_to_app(match.route):
             return match
-        if self._served is None:  # loads the apps' handler modules once, on the first need
-            self._served = RouteTable(served_routes(self._routes, self.loader.functions))
-        return self._served.match(request.method, request.raw_path) or match
+        served = self._served
+        if served is None:  # loads the apps' handler modules once, on the first need
+            with self._lock:
+                served = self._served = RouteTable(served_routes(self._routes, self.loader.functions))  # fmt: skip
+        return served.match(request.method, request.raw_path) or match
 
     @property
     def port(self) -> int:
@@ -135,14 +137,14 @@ class Gateway:
         route = RouteSpec(method.upper(), path, name)
         with self._lock:
             self._routes.append(route)
-            self.table = RouteTable(self._routes)
+            self.table, self._served = RouteTable(self._routes), None
         return route
 
     def remove_route(self, route: RouteSpec) -> None:
         """Stop serving a route added with ``add_route``."""
         with self._lock:
             self._routes.remove(route)
-            self.table = RouteTable(self._routes)
+            self.table, self._served = RouteTable(self._routes), None
 
     def use_authorizer(
         self, function: str | None = "AuthorizerFunction", cache_s: int = 300,
