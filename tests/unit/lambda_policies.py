@@ -117,3 +117,14 @@ def resource_policies(transformed: dict[str, Any]) -> dict[str, str]:
 def policy_sizes_bytes(transformed: dict[str, Any]) -> dict[str, int]:
     """Function logical id -> the size of its resource-based policy in bytes."""
     return {lid: len(policy.encode()) for lid, policy in resource_policies(transformed).items()}
+
+
+if __name__ == "__main__":  # `python tests/unit/lambda_policies.py`: the sizes of template.yaml
+    from samtranslator.yaml_helper import yaml_parse
+    from test_template import _sam_transform
+
+    from magnetar_local.template import DEFAULT_TEMPLATE
+
+    sizes = policy_sizes_bytes(_sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text())))
+    for logical_id, size in sorted(sizes.items(), key=lambda item: -item[1]):
+        print(f"{logical_id:28} {size:6} bytes ({size / LIMIT_BYTES:.0%} of {LIMIT_BYTES})")
