@@ -7,6 +7,9 @@
 #   make checkov   - checkov on template.yaml (part of make check)
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
 #   make docs      - the documentation site (mkdocs.yml) in site/
+#   make build-aws - `sam build` of template.yaml (SAM CLI in its own venv, .tools/sam)
+#   make deploy    - build, `sam deploy` and upload the Glue artifacts (STACK, REGION, PARAMS)
+#   make undeploy  - empty the stack's artifacts bucket and `sam delete` the stack
 
 PORT ?= 8080
 VENV := .venv
@@ -31,7 +34,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: chromium install run stop test test-fast check checkov lint clean glue-artifacts docs
+.PHONY: chromium install run stop test test-fast check checkov lint clean glue-artifacts docs build-aws deploy undeploy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +88,7 @@ check: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/cfn-lint template.yaml
 	@$(MAKE) --no-print-directory checkov
 	$(MAKE) --no-print-directory docs
 
@@ -119,7 +123,40 @@ lint: install
 
 glue-artifacts: install
 	$(BIN)/python spark_glue/package.py build/glue
-	@echo "upload: aws s3 sync build/glue/spark_glue s3://<ArtifactsBucket>/spark_glue/"
+
+# ---------------------------------------------------------------- AWS (docs/deploying.md)
+# SAM CLI in a tool venv of its own (never the project's: its pins are not ours), on Python
+# 3.12, the functions' runtime, which `sam build` also needs on PATH to build for it:
+# python3.12 when it runs, else pyenv's.
+STACK ?= magnetar
+REGION ?= $(or $(AWS_REGION),$(AWS_DEFAULT_REGION),us-east-1)
+PARAMS ?=
+SAM_CLI_VERSION := 1.170.0
+SAM_VENV := .tools/sam
+SAM := $(SAM_VENV)/bin/sam
+PYTHON312 := $(shell for p in python3.12 $$(pyenv root 2>/dev/null)/versions/3.12*/bin/python3.12; do \
+  "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null && { command -v "$$p"; break; }; done)
+SAM_ENV := PATH="$(dir $(PYTHON312)):$$PATH" SAM_CLI_TELEMETRY=0
+ARTIFACTS := $(BIN)/python infra/deploy/artifacts.py --stack $(STACK) --region $(REGION)
+
+$(SAM):
+	@test -n "$(PYTHON312)" || { echo "build-aws: needs Python 3.12 (python3.12 on PATH, or pyenv install 3.12)"; exit 1; }
+	$(PYTHON312) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+
+# .aws-sam/build: the layer at CoreLayer/python/ (Lambda's /opt/python), its requirements
+# as arm64 wheels (pip downloads them for the template's architecture, no Docker)
+build-aws: $(SAM)
+	$(SAM_ENV) $(SAM) build --template-file template.yaml
+
+deploy: glue-artifacts build-aws
+	$(SAM_ENV) $(SAM) deploy --stack-name $(STACK) --region $(REGION) \
+	  $(if $(strip $(PARAMS)),--parameter-overrides $(PARAMS))
+	$(ARTIFACTS) upload build/glue/spark_glue
+
+undeploy: install $(SAM)
+	$(ARTIFACTS) empty
+	$(SAM_ENV) $(SAM) delete --stack-name $(STACK) --region $(REGION) --no-prompts
 
 clean:
-	rm -rf $(VENV) .tools build/glue site
+	rm -rf $(VENV) .tools build/glue site .aws-sam

@@ -118,7 +118,7 @@ def test_the_readme_marks_only_setup_installs_deploys_and_the_auth_service_as_no
         "make run    # installs into .venv, starts the service on an embedded AWS emulator at http://127.0.0.1:8080",
         "pip install ./sdk",
         ".venv/bin/magnetar local --auth                  # prints the superuser's token; serves at http://127.0.0.1:8080",
-        "ARTIFACTS=my-magnetar-artifacts                      # a bucket of yours, in the stack's region",
+        "# authentication is on by default: the authorizer reads the token key from SSM",
     ]  # fmt: skip
     assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2
     assert len(runnable(blocks, "runs with --auth")) == 3
