@@ -92,9 +92,10 @@ check: install
 	@$(MAKE) --no-print-directory checkov
 	$(MAKE) --no-print-directory docs
 
-# The documentation site; strict (mkdocs.yml): a broken link or anchor fails the build.
+# The documentation site; strict (mkdocs.yml): a broken link or anchor, or a page left out of
+# nav, fails the build (not with --quiet: mkdocs then counts no warnings).
 docs: install
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # checkov on template.yaml (.checkov.yaml: what it checks and the reviewed skips, each with its
 # reason), in a virtualenv of its own (its pins conflict with the project's), installed once
