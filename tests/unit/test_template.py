@@ -45,7 +45,7 @@ def _sam_transform(document: dict) -> dict:
 @pytest.fixture(scope="session")
 def transformed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """template.yaml as SAM translates it, translated once a run (about 15 CPU-s: every one of
-    the 143 routes copies the whole OpenAPI body): under pytest-xdist the first worker to need
+    the 148 routes copies the whole OpenAPI body): under pytest-xdist the first worker to need
     it writes it as JSON to the run's shared temporary directory, under a lock, and the other
     workers read it (the module's tests are spread over several workers)."""
     basetemp = tmp_path_factory.getbasetemp()
@@ -191,6 +191,21 @@ def _allowed_actions(transformed: dict, role: str) -> set[str]:
     return actions
 
 
+def test_the_function_runner_may_only_write_its_own_log_group(transformed):
+    resources = transformed["Resources"]
+    runner = resources["FunctionRunnerFunction"]["Properties"]
+    assert runner["Role"] == {"Fn::GetAtt": ["FunctionRunnerRole", "Arn"]}
+    role = resources["FunctionRunnerRole"]["Properties"]
+    assert "ManagedPolicyArns" not in role  # not even AWSLambdaBasicExecutionRole's logs:*
+    statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    assert statements == [{"Sid": "WriteOwnLogs", "Effect": "Allow",
+                           "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                           "Resource": {"Fn::Sub": "${FunctionRunnerLogGroup.Arn}"}}]  # fmt: skip
+    group = resources["FunctionRunnerLogGroup"]["Properties"]["LogGroupName"]
+    assert group == {"Fn::Sub": "/aws/lambda/${AWS::StackName}-function-runner"}
+    assert runner["Environment"]["Variables"]["MAGNETAR_API_URL"]["Fn::Sub"].startswith("https://${HttpApi}")  # fmt: skip
+
+
 def test_the_receive_function_may_not_write_entries_or_the_log(transformed):
     actions = _allowed_actions(transformed, "ReceiveFunctionRole")
     assert "s3:GetObject" in actions
@@ -249,8 +264,13 @@ def test_only_the_authorizers_may_read_the_token_key_and_only_that_parameter(tra
         if r["Type"] == "AWS::IAM::Role"
         and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
     }
-    # the notification channel's $connect (api.notify) and the function-URL front door run the authorizer's check themselves (FrontDoor: FunctionUrl)
-    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole", "NotifyFunctionRole"}
+    # the notification channel's $connect (api.notify) and the function-URL front door run the authorizer's check themselves (FrontDoor: FunctionUrl);
+    # the trigger fan-out signs Pulsar Functions' per-batch tokens (authentication on only)
+    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole", "NotifyFunctionRole",
+                       "TriggerFanoutFunctionRole"}  # fmt: skip
+    fanout = transformed["Resources"]["TriggerFanoutFunctionRole"]["Properties"]["Policies"]
+    signing = [p for p in fanout if "ssm:GetParameter" in str(p)]
+    assert [p["Fn::If"][0] for p in signing] == ["AuthenticationOn"]
     conditional = [
         p for p in transformed["Resources"]["DataPlaneFunctionRole"]["Properties"]["Policies"]
         if "ssm:GetParameter" in str(p)
@@ -312,7 +332,7 @@ def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
 
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
-    assert len(template.routes) == 143
+    assert len(template.routes) == 148
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"
