@@ -49,7 +49,8 @@ ALLOWED = {
     "public": set(ROLES) | set(NOT_A_ROLE),
 }
 """Route class -> the roles Pulsar allows (``lookup`` includes listing a namespace;
-``functions``: triggers and functions, which only ``function``'s role holds by grant; ``public``: the console's page and
+``functions``: triggers and functions, which only ``function``'s role holds by grant;
+``public``: the console's page and
 script, which hold no data and are served to every caller, with or without a token)."""
 
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
@@ -178,15 +179,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", _TOPIC + "/partitions"): "tenant admin",
     # issue 15's schema registry, as Pulsar's SchemasResource: GET_METADATA (lookup) for
     # reads, PRODUCE to post, the tenant's admin to delete and to test compatibility
-    **{
-        (m, f"{_NS}/{p}"): "tenant admin"
-        for p, ms in {
-            "schemaCompatibilityStrategy": "GET PUT",
-            "isAllowAutoUpdateSchema": "GET POST",
-            "schemaValidationEnforced": "GET POST",
-        }.items()
-        for m in ms.split()
-    },  # fmt: skip
+    **{(m, f"{_NS}/{p}"): "tenant admin" for p, ms in {
+        "schemaCompatibilityStrategy": "GET PUT", "isAllowAutoUpdateSchema": "GET POST",
+        "schemaValidationEnforced": "GET POST"}.items() for m in ms.split()},  # fmt: skip
     ("GET", _SCHEMAS + "/schema"): "lookup",
     ("GET", _SCHEMAS + "/schema/{version}"): "lookup",
     ("GET", _SCHEMAS + "/schemas"): "lookup",
