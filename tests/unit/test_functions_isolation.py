@@ -284,3 +284,37 @@ def test_a_batch_runs_in_a_child_and_what_user_code_patches_dies_with_it():
 def test_a_batch_whose_child_dies_hangs_or_exits_fails_with_the_reason(body, reason):
     with pytest.raises(TargetFailed, match=reason):
         function_runner.run_isolated(_batch(body), SETTINGS)
+
+
+# -- on AWS: the fan-out signs with the key parameter's secret key ---------------------------
+
+
+class _Ssm:
+    """An SSM client holding one parameter (what ``SsmParameters`` calls)."""
+
+    def __init__(self, value: str) -> None:
+        self.value, self.reads = value, 0
+
+    def get_parameter(self, Name: str, WithDecryption: bool) -> dict:  # noqa: N803 - boto3's
+        assert Name == "/magnetar/token-key" and WithDecryption
+        self.reads += 1
+        return {"Parameter": {"Value": self.value}}
+
+
+def test_on_aws_the_dispatcher_signs_with_the_key_parameters_secret_read_once_on_first_use():
+    from magnetar_core.engine.aws import function_keys_of
+    from magnetar_core.services.functions.credentials import signing_key_of
+
+    settings = memory_settings(authentication_enabled=True, token_key_parameter="/magnetar/token-key")  # fmt: skip
+    ssm = _Ssm(base64.b64encode(SECRET).decode())
+    keys = function_keys_of(settings, ssm)
+    assert keys is not None and ssm.reads == 0  # nothing read until a batch needs it
+    signing = signing_key_of(keys())
+    assert signing is not None and ssm.reads == 1
+    signing_key_of(keys())
+    assert ssm.reads == 1
+    token = tokens.create(signing, "app", int(time.time()) + 60)
+    assert tokens.validate(token, tokens.VerificationKeys.of(SECRET), int(time.time())).subject == "app"  # fmt: skip
+    public_only = function_keys_of(settings, _Ssm(json.dumps({"tokenPublicKey": _public_key()})))
+    assert public_only is not None and signing_key_of(public_only()) is None
+    assert function_keys_of(memory_settings(token_key_parameter="/magnetar/token-key")) is None

@@ -160,7 +160,9 @@ def key_source_of(settings: Settings, ssm: BotoClient | None = None) -> KeySourc
     )
 
 
-def function_keys_of(settings: Settings) -> Callable[[], VerificationKeys | None] | None:
+def function_keys_of(
+    settings: Settings, ssm: BotoClient | None = None
+) -> Callable[[], VerificationKeys | None] | None:
     """What signs functions' tokens on AWS: the keys of the SSM parameter
     ``TOKEN_KEY_PARAMETER`` (and the ``TOKEN_*_KEY`` references), read on first use (the
     first function batch; one SSM read per container). None when no parameter is named:
@@ -171,7 +173,7 @@ def function_keys_of(settings: Settings) -> Callable[[], VerificationKeys | None
 
     def keys() -> VerificationKeys:
         if not made:
-            made.append(key_source_of(settings))
+            made.append(key_source_of(settings, ssm))
         return made[0].keys()
 
     return keys
