@@ -19,6 +19,7 @@ from magnetar.functions_cli import parser, request
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.adapters.targets import Targets
+from magnetar_core.api import function_zygote
 from magnetar_core.domain.triggers.records import TargetAnswer, TargetFailed
 from magnetar_core.domain.triggers.spec import Target
 from magnetar_core.engine import Engine
@@ -70,6 +71,7 @@ def _runner_handler():
 
 def test_the_runner_handler_runs_the_batch_it_is_sent_through_the_http_api(svc, monkeypatch):
     monkeypatch.setenv("MAGNETAR_API_URL", svc.url)
+    monkeypatch.setattr(function_zygote, "undumpable", lambda: None)  # not the test process
     config, _ = svc.engine.functions.put("public", "default", "up", BODY)
     record = {"messageId": "1:0:-1:-1", "topic": "persistent://public/default/in", "key": None,
               "payload": base64.b64encode(b"hi").decode(), "properties": {}, "eventTime": 0}  # fmt: skip
@@ -84,6 +86,7 @@ def test_the_runner_handler_runs_the_batch_it_is_sent_through_the_http_api(svc, 
 
 def test_the_runner_refuses_a_batch_without_a_definition_and_a_missing_api_url(monkeypatch):
     monkeypatch.setenv("MAGNETAR_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setattr(function_zygote, "undumpable", lambda: None)
     with pytest.raises(TargetFailed, match="no function definition"):
         _runner_handler()({"function": "public/default/up", "records": []}, None)
     monkeypatch.delenv("MAGNETAR_API_URL")

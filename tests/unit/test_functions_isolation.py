@@ -270,6 +270,35 @@ def test_a_batch_runs_in_a_child_and_what_user_code_patches_dies_with_it():
     assert serde.deserialize is not None and not hasattr(function_runner, "SPIED")
 
 
+def test_a_batch_child_holds_nothing_of_the_runner_nor_of_earlier_batches(monkeypatch):
+    monkeypatch.setattr(function_runner, "LINGERING", "an earlier batch's token", raising=False)
+    look = """
+        def process(self, input, context):
+            import gc, magnetar_core.api.function_runner as runner
+            if hasattr(runner, "LINGERING") or any(
+                    isinstance(o, dict) and "an earlier batch's token" in o.values()
+                    for o in gc.get_objects()):
+                raise RuntimeError("the child sees the runner's memory")
+    """
+    earlier = {**_batch("def process(self, input, context):\n    return None\n"), "token": "an earlier batch's token"}  # fmt: skip
+    assert function_runner.run_isolated(earlier, SETTINGS) == {"batchItemFailures": []}
+
+    assert function_runner.run_isolated(_batch(look), SETTINGS) == {"batchItemFailures": []}
+    assert function_runner.handle(_batch(look), SETTINGS) != {
+        "batchItemFailures": []
+    }  # here it would
+
+
+def test_a_killed_zygote_is_started_again_for_the_next_batch():
+    batch = _batch("def process(self, input, context):\n    return None\n")
+    function_runner.run_isolated(batch, SETTINGS)
+    zygote = function_runner.zygote_of(SETTINGS.api_url)
+    zygote._process.kill()  # type: ignore[union-attr]  # noqa: SLF001 - as a child could
+    zygote._process.wait()  # type: ignore[union-attr]  # noqa: SLF001
+
+    assert function_runner.run_isolated(batch, SETTINGS) == {"batchItemFailures": []}
+
+
 @pytest.mark.parametrize(
     ("body", "reason"),
     [

@@ -4,10 +4,11 @@ records, the token of the function's role) and reaches nothing but the HTTP API
 (``MAGNETAR_API_URL``) with that token: no store, no engine, and on AWS a role that may only
 write logs.
 
-Each batch runs in a child process forked for it (``run_isolated``), in a session of its
-own that is killed when the batch ends: what one function's code leaves behind (patched
-modules, threads, processes in its session) never sees a later batch, another function's
-token included, although Lambda reuses the container. The local stack runs the same code in
+Each batch runs in a child process forked for it (``run_isolated``) from a zygote that never
+saw a batch (``function_zygote``), in a session of its own that is killed when the batch
+ends: what one function's code leaves behind (patched modules, threads, processes in its
+session) never sees a later batch, and a child's memory holds no earlier batch (another
+function's token included), although Lambda reuses the container. The local stack runs the same code in
 a subprocess with no AWS credentials (``python -m magnetar_core.api.function_runner``: one
 event per stdin line, one answer per stdout line).
 """
@@ -21,64 +22,49 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from magnetar_core.adapters.http.function_api import FunctionApi
-from magnetar_core.domain.runtime import Runtime
+from magnetar_core.api.function_batch import API_URL, BATCH_TIMEOUT_S, RunnerSettings, handle
+from magnetar_core.api.function_zygote import Zygote, undumpable
 from magnetar_core.domain.triggers.records import TargetFailed
-from magnetar_core.services.functions.runtime import FunctionRuntime
 
-API_URL = "MAGNETAR_API_URL"
-BATCH_TIMEOUT_S = 55.0
-"""A batch's time: under the runner Lambda's 60 s timeout."""
+__all__ = ["API_URL", "BATCH_TIMEOUT_S", "RunnerSettings", "handle", "main", "run_isolated", "zygote_of"]  # fmt: skip
 
-
-@dataclass(frozen=True)
-class RunnerSettings:
-    """The runner's settings: the HTTP API's base URL, a batch's time."""
-
-    api_url: str
-    batch_timeout_s: float = BATCH_TIMEOUT_S
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> RunnerSettings:
-        url = env.get(API_URL, "")
-        if not url.startswith(("https://", "http://")):
-            raise TargetFailed(f"{API_URL} must be the HTTP API's base URL, not {url!r}")
-        return cls(url)
+_zygotes: dict[str, Zygote] = {}
+_zygotes_lock = threading.Lock()
 
 
-_runtime = FunctionRuntime(Runtime().now_ms)
-
-
-def handle(event: Mapping[str, Any], settings: RunnerSettings) -> dict[str, Any]:
-    """Run the batch ``event`` (``runtime.batch_event``) in this process; its
-    ``batchItemFailures``. Raises TargetFailed when the batch is not one or its function
-    does not load."""
-    api = FunctionApi(settings.api_url, str(event.get("function", "")), event.get("token"))
-    return _runtime.run(event, api, api)
+def zygote_of(api_url: str) -> Zygote:
+    """The zygote serving ``api_url``'s batches (one per URL and process)."""
+    with _zygotes_lock:
+        return _zygotes.setdefault(api_url, Zygote(api_url))
 
 
 def run_isolated(event: Mapping[str, Any], settings: RunnerSettings) -> dict[str, Any]:
-    """``handle`` in a forked child, in a session of its own killed afterwards (see the
-    module). Raises TargetFailed when the batch failed to run, timed out or the child died."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: user code runs here, and nowhere else
-        os.close(read_end)
-        _child(event, settings, write_end)
-    os.close(write_end)
+    """``handle`` in a child forked from the zygote (``function_zygote``), in a session of
+    its own killed afterwards (see the module). Raises TargetFailed when the batch failed
+    to run, timed out or the child died."""
+    event_r, event_w = os.pipe()
+    answer_r, answer_w = os.pipe()
     try:
-        data = _read_all(read_end, time.monotonic() + settings.batch_timeout_s)
+        pid = zygote_of(settings.api_url).spawn(event_r, answer_w)
+    except OSError as error:
+        for fd in (event_r, event_w, answer_r, answer_w):
+            os.close(fd)
+        raise TargetFailed(f"Cannot start function {event.get('function')}: {error}") from None
+    os.close(event_r)
+    os.close(answer_w)
+    try:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(event_w, "wb") as sink:
+            sink.write(json.dumps(event).encode())
+        data = _read_all(answer_r, time.monotonic() + settings.batch_timeout_s)
     finally:
-        os.close(read_end)
+        os.close(answer_r)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
     if data is None:
         raise TargetFailed(f"Function {event.get('function')} ran longer than {settings.batch_timeout_s:.0f} s")  # fmt: skip
     try:
@@ -88,21 +74,6 @@ def run_isolated(event: Mapping[str, Any], settings: RunnerSettings) -> dict[str
     if "failed" in outcome:
         raise TargetFailed(str(outcome["failed"]))
     return dict(outcome["answer"])
-
-
-def _child(event: Mapping[str, Any], settings: RunnerSettings, write_end: int) -> None:
-    os.setsid()
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # never the runner's next events
-    os.dup2(2, 1)  # user code's prints go to the log, never into the answer
-    try:
-        outcome: dict[str, Any] = {"answer": handle(event, settings)}
-    except TargetFailed as error:
-        outcome = {"failed": str(error)}
-    except BaseException as error:  # noqa: BLE001 - whatever user code raised at load time
-        outcome = {"failed": f"Function {event.get('function')} failed: {error!r}"}
-    with contextlib.suppress(OSError):
-        os.write(write_end, json.dumps(outcome).encode() + b"\n")
-    os._exit(0)
 
 
 def _read_all(fd: int, deadline: float) -> bytes | None:
@@ -123,6 +94,7 @@ def main() -> int:
     """The local stack's runner process: one event per stdin line, run isolated; one
     ``{"answer": ...}`` or ``{"failed": message}`` per stdout line. Logs go to stderr."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    undumpable()  # it holds every batch it was sent: no child may read its memory
     settings = RunnerSettings.from_env(os.environ)
     for line in sys.stdin:
         try:
