@@ -141,7 +141,11 @@ def _child(event_fd: int, answer_fd: int, api_url: str) -> None:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
-    # imported once here, so every child starts with the runner's code loaded
+    # imported once here, so every child starts with the runner's code and the Functions
+    # API (``import magnetar``: the SDK where installed) loaded
     import magnetar_core.api.function_batch  # noqa: F401
+    from magnetar_core.services.functions.loader import ensure_functions_api
+
+    ensure_functions_api()
 
     serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2])
