@@ -289,6 +289,19 @@ def test_a_batch_child_holds_nothing_of_the_runner_nor_of_earlier_batches(monkey
     }  # here it would
 
 
+def test_a_batch_child_may_start_no_process_nor_thread():
+    check = """
+        def process(self, input, context):
+            import resource
+            if resource.getrlimit(resource.RLIMIT_NPROC) != (0, 0):
+                raise RuntimeError("the child may start processes")
+    """
+    assert function_runner.run_isolated(_batch(check), SETTINGS) == {"batchItemFailures": []}
+    assert function_runner.handle(_batch(check), SETTINGS) != {
+        "batchItemFailures": []
+    }  # here it may
+
+
 def test_a_killed_zygote_is_started_again_for_the_next_batch():
     batch = _batch("def process(self, input, context):\n    return None\n")
     function_runner.run_isolated(batch, SETTINGS)

@@ -7,7 +7,8 @@ runner, never a fork of it) that never reads a batch: the runner sends it, over 
 socket, only two pipe descriptors; the zygote forks a child that reads the batch from the
 first, runs it (``function_batch.handle``) and writes the answer to the second, and tells
 the runner the child's pid (its session is killed when the batch ends). A child therefore
-holds its own batch and nothing else. The zygote and the runner make themselves
+holds its own batch and nothing else, and may start neither processes nor threads
+(``no_new_tasks``), so nothing of it outlives its batch. The zygote and the runner make themselves
 non-dumpable (``PR_SET_DUMPABLE`` 0), so a child cannot read their memory through
 ``/proc`` or ``ptrace``, though it runs as the same user.
 """
@@ -19,6 +20,7 @@ import ctypes
 import json
 import logging
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -33,6 +35,15 @@ def undumpable() -> None:
     read its ``/proc`` memory (Linux; elsewhere nothing happens)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def no_new_tasks() -> None:
+    """Forbid this process to start processes or threads (``RLIMIT_NPROC`` 0: Linux counts
+    both against the user): nothing of a batch can outlive its session, nor wait in the
+    container for a later invocation. Not enforced for root (a development machine's
+    container may run as root; Lambda does not)."""
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 
 
 class Zygote:
@@ -127,6 +138,7 @@ def _child(event_fd: int, answer_fd: int, api_url: str) -> None:
         event = json.loads(source.read())
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)  # user code's prints go to the log, never into the answer
+    no_new_tasks()
     settings = function_batch.RunnerSettings(api_url)
     try:
         outcome: dict = {"answer": function_batch.handle(event, settings)}
