@@ -8,9 +8,9 @@ Each batch runs in a child process forked for it (``run_isolated``) from a zygot
 saw a batch (``function_zygote``), in a session of its own that is killed when the batch
 ends: what one function's code leaves behind (patched modules, threads, processes in its
 session) never sees a later batch, and a child's memory holds no earlier batch (another
-function's token included), although Lambda reuses the container. The local stack runs the same code in
-a subprocess with no AWS credentials (``python -m magnetar_core.api.function_runner``: one
-event per stdin line, one answer per stdout line).
+function's token included), although Lambda reuses the container. The local stack runs the
+same code in a subprocess with no AWS credentials (``python -m
+magnetar_core.api.function_runner``: one event per stdin line, one answer per stdout line).
 """
 
 from __future__ import annotations
