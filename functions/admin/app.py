@@ -3,11 +3,13 @@ and triggers, and /admin/v3/functions (Pulsar Functions). The subscription verbs
 expire, reset cursor, create) are ``magnetar_core.api.cursor_routes``, the topic verbs
 (terminate, unload, truncate, grow partitions) ``magnetar_core.api.topic_routes``; the schema
 registry and schema policies ``magnetar_core.api.schema_routes``; backlog quotas and rate
-limits ``magnetar_core.api.quota_routes``."""
+limits ``magnetar_core.api.quota_routes``; Pulsar Functions (their counters and state
+too) ``magnetar_core.api.function_routes``."""
 
 from magnetar_core.api import (
     bodies,
     cursor_routes,
+    function_routes,
     http,
     quota_routes,
     schema_routes,
@@ -22,6 +24,7 @@ cursor_routes.register(app, engine)
 topic_routes.register(app, engine)
 schema_routes.register(app, engine)
 quota_routes.register(app, engine)
+function_routes.register(app, engine)
 
 
 @app.get("/admin/v2/brokers/health")
@@ -278,28 +281,6 @@ def get_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str)
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers/<name>")
 def delete_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
     engine().triggers.delete(topic_of(domain, tenant, namespace, topic), name)
-    return http.no_content()
-
-
-@app.get("/admin/v3/functions/<tenant>/<namespace>")
-def list_functions(tenant: str, namespace: str):
-    return http.ok(engine().functions.names(tenant, namespace))
-
-
-@app.put("/admin/v3/functions/<tenant>/<namespace>/<name>")
-def put_function(tenant: str, namespace: str, name: str):
-    config, _created = engine().functions.put(tenant, namespace, name, http.json_body(app))
-    return http.ok(config.to_body())
-
-
-@app.get("/admin/v3/functions/<tenant>/<namespace>/<name>")
-def get_function(tenant: str, namespace: str, name: str):
-    return http.ok(engine().functions.get(tenant, namespace, name).to_body())
-
-
-@app.delete("/admin/v3/functions/<tenant>/<namespace>/<name>")
-def delete_function(tenant: str, namespace: str, name: str):
-    engine().functions.delete(tenant, namespace, name)
     return http.no_content()
 
 

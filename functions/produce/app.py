@@ -19,9 +19,11 @@ def produce(domain: str, tenant: str, namespace: str, topic: str):
         )
         return http.ok(views.publish_many_result(many))
     if kind == http.ENTRY_CONTENT_TYPE:
+        # ?deduplicate=true: checked whatever the policies say (Pulsar Functions' outputs)
         result = engine().producer.publish(
-            name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme
-        )
+            name, http.raw_body(app), epoch=epoch, hashing_scheme=scheme,
+            deduplicate=http.flag(app, "deduplicate"),
+        )  # fmt: skip
     else:
         body = http.json_object(app)
         if "entryRef" in body:

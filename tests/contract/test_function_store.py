@@ -1,5 +1,5 @@
-"""Contract of the function stores: functions versioned and listed by namespace (code
-kept, never listed as topics); counters added atomically, state bytes kept, both per
+"""Contract of the function stores: functions versioned and listed by namespace (code and
+the role they run as kept, never listed as topics); counters added atomically, state bytes kept, both per
 function and forgotten together."""
 
 from __future__ import annotations
@@ -37,6 +37,17 @@ def test_functions_are_versioned_listed_by_namespace_and_never_listed_as_topics(
         functions.delete(b)  # stale version
     functions.delete(replaced)
     assert functions.get("c", ns, "b") is None and functions.list("c", ns) == [a]
+
+
+def test_a_function_keeps_the_role_it_runs_as_and_none_is_kept_as_none(stores, uid):
+    functions, ns = stores.functions, f"ns-{uid}"
+    owned = functions.put(_config(ns, "owned").with_role("app-owner"))
+    functions.put(_config(ns, "open"))
+    assert functions.get("c", ns, "owned") == owned and owned.role == "app-owner"
+    assert functions.get("c", ns, "open").role is None
+    assert [c.role for c in functions.list("c", ns)] == [None, "app-owner"]
+    replaced = functions.put(_config(ns, "owned").with_role("other").with_version(1))
+    assert functions.get("c", ns, "owned").role == "other" == replaced.role
 
 
 def test_counters_add_up_and_state_keeps_bytes_per_function(stores, uid):

@@ -3,10 +3,13 @@ every kind of caller, allowed or refused as Pulsar's ``PulsarAuthorizationProvid
 and every refusal changing nothing (the route's topic and namespace read back).
 
 Callers: four that prove no role (no token, expired, tampered, signed with another key:
-401 on every route, even for the superuser's role), and six roles: ``producer`` (produce on
+401 on every route, even for the superuser's role), and seven roles: ``producer`` (produce on
 the namespace), ``consumer`` (consume, and the one role subscription ``sub`` is restricted
 to), ``restricted`` (consume, not listed on ``sub``), ``other-admin`` (admin of another
-tenant), ``tenant-admin`` (the tenant's admin) and ``superuser``. The expected classes are
+tenant), ``tenant-admin`` (the tenant's admin), ``superuser``, and ``function``: a Pulsar
+Function's batch token, minted by the trusted dispatcher (``FunctionCredentials``) for the
+role that registered the function (``fn-owner``: produce, consume and functions on the
+namespace), so user code may do exactly what that role may. The expected classes are
 written here, from Pulsar's rules, not read from ``domain.security.routes``.
 """
 
@@ -22,7 +25,9 @@ import pytest
 import requests
 import yaml
 
+from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.security import AuthAction, NamespacePermissions, Role, TenantInfo
+from magnetar_core.services.functions.credentials import FunctionCredentials
 from magnetar_local.secured import SecuredGateway
 from magnetar_local.template import DEFAULT_TEMPLATE
 from magnetar_wire import token_keys, tokens
@@ -30,21 +35,22 @@ from magnetar_wire.names import TopicName
 
 OPENAPI = DEFAULT_TEMPLATE.parent / "openapi.yaml"
 NOT_A_ROLE = ("anonymous", "expired", "tampered", "wrong-key")
-ROLES = ("producer", "consumer", "restricted", "other-admin", "tenant-admin", "superuser")
+ROLES = ("producer", "consumer", "restricted", "other-admin", "tenant-admin", "superuser",
+         "function")  # fmt: skip
 ALLOWED = {
     "superuser": {"superuser"},
     "any role": set(ROLES),
     "tenant admin": {"tenant-admin", "superuser"},
-    "lookup": {"producer", "consumer", "restricted", "tenant-admin", "superuser"},
-    "produce": {"producer", "tenant-admin", "superuser"},
-    "consume": {"consumer", "restricted", "tenant-admin", "superuser"},
+    "lookup": {"producer", "consumer", "restricted", "tenant-admin", "superuser", "function"},
+    "produce": {"producer", "tenant-admin", "superuser", "function"},
+    "consume": {"consumer", "restricted", "tenant-admin", "superuser", "function"},
     "consume sub": {"consumer", "tenant-admin", "superuser"},
-    "functions": {"tenant-admin", "superuser"},
+    "functions": {"tenant-admin", "superuser", "function"},
     "public": set(ROLES) | set(NOT_A_ROLE),
 }
 """Route class -> the roles Pulsar allows (``lookup`` includes listing a namespace;
-``functions``: triggers, which no role here holds by grant; tests/unit/
-test_trigger_authorization.py covers the namespace grant; ``public``: the console's page and
+``functions``: triggers and functions, which only ``function``'s role holds by grant;
+``public``: the console's page and
 script, which hold no data and are served to every caller, with or without a token)."""
 
 _NS = "/admin/v2/namespaces/{tenant}/{namespace}"
@@ -135,6 +141,15 @@ EXPECTED: dict[tuple[str, str], str] = {
         (m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "functions"
         for m in ("GET", "PUT", "DELETE")
     },  # fmt: skip
+    # a function's counters and state: what its runner calls with its batch token
+    **{
+        (m, "/admin/v3/functions/{tenant}/{namespace}/{name}/state/{key}"): "functions"
+        for m in ("GET", "POST")
+    },  # fmt: skip
+    **{
+        (m, "/admin/v3/functions/{tenant}/{namespace}/{name}/counters/{key}"): "functions"
+        for m in ("GET", "POST", "DELETE")
+    },  # fmt: skip
     # issue 14's subscription verbs: Pulsar's SUBSCRIBE, SKIP, EXPIRE_MESSAGES, RESET_CURSOR
     # and PEEK_MESSAGES are consume operations (with the subscription's permission where
     # the path names one); the namespace's CLEAR_BACKLOG and UNSUBSCRIBE need consume on it
@@ -205,6 +220,8 @@ BODIES: dict[str, Any] = {
     "schemaCompatibilityStrategy": "FULL",
     "isAllowAutoUpdateSchema": True,
     "schemaValidationEnforced": False,
+    "state/{key}": {"stringValue": "v"},
+    "counters/{key}": {"amount": 1},
 }
 
 
@@ -235,6 +252,7 @@ class World:
             .grant(Role("producer"), [p])
             .grant(Role("consumer"), [c])
             .grant(Role("restricted"), [c])
+            .grant(Role("fn-owner"), [p, c, AuthAction.FUNCTIONS])
             .grant_subscription("sub", [Role("consumer")])
         )
         stores.permissions.put(self.namespace, permissions)
@@ -247,11 +265,24 @@ class World:
             "expired": _bearer(secured.token(superuser, expires_at_s=int(time.time()) - 60)),
             "tampered": _bearer(f"{header}.{claims}.{signature}"),
             "wrong-key": _bearer(tokens.create(tokens.SigningKey.secret(other_key), superuser)),
-            **{role: secured.headers(self.role_of(role)) for role in ROLES},
+            **{role: secured.headers(self.role_of(role)) for role in ROLES if role != "function"},
+            "function": _bearer(self._function_token()),
         }
 
+    def _function_token(self) -> str:
+        """The batch token the dispatcher mints for a function ``fn-owner`` registered."""
+        body = {"className": "f.F", "code": "class F: pass", "inputs": ["in"]}
+        config = FunctionConfig.parse(self.tenant, "orders", "f", body).with_role("fn-owner")
+        key = tokens.SigningKey.secret(self.secured.secret_key)
+        token = FunctionCredentials(True, lambda: key, lambda: int(time.time())).token_for(config)
+        assert token is not None and tokens.show(token)[1]["sub"] == "fn-owner"
+        return token
+
     def role_of(self, caller: str) -> str:
-        """The role a caller's token names (``superuser``: the gateway's superuser role)."""
+        """The role a caller's token names (``superuser``: the gateway's superuser role;
+        ``function``: the role that registered the function)."""
+        if caller == "function":
+            return "fn-owner"
         return self.secured.superuser if caller == "superuser" else caller
 
     def arrange(self, index: int) -> TopicName:
@@ -300,6 +331,9 @@ def _entry() -> bytes:
 
 
 def _body(path: str) -> Any:
+    for tail in ("state/{key}", "counters/{key}"):
+        if path.endswith(tail):
+            return BODIES[tail]
     last = path.rstrip("/").rsplit("/", 1)[1]
     return BODIES.get(last)
 
@@ -336,7 +370,7 @@ def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_
             "producerName": f"p-{caller}", "consumerId": consumer, "name": "hook",
             "numMessages": "1", "expireTimeInSeconds": "0", "timestamp": "0",
             "messagePosition": "1", "ledgerId": "1", "entryId": "0", "version": "0",
-            "proxy+": "console.js",
+            "proxy+": "console.js", "key": "k",
         }  # fmt: skip
         url = secured_gateway.url + template.format_map(fill)
         headers = world.callers[caller]

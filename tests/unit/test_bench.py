@@ -25,6 +25,7 @@ from magnetar_bench import cli, costs, delayed, messages
         (["triggers", "-n", "5"], "magnetar_bench.triggers"),
         (["cost", "--workloads", "unbatched"], "magnetar_bench.cost"),
         (["latency", "--rate", "5"], "magnetar_bench.latency"),
+        (["functions", "--calls", "5"], "magnetar_bench.functions"),
     ],
 )
 def test_magnetar_perf_hands_each_path_to_its_harness(argv, module, monkeypatch):

@@ -1,6 +1,7 @@
-"""Where function batches go: in-process, or to the function runner Lambda (the request
-shape a botocore Stubber checks; moto cannot run it); the runner's handler on a memory
-engine; and the CLI's requests."""
+"""Where function batches go: to the function runner Lambda (the request shape a botocore
+Stubber checks; moto cannot run it) with the function's definition and code; the runner's
+handler running a batch through the HTTP API (the memory service); and the CLI's
+requests."""
 
 from __future__ import annotations
 
@@ -18,11 +19,10 @@ from magnetar.functions_cli import parser, request
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.adapters.targets import Targets
-from magnetar_core.api.http import injected_engine
-from magnetar_core.domain.triggers.records import TargetAnswer
+from magnetar_core.api import function_zygote
+from magnetar_core.domain.triggers.records import TargetAnswer, TargetFailed
 from magnetar_core.domain.triggers.spec import Target
 from magnetar_core.engine import Engine
-from magnetar_core.services.functions.dispatch import FunctionTargets
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire.names import TopicName
 
@@ -32,11 +32,18 @@ BODY = {"className": "up.Up", "code": CODE, "inputs": ["in"], "output": "out"}
 FUNCTION = Target("function", function="public/default/up")
 
 
-def test_with_a_runner_a_function_batch_is_one_lambda_invoke_naming_the_function():
+def test_with_a_runner_a_function_batch_is_one_lambda_invoke_carrying_the_definition_and_records():
     client = boto3.client("lambda", region_name="us-east-1", aws_access_key_id="x",
                           aws_secret_access_key="x")  # fmt: skip
+    engine = Engine.assemble(
+        memory_settings(function_runner="stack-function-runner"), memory_stores(),
+        targets=Targets(lambdas=LambdaTarget(lambda: client)),
+    )  # fmt: skip
+    engine.tenants.initialize_cluster()
+    config, _ = engine.functions.put("public", "default", "up", BODY)
     batch = {"records": [{"messageId": "1:0:-1:-1"}]}
-    expected = json.dumps({"function": "public/default/up", **batch}).encode()
+    expected = {"function": "public/default/up", "config": config.stored_body(), "version": 1,
+                "records": batch["records"], "token": None}  # fmt: skip
     with Stubber(client) as stub:
         stub.add_response(
             "invoke",
@@ -44,13 +51,13 @@ def test_with_a_runner_a_function_batch_is_one_lambda_invoke_naming_the_function
             {
                 "FunctionName": "stack-function-runner",
                 "InvocationType": "RequestResponse",
-                "Payload": expected,
+                "Payload": json.dumps(expected).encode(),
             },  # fmt: skip
         )
-        targets = FunctionTargets(None, Targets(lambdas=LambdaTarget(lambda: client)), "stack-function-runner")  # type: ignore[arg-type]  # fmt: skip
-        answer = targets.invoke(FUNCTION, json.dumps(batch).encode(), 1)
+        answer = engine.function_dispatcher.invoke(FUNCTION, json.dumps(batch).encode(), 1)
         stub.assert_no_pending_responses()
     assert answer == TargetAnswer(200, b'{"batchItemFailures": []}')
+    assert config.stored_body()["code"] == CODE  # the runner reads no store: the code travels
 
 
 def _runner_handler():
@@ -62,17 +69,29 @@ def _runner_handler():
     return module.lambda_handler
 
 
-def test_the_runner_handler_runs_the_named_function_on_the_batch():
-    engine = Engine.assemble(memory_settings(), memory_stores())
-    engine.tenants.initialize_cluster()
-    engine.functions.put("public", "default", "up", BODY)
+def test_the_runner_handler_runs_the_batch_it_is_sent_through_the_http_api(svc, monkeypatch):
+    monkeypatch.setenv("MAGNETAR_API_URL", svc.url)
+    monkeypatch.setattr(function_zygote, "undumpable", lambda: None)  # not the test process
+    config, _ = svc.engine.functions.put("public", "default", "up", BODY)
     record = {"messageId": "1:0:-1:-1", "topic": "persistent://public/default/in", "key": None,
               "payload": base64.b64encode(b"hi").decode(), "properties": {}, "eventTime": 0}  # fmt: skip
-    with injected_engine(engine):
-        handler = _runner_handler()
-        answer = handler({"function": "public/default/up", "records": [record]}, None)
+    event = {"function": "public/default/up", "config": config.stored_body(), "version": 1,
+             "records": [record], "token": None}  # fmt: skip
+
+    answer = _runner_handler()(event, None)
+
     assert answer == {"batchItemFailures": []}
-    assert engine.subscriptions.last_message_id(TopicName.parse("out")) is not None
+    assert svc.engine.subscriptions.last_message_id(TopicName.parse("out")) is not None
+
+
+def test_the_runner_refuses_a_batch_without_a_definition_and_a_missing_api_url(monkeypatch):
+    monkeypatch.setenv("MAGNETAR_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setattr(function_zygote, "undumpable", lambda: None)
+    with pytest.raises(TargetFailed, match="no function definition"):
+        _runner_handler()({"function": "public/default/up", "records": []}, None)
+    monkeypatch.delenv("MAGNETAR_API_URL")
+    with pytest.raises(TargetFailed, match="MAGNETAR_API_URL"):
+        _runner_handler()
 
 
 def test_the_cli_sends_the_file_with_pulsar_admins_flags(tmp_path):

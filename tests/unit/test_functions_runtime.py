@@ -57,9 +57,24 @@ def body(**extra: object) -> dict:
 
 @pytest.fixture
 def engine() -> Engine:
-    engine = Engine.assemble(memory_settings(), memory_stores())
+    engine = Engine.assemble(memory_settings(), STORES.setdefault("stores", memory_stores()))
     engine.tenants.initialize_cluster()
     return engine
+
+
+@pytest.fixture(autouse=True)
+def _fresh_stores():
+    """Each test's engine on stores of its own (read back through ``state()``)."""
+    STORES.clear()
+    yield
+    STORES.clear()
+
+
+STORES: dict = {}
+
+
+def state():
+    return STORES["stores"].function_state
 
 
 def produce(engine: Engine, *payloads: str, key: str | None = "k") -> list[str]:
@@ -122,7 +137,7 @@ def test_a_failed_record_fails_the_rest_of_its_batch_and_its_retry_publishes_onc
 
     assert payloads(engine, OUT) == [f"{x}! key=k fn=public/default/exclaim" for x in "abc"]
     assert payloads(engine, AUDIT) == ["a", "b", "c"]  # b audited twice, published once
-    counter = engine.function_runtime._state.get_counter  # noqa: SLF001 - read back
+    counter = state().get_counter
     assert counter("public/default/exclaim", "calls") == 4  # a, b (fails: c not run), b, c
 
 
@@ -134,7 +149,7 @@ def test_a_batch_run_twice_publishes_each_result_once_on_a_partitioned_output(en
                 "properties": {}, "eventTime": 0} for i, p in zip(ids, [b"a", b"b", b"c"], strict=True)]  # fmt: skip
 
     for _ in range(2):  # the answer of the first run was lost: the batch comes again
-        answer = engine.function_runtime.handle("public/default/exclaim", {"records": records})
+        answer = engine.function_dispatcher.handle("public/default/exclaim", {"records": records})
         assert answer == {"batchItemFailures": []}
 
     assert sorted(payloads(engine, OUT)) == [f"{x}! key=None fn=public/default/exclaim" for x in "abc"]  # fmt: skip
@@ -142,15 +157,15 @@ def test_a_batch_run_twice_publishes_each_result_once_on_a_partitioned_output(en
 
 def test_a_missing_or_broken_function_fails_the_whole_batch(engine):
     with pytest.raises(TargetFailed, match="no function"):
-        engine.function_runtime.handle("public/default/nope", {"records": []})
+        engine.function_dispatcher.handle("public/default/nope", {"records": []})
     engine.functions.put(
         "public", "default", "broken", {**body(), "code": "raise SystemError('x')"}
     )
     with pytest.raises(TargetFailed, match="raised"):
-        engine.function_runtime.handle("public/default/broken", {"records": []})
+        engine.function_dispatcher.handle("public/default/broken", {"records": []})
     engine.functions.put("public", "default", "classless", {**body(), "className": "m.Missing"})
     with pytest.raises(TargetFailed, match="no class Missing"):
-        engine.function_runtime.handle("public/default/classless", {"records": []})
+        engine.function_dispatcher.handle("public/default/classless", {"records": []})
 
 
 @pytest.mark.parametrize(
@@ -178,14 +193,14 @@ def test_deleting_a_function_deletes_its_trigger_subscription_counters_and_state
     engine.functions.put("public", "default", "exclaim", body())
     produce(engine, "a")
     run(engine)
-    fqfn, state = "public/default/exclaim", engine.function_runtime._state  # noqa: SLF001
-    assert state.get_state(fqfn, "last") == b"a"
+    fqfn, stored = "public/default/exclaim", state()
+    assert stored.get_state(fqfn, "last") == b"a"
 
     engine.functions.delete("public", "default", "exclaim")
 
     assert engine.triggers.names(IN) == [] and engine.functions.names("public", "default") == []
     assert "public.default.exclaim" not in engine.admin.subscriptions(IN)
-    assert state.get_state(fqfn, "last") is None and state.get_counter(fqfn, "calls") == 0
+    assert stored.get_state(fqfn, "last") is None and stored.get_counter(fqfn, "calls") == 0
     with pytest.raises(NotFound):
         engine.functions.delete("public", "default", "exclaim")
 

@@ -28,7 +28,7 @@ TEMPLATE_ROUTES = {(r.method, r.path) for r in ALL_TEMPLATE_ROUTES} - PUBLIC_ROU
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
           "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing",
           "numMessages": "5", "expireTimeInSeconds": "60", "timestamp": "1700000000000",
-          "messagePosition": "1", "ledgerId": "1", "entryId": "0", "version": "0"}  # fmt: skip
+          "messagePosition": "1", "ledgerId": "1", "entryId": "0", "version": "0", "key": "k"}  # fmt: skip
 TOPIC = TopicName.parse("persistent://acme/orders/t")
 BY_CLASS = {
     RouteClass.SUPERUSER: SuperuserOnly,

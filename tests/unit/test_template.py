@@ -198,6 +198,21 @@ def _allowed_actions(transformed: dict, role: str) -> set[str]:
     return actions
 
 
+def test_the_function_runner_may_only_write_its_own_log_group(transformed):
+    resources = transformed["Resources"]
+    runner = resources["FunctionRunnerFunction"]["Properties"]
+    assert runner["Role"] == {"Fn::GetAtt": ["FunctionRunnerRole", "Arn"]}
+    role = resources["FunctionRunnerRole"]["Properties"]
+    assert "ManagedPolicyArns" not in role  # not even AWSLambdaBasicExecutionRole's logs:*
+    statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    assert statements == [{"Sid": "WriteOwnLogs", "Effect": "Allow",
+                           "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                           "Resource": {"Fn::Sub": "${FunctionRunnerLogGroup.Arn}"}}]  # fmt: skip
+    group = resources["FunctionRunnerLogGroup"]["Properties"]["LogGroupName"]
+    assert group == {"Fn::Sub": "/aws/lambda/${AWS::StackName}-function-runner"}
+    assert runner["Environment"]["Variables"]["MAGNETAR_API_URL"]["Fn::Sub"].startswith("https://${HttpApi}")  # fmt: skip
+
+
 def test_the_receive_function_may_not_write_entries_or_the_log(transformed):
     actions = _allowed_actions(transformed, "ReceiveFunctionRole")
     assert "s3:GetObject" in actions
@@ -256,8 +271,13 @@ def test_only_the_authorizers_may_read_the_token_key_and_only_that_parameter(tra
         if r["Type"] == "AWS::IAM::Role"
         and _allowed_actions(transformed, lid) & {"ssm:GetParameter", "kms:Decrypt"}
     }
-    # the notification channel's $connect (api.notify) and the function-URL front door run the authorizer's check themselves (FrontDoor: FunctionUrl)
-    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole", "NotifyFunctionRole"}
+    # the notification channel's $connect (api.notify) and the function-URL front door run the authorizer's check themselves (FrontDoor: FunctionUrl);
+    # the trigger fan-out signs Pulsar Functions' per-batch tokens (authentication on only)
+    assert readers == {"AuthorizerFunctionRole", "DataPlaneFunctionRole", "NotifyFunctionRole",
+                       "TriggerFanoutFunctionRole"}  # fmt: skip
+    fanout = transformed["Resources"]["TriggerFanoutFunctionRole"]["Properties"]["Policies"]
+    signing = [p for p in fanout if "ssm:GetParameter" in str(p)]
+    assert [p["Fn::If"][0] for p in signing] == ["AuthenticationOn"]
     conditional = [
         p for p in transformed["Resources"]["DataPlaneFunctionRole"]["Properties"]["Policies"]
         if "ssm:GetParameter" in str(p)
@@ -320,7 +340,7 @@ def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
     assert len(template.routes) == 38  # AdminFunction: one ANY /admin/{proxy+} route
-    assert len(default_served_routes()) == 143  # with the admin app's routes behind it
+    assert len(default_served_routes()) == 148  # with the admin app's routes behind it
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"

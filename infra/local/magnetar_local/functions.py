@@ -4,7 +4,7 @@ The trigger driver (``magnetar_local.triggers``) learns which topics have trigge
 trigger routes it sees; a function's triggers are made by ``PUT /admin/v3/functions/...``
 instead, so ``FunctionWatcher`` (a gateway observer) reads the function's inputs after a
 successful PUT and tells the driver as if each trigger had been PUT. The functions
-themselves run in the driver's engine, in this process (``FUNCTION_RUNNER`` is empty here).
+themselves run in a runner process without AWS credentials (``function_sandbox``).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarge
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.events import LambdaContext
+from magnetar_local.function_sandbox import SubprocessSandbox
 from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
@@ -73,6 +74,8 @@ class LocalStack:
         """``COMMIT_SIGNAL`` of the handlers: ``local`` (a commit wakes long-polls) or
         ``poll`` (they poll the head, as on Lambda: ``magnetar perf latency --signal poll``)."""
         self.triggers: TriggerDriver | None = None
+        self.function_sandbox: SubprocessSandbox | None = None
+        """Where Pulsar Functions' batches run: a runner process without AWS credentials."""
         self.notify: NotifyServer | None = None
         """The notification channel (``magnetar_local.notify``; its ``url`` is NOTIFY_URL)."""
         self._notices: NoticeFeeder | None = None
@@ -80,7 +83,11 @@ class LocalStack:
             template_path,
             stack_name=stack_name,
             region=region,
-            parameters={**LOCAL_PARAMETERS, "FrontDoor": template_value(front_door), **(parameters or {})},  # fmt: skip
+            parameters={
+                **LOCAL_PARAMETERS,
+                "FrontDoor": template_value(front_door),
+                **(parameters or {}),
+            },  # fmt: skip
         )
         self.region = region
         self.auth = auth
@@ -142,6 +149,9 @@ class LocalStack:
         triggers, self.triggers = self.triggers, None
         if triggers is not None:
             triggers.stop()
+        sandbox, self.function_sandbox = self.function_sandbox, None
+        if sandbox is not None:
+            sandbox.close()
         notices, self._notices = self._notices, None
         if notices is not None:
             notices.stop()
@@ -233,7 +243,7 @@ class LocalStack:
             "JOB_LAUNCHER": "local",
             # webhook triggers may call local servers (http://127.0.0.1:...)
             "TRIGGER_PRIVATE_WEBHOOKS": "true",
-            # Pulsar Functions run in-process here (the trigger driver's engine)
+            # Pulsar Functions run in a runner process here (magnetar_local.function_sandbox)
             "FUNCTION_RUNNER": "",
             # triggers' later work is woken in-process by the trigger driver (moto's Step
             # Functions cannot invoke a Lambda here); the wake workflow is tested on its own
@@ -283,7 +293,13 @@ class LocalStack:
 
         settings = Settings.from_env(self.environment)
         webhook = WebhookTarget(allow_private=settings.trigger_private_webhooks)
-        engine = Engine.build(settings, targets=Targets(webhook, functions=self.functions))
+        # user code runs as on AWS: in a runner process that reaches only the gateway
+        self.function_sandbox = SubprocessSandbox(self.url, [p for p in sys.path if p])
+        engine = Engine.build(
+            settings,
+            targets=Targets(webhook, functions=self.functions),
+            function_sandbox=self.function_sandbox,
+        )
         self.triggers = TriggerDriver(engine).start()
         gateway = self._running_gateway()
         gateway.metrics.backlog_of = engine_backlog(lambda: Engine.build(settings))

@@ -8,6 +8,7 @@ Pulsar Functions). Constructor injection only."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from magnetar_core import ports
@@ -26,6 +27,7 @@ from magnetar_core.engine.aws import (
     authenticator_from_settings,
     aws_stores,
     commit_signal_of,
+    function_keys_of,
     launcher_factory,
     launcher_from_settings,
     make_lambda_client,
@@ -33,7 +35,7 @@ from magnetar_core.engine.aws import (
     metrics_history,
     timer_starter,
 )
-from magnetar_core.engine.extensions import extensions
+from magnetar_core.engine.extensions import FunctionHosting, extensions
 from magnetar_core.engine.messaging import messaging
 from magnetar_core.engine.options import security_of, token_keys
 from magnetar_core.ports import Stores
@@ -42,7 +44,7 @@ from magnetar_core.services.admin import Admin
 from magnetar_core.services.authorization import Security
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.functions import Functions
-from magnetar_core.services.functions.runtime import FunctionRuntime
+from magnetar_core.services.functions.dispatch import FunctionDispatcher
 from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.notify import Notify
@@ -109,7 +111,8 @@ class Engine:
     fanout: FanOut
     ingest: Ingest
     functions: Functions
-    function_runtime: FunctionRuntime
+    function_dispatcher: FunctionDispatcher
+    """Runs function targets' batches in the sandbox, with their role's token."""
     schemas: Schemas
     schema_policies: SchemaPolicies
     notify: Notify
@@ -130,6 +133,7 @@ class Engine:
         wakes: ports.TriggerWakes | None = None,
         connections: ports.Connections | None = None,
         signal: ports.CommitSignal | None = None,
+        function_sandbox: ports.FunctionSandbox | None = None,
     ) -> Engine:
         """Wire the engine on AWS; ``clients`` is ``(dynamodb, s3)`` or ``(dynamodb, s3,
         stepfunctions)`` (made from settings when None or missing). Delay timers start
@@ -139,7 +143,10 @@ class Engine:
         triggers deliver through ``targets`` (default: webhooks and Lambda) and are woken
         later through ``wakes`` (default: the settings' wake workflow, if any); channel
         notices go to ``connections`` (default: the settings' management API, if any);
-        long-polls are woken through ``signal`` (default: ``commit_signal_of(settings)``)."""
+        long-polls are woken through ``signal`` (default: ``commit_signal_of(settings)``);
+        functions' batches run in ``function_sandbox`` (default: the settings' runner
+        Lambda), with tokens signed by the settings' key (the SSM parameter read on the
+        first batch)."""
         dynamodb, s3, *rest = clients or make_clients(settings)
         runtime = runtime or Runtime()
         timer_arn = settings.timer_state_machine_arn if starter is None else None
@@ -159,8 +166,18 @@ class Engine:
         if signal is None:
             signal = commit_signal_of(settings)
         return cls.assemble(
-            settings, stores, runtime, starter, launcher, keys, targets, wakes, connections,
+            settings,
+            stores,
+            runtime,
+            starter,
+            launcher,
+            keys,
+            targets,
+            wakes,
+            connections,
             signal,
+            function_sandbox,
+            function_keys_of(settings),
         )
 
     @classmethod
@@ -176,6 +193,8 @@ class Engine:
         wakes: ports.TriggerWakes | None = None,
         connections: ports.Connections | None = None,
         signal: ports.CommitSignal | None = None,
+        function_sandbox: ports.FunctionSandbox | None = None,
+        function_keys: Callable[[], VerificationKeys | None] | None = None,
     ) -> Engine:
         """Wire the engine's services on ``stores`` (AWS or in-memory adapters); ``starter``
         starts delay timers (None: delays off); ``launcher`` starts maintenance jobs (None:
@@ -186,12 +205,18 @@ class Engine:
         ``wakes`` schedules triggers' later wakes (None: commits alone wake them);
         ``connections`` take the notification channel's notices (None: none are sent);
         ``signal`` carries commits to long-polls (None: none does, waits poll the head
-        through the runtime's sleep)."""
+        through the runtime's sleep); ``function_sandbox`` runs functions' batches (None:
+        the settings' runner Lambda, else this process) with tokens signed by the secret key
+        of ``function_keys()`` (None: ``keys``')."""
         runtime = runtime or Runtime()
+        security = security_of(settings, stores, keys)
+        hosting = FunctionHosting(
+            function_sandbox, function_keys or (lambda: security.keys), security.enabled
+        )
         if signal is None:
             signal = PollingSignal(runtime.sleep_ms)
         core = messaging(settings, stores, runtime, starter, connections, signal)
-        ext = extensions(settings, stores, core, runtime, targets, wakes)
+        ext = extensions(settings, stores, core, runtime, targets, wakes, hosting)
         topics, producer, subscriptions = core.topics, core.producer, core.subscriptions
         registry, namespaces = core.registry, core.namespaces
         stats = Stats(
@@ -232,7 +257,7 @@ class Engine:
             tenants=Tenants(registry, stores.tenants, namespace_admin, runtime),
             namespace_admin=namespace_admin,
             permissions=Permissions(registry, stores.permissions, runtime),
-            security=security_of(settings, stores, keys),
+            security=security,
             triggers=ext.triggers,
             delivery=ext.delivery,
             fanout=ext.fanout,
@@ -243,7 +268,7 @@ class Engine:
                 runtime,
                 entries_bucket=settings.entries_bucket,
             ),
-            function_runtime=ext.function_runtime,
+            function_dispatcher=ext.function_dispatcher,
             schemas=Schemas(stores.schemas, schema_policies, runtime, settings.commit_max_attempts),
             schema_policies=schema_policies,
             notify=core.notify,

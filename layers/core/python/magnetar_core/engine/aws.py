@@ -33,6 +33,7 @@ from magnetar_core.domain.timers import TimerKinds
 from magnetar_core.ports import Stores
 from magnetar_core.services.authentication import Authenticator, KeySource
 from magnetar_core.settings import Settings
+from magnetar_wire.tokens import VerificationKeys
 
 LOCAL_LAUNCHER_MODULE = "magnetar_local.launcher"
 """Where the local stack's job launcher lives (not in the Lambda layer: imported on use)."""
@@ -136,20 +137,46 @@ def authenticator_from_settings(
     an SSM client made here when none is given and a parameter is named; read on first use),
     IAM tokens checked by STS (``identity``; default: STS over HTTPS, or the emulator's
     endpoint locally). Makes no AWS request."""
+    keys = key_source_of(settings, ssm)
+    extra = (settings.endpoint_url.rstrip("/"),) if settings.endpoint_url else ()
+    return Authenticator(keys, identity or StsCallerIdentity(), settings.cluster_name, extra)
+
+
+def key_source_of(settings: Settings, ssm: BotoClient | None = None) -> KeySource:
+    """The token keys of ``settings``: ``TOKEN_SECRET_KEY`` / ``TOKEN_PUBLIC_KEY`` and the
+    SSM parameter ``TOKEN_KEY_PARAMETER`` (through ``ssm``, made here when none is given and
+    a parameter is named), read on first use."""
     parameters = None
     if settings.token_key_parameter:
         if ssm is None:
             session = new_session(settings.region)
             ssm = session.client("ssm", endpoint_url=settings.endpoint_url)
         parameters = SsmParameters(ssm)
-    keys = KeySource(
+    return KeySource(
         settings.token_secret_key,
         settings.token_public_key,
         settings.token_key_parameter,
         parameters,
     )
-    extra = (settings.endpoint_url.rstrip("/"),) if settings.endpoint_url else ()
-    return Authenticator(keys, identity or StsCallerIdentity(), settings.cluster_name, extra)
+
+
+def function_keys_of(
+    settings: Settings, ssm: BotoClient | None = None
+) -> Callable[[], VerificationKeys | None] | None:
+    """What signs functions' tokens on AWS: the keys of the SSM parameter
+    ``TOKEN_KEY_PARAMETER`` (and the ``TOKEN_*_KEY`` references), read on first use (the
+    first function batch; one SSM read per container). None when no parameter is named:
+    the engine's own keys then (the local stack's key file)."""
+    if not settings.authentication_enabled or not settings.token_key_parameter:
+        return None
+    made: list[KeySource] = []  # the SSM client is made on the first batch, not per container
+
+    def keys() -> VerificationKeys:
+        if not made:
+            made.append(key_source_of(settings, ssm))
+        return made[0].keys()
+
+    return keys
 
 
 def timer_starter(

@@ -3,6 +3,7 @@ Functions (the resource and the runtime that runs their batches), on the messagi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from magnetar_core import ports
@@ -11,12 +12,30 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine.messaging import Messaging
 from magnetar_core.ports import Stores
 from magnetar_core.services.functions import Functions
-from magnetar_core.services.functions.dispatch import FunctionTargets
+from magnetar_core.services.functions.credentials import FunctionCredentials, signing_key_of
+from magnetar_core.services.functions.dispatch import (
+    FunctionDispatcher,
+    InProcessSandbox,
+    LambdaSandbox,
+    ProducerOutputs,
+)
 from magnetar_core.services.functions.runtime import FunctionRuntime
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery
 from magnetar_core.services.triggers.fanout import FanOut
 from magnetar_core.settings import Settings
+from magnetar_wire.tokens import VerificationKeys
+
+
+@dataclass(frozen=True)
+class FunctionHosting:
+    """Where functions' batches run (``sandbox``; None: the settings' runner Lambda, else
+    this process) and the keys their tokens are signed with (``keys()``: its secret key),
+    needed when ``authentication`` is on."""
+
+    sandbox: ports.FunctionSandbox | None
+    keys: Callable[[], VerificationKeys | None]
+    authentication: bool
 
 
 @dataclass(frozen=True)
@@ -27,7 +46,7 @@ class Extensions:
     delivery: Delivery
     fanout: FanOut
     functions: Functions
-    function_runtime: FunctionRuntime
+    function_dispatcher: FunctionDispatcher
 
 
 def extensions(
@@ -37,10 +56,11 @@ def extensions(
     runtime: Runtime,
     targets: ports.TriggerTarget | None,
     wakes: ports.TriggerWakes | None,
+    hosting: FunctionHosting,
 ) -> Extensions:
     """Triggers deliver to ``targets`` (None: webhooks and local functions only) and are
     woken later through ``wakes`` (None: commits alone wake them); Pulsar Functions'
-    batches run in this process, or in ``settings.function_runner``'s Lambda."""
+    batches run where ``hosting`` says, with their role's token."""
     topics, subscriptions = core.topics, core.subscriptions
     triggers = Triggers(
         stores.triggers,
@@ -51,14 +71,19 @@ def extensions(
         allow_private_webhooks=settings.trigger_private_webhooks,
         wakes=wakes,
     )
-    function_runtime = FunctionRuntime(
-        stores.functions, stores.function_state, core.producer, topics, runtime
+    others = targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks))
+    sandbox = hosting.sandbox
+    if sandbox is None and settings.function_runner:
+        sandbox = LambdaSandbox(others, settings.function_runner)
+    if sandbox is None:
+        outputs = ProducerOutputs(core.producer, topics)
+        sandbox = InProcessSandbox(FunctionRuntime(runtime.now_ms), stores.function_state, outputs)
+    credentials = FunctionCredentials(
+        hosting.authentication,
+        lambda: signing_key_of(hosting.keys()),
+        lambda: runtime.now_ms() // 1000,
     )
-    function_targets = FunctionTargets(
-        function_runtime,
-        targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks)),
-        settings.function_runner,
-    )
+    function_targets = FunctionDispatcher(stores.functions, sandbox, credentials, others)
     delivery = Delivery(subscriptions, topics, function_targets, runtime)
     functions = Functions(
         stores.functions,
@@ -69,5 +94,5 @@ def extensions(
         settings.commit_max_attempts,
     )
     return Extensions(
-        triggers, delivery, FanOut(triggers, delivery, runtime, wakes), functions, function_runtime
+        triggers, delivery, FanOut(triggers, delivery, runtime, wakes), functions, function_targets
     )

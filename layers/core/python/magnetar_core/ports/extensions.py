@@ -72,9 +72,10 @@ class FunctionStore(Protocol):
         ...
 
 
-class FunctionStateStore(Protocol):
+class FunctionStateAccess(Protocol):
     """A function's counters (integers) and state (bytes) by key, ``fqfn`` =
-    ``tenant/namespace/name``; every read strongly consistent."""
+    ``tenant/namespace/name``; every read strongly consistent. What user code reaches
+    (through ``context``): on the function runner, over the HTTP API as the function's role."""
 
     def incr_counter(self, fqfn: str, key: str, amount: int) -> int:
         """Add ``amount`` (may be negative) to the counter, atomically; its new value."""
@@ -96,8 +97,35 @@ class FunctionStateStore(Protocol):
         """The value under ``key`` (None: none)."""
         ...
 
+
+class FunctionStateStore(FunctionStateAccess, Protocol):
+    """``FunctionStateAccess`` plus forgetting all of a function's (the trusted side)."""
+
     def delete_all(self, fqfn: str) -> int:
         """Forget every counter and state of the function; how many items went."""
+        ...
+
+
+class FunctionOutputs(Protocol):
+    """Where a function's outputs go (``context.publish`` and return values): the
+    producer in-process, or the HTTP API's produce route as the function's role."""
+
+    def publish(self, topic: TopicName, entry: bytes, route_by: str | None) -> None:
+        """Commit ``entry`` (one message) to ``topic`` with deduplication forced (its
+        producer name and sequence id make a retried output a duplicate). On a partitioned
+        topic's base name the partition is the one ``route_by`` hashes to (None: the
+        entry's key routes it). Raises what producing raises (a MagnetarError)."""
+        ...
+
+
+class FunctionSandbox(Protocol):
+    """Where user code runs a batch: the function runner Lambda (AWS), a subprocess (the
+    local stack), this process (the in-memory service, tests)."""
+
+    def run(self, event: Mapping[str, object]) -> TargetAnswer:
+        """Run ``event`` (``{"function": fqfn, "config": {...}, "version": n, "records":
+        [...], "token": str | None}``); the runner's answer (status 200 and
+        ``{"batchItemFailures": [...]}``). Raises TargetFailed when it could not run."""
         ...
 
 

@@ -83,6 +83,7 @@ class FunctionStore:
             **key,
             "spec": {"S": json.dumps(config.stored_body(), sort_keys=True)},
             "ver": {"N": str(stored.version)},
+            **({"role": {"S": config.role}} if config.role is not None else {}),
         }
         condition = version_condition(config.version, "ver")
         put_conditional(self._ddb, self._table, item, key, condition,
@@ -102,7 +103,8 @@ class FunctionStore:
 def _to_config(tenant: str, namespace: str, item: dict) -> FunctionConfig:
     name = item["name"]["S"][len(FUNCTION_PREFIX) :]
     config = FunctionConfig.parse(tenant, namespace, name, json.loads(item["spec"]["S"]))
-    return config.with_version(int(item["ver"]["N"]))
+    role = item.get("role", {}).get("S")
+    return config.with_version(int(item["ver"]["N"])).with_role(role)
 
 
 class FunctionStateStore:

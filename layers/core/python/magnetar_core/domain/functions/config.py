@@ -107,7 +107,7 @@ class FunctionConfig:
     retries before the dead letter topic (None: retried forever), batch size in messages
     (1 by default, as Pulsar runs a function per message: a failed message fails the rest
     of its batch, which then spend a retry too), and its stored ``version`` (0: not stored
-    yet)."""
+    yet), and the ``role`` it runs as."""
 
     tenant: str
     namespace: str
@@ -122,6 +122,10 @@ class FunctionConfig:
     dead_letter_topic: str | None = None
     batch_size: int = 1
     version: int = 0
+    role: str | None = None
+    """The role that created or last replaced it (None: authentication was off): its
+    batches run with this role's rights (a short-lived token minted per batch), never the
+    service's. Set by the service from the caller, never from the body."""
 
     @classmethod
     def parse(cls, tenant: str, namespace: str, name: str, body: object) -> FunctionConfig:
@@ -178,6 +182,10 @@ class FunctionConfig:
 
     def with_version(self, version: int) -> FunctionConfig:
         return FunctionConfig(**{**self.__dict__, "version": version})
+
+    def with_role(self, role: str | None) -> FunctionConfig:
+        """The same function, run as ``role``."""
+        return FunctionConfig(**{**self.__dict__, "role": role})
 
     def to_body(self, with_code: bool = False) -> dict[str, Any]:
         """The body this parses from (the code only ``with_code``: listings leave it out)."""

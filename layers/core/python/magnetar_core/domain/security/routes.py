@@ -148,6 +148,12 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("PUT", _FN + "/{name}", NF, "create or replace function {tenant}/{namespace}/{name}"),
     ("GET", _FN + "/{name}", NF, "read function {tenant}/{namespace}/{name}"),
     ("DELETE", _FN + "/{name}", NF, "delete function {tenant}/{namespace}/{name}"),
+    # a function's counters and state: what its runner calls with the function's role
+    ("GET", _FN + "/{name}/state/{key}", NF, "read the state of function {tenant}/{namespace}/{name}"),
+    ("POST", _FN + "/{name}/state/{key}", NF, "write the state of function {tenant}/{namespace}/{name}"),
+    ("GET", _FN + "/{name}/counters/{key}", NF, "read the counters of function {tenant}/{namespace}/{name}"),
+    ("POST", _FN + "/{name}/counters/{key}", NF, "change the counters of function {tenant}/{namespace}/{name}"),
+    ("DELETE", _FN + "/{name}/counters/{key}", NF, "delete a counter of function {tenant}/{namespace}/{name}"),
     # schema registry (issue 15), as Pulsar's SchemasResource: reads are GET_METADATA
     # (produce or consume), POST schema is PRODUCE, delete and compatibility tenant admin
     *_policy_rows(_NS, "namespace {tenant}/{namespace}", {

@@ -1,7 +1,8 @@
-"""Pulsar Functions (issue 13): the function resource (``Functions``: create or replace,
-read, list, delete, each with a trigger on every input), the runtime that runs a function
-on a trigger's batch (``runtime.FunctionRuntime``) and where it runs
-(``dispatch.FunctionTargets``)."""
+"""Pulsar Functions (issue 13): the function resource (``Functions``: create or replace as the
+caller's role, read, list, delete, each with a trigger on every input; its counters and
+state for the routes its runner calls), the runtime that runs a function's batch wherever
+it runs (``runtime.FunctionRuntime``), and the trusted dispatcher that sends a batch to its
+sandbox with a token of the function's role (``dispatch``, ``credentials``)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,23 @@ import contextlib
 
 from magnetar_core.domain.errors import (
     ConditionFailed,
+    InvalidMessage,
     NotFound,
     ServiceUnitNotReady,
     TopicNotFound,
 )
-from magnetar_core.domain.functions.config import FunctionConfig
+from magnetar_core.domain.functions.config import FunctionConfig, check_function_name
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.triggers.spec import TriggerSpec
 from magnetar_core.ports import FunctionStateStore, FunctionStore
 from magnetar_core.services import optimistic
+from magnetar_core.services.functions.context import check_key
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_wire.names import TopicName, check_namespace
+
+MAX_STATE_BYTES = 256 * 1024
+"""A state value (the memory and DynamoDB adapters hold it in one item of 400 KB)."""
 
 
 class Functions:
@@ -44,14 +50,15 @@ class Functions:
         self._runtime = runtime
         self._max_attempts = max_attempts
 
-    def put(self, tenant: str, namespace: str, name: str, body: object) -> tuple[FunctionConfig, bool]:  # fmt: skip
-        """Create or replace function ``tenant/namespace/name`` from the request ``body``;
-        returns it and whether it is new. Input topics that do not exist are created
+    def put(self, tenant: str, namespace: str, name: str, body: object, role: str | None = None) -> tuple[FunctionConfig, bool]:  # fmt: skip
+        """Create or replace function ``tenant/namespace/name`` from the request ``body``,
+        run as ``role`` (the caller's; None: authentication is off); returns it and whether
+        it is new. Input topics that do not exist are created
         (non-partitioned, as Pulsar's auto-creation). Raises InvalidMessage (naming the bad
         field; nothing stored), InvalidTopicName, TopicNotFound (the namespace does not
         exist), Conflict (an input has a subscription of the trigger's name that is not a
         trigger's), ServiceUnitNotReady (changed meanwhile)."""
-        config = FunctionConfig.parse(tenant, namespace, name, body)
+        config = FunctionConfig.parse(tenant, namespace, name, body).with_role(role)
         TriggerSpec.parse(config.trigger_body())  # its triggers' bodies are valid too
         for topic in config.inputs:
             self._ensure_topic(TopicName.parse(topic))
@@ -119,6 +126,42 @@ class Functions:
         except ConditionFailed:
             raise ServiceUnitNotReady(f"Function {config.fqfn} changed meanwhile; retry") from None
         self._state.delete_all(config.fqfn)
+
+    # -- counters and state (the routes a function's runner calls as the function's role) --
+
+    def _fqfn(self, tenant: str, namespace: str, name: str, key: str) -> str:
+        check_namespace(tenant, namespace)
+        check_function_name(name)
+        try:
+            check_key(key)
+        except ValueError as error:
+            raise InvalidMessage(str(error)) from None
+        return f"{tenant}/{namespace}/{name}"
+
+    def get_state(self, tenant: str, namespace: str, name: str, key: str) -> bytes:
+        """The function's state under ``key``; raises NotFound, InvalidMessage."""
+        value = self._state.get_state(self._fqfn(tenant, namespace, name, key), key)
+        if value is None:
+            raise NotFound(f"Function {tenant}/{namespace}/{name} has no state under key {key!r}")  # fmt: skip
+        return value
+
+    def put_state(self, tenant: str, namespace: str, name: str, key: str, value: bytes) -> None:
+        """Store ``value`` under ``key``; raises InvalidMessage."""
+        if len(value) > MAX_STATE_BYTES:
+            raise InvalidMessage(f"A state value is at most {MAX_STATE_BYTES} bytes")
+        self._state.put_state(self._fqfn(tenant, namespace, name, key), key, value)
+
+    def get_counter(self, tenant: str, namespace: str, name: str, key: str) -> int:
+        """The counter under ``key`` (0: never incremented); raises InvalidMessage."""
+        return self._state.get_counter(self._fqfn(tenant, namespace, name, key), key)
+
+    def incr_counter(self, tenant: str, namespace: str, name: str, key: str, amount: int) -> int:
+        """Add ``amount`` to the counter, atomically; its new value. Raises InvalidMessage."""
+        return self._state.incr_counter(self._fqfn(tenant, namespace, name, key), key, amount)
+
+    def del_counter(self, tenant: str, namespace: str, name: str, key: str) -> None:
+        """Forget the counter; raises InvalidMessage."""
+        self._state.del_counter(self._fqfn(tenant, namespace, name, key), key)
 
     def _delete_trigger(self, topic: str, trigger: str) -> None:
         with contextlib.suppress(NotFound, TopicNotFound):

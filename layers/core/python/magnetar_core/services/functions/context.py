@@ -1,6 +1,6 @@
 """The ``context`` a function's ``process`` gets: Pulsar's Context methods (see
 ``magnetar.functions.Context``) over one input record, the function's definition, its
-counters and state (``ports.FunctionStateStore``) and a publisher of its outputs."""
+counters and state (``ports.FunctionStateAccess``) and a publisher of its outputs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from magnetar_core.domain.functions.config import FunctionConfig
-from magnetar_core.ports import FunctionStateStore
+from magnetar_core.ports import FunctionStateAccess
 from magnetar_wire.ids import parse_message_id
 
 Publish = Callable[[str, bytes, Mapping[str, str] | None, int | None], None]
@@ -18,7 +18,7 @@ Publish = Callable[[str, bytes, Mapping[str, str] | None, int | None], None]
 MAX_KEY_BYTES = 512
 
 
-def _check_key(key: object) -> str:
+def check_key(key: object) -> str:
     if not isinstance(key, str) or not 1 <= len(key.encode()) <= MAX_KEY_BYTES:
         raise ValueError(f"A counter or state key is a string of 1 to {MAX_KEY_BYTES} bytes")
     return key
@@ -31,7 +31,7 @@ class FunctionContext:
         self,
         config: FunctionConfig,
         record: Mapping[str, Any],
-        state: FunctionStateStore,
+        state: FunctionStateAccess,
         publish: Publish,
         serialize: Callable[[Any], bytes],
     ) -> None:
@@ -129,17 +129,17 @@ class FunctionContext:
     # -- counters and state ----------------------------------------------------------------
 
     def incr_counter(self, key: str, amount: int) -> None:
-        self._state.incr_counter(self._config.fqfn, _check_key(key), int(amount))
+        self._state.incr_counter(self._config.fqfn, check_key(key), int(amount))
 
     def get_counter(self, key: str) -> int:
-        return self._state.get_counter(self._config.fqfn, _check_key(key))
+        return self._state.get_counter(self._config.fqfn, check_key(key))
 
     def del_counter(self, key: str) -> None:
-        self._state.del_counter(self._config.fqfn, _check_key(key))
+        self._state.del_counter(self._config.fqfn, check_key(key))
 
     def put_state(self, key: str, value: bytes | str) -> None:
         data = value.encode() if isinstance(value, str) else bytes(value)
-        self._state.put_state(self._config.fqfn, _check_key(key), data)
+        self._state.put_state(self._config.fqfn, check_key(key), data)
 
     def get_state(self, key: str) -> bytes | None:
-        return self._state.get_state(self._config.fqfn, _check_key(key))
+        return self._state.get_state(self._config.fqfn, check_key(key))

@@ -4,8 +4,9 @@ User code imports ``magnetar`` (``import magnetar as pulsar``): the SDK, or wher
 not installed (the function runner Lambda) a module of the Functions API alone
 (``ensure_functions_api``). The source is run as a module named after ``className``'s module part (``--py
 exclamation.py --classname exclamation.Exclaim``: module ``exclamation``), not put in
-``sys.modules``; classes are cached by function id and version, so a new version is loaded
-afresh and an unchanged one once per process.
+``sys.modules``; classes are cached by function id, version and code, so a new version (or a
+function deleted and made again, whose version starts over) is loaded afresh and an
+unchanged one once per process.
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ class FunctionLoadError(Exception):
 
 
 class Loader:
-    """Instances of functions' classes, one per (function, version), made on first use."""
+    """Instances of functions' classes, one per (function, version, code), made on first
+    use."""
 
     def __init__(self) -> None:
-        self._instances: dict[tuple[str, int], Any] = {}
+        self._instances: dict[tuple[str, int, str], Any] = {}
         self._lock = threading.Lock()
 
     def instance(self, config: FunctionConfig) -> Any:
         """The function's object (its class made with no arguments); raises
         FunctionLoadError naming what failed."""
-        key = (config.fqfn, config.version)
+        key = (config.fqfn, config.version, config.code)
         with self._lock:
             found = self._instances.get(key)
         if found is not None:

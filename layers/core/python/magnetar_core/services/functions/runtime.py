@@ -1,4 +1,8 @@
-"""Running a Pulsar Function on a trigger's batch (the target ``{"type": "function"}``).
+"""Running a Pulsar Function's batch, wherever it runs (the runner Lambda, a subprocess, this
+process): the code and definition come in the batch's event (``dispatch`` reads them on the
+trusted side), the counters, state and outputs go through the ports it is given
+(``ports.FunctionStateAccess``, ``ports.FunctionOutputs``) — on the runner, the HTTP API as
+the function's role; nothing here touches a store.
 
 Each record of the batch, in order, goes to the function's ``process(input, context)``
 (input through IdentitySerDe); a return value other than None is published to the
@@ -18,26 +22,21 @@ retried.
 from __future__ import annotations
 
 import base64
-import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from magnetar_core.domain.errors import MagnetarError
 from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.functions.sequence import producer_name, sequence_id
-from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.triggers.records import TargetAnswer, TargetFailed
-from magnetar_core.domain.triggers.spec import Target
-from magnetar_core.ports import FunctionStateStore, FunctionStore
+from magnetar_core.domain.triggers.records import TargetFailed
+from magnetar_core.ports import FunctionOutputs, FunctionStateAccess
 from magnetar_core.services.functions.context import FunctionContext
 from magnetar_core.services.functions.loader import FunctionLoadError, Loader
-from magnetar_core.services.produce import Producer
-from magnetar_core.services.topics import Topics
 from magnetar_wire import serde
 from magnetar_wire.entry import encode_entry
 from magnetar_wire.model import EntryMessage
 from magnetar_wire.names import TopicName
-from magnetar_wire.routing import JAVA_STRING_HASH
 
 log = logging.getLogger("magnetar.functions")
 INPUT_TOPIC = "__pfn_input_topic__"
@@ -46,36 +45,45 @@ INPUT_MESSAGE_ID = "__pfn_input_msg_id__"
 """Property of every output: the input message's id, ``l:e:p:b``."""
 
 
-class FunctionRuntime:
-    """Runs stored functions in this process (see the module)."""
+def batch_event(config: FunctionConfig, records: list[Any], token: str | None) -> dict[str, Any]:
+    """The event a sandbox runs: the function (definition, code, version), the records and
+    the token of the function's role (None: authentication is off)."""
+    return {
+        "function": config.fqfn,
+        "config": config.stored_body(),
+        "version": config.version,
+        "records": records,
+        "token": token,
+    }
 
-    def __init__(
-        self,
-        store: FunctionStore,
-        state: FunctionStateStore,
-        producer: Producer,
-        topics: Topics,
-        runtime: Runtime,
-        loader: Loader | None = None,
-    ) -> None:
-        self._store = store
-        self._state = state
-        self._producer = producer
-        self._topics = topics
-        self._runtime = runtime
+
+def config_of_event(event: Mapping[str, Any]) -> FunctionConfig:
+    """The function an event (``batch_event``) carries; raises TargetFailed."""
+    parts = str(event.get("function", "")).split("/")
+    if len(parts) != 3 or not isinstance(event.get("config"), Mapping):
+        raise TargetFailed("The batch names no function definition: the dispatcher sends one")
+    tenant, namespace, name = parts
+    try:
+        config = FunctionConfig.parse(tenant, namespace, name, event["config"])
+    except MagnetarError as error:
+        raise TargetFailed(f"The batch's function definition is invalid: {error}") from error
+    return config.with_version(int(event.get("version") or 0))
+
+
+class FunctionRuntime:
+    """Runs functions' batches in this process on the state and outputs it is given."""
+
+    def __init__(self, now_ms: Callable[[], int], loader: Loader | None = None) -> None:
+        self._now_ms = now_ms
         self._loader = loader or Loader()
 
-    def invoke(self, target: Target, body: bytes, timestamp_ms: int) -> TargetAnswer:
-        """The ``ports.TriggerTarget`` of function targets: run ``target.function`` on the
-        batch; raises TargetFailed (see ``handle``)."""
-        answer = self.handle(target.function or "", json.loads(body))
-        return TargetAnswer(200, json.dumps(answer).encode())
-
-    def handle(self, fqfn: str, event: Mapping[str, Any]) -> dict[str, Any]:
-        """Run function ``fqfn`` (``tenant/namespace/name``) on ``event`` (``{"records":
-        [...]}``); returns ``{"batchItemFailures": [{"itemIdentifier": id}, ...]}``. Raises
-        TargetFailed when the function does not exist or does not load."""
-        config = self._config(fqfn)
+    def run(
+        self, event: Mapping[str, Any], state: FunctionStateAccess, outputs: FunctionOutputs
+    ) -> dict[str, Any]:
+        """Run the function of ``event`` (``batch_event``) on its records; returns
+        ``{"batchItemFailures": [{"itemIdentifier": id}, ...]}``. Raises TargetFailed when
+        the event is not a batch or the function does not load."""
+        config = config_of_event(event)
         try:
             function = self._loader.instance(config)
         except FunctionLoadError as error:
@@ -84,27 +92,27 @@ class FunctionRuntime:
         failed: list[str] = []
         for i, record in enumerate(records):
             try:
-                self._process(config, function, record)
+                self._process(config, function, record, state, outputs)
             except Exception:  # the function's failure, whatever it is: this and later retried
-                log.exception("function %s failed on message %s", fqfn, record.get("messageId"))
+                log.exception("function %s failed on message %s", config.fqfn, record.get("messageId"))  # fmt: skip
                 failed = [str(r["messageId"]) for r in records[i:]]
                 break
         return {"batchItemFailures": [{"itemIdentifier": i} for i in failed]}
 
-    def _config(self, fqfn: str) -> FunctionConfig:
-        parts = fqfn.split("/")
-        config = self._store.get(*parts) if len(parts) == 3 else None
-        if config is None:
-            raise TargetFailed(f"There is no function {fqfn}")
-        return config
-
-    def _process(self, config: FunctionConfig, function: Any, record: Mapping[str, Any]) -> None:
+    def _process(
+        self,
+        config: FunctionConfig,
+        function: Any,
+        record: Mapping[str, Any],
+        state: FunctionStateAccess,
+        outputs: FunctionOutputs,
+    ) -> None:
         def publish(
             topic: str, payload: bytes, properties: Mapping[str, str] | None, index: int | None
         ) -> None:
-            self._publish(config, record, topic, payload, properties, index)
+            self._publish(config, record, topic, payload, properties, index, outputs)
 
-        context = FunctionContext(config, record, self._state, publish, serde.serialize)
+        context = FunctionContext(config, record, state, publish, serde.serialize)
         result = function.process(serde.deserialize(base64.b64decode(record["payload"])), context)
         if result is not None and config.output is not None:
             publish(config.output, serde.serialize(result), None, None)
@@ -117,6 +125,7 @@ class FunctionRuntime:
         payload: bytes,
         properties: Mapping[str, str] | None,
         index: int | None,
+        outputs: FunctionOutputs,
     ) -> None:
         """Publish one output of ``record`` (deduplicated; see the module)."""
         message_id, input_topic = str(record["messageId"]), str(record["topic"])
@@ -124,7 +133,7 @@ class FunctionRuntime:
         message = EntryMessage(
             payload=payload,
             sequence_id=sequence_id(message_id),
-            publish_time_ms=self._runtime.now_ms(),
+            publish_time_ms=self._now_ms(),
             key=key,
             properties={
                 **(properties or {}),
@@ -136,7 +145,5 @@ class FunctionRuntime:
         entry = encode_entry(
             [message], producer_name=producer_name(config.fqfn, input_topic, index)
         )
-        name = TopicName.parse(topic)
-        if key is None:  # a fixed partition for a keyless output, never round robin
-            name = self._topics.route(name, message_id, JAVA_STRING_HASH)
-        self._producer.publish(name, entry, deduplicate=True)
+        # a keyless output goes to the partition the input's id hashes to, never round robin
+        outputs.publish(TopicName.parse(topic), entry, message_id if key is None else None)
