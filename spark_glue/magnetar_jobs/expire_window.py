@@ -13,10 +13,10 @@ ledger:
 - **Deletion scan**: from the first remaining item up to and including the first message
   entry that stays whatever lies beyond it: above every holder's mark-delete (after the TTL
   move) or within the retention time (a delayed entry lies above its own cursor's
-  mark-delete, so above that bound already). Then on while a row
-  still belongs to an object a row below references (the members of a segment, named
-  ``<first eid>-<last eid>`` in its key): no object is freed while an unread item may point
-  at it.
+  mark-delete, so above that bound already). Then on while a row still belongs to an object
+  a row below the stop references and the stop row does not (the members of a segment,
+  named ``<first eid>-<last eid>`` in its key): no object is freed while an unread item may
+  point at it.
 - **Size retention** (``retention_mb`` > 0) needs the bytes of everything after an entry:
   such ledgers are read whole, as the full pass reads every ledger.
 
@@ -106,20 +106,23 @@ Reader = Callable[[int], Iterator[tuple]]
 """``read(start)``: the ledger's index rows from entry ``start``, ascending (lazily paged)."""
 
 
-def _scan(rows: Iterable[tuple], stop: Callable[[tuple], bool], out: dict[int, tuple]) -> bool:
-    """Take rows into ``out`` up to and including the first ``stop`` row; True when one
-    was found (False: the rows ran out)."""
+def _scan(
+    rows: Iterable[tuple], stop: Callable[[tuple], bool], out: dict[int, tuple]
+) -> tuple | None:
+    """Take rows into ``out`` up to and including the first ``stop`` row and return it
+    (None: the rows ran out)."""
     for row in rows:
         out[row[EID]] = row
         if stop(row):
-            return True
-    return False
+            return row
+    return None
 
 
-def _covering(rows: Iterable[tuple], taken: dict[int, tuple]) -> None:
-    """Continue past the stop while a row belongs to an object a taken row references (the
-    rest of a segment, an object holding several entries)."""
-    objects = {r[OBJ] for r in taken.values() if r[OBJ]}
+def _covering(rows: Iterable[tuple], taken: dict[int, tuple], stop: tuple) -> None:
+    """Continue past the ``stop`` row while a row belongs to an object that a row below the
+    stop — one that may be deleted — references, unless the stop row (kept) references it
+    too (the rest of a segment, an object holding several entries)."""
+    objects = {r[OBJ] for e, r in taken.items() if e < stop[EID] and r[OBJ]} - {stop[OBJ]}
     if not objects:
         return
     last = max((segment_last_eid(o) or -1 for o in objects), default=-1)
@@ -158,6 +161,7 @@ def window(policy: LedgerPolicy, read: Reader) -> list[tuple]:
         return is_message(row) and (held or policy.within_retention(row))
 
     rows = read(0)
-    if _scan(rows, stays, taken):
-        _covering(rows, taken)
+    stop = _scan(rows, stays, taken)
+    if stop is not None:
+        _covering(rows, taken, stop)
     return [taken[e] for e in sorted(taken)]

@@ -100,18 +100,26 @@ def test_markers_never_stop_the_window():
     assert eids(found) == [0, 1, 2, 3, 4, 5]
 
 
-def test_the_window_covers_every_member_of_a_segment_a_read_entry_belongs_to():
+def test_the_window_covers_every_member_of_a_segment_a_deletable_entry_belongs_to():
     segment = "segments/persistent/t/ns/a/1/0-9"
-    rows = [row(e, obj=segment, length=10) for e in range(10)] + [row(e) for e in range(10, 50)]
-    ledger = Ledger(rows)
-    found = window(policy(durable(3)), ledger.read)
-    assert eids(found) == list(range(10))  # stop at 4, then the segment's members up to 9
+    rows = [row(e, obj=segment, length=10) for e in range(10) if e != 4]
+    rows += [row(4)] + [row(e) for e in range(10, 50)]  # 4: not in the segment, stops
+    found = window(policy(durable(3)), Ledger(rows).read)
+    assert eids(found) == list(range(10))  # 0..3 may go: the segment's members up to 9
 
 
-def test_entries_sharing_an_object_are_read_together():
-    rows = [row(e, obj="entries/x/shared") for e in range(4)] + [row(e) for e in range(4, 20)]
-    ledger = Ledger(rows)
-    found = window(policy(durable(0)), ledger.read)
+def test_a_stop_row_inside_the_segment_needs_no_more_of_it():
+    segment = "segments/persistent/t/ns/a/1/0-99"
+    ledger = Ledger([row(e, obj=segment, length=10) for e in range(100)])
+    assert eids(window(policy(durable(3)), ledger.read)) == [0, 1, 2, 3, 4]
+    assert eids(window(policy(durable(-1)), ledger.read)) == [0]
+
+
+def test_entries_sharing_an_object_with_deletable_ones_are_read_with_them():
+    shared = "entries/x/shared"
+    rows = [row(0, obj=shared), row(1, obj=shared), row(2), row(3, obj=shared)]
+    rows += [row(e, obj=f"entries/x/{e}") for e in range(4, 20)]
+    found = window(policy(durable(1)), Ledger(rows).read)
     assert eids(found) == [0, 1, 2, 3]
 
 
