@@ -198,9 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     with contextlib.redirect_stdout(sys.stderr):  # job progress must not mix with the report
         runs = measure(opts)
-    measured = Measured.of(runs, opts, runs.pop("item_bytes"))
-    print(json.dumps({"setup": vars(opts), "load_average": os.getloadavg()[0], "runs": runs,
-                      "per_run": extrapolate(measured)}, indent=2))  # fmt: skip
+    item_bytes = runs.pop("item_bytes")
+    measured = Measured.of(runs, opts, item_bytes)
+    report = {
+        "setup": vars(opts),
+        "load_average": round(os.getloadavg()[0], 1),
+        "item_bytes": round(item_bytes, 1),
+        "runs": runs,
+        "per_run": extrapolate(measured),
+    }
+    print(json.dumps(report, indent=2))
     return 0
 
 

@@ -13,6 +13,7 @@ import pytest
 import requests
 
 import magnetar as pulsar
+from magnetar_bench.aws_recorder import Recorder, RecordingProxy
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_jobs.common import parse_args, spark_session
@@ -33,12 +34,13 @@ def namespace(local_stack) -> str:
     return name
 
 
-def run_expire(local_stack, namespace: str, *extra: str):
+def run_expire(local_stack, namespace: str, *extra: str, endpoint_url: str | None = None):
     """One expiry pass over ``namespace`` on the stack's tables and bucket."""
     env = local_stack.environment
     argv = ["--bucket", env["ENTRIES_BUCKET"], "--topics-table", env["TOPICS_TABLE"]]
     argv += ["--log-table", env["LOG_TABLE"], "--cursors-table", env["CURSORS_TABLE"]]
-    argv += ["--endpoint-url", local_stack.aws_endpoint_url, "--namespace", namespace]
+    argv += ["--endpoint-url", endpoint_url or local_stack.aws_endpoint_url]
+    argv += ["--namespace", namespace]
     return expire.main([*argv, *extra])
 
 
@@ -402,10 +404,16 @@ def test_an_incremental_run_reads_only_what_became_expirable_since_the_last_one(
     lease = ("--consumer-lease-ms", "86400000")
 
     full = run_expire(local_stack, namespace, *lease, "--full-pass", "true")
-    quiet = run_expire(local_stack, namespace, *lease)  # nothing new: retention keeps all
+    with RecordingProxy(local_stack.aws_endpoint_url, Recorder()) as proxy:
+        quiet = run_expire(local_stack, namespace, *lease, endpoint_url=proxy.url)
     assert (full.entries_deleted, full.details["index_items_read"]) == (0, 20)
     assert (quiet.entries_deleted, quiet.details["index_items_read"]) == (0, 1)
     assert quiet.details["full_pass"] == 0
+    seen = proxy.recorder.snapshot()  # nothing new: one small Query of the log, no Scan
+    log_table = local_stack.environment["LOG_TABLE"]
+    assert seen["units"][f"{log_table} RRU"] == 1.0
+    assert seen["requests"]["dynamodb.Scan"] == 1  # the topics table
+    assert seen["requests"]["s3.ListObjectsV2"] == 1  # due trash manifests, not the entries
 
     two_hours_later = str(int(time.time() * 1000) + 7_200_000)
     aged = run_expire(local_stack, namespace, *lease, "--now-ms", two_hours_later)
