@@ -187,7 +187,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new", type=int, default=250, help="new entries per partition")
     parser.add_argument("--entries-per-object", type=int, default=100)
     parser.add_argument("--message-bytes", type=int, default=1024)
+    parser.add_argument("--from-json", help="re-price the runs of an earlier report (no stack)")
     opts = parser.parse_args(argv)
+    if opts.from_json:
+        with open(opts.from_json) as saved:
+            earlier = json.load(saved)
+        setup = argparse.Namespace(**earlier["setup"])
+        measured = Measured.of(earlier["runs"], setup, earlier["item_bytes"])
+        print(json.dumps({**earlier, "per_run": extrapolate(measured)}, indent=2))
+        return 0
     from magnetar_local.launcher import DEFAULT_SCRIPTS_DIR
 
     scripts = str(DEFAULT_SCRIPTS_DIR)

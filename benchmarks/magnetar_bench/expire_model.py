@@ -3,11 +3,13 @@ to a retained size, priced with shared/PRICES.md (``costs``).
 
 Scaling rules (what grows with what):
 
-- every run, per partition: what the incremental run with nothing new costs (cursors Query,
-  policy reads, the window's first items), measured per partition;
+- every run, per partition: what the incremental run with nothing new costs in DynamoDB
+  (cursors Query, policy reads, the window's first items), measured per partition; its S3
+  requests (the trash listing) once per run;
 - full pass, per retained index item: the difference between the full and the incremental
   run with nothing new (the log Scan and the per-ledger Query read every item), measured per
-  item; per object: one ListObjectsV2 per 1,000 objects;
+  item; per object: one ListObjectsV2 per 1,000 objects; its record in the topics table
+  (1 GetItem, 1 PutItem) per run;
 - per entry of traffic (at steady state one entry leaves retention for each that arrives):
   the difference between the run after traffic and the one with nothing new, measured per
   entry (reading the expired items, the stats' fold, the dedup replay of the new ones, the
@@ -103,6 +105,7 @@ class Usage:
 class Measured:
     """Per-unit usage from the four measured runs."""
 
+    per_run: Usage
     per_partition: Usage
     per_retained_item: Usage
     per_traffic_entry: Usage
@@ -119,12 +122,15 @@ class Measured:
         quiet = Usage.of(runs["quiet_incremental"])
         traffic = Usage.of(runs["traffic_incremental"])
         per_item = (quiet_full - quiet) * (1 / items)
+        # per item: reads only (the full pass's one write is its record, counted per run);
         # S3 listings are priced by object count at scale, not by this run's few pages; the
         # full pass reads each item twice (Scan, Query): Glue time
-        per_item = Usage(per_item.rru, per_item.wru, 0.0, per_item.s3_reads, 2 * item_bytes)
+        per_item = Usage(per_item.rru, 0.0, 0.0, 0.0, 2 * item_bytes)
         per_entry = (traffic - quiet) * (1 / (partitions * opts.new))
         return cls(
-            per_partition=quiet * (1 / partitions),
+            # S3 of a quiet run (the trash listing) is per run; its DynamoDB per partition
+            per_run=Usage(s3_writes=quiet.s3_writes, s3_reads=quiet.s3_reads),
+            per_partition=Usage(quiet.rru / partitions, quiet.wru / partitions),
             per_retained_item=per_item,
             # S3 (trash manifests, the purge) grows with freed objects: ``traffic_s3``
             per_traffic_entry=Usage(per_entry.rru, per_entry.wru, 0.0, 0.0, 3 * item_bytes),
@@ -153,8 +159,8 @@ def extrapolate(m: Measured, partitions: int = 100) -> dict:
         items = size / m.message_bytes
         objects = items / ENTRIES_PER_SEGMENT
         listing = Usage(s3_writes=3 + math.ceil(objects / 1000))
-        full = m.per_partition * partitions + m.per_retained_item * items + listing
-        incremental = m.per_partition * partitions
+        incremental = m.per_run + m.per_partition * partitions
+        full = incremental + m.per_retained_item * items + listing + Usage(rru=1.0, wru=1.0)
         traffic = m.per_traffic_entry * TRAFFIC_ENTRIES + traffic_s3(TRAFFIC_ENTRIES)
         out[label] = {
             "index_items": int(items),
