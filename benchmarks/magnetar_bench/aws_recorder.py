@@ -111,10 +111,17 @@ class Recorder:
         return self.sizes.get((table, key_of(key)))
 
     def _size(self, table: str, item: dict) -> int:
-        """A read item's stored size (its full size, not the projected one, when known)."""
+        """A read item's stored size (its full size, not the projected one): by its key, or,
+        projected without its sort key (a keys-only Scan), the table's mean stored size."""
         key = {k: item[k] for k in ("pk", "eid", "sub", "name") if k in item}
         stored = self._stored_size(table, key)
+        if stored is None and len(key) < 2:
+            stored = self._mean_size(table)
         return stored if stored is not None else item_size_bytes(item)
+
+    def _mean_size(self, table: str) -> int | None:
+        sizes = [v for (t, _), v in self.sizes.items() if t == table]
+        return round(sum(sizes) / len(sizes)) if sizes else None
 
 
 class RecordingProxy:

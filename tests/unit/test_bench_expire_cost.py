@@ -29,6 +29,15 @@ def test_a_projected_query_bills_the_stored_items_and_a_delete_the_stored_size()
     assert seen["requests"] == {"dynamodb.BatchWriteItem": 1, "dynamodb.Query": 1}
 
 
+def test_a_keys_only_scan_bills_the_mean_stored_item_not_the_projected_key():
+    sizes = {("log", key_of({"pk": {"S": "t|1"}, "eid": {"N": str(e)}})): 3000 for e in range(4)}
+    recorder = Recorder()
+    recorder.reset(sizes)
+    projected = [{"pk": {"S": "t|1"}}] * 4
+    recorder.dynamodb("Scan", {"TableName": "log"}, {"Items": projected})
+    assert recorder.snapshot()["units"] == {"log RRU": 1.5}  # 12,000 B, eventually consistent
+
+
 def run(rru, wru=0.0, lists=0):
     return {"units": {"log RRU": rru, "log WRU": wru}, "requests": {"s3.ListObjectsV2": lists}}
 
