@@ -4,6 +4,7 @@ magnetar perf produce|consume|idle [-n N] [--batch K] ...   (messages)
 magnetar perf delayed [-n N] [--spread-seconds S] ...        (delayed)
 magnetar perf segments [--entries N] ...                     (segments, needs pyspark)
 magnetar perf expire [--entries N] ...                       (expiry, needs pyspark)
+magnetar perf expire-cost [--partitions P] [--retained N] ...  (expire_cost, needs pyspark)
 magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
 magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
 magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
@@ -25,6 +26,7 @@ HARNESSES = {
     "delayed": "magnetar_bench.delayed",
     "segments": "magnetar_bench.segments",
     "expire": "magnetar_bench.expiry",
+    "expire-cost": "magnetar_bench.expire_cost",
     "authorizer": "magnetar_bench.authorizer",
     "triggers": "magnetar_bench.triggers",
     "quotas": "magnetar_bench.quotas",

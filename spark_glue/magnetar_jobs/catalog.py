@@ -153,6 +153,30 @@ def query_index(ddb, table: str, pk: str, start: int = 0) -> Iterator[tuple]:
         yield from map(index_row, page["Items"])
 
 
+def index_rows_paged(
+    ddb, table: str, pk: str, start: int = 0, first_page: int = 8, growth: int = 8
+) -> Iterator[tuple]:
+    """Index rows of one ledger from ``start``, ascending, lazily: pages of ``first_page``
+    items, each ``growth`` times the last (then 1 MB pages), so a reader that stops after a
+    few rows pays for a few rows, not a 1 MB page (Query bills the items it reads)."""
+    kwargs = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :pk AND eid >= :s",
+        "ExpressionAttributeValues": {":pk": {"S": pk}, ":s": {"N": str(start)}},
+        "ProjectionExpression": "pk, eid, obj, #off, #len, n, pt0, pt1, da, fence, pc, d",
+        "ExpressionAttributeNames": {"#off": "off", "#len": "len"},
+        "ConsistentRead": True,
+    }
+    limit: int | None = first_page
+    while True:
+        page = ddb.query(**kwargs, **({"Limit": limit} if limit else {}))
+        yield from map(index_row, page["Items"])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        limit = limit * growth if limit and limit * growth <= 10_000 else None
+
+
 def index_frame(spark, args: JobArgs, partition_keys: list[str]):
     """The log index of the given ledgers as a DataFrame (``index_schema``), read by the
     executors: the ledgers spread over up to 4 Spark partitions per core, each Query-ing

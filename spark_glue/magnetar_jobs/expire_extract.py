@@ -21,6 +21,7 @@ from magnetar_wire.names import TopicName
 
 from . import catalog, garbage
 from .common import JobArgs, dynamodb_client, engine_of, s3_client
+from .expire_incremental import WindowArgs, window_frame
 from .expire_transform import CURSOR_SCHEMA, OBJECT_SCHEMA, POLICY_SCHEMA
 
 ORPHAN_PREFIXES = "entries/,segments/,compacted/"
@@ -151,11 +152,32 @@ def list_objects(s3, bucket: str, prefixes: Iterable[str]) -> list[tuple]:
     return rows
 
 
+def extract_incremental(
+    spark, args: JobArgs, topic: str | None, namespace: str | None, now: WindowArgs
+) -> ExpireInput:
+    """What an incremental run plans from: the live ledgers' cursors and index windows
+    (``expire_incremental``); no dead ledgers, no bucket listing (the full pass's work)."""
+    live = [p for p in catalog.partitions(args, topic) if _in_namespace(p.partition_key, namespace)]
+    found = Ledgers(live, [], [])
+    cursors = cursor_frame(spark, args, [p.partition_key for p in live]).localCheckpoint(eager=True)
+    policies = policy_rows(args, live)
+    index = window_frame(spark, args, policies, cursors, now)
+    return ExpireInput(
+        ledgers=found,
+        index=index,
+        cursors=cursors,
+        policies=spark.createDataFrame(policies, POLICY_SCHEMA),
+        dead_keys=spark.createDataFrame([], "pk string"),
+        objects=None,
+        trashed=None,
+    )
+
+
 def extract(
     spark, args: JobArgs, topic: str | None, namespace: str | None, orphans: bool
 ) -> ExpireInput:
-    """Read everything a run plans from (see ``ledgers`` for the scope); ``orphans`` False
-    (or a ``topic``) skips the bucket listing."""
+    """Read everything a full pass plans from (see ``ledgers`` for the scope); ``orphans``
+    False (or a ``topic``) skips the bucket listing."""
     found = ledgers(args, topic, namespace)
     s3 = s3_client(args)
     objects = None

@@ -13,10 +13,12 @@ import pytest
 import requests
 
 import magnetar as pulsar
+from magnetar_bench.aws_recorder import Recorder, RecordingProxy
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_jobs.common import parse_args, spark_session
-from magnetar_jobs.expire_extract import extract
+from magnetar_jobs.expire_extract import extract_incremental
+from magnetar_jobs.expire_incremental import WindowArgs
 from magnetar_jobs.expire_load import LoadOptions, load_ledgers
 from magnetar_jobs.expire_transform import ExpireParams, transform
 from magnetar_wire import EntryMessage, encode_entry
@@ -32,12 +34,13 @@ def namespace(local_stack) -> str:
     return name
 
 
-def run_expire(local_stack, namespace: str, *extra: str):
+def run_expire(local_stack, namespace: str, *extra: str, endpoint_url: str | None = None):
     """One expiry pass over ``namespace`` on the stack's tables and bucket."""
     env = local_stack.environment
     argv = ["--bucket", env["ENTRIES_BUCKET"], "--topics-table", env["TOPICS_TABLE"]]
     argv += ["--log-table", env["LOG_TABLE"], "--cursors-table", env["CURSORS_TABLE"]]
-    argv += ["--endpoint-url", local_stack.aws_endpoint_url, "--namespace", namespace]
+    argv += ["--endpoint-url", endpoint_url or local_stack.aws_endpoint_url]
+    argv += ["--namespace", namespace]
     return expire.main([*argv, *extra])
 
 
@@ -213,6 +216,7 @@ def test_dead_ledgers_orphans_lapsed_consumers_and_gone_readers_are_collected(
         "--orphan-age-ms", "0",
         "--grace-ms", "0",
         "--now-ms", later,
+        "--full-pass", "true",
     )  # fmt: skip
 
     gone_key = log_key_of(gone, gone_ids[0])
@@ -339,14 +343,14 @@ def test_deduplication_still_knows_producers_whose_entries_expired(
 
 
 @pytest.mark.slow
-def test_a_run_that_crashed_after_deleting_items_is_finished_by_the_next_one(
+def test_a_run_that_crashed_after_deleting_items_loses_nothing_and_the_full_pass_collects(
     client, local_stack, aws_clients, namespace
 ):
     topic = f"persistent://{namespace}/crash"
     consumer = client.subscribe(topic, "s")
     producer = client.create_producer(topic, batching_enabled=False)
     ids = [producer.send(b"x" * (5000 if i % 2 == 0 else 1)) for i in range(4)]  # 0, 2: S3
-    for _ in range(4):
+    for _ in range(3):
         consumer.acknowledge(consumer.receive(10_000))
     env = local_stack.environment
     args = parse_args(
@@ -356,15 +360,63 @@ def test_a_run_that_crashed_after_deleting_items_is_finished_by_the_next_one(
     )  # fmt: skip
     spark = spark_session("expire")
     now = int(time.time() * 1000)
-    data = extract(spark, args, None, namespace, orphans=False)
-    plan = transform(data.index, data.cursors, data.policies, ExpireParams(now))
-    load_ledgers(spark, args, plan, LoadOptions(now, 60_000, 0))  # then the crash: no trash
+    data = extract_incremental(spark, args, None, namespace, WindowArgs(now, 600_000))
+    plan = transform(data.index, data.cursors, data.policies, ExpireParams(now, 600_000))
+    load_ledgers(spark, args, plan, LoadOptions(now, 600_000, 0))  # then the crash: no trash
     key = log_key_of(topic, ids[0])
     prefix = f"entries/persistent/{namespace}/crash/"
     assert index_ids(aws_clients, local_stack, key) == [3]
     assert len(objects_under(aws_clients, local_stack, prefix)) == 2  # 1 and 3 are inline
 
     again = run_expire(local_stack, namespace, "--orphan-age-ms", "0", "--now-ms", str(now + 1))
-    assert (again.entries_deleted, again.details["orphans_deleted"]) == (0, 2)
+    assert (again.entries_deleted, again.details.get("orphans_deleted", 0)) == (0, 0)
+    assert len(objects_under(aws_clients, local_stack, prefix)) == 2  # incremental: no listing
+    last = consumer.receive(10_000)  # what was not acknowledged is still there
+    assert (last.data(), last.message_id().entry_id()) == (b"x", 3)
+
+    full = run_expire(
+        local_stack, namespace, "--orphan-age-ms", "0", "--now-ms", str(now + 2),
+        "--full-pass", "true",
+    )  # fmt: skip
+    assert (full.entries_deleted, full.details["orphans_deleted"]) == (0, 2)
     assert len(objects_under(aws_clients, local_stack, prefix)) == 0
+    assert index_ids(aws_clients, local_stack, key) == [3]
+    consumer.acknowledge(last)
     consumer.close()
+
+
+def test_an_incremental_run_reads_only_what_became_expirable_since_the_last_one(
+    client, local_stack, namespace
+):
+    body = {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1}
+    response = requests.post(
+        f"{local_stack.url}/admin/v2/namespaces/{namespace}/retention", json=body
+    )
+    assert response.status_code == 204
+    topic = f"persistent://{namespace}/retained"
+    consumer = client.subscribe(topic, "s")
+    producer = client.create_producer(topic, batching_enabled=False)
+    for i in range(20):
+        producer.send(f"m{i}".encode())
+    for _ in range(20):
+        consumer.acknowledge(consumer.receive(10_000))
+    consumer.close()
+    lease = ("--consumer-lease-ms", "86400000")
+
+    full = run_expire(local_stack, namespace, *lease, "--full-pass", "true")
+    with RecordingProxy(local_stack.aws_endpoint_url, Recorder()) as proxy:
+        quiet = run_expire(local_stack, namespace, *lease, endpoint_url=proxy.url)
+    assert (full.entries_deleted, full.details["index_items_read"]) == (0, 20)
+    assert (quiet.entries_deleted, quiet.details["index_items_read"]) == (0, 1)
+    assert quiet.details["full_pass"] == 0
+    seen = proxy.recorder.snapshot()  # nothing new: one small Query of the log, no Scan
+    log_table = local_stack.environment["LOG_TABLE"]
+    assert seen["units"][f"{log_table} RRU"] == 1.0
+    assert seen["requests"]["dynamodb.Scan"] == 1  # the topics table
+    assert seen["requests"]["s3.ListObjectsV2"] == 1  # due trash manifests, not the entries
+
+    two_hours_later = str(int(time.time() * 1000) + 7_200_000)
+    aged = run_expire(local_stack, namespace, *lease, "--now-ms", two_hours_later)
+    assert (aged.entries_deleted, aged.details["index_items_read"]) == (19, 20)  # the head stays
+    after = run_expire(local_stack, namespace, *lease, "--now-ms", two_hours_later)
+    assert (after.entries_deleted, after.details["index_items_read"]) == (0, 1)
