@@ -124,3 +124,12 @@ def test_perf_scale_refuses_an_unknown_scenario(capsys):
         cli.main(["--scenarios", "produce-3"])
     assert exit_info.value.code == 2
     assert "unknown scenario(s) produce-3" in capsys.readouterr().err
+
+
+def test_lambda_runs_one_request_per_container_and_answers_503_past_the_concurrency():
+    profile = fixed(Profile(), lambda_concurrency=2)
+    result = run(SCENARIOS["produce-8"], seed=4, duration_s=1.0, warmup_s=0.2, profile=profile)
+    assert result["lambda"]["containers"] == 2
+    assert result["lambda"]["throttled"] > 0
+    assert result["client_errors"]["503 ServiceUnitNotReady"] >= result["lambda"]["throttled"]
+    assert all(result["invariants"].values())
