@@ -165,6 +165,10 @@ _PLAIN_PUTS = {
 
 
 def _small(store: str, method: str, a: Sequence[Any], error: BaseException | None) -> list[Request]:
+    if store not in TABLE_OF:
+        raise NotImplementedError(
+            f"the model knows no table of the {store} store; add it to TABLE_OF"
+        )
     key = f"{TABLE_OF[store]}|{a[0] if a else ''}"
     if (store, method) in _GETS:
         return [Request("dynamodb.GetItem", key, read_units=1)]
