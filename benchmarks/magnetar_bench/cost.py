@@ -24,8 +24,7 @@ so their reads and handler time are AWS's. Workloads (``--workloads``):
   spell as measured (``idle-spell``: subscribe, the first long-polls, going to sleep on the
   channel: what one idle spell of that length costs, not scaled) and the steady monthly
   cost of a consumer that stays idle (``idle-month``: ``perf idle``'s sleeping phase,
-  keepalive cycles, connection minutes and reconnects, scaled to 30 days). Multiplying the
-  spell by a month counted its start-up thousands of times over.
+  keepalive cycles, connection minutes and reconnects, scaled to 30 days).
 
 Beside each row: SQS alone (one queue) and SNS + SQS fan-out with one queue per
 subscription (the anchor for a topic with several subscriptions; these runs have one).
@@ -206,10 +205,11 @@ def _idle(client, meters: Meters, seconds: float) -> Usage:
 def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str) -> dict:
     """One row: dollars ``per`` (million messages, a month, an idle spell) by service, with
     SQS and SNS + SQS beside (for an idle spell: none)."""
-    usd = {k: round(v * scale, 4) for k, v in usage.usd(front_door).items()}
+    digits = 4 if scale > 1 else 8
+    usd = {k: round(v * scale, digits) for k, v in usage.usd(front_door).items()}
     sqs = SQS_USD_PER_MILLION.get(name)
     return {"workload": name, "front_door": front_door, "per": per,
-            "usd": {**usd, "total": round(sum(usd.values()), 4)}, "sqs_usd": sqs,
+            "usd": {**usd, "total": round(sum(usd.values()), digits)}, "sqs_usd": sqs,
             "sns_sqs_usd": SNS_SQS_USD_PER_MILLION.get(name),
             "http_calls": round(usage.http_calls * scale), "aws_requests": {
                 op: round(n * scale) for op, n in sorted(usage.aws.items())},
@@ -257,7 +257,8 @@ def table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def money(value: float | None) -> str:
-        return "-" if value is None else f"{value:.4f}"
+        small = value is not None and 0 < value < 1e-4  # an idle spell's micro-dollars
+        return "-" if value is None else f"{value:.1e}" if small else f"{value:.4f}"
 
     for row in rows:
         cells = [row["workload"], row["front_door"], row["per"],

@@ -124,11 +124,12 @@ def test_an_idle_spell_is_reported_as_measured_not_multiplied_by_a_month():
     usage = cost.Usage(6, 0.5, Counter({"dynamodb.Query": 12}), 0, 12, TimerUsage())
     row = cost.report_of("idle-spell", "http-api", usage, 1.0, "idle spell of 30 s")
     assert row["http_calls"] == 6 and row["dynamodb_rru"] == 12
-    assert row["usd"]["total"] == pytest.approx(sum(usage.usd("http-api").values()), abs=1e-4)
+    assert row["usd"]["total"] == pytest.approx(sum(usage.usd("http-api").values()), abs=1e-8)
+    assert 0 < row["usd"]["total"] < 0.0001  # micro-dollars, kept: not rounded away
     assert row["sqs_usd"] is None and row["sns_sqs_usd"] is None
     month = {"workload": "idle-month", "front_door": "http-api", "per": "month",
              "usd": {"total": 0.037}, "sqs_usd": 0.05, "sns_sqs_usd": 0.05}  # fmt: skip
     lines = cost.table([row, month]).splitlines()
     assert lines[2].startswith("| idle-spell | http-api | idle spell of 30 s |")
-    assert lines[2].endswith("| - | - |")
+    assert lines[2].endswith("| - | - |") and "e-06 |" in lines[2]
     assert lines[3] == "| idle-month | http-api | month | - | - | - | - | - | - | - | 0.0370 | 0.0500 | 0.0500 |"
