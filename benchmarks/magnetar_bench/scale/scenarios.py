@@ -60,6 +60,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
 ]}  # fmt: skip
 
 
+TARGETS = ("produce-64", "produce-256", "produce-batched-8x500", "shared-32-1-per-receive",
+           "key_shared-32-1-per-receive", "key_shared-32-prefetch", "latency-500-per-s")  # fmt: skip
+"""The scenarios of the scale targets (docs/benchmarks.md): ``--scenarios targets``."""
+
+
 def run(scenario: Scenario, seed: int = 1, duration_s: float = 5.0, warmup_s: float = 1.0,
         profile: Profile | None = None) -> dict[str, Any]:  # fmt: skip
     """Run one scenario on a fresh model; its figures and the invariants' results."""
