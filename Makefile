@@ -1,9 +1,15 @@
 # Magnetar developer commands. Needs only python3 (3.11+) and access to a package index.
 #   make run       - start the service locally (PORT=8080 by default)
+#   make stop      - stop the services `make run` started here
 #   make test      - static checks + the whole test suite (what .ci/run runs)
 #   make test-fast - the tests that start no stack and no JVM and do not fuzz (unit, in-memory services), < 1 min
 #   make lint      - ruff only
+#   make checkov   - checkov on template.yaml (part of make check)
 #   make glue-artifacts - the Spark jobs' scripts and libraries zip in build/glue/
+#   make docs      - the documentation site (mkdocs.yml) in site/
+#   make build-aws - `sam build` of template.yaml (SAM CLI in its own venv, .tools/sam)
+#   make deploy    - build, `sam deploy` and upload the Glue artifacts (STACK, REGION, PARAMS)
+#   make undeploy  - empty the stack's artifacts bucket and `sam delete` the stack
 
 PORT ?= 8080
 VENV := .venv
@@ -28,7 +34,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: chromium install run test test-fast check lint clean glue-artifacts
+.PHONY: chromium install run stop test test-fast check checkov lint clean glue-artifacts docs build-aws deploy undeploy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,47 +43,75 @@ $(BIN)/python:
 # distributions: magnetar-client (sdk/: the SDK and magnetar_wire) and magnetar-server (the
 # root). The uninstall drops the single `magnetar` distribution of older checkouts, which
 # would otherwise take the `magnetar` command with it when pip replaces it.
+# The client is installed in setuptools' `compat` editable mode: its folder is a plain path
+# entry, so a folder named `magnetar` beside a script (this clone, say) cannot shadow the
+# package as a namespace package (the default mode's import hook runs after such folders).
 $(VENV)/.installed: pyproject.toml sdk/pyproject.toml | $(BIN)/python
+	@echo "make install: installing Magnetar and its pinned dependencies into $(VENV) (1-3 minutes on a fresh machine; once)"
 	$(BIN)/python -m pip uninstall --quiet --yes magnetar 2>/dev/null
-	$(BIN)/python -m pip install --quiet -e ./sdk -e '.[dev]'
+	$(BIN)/python -m pip install --progress-bar off --no-color -e ./sdk --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --progress-bar off --no-color -e '.[dev]'
 	touch $@
 
 # Spark's class data sharing archive (magnetar_local.spark_jvm): Spark JVMs of the tests and
 # the local jobs start in half the CPU. Built once per virtualenv (about 20 s); without Java
 # it is skipped and Spark runs without it.
 $(VENV)/.spark-cds: $(VENV)/.installed
+	@echo "make install: building Spark's class data sharing archive (20-100 s, once; Spark then starts in half the CPU)"
 	$(BIN)/python -m magnetar_local.spark_jvm >/dev/null || echo "no Spark CDS archive: Spark starts slower"
 	touch $@
 
 # The console's browser test (tests/e2e/test_console_browser.py) drives Debian's Chromium
-# through Playwright (never `playwright install`: it downloads browsers). Installed with
-# apt-get when missing, as root or with passwordless sudo; otherwise a message says how
-# (and that test is skipped).
+# through Playwright (never `playwright install`: it downloads browsers). Only `make test`
+# needs it (never `make run`): installed with apt-get when missing, as root or with
+# passwordless sudo, saying so; otherwise a message says how (and that test is skipped).
 CHROMIUM := /usr/bin/chromium
 chromium:
 	@test -x $(CHROMIUM) || { \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; \
 	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-	  else echo "make install: $(CHROMIUM) is missing and installing it needs root: run 'apt-get install chromium' as root (the console's browser test is skipped without it, and fails under CI=true)"; exit 0; fi; \
-	  echo "make install: installing Debian's chromium for the console's browser test"; \
+	  else echo "make test: $(CHROMIUM) is missing and installing it needs root: run 'apt-get install chromium' as root (the console's browser test is skipped without it, and fails under CI=true)"; exit 0; fi; \
+	  echo "make test: installing Debian's chromium (apt-get) for the console's browser test"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
-	    || echo "make install: apt-get could not install chromium (the console's browser test is skipped)"; }
+	    || echo "make test: apt-get could not install chromium (the console's browser test is skipped)"; }
 
-install: $(VENV)/.installed $(VENV)/.spark-cds chromium
+install: $(VENV)/.installed $(VENV)/.spark-cds
 
 run: install
 	$(BIN)/magnetar local --port $(PORT)
+
+stop:
+	@$(BIN)/magnetar stop
 
 # Static checks, before any test runs: lint, types, architecture contracts (.importlinter).
 check: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/cfn-lint template.yaml
+	@$(MAKE) --no-print-directory checkov
+	$(MAKE) --no-print-directory docs
+
+# The documentation site; strict (mkdocs.yml): a broken link or anchor, or a page left out of
+# nav, fails the build (not with --quiet: mkdocs then counts no warnings).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# checkov on template.yaml (.checkov.yaml: what it checks and the reviewed skips, each with its
+# reason), in a virtualenv of its own (its pins conflict with the project's), installed once
+# per pinned version. BC_SKIP_MAPPING: no call home for its guideline links.
+CHECKOV_VERSION := 3.3.30
+CHECKOV_VENV := .tools/checkov
+checkov:
+	@test -f $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION) || { rm -rf $(CHECKOV_VENV) && $(PYTHON) -m venv $(CHECKOV_VENV) \
+	  && $(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION) 2>&1 | grep -v '^WARNING: Location' ; \
+	  $(CHECKOV_VENV)/bin/checkov --version >/dev/null && touch $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION); }
+	BC_SKIP_MAPPING=TRUE $(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 
 # On a fresh checkout no module is compiled yet: one collection first writes every bytecode
 # cache (pytest's rewritten test modules and plugins too), instead of each of the WORKERS
 # compiling all of it at once (measured on a fresh clone: 21 CPU-s a worker, 4.3 with caches).
-test: check
+test: check chromium
 	@test -d tests/unit/__pycache__ || $(BIN)/pytest -q --collect-only -p no:cacheprovider >/dev/null
 	$(PYTEST) -n $(WORKERS)
 
@@ -90,7 +124,40 @@ lint: install
 
 glue-artifacts: install
 	$(BIN)/python spark_glue/package.py build/glue
-	@echo "upload: aws s3 sync build/glue/spark_glue s3://<ArtifactsBucket>/spark_glue/"
+
+# ---------------------------------------------------------------- AWS (docs/deploying.md)
+# SAM CLI in a tool venv of its own (never the project's: its pins are not ours), on Python
+# 3.12, the functions' runtime, which `sam build` also needs on PATH to build for it:
+# python3.12 when it runs, else pyenv's.
+STACK ?= magnetar
+REGION ?= $(or $(AWS_REGION),$(AWS_DEFAULT_REGION),us-east-1)
+PARAMS ?=
+SAM_CLI_VERSION := 1.170.0
+SAM_VENV := .tools/sam
+SAM := $(SAM_VENV)/bin/sam
+PYTHON312 := $(shell for p in python3.12 $$(pyenv root 2>/dev/null)/versions/3.12*/bin/python3.12; do \
+  "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null && { command -v "$$p"; break; }; done)
+SAM_ENV := PATH="$(dir $(PYTHON312)):$$PATH" SAM_CLI_TELEMETRY=0
+ARTIFACTS := $(BIN)/python infra/deploy/artifacts.py --stack $(STACK) --region $(REGION)
+
+$(SAM):
+	@test -n "$(PYTHON312)" || { echo "build-aws: needs Python 3.12 (python3.12 on PATH, or pyenv install 3.12)"; exit 1; }
+	$(PYTHON312) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+
+# .aws-sam/build: the layer at CoreLayer/python/ (Lambda's /opt/python), its requirements
+# as arm64 wheels (pip downloads them for the template's architecture, no Docker)
+build-aws: $(SAM)
+	$(SAM_ENV) $(SAM) build --template-file template.yaml
+
+deploy: glue-artifacts build-aws
+	$(SAM_ENV) $(SAM) deploy --stack-name $(STACK) --region $(REGION) \
+	  $(if $(strip $(PARAMS)),--parameter-overrides $(PARAMS))
+	$(ARTIFACTS) upload build/glue/spark_glue
+
+undeploy: install $(SAM)
+	$(ARTIFACTS) empty
+	$(SAM_ENV) $(SAM) delete --stack-name $(STACK) --region $(REGION) --no-prompts
 
 clean:
-	rm -rf $(VENV) build/glue
+	rm -rf $(VENV) .tools build/glue site .aws-sam

@@ -4,7 +4,8 @@
 
 Writes ``OUT/spark_glue/<job>.py`` for every job script and ``OUT/spark_glue/magnetar_libs.zip``
 holding magnetar_core, magnetar_wire and magnetar_jobs (what ``--extra-py-files`` names in
-template.yaml). Upload with ``aws s3 sync OUT/spark_glue s3://<ArtifactsBucket>/spark_glue/``.
+template.yaml). ``make deploy`` uploads them into the stack's ArtifactsBucket
+(``infra/deploy/artifacts.py``).
 """
 
 from __future__ import annotations

@@ -47,7 +47,13 @@ from magnetar import (
 )
 from magnetar._admin_auth import AUTH_PLUGIN_HELP, authentication
 from magnetar._admin_names import namespace_arg, namespace_path, topic_arg
-from magnetar._service_url import AUTH_PARAMS_HELP, ServiceUrl, resolve_service_url
+from magnetar._service_url import (
+    AUTH_PARAMS_HELP,
+    AmbiguousService,
+    ServiceUrl,
+    announce,
+    resolve_service_url,
+)
 from magnetar._topics import parse_topic
 from magnetar.authentication import Authentication
 
@@ -258,10 +264,36 @@ def run(
     return 0
 
 
+GLOBAL_OPTIONS = ("--service-url", "--admin-url", "--auth-plugin", "--auth-params")
+"""Options of the whole command, taken anywhere on the line (pulsar-admin's users put them
+before the verb, pulsar-client's after it)."""
+
+
+def hoist_global_options(argv: Sequence[str]) -> list[str]:
+    """``argv`` with every ``GLOBAL_OPTIONS`` option (``--opt value`` or ``--opt=value``)
+    moved before the verbs, where the parser reads them."""
+    front: list[str] = []
+    rest: list[str] = []
+    items = list(argv)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        name = item.split("=", 1)[0]
+        if name in GLOBAL_OPTIONS and "=" in item:
+            front.append(item)
+        elif item in GLOBAL_OPTIONS and index + 1 < len(items):
+            front += items[index : index + 2]
+            index += 1
+        else:
+            rest.append(item)
+        index += 1
+    return front + rest
+
+
 def main(argv: Sequence[str]) -> int:
     """``magnetar admin ...``; returns the exit status (1: the service refused or the verb
     failed, 2: usage, also from argparse's SystemExit)."""
-    return serve(_parser().parse_args(list(argv)))
+    return serve(_parser().parse_args(hoist_global_options(argv)))
 
 
 def serve(
@@ -271,7 +303,12 @@ def serve(
     request ``make_request`` builds; default this module's) and print the answer or the
     error; returns the exit status: 0, 1 (the service refused: Pulsar's error name and
     reason; the verb failed), 2 (a usage error). Also ``magnetar functions``'."""
-    service = resolve_service_url(args.service_url)
+    try:
+        service = resolve_service_url(args.service_url)
+    except AmbiguousService as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    announce(service)
     import magnetar
 
     try:

@@ -15,8 +15,11 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
                    magnetar.admin_cli)
     magnetar functions create|update|get|list|delete ...   (pulsar-admin functions; see
                    magnetar.functions_cli)
+    magnetar status | stop [--pid PID]   (the local services running here: list, stop)
     magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
                      (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
+    magnetar verify [--service-url URL] [--auth-params X] [--json] ...   (checks a deployment
+                   end to end on topics of its own; see magnetar.verify.cli)
 
 ``local``, ``jobs``, ``perf``, ``chaos`` and ``invoke`` live with the service (magnetar_local,
 magnetar_bench, magnetar_chaos: the
@@ -24,8 +27,10 @@ repository's root distribution); with only the client installed they say what to
 and exit with status 2.
 
 The service URL of produce / consume is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``,
-else the running ``magnetar local`` (``make run``, any port: its ``.magnetar/local.json``),
-else ``http://127.0.0.1:8080`` (see ``magnetar._service_url``). Their token (a service with
+else the running ``magnetar local`` (``make run``, any port: its record in ``.magnetar/services/``
+of this directory or a parent), else ``http://127.0.0.1:8080`` (see ``magnetar._service_url``);
+a URL that was not given is said on stderr with where it came from. ``magnetar status`` lists
+the local services running here; ``magnetar stop`` stops them. Their token (a service with
 authentication on) is ``--auth-params`` (``token:<token>``, ``file:///path`` or the token),
 else ``$MAGNETAR_AUTH_TOKEN``, else, when the service is the running ``magnetar local
 --auth``, its ``.magnetar/local.token``; else none is sent.
@@ -42,7 +47,9 @@ from datetime import timedelta
 from magnetar._service_url import (
     AUTH_PARAMS_HELP,
     DEFAULT_SERVICE_URL,
+    AmbiguousService,
     ServiceUrl,
+    announce,
     auth_token,
     resolve_service_url,
 )
@@ -65,7 +72,8 @@ EXTRA_HINT = (
 INSTALL_HINT = (
     "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
     "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
-    "only produce and consume.\nFrom a checkout of the repository: `make install`, or "
+    "produce, consume, admin, functions, status, stop, tokens and verify.\nFrom a checkout "
+    "of the repository: `make install`, or "
     "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
 )
 _TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
@@ -74,6 +82,7 @@ _TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar", description="Magnetar command-line client")
+    p.add_argument("--version", action="version", version=f"magnetar {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     url_help = (
         "HTTP URL of the Magnetar API (default: $MAGNETAR_SERVICE_URL, else the running "
@@ -129,14 +138,29 @@ def _parser() -> argparse.ArgumentParser:
     functions.add_argument("rest", nargs=argparse.REMAINDER, help="create --py f.py --classname m.C --inputs T ...")  # fmt: skip
     admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
     admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
+    verify = sub.add_parser("verify", help="check a deployment end to end (a table of what held)")
+    verify.add_argument("rest", nargs=argparse.REMAINDER, help="[--service-url URL] [--auth-params X] [--json] ...")  # fmt: skip
     tokens = sub.add_parser("tokens", help="create and check tokens, as `pulsar tokens`")
     tokens.add_argument("rest", nargs=argparse.REMAINDER, help="create-secret-key|create|...")
+
+    sub.add_parser("status", help="the local services running here (this folder or a parent)")
+    stop = sub.add_parser("stop", help="stop the local services running here (SIGTERM)")
+    stop.add_argument("--pid", type=int, help="only the service of this pid")
 
     invoke = sub.add_parser("invoke", help="invoke IngestFunction with an event (local stack)")
     invoke.add_argument("rest", nargs=argparse.REMAINDER, help="FUNCTION --event FILE")
     jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
     jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
     return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("magnetar-client")
+    except PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "(not installed)"
 
 
 def _client(service: ServiceUrl, token: str | None = None):  # noqa: ANN202
@@ -205,6 +229,9 @@ def _consume(args: argparse.Namespace, service: ServiceUrl) -> int:
     finally:
         client.close()
         print(f"{count} messages successfully consumed")
+    if args.num_messages > 0 and count < args.num_messages:
+        print(f"error: timed out after {count} of {args.num_messages} messages", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -243,6 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.admin_cli import main as admin_main
 
         return admin_main(argv[1:])
+    if argv[:1] == ["verify"]:
+        from magnetar.verify.cli import main as verify_main
+
+        return verify_main(argv[1:])
     if argv[:1] == ["functions"]:
         from magnetar.functions_cli import main as functions_main
 
@@ -250,8 +281,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] and argv[0] in EXTRA_VERBS:
         return _run_extra_verb(argv[0], argv[1:])
     args = _parser().parse_args(argv)
+    if args.command in ("status", "stop"):
+        from magnetar._local_services import status, stop
+
+        return status() if args.command == "status" else stop(args.pid)
     handlers = {"produce": _produce, "consume": _consume}
-    service = resolve_service_url(args.service_url)
+    try:
+        service = resolve_service_url(args.service_url)
+    except AmbiguousService as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    announce(service)
     try:
         return handlers[args.command](args, service)
     except Exception as e:

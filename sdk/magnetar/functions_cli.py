@@ -119,5 +119,5 @@ def main(argv: Sequence[str]) -> int:
     """``magnetar functions ...``; returns the exit status (1: refused, 2: usage)."""
     from magnetar import admin_cli
 
-    args = parser().parse_args(list(argv))
+    args = parser().parse_args(admin_cli.hoist_global_options(argv))
     return admin_cli.serve(args, lambda _call: request(args))

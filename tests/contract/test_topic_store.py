@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.policies import RetentionPolicies
+from magnetar_core.domain.retention import RetentionPolicies
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
 from magnetar_wire.names import TopicName
 

@@ -5,7 +5,7 @@ it (``.venv/bin/python tour.py``, ``bash tour.sh``) from the repository root whi
 run`` serves. These tests do the same: each block is written to a file and run in a
 subprocess, from the repository root, with the venv's ``bin`` first on the PATH; the
 README's ``http://127.0.0.1:8080`` is replaced by the test stack's URL (the README stays
-literal), and ``MAGNETAR_HOME`` names a folder with the stack's ``local.json``, so the CLI and
+literal), and ``MAGNETAR_HOME`` names a folder with the stack's record, so the CLI and
 ``magnetar jobs`` find the stack as they find ``make run``'s.
 
 The rule for which blocks run, written in the README as an HTML comment on the line before
@@ -18,7 +18,7 @@ the block:
 - ``<!-- runs with --auth -->``: Secure it's blocks, run by
   ``test_every_secured_readme_block_runs_twice_against_a_service_with_authentication_on``
   from a folder laid out as the repository root is while ``magnetar local --auth`` serves
-  (``.venv``, ``.magnetar/local.json``, ``local.token``, ``secret.key``);
+  (``.venv``, ``.magnetar/services/<pid>.json``, ``local.token``, ``secret.key``);
 - no comment: run by ``test_every_readme_block_runs_alone_in_order``.
 
 Every run block must exit with status 0. Independence: every block runs in a process of its
@@ -100,7 +100,7 @@ def run_block(block: Block, folder: Path, url: str, env: dict[str, str], cwd: Pa
 @pytest.fixture
 def newcomer_env(local_stack, tmp_path) -> dict[str, str]:
     """The environment of a newcomer's terminal next to ``make run``: the venv's bin first on
-    the PATH, the stack's ``local.json`` in ``MAGNETAR_HOME``, no MAGNETAR_SERVICE_URL."""
+    the PATH, the stack's record in ``MAGNETAR_HOME``, no MAGNETAR_SERVICE_URL."""
     from magnetar_local.jobs import write_state
 
     home = tmp_path / "magnetar-home"
@@ -118,7 +118,7 @@ def test_the_readme_marks_only_setup_installs_deploys_and_the_auth_service_as_no
         "make run    # installs into .venv, starts the service on an embedded AWS emulator at http://127.0.0.1:8080",
         "pip install ./sdk",
         ".venv/bin/magnetar local --auth                  # prints the superuser's token; serves at http://127.0.0.1:8080",
-        "ARTIFACTS=my-magnetar-artifacts                      # a bucket of yours, in the stack's region",
+        "# authentication is on by default: the authorizer reads the token key from SSM",
     ]  # fmt: skip
     assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2
     assert len(runnable(blocks, "runs with --auth")) == 3
@@ -141,8 +141,8 @@ def test_every_readme_block_runs_alone_in_order(local_stack, newcomer_env, tmp_p
 @pytest.fixture
 def fresh_service(tmp_path):
     """``magnetar local --port 0`` in a subprocess, as ``make run`` starts it, with its state
-    in ``MAGNETAR_HOME``; yields that environment (with the URL in ``local.json``, as the CLI
-    finds it) once the service answers. The tests' cheaper JVM options and Spark settings go to every Spark job
+    in ``MAGNETAR_HOME``; yields that environment (with the URL in its record,
+    ``services/<pid>.json``, as the CLI finds it) once the service answers. The tests' cheaper JVM options and Spark settings go to every Spark job
     (``PYSPARK_SUBMIT_ARGS``): ``magnetar jobs run``'s and the ones the service launches."""
     from magnetar_local.testing import spark_submit_args_for_tests
 
@@ -156,20 +156,21 @@ def fresh_service(tmp_path):
                                stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not (home / "local.json").exists():
+        while not (home / "services" / f"{service.pid}.json").exists():
             assert service.poll() is None, f"magnetar local exited {service.returncode}"
             assert time.monotonic() < deadline, "magnetar local did not start in 120 s"
             time.sleep(0.1)
         yield env
     finally:
-        service.terminate()  # SIGTERM: a clean stop that removes local.json
+        service.terminate()  # SIGTERM: a clean stop that removes its record
         service.wait(60)
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_every_readme_block_that_runs_spark_runs_alone_on_a_fresh_service(fresh_service, tmp_path):
-    url = json.loads((Path(fresh_service["MAGNETAR_HOME"]) / "local.json").read_text())["url"]
+    records = (Path(fresh_service["MAGNETAR_HOME"]) / "services").glob("*.json")
+    url = json.loads(next(records).read_text())["url"]
     blocks = runnable(readme_blocks(README.read_text()), "runs Spark")
     outputs = [run_block(b, tmp_path, url, fresh_service) for b in blocks]
     jobs = next(o for b, o in zip(blocks, outputs, strict=True) if "jobs run expire" in b.text)
@@ -184,15 +185,16 @@ def test_every_readme_block_that_runs_spark_runs_alone_on_a_fresh_service(fresh_
 @pytest.fixture
 def secured_root(secured_gateway, tmp_path) -> Path:
     """A folder as the repository root is while ``magnetar local --auth`` serves there:
-    ``.venv`` (this one), ``.magnetar/local.json`` naming the secured gateway (with this
+    ``.venv`` (this one), ``.magnetar/services/<pid>.json`` naming the secured gateway (with this
     process's pid, as a live service), the superuser's ``local.token`` and the
     ``secret.key`` the gateway verifies tokens with."""
     root = tmp_path / "repo"
     state = root / ".magnetar"
     state.mkdir(parents=True)
     (root / ".venv").symlink_to(Path(sys.executable).parents[1])
-    local = {"pid": os.getpid(), "url": secured_gateway.url}
-    (state / "local.json").write_text(json.dumps(local))
+    local = {"pid": os.getpid(), "url": secured_gateway.url, "auth": True}
+    (state / "services").mkdir()
+    (state / "services" / f"{os.getpid()}.json").write_text(json.dumps(local))
     (state / "local.token").write_text(secured_gateway.token(secured_gateway.superuser))
     (state / "secret.key").write_bytes(secured_gateway.secret_key)
     return root

@@ -25,6 +25,7 @@ from magnetar_core.settings import Settings
 from magnetar_local.events import LambdaContext
 from magnetar_local.routes import RouteTable
 from magnetar_local.sample_events import EVENTS_DIR, PLACEHOLDERS, event_names, load_event
+from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import LocalTemplate
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
 from magnetar_wire.names import TopicName
@@ -305,9 +306,13 @@ def test_the_scenarios_replay_every_event_file_exactly_once():
 
 
 def test_every_template_route_has_at_least_one_sample_event():
-    template = LocalTemplate()
-    sampled = {load_event(name)["routeKey"] for name in event_names()}
-    missing = sorted(r.route_key for r in template.routes if r.route_key not in sampled)
+    # the routes the API serves: behind ANY /admin/{proxy+}, the admin app's route each path takes
+    served = RouteTable(default_served_routes())
+    sampled = set()
+    for name in event_names():
+        event = load_event(name)
+        sampled.add(served.match(event["requestContext"]["http"]["method"], event["rawPath"]).route.route_key)
+    missing = sorted(r.route_key for r in served.routes if r.route_key not in sampled)
     assert missing == [], f"routes without a sample in {EVENTS_DIR}: {missing}"
 
 
@@ -358,7 +363,10 @@ def test_load_event_replaces_the_placeholders_in_the_path_and_parameters_only():
     assert event["routeKey"] == load_event("ack")["routeKey"]
     assert event["body"] == load_event("ack")["body"]
     partitioned = load_event("admin_get_partitions", topic="orders")
-    assert partitioned["pathParameters"]["topic"] == "orders-partitioned"
+    # an admin event (ANY /admin/{proxy+}): the greedy parameter follows the new path
+    assert partitioned["pathParameters"] == {
+        "proxy": "v2/persistent/public/default/orders-partitioned/partitions"
+    }
     assert (
         partitioned["rawPath"]
         == "/admin/v2/persistent/public/default/orders-partitioned/partitions"
@@ -372,7 +380,7 @@ def test_load_event_replaces_the_namespace_only_where_the_route_has_a_namespace_
     event = load_event("admin_set_max_message_size", topic="orders", namespace="ns-1")
     assert event["rawPath"] == "/admin/v2/namespaces/public/ns-1/maxMessageSize"
     assert event["requestContext"]["http"]["path"] == event["rawPath"]
-    assert event["pathParameters"] == {"tenant": "public", "namespace": "ns-1"}
+    assert event["pathParameters"] == {"proxy": "v2/namespaces/public/ns-1/maxMessageSize"}
     # a topic route keeps namespace "default"; the topic placeholder never rewrites a namespace
     topic_event = load_event("producers_heartbeat", topic="orders", namespace="ns-1")
     assert topic_event["rawPath"] == (
@@ -380,7 +388,7 @@ def test_load_event_replaces_the_namespace_only_where_the_route_has_a_namespace_
     )
     assert topic_event["pathParameters"]["namespace"] == "default"
     untouched = load_event("admin_get_namespace_deduplication", topic="orders")
-    assert untouched["pathParameters"]["namespace"] == PLACEHOLDERS["namespace"]
+    assert untouched["pathParameters"]["proxy"].split("/")[3] == PLACEHOLDERS["namespace"]
     assert untouched["rawPath"] == "/admin/v2/namespaces/public/events-demo-ns/deduplication"
 
 

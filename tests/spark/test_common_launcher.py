@@ -5,6 +5,8 @@ choice between them by settings."""
 from __future__ import annotations
 
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +135,20 @@ def test_stop_all_terminates_the_runs_still_running(tmp_path):
     assert launcher.stop_all(timeout_s=30) == [slow]
     assert launcher.status(slow) == "FAILED"
     assert launcher.running() == []
+
+
+def test_a_finished_run_is_reaped_without_anyone_asking_for_its_status(tmp_path):
+    """An admin-triggered compaction is started and never waited for: its process must not
+    stay a <defunct> child of the local stack."""
+    scripts = tmp_path / "spark_glue"
+    scripts.mkdir()
+    (scripts / "compact_topic.py").write_text("pass\n")
+    launcher = LocalJobLauncher(SETTINGS, scripts_dir=scripts, log_dir=tmp_path)
+    run_id = launcher.start("compact-topic", {"topic": "persistent://a/b/c"})
+    process = launcher._runs[run_id]
+
+    deadline = time.monotonic() + 60
+    while process.returncode is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # polls an attribute only: poll() or wait() would reap it here
+    assert process.returncode == 0
+    assert not Path(f"/proc/{process.pid}").exists()

@@ -81,9 +81,11 @@ def test_jobs_run_without_a_running_local_stack_says_how_to_start_one(
     monkeypatch.setenv("MAGNETAR_HOME", str(tmp_path))
     assert jobs.run(["run", "expire"]) == 1
     assert "no running local stack" in capsys.readouterr().err
-    (tmp_path / "local.json").write_text(json.dumps({"pid": 2**22 + 12345}))
+    (tmp_path / "services").mkdir()
+    dead = {"pid": 2**22 + 12345, "url": "http://127.0.0.1:1"}
+    (tmp_path / "services" / "dead.json").write_text(json.dumps(dead))
     assert jobs.run(["run", "expire"]) == 1  # its stack has exited
-    assert "is gone" in capsys.readouterr().err
+    assert "no running local stack" in capsys.readouterr().err
 
 
 def test_jobs_run_uses_the_state_file_of_the_running_stack(tmp_path, monkeypatch):
@@ -98,7 +100,8 @@ def test_jobs_run_uses_the_state_file_of_the_running_stack(tmp_path, monkeypatch
         "log_table": "l",
         "cursors_table": "c",
     }
-    (tmp_path / "local.json").write_text(json.dumps(state))
+    (tmp_path / "services").mkdir()
+    (tmp_path / "services" / f"{os.getpid()}.json").write_text(json.dumps(state))
     command, env = jobs.command_for("compact-segments", ["--topic", "x"])
     assert command[1].endswith("spark_glue/compact_segments.py")
     assert command[2:] == [

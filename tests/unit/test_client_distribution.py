@@ -141,3 +141,17 @@ def test_the_server_pins_the_token_libraries_as_the_clients_tokens_extra():
     client = tomllib.loads((ROOT / "sdk/pyproject.toml").read_text())
     extra = set(client["project"]["optional-dependencies"]["tokens"])
     assert extra <= set(server["project"]["dependencies"])
+
+
+def test_a_folder_named_magnetar_beside_a_script_does_not_shadow_the_installed_client(tmp_path):
+    """A clone in a folder named ``magnetar`` with a script beside it: the script's folder
+    comes first on ``sys.path`` and holds ``magnetar/`` without ``__init__.py``. The client
+    installed by ``make install`` must still be the package imported, not a namespace
+    package made of that folder."""
+    (tmp_path / "magnetar").mkdir()
+    script = tmp_path / "tour.py"
+    script.write_text("import magnetar\nprint(magnetar.Client.__module__)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "magnetar.client"

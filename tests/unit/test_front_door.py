@@ -12,6 +12,7 @@ import pytest
 
 from magnetar_core.api import front_door, http
 from magnetar_core.api.front_door import FrontRoute, FunctionUrlFrontDoor
+from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
 ROUTES = [
@@ -147,15 +148,15 @@ def data_plane_routes() -> list[FrontRoute]:
 
 
 def test_the_data_plane_serves_exactly_the_template_routes_of_its_apps(data_plane_routes):
-    template = LocalTemplate()
+    template, served = LocalTemplate(), default_served_routes()
     expected = {
         (route.method, route.path, template.functions[route.function].code_dir.name)
-        for route in template.routes
+        for route in served
         if template.functions[route.function].code_dir.name in front_door.DATA_PLANE_TARGETS
     }
     assert {(r.method, r.path, r.target) for r in data_plane_routes} == expected
     assert len(expected) == 140
-    unauthorized = [r for r in template.routes if not r.authorized]
+    unauthorized = [r for r in served if not r.authorized]
     assert all(template.functions[r.function].code_dir.name == "console" for r in unauthorized)
 
 

@@ -1,6 +1,7 @@
 """template.yaml with ``FrontDoor: FunctionUrl``: cfn-lint passes (the whole template is
 linted with the default ``HttpApi`` in test_template.py), and SAM makes the function URL,
-its public-invoke permission and the ``DataPlaneUrl`` output, all only under that value."""
+its two public-invoke permissions and the ``DataPlaneUrl`` output, all only under that
+value."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from test_template import _errors, _sam_transform
 
 from magnetar_local.template import DEFAULT_TEMPLATE
 
-FRONT_DOOR = ("DataPlaneFunction", "DataPlaneUrl", "DataPlaneUrlPermission")
+FRONT_DOOR = ("DataPlaneFunction", "DataPlaneUrl", "DataPlaneUrlPermission", "DataPlaneUrlInvokePermission")
 
 
 def _front_door_template(front_door: str) -> dict:
@@ -55,9 +56,20 @@ def test_sam_makes_a_public_function_url_to_the_data_plane_only_under_function_u
     assert url["Type"] == "AWS::Lambda::Url" and url["Condition"] == "UseFunctionUrl"
     assert url["Properties"]["AuthType"] == "NONE"  # tokens are checked inside the function
     assert url["Properties"]["TargetFunctionArn"] == {"Fn::GetAtt": ["DataPlaneFunction", "Arn"]}
-    permission = resources["DataPlaneUrlPermission"]["Properties"]
-    assert permission["Action"] == "lambda:InvokeFunctionUrl"
-    assert permission["FunctionUrlAuthType"] == "NONE"
+    # a public URL made since October 2025 answers 403 unless the function's policy allows
+    # both actions: InvokeFunctionUrl, and InvokeFunction through the URL only
+    permissions = {lid: r for lid, r in resources.items() if r["Type"] == "AWS::Lambda::Permission"}
+    assert {r["Properties"]["Action"] for r in permissions.values()} == {
+        "lambda:InvokeFunctionUrl", "lambda:InvokeFunction"}  # fmt: skip
+    for permission in permissions.values():
+        assert permission["Condition"] == "UseFunctionUrl"
+        properties = permission["Properties"]
+        assert properties["FunctionName"] == {"Ref": "DataPlaneFunction"}
+        assert properties["Principal"] == "*"
+        if properties["Action"] == "lambda:InvokeFunctionUrl":
+            assert properties["FunctionUrlAuthType"] == "NONE"
+        else:  # never a public InvokeFunction of the function itself
+            assert properties["InvokedViaFunctionUrl"] is True
     assert conditions["UseFunctionUrl"] == {"Fn::Equals": [{"Ref": "FrontDoor"}, "FunctionUrl"]}
     assert transformed["Outputs"]["DataPlaneUrl"]["Condition"] == "UseFunctionUrl"
     assert transformed["Parameters"]["FrontDoor"]["AllowedValues"] == ["HttpApi", "FunctionUrl"]

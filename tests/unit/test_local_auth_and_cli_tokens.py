@@ -71,8 +71,9 @@ def test_a_file_token_is_read_for_every_request_so_a_rotated_token_is_sent(svc, 
 
 
 def _local_stack_files(folder, url: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "local.json").write_text(json.dumps({"pid": os.getpid(), "url": url}))
+    (folder / "services").mkdir(parents=True, exist_ok=True)
+    record = {"pid": os.getpid(), "url": url, "auth": True}
+    (folder / "services" / f"{os.getpid()}.json").write_text(json.dumps(record))
     (folder / "local.token").write_text("local-token\n")
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from magnetar_local.cfn import Resolver, TemplateError, load_yaml
 from magnetar_local.routes import RouteTable
+from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import LocalTemplate, RouteSpec, kebab
 
 SMALL = textwrap.dedent("""
@@ -135,8 +136,11 @@ def test_only_http_api_events_become_routes_and_a_pathless_one_is_the_default_ro
     assert [r.route_key for r in small.routes] == ["GET /things/{id}", "$default"]
 
 
-def test_the_real_template_yields_every_documented_route():
-    routes = {(r.method, r.path): r.function for r in LocalTemplate().routes}
+def test_the_real_template_yields_every_documented_route_the_admin_ones_through_one_greedy_route():
+    template = LocalTemplate()
+    admin = [r for r in template.routes if r.function == "AdminFunction"]
+    assert [r.route_key for r in admin] == ["ANY /admin/{proxy+}"]  # one Lambda permission
+    routes = {(r.method, r.path): r.function for r in default_served_routes()}
     consumer = "/v1/{domain}/{tenant}/{namespace}/{topic}/subscriptions/{subscription}/consumers"
     topic = "/admin/v2/{domain}/{tenant}/{namespace}/{topic}"
     assert (
@@ -175,8 +179,20 @@ def _table(*keys: str) -> RouteTable:
     )
 
 
-def test_literal_segments_beat_parameters_whatever_the_declaration_order():
+def test_a_specific_route_beats_the_greedy_admin_route_which_takes_every_other_admin_path():
     table = RouteTable(LocalTemplate().routes)
+    tenants = table.match("GET", "/admin/v2/tenants/acme")
+    assert tenants.route.function == "TenancyFunction" and tenants.path_parameters == {"tenant": "acme"}
+    health = table.match("GET", "/admin/v2/brokers/health")
+    assert health.route.route_key == "ANY /admin/{proxy+}"
+    assert health.path_parameters == {"proxy": "v2/brokers/health"}
+    # a method the tenancy route has not: the admin app answers (its 404 NotFound)
+    assert table.match("PATCH", "/admin/v2/tenants/acme").route.function == "AdminFunction"
+    assert table.match("GET", "/administrator") is None  # no $default route: API Gateway's 404
+
+
+def test_literal_segments_beat_parameters_whatever_the_declaration_order():
+    table = RouteTable(default_served_routes())
     health = table.match("GET", "/admin/v2/brokers/health")
     assert health.route.path == "/admin/v2/brokers/health" and health.path_parameters == {}
     listing = table.match("GET", "/admin/v2/persistent/public/default")
@@ -210,3 +226,23 @@ def test_no_match_without_a_default_route_and_methods_must_agree():
 def test_path_parameters_are_url_decoded_per_segment():
     match = _table("GET /t/{name}/x").match("GET", "/t/my%20topic%2Fpart/x")
     assert match.path_parameters == {"name": "my topic/part"}
+
+
+def test_the_gateway_tells_its_observers_the_admin_route_a_greedy_request_took():
+    from magnetar_local.events import HttpRequest
+    from magnetar_local.gateway import Gateway
+
+    template = LocalTemplate()
+    gateway = Gateway(template.routes, template.functions)
+    path = "/admin/v2/persistent/acme/orders/t%3A1/triggers/to-billing"
+    request = HttpRequest("PUT", path, "", [], b"")
+    match = gateway.table.match("PUT", path)
+    assert match.route.route_key == "ANY /admin/{proxy+}"
+    observed = gateway._served_match(request, match)  # what the trigger driver sees
+    assert observed.route.route_key == "PUT /admin/v2/{domain}/{tenant}/{namespace}/{topic}/triggers/{name}"  # fmt: skip
+    assert observed.path_parameters == {"domain": "persistent", "tenant": "acme", "namespace": "orders",
+                                        "topic": "t:1", "name": "to-billing"}  # fmt: skip
+    produce = gateway.table.match("POST", "/v1/persistent/acme/orders/t/messages")
+    assert gateway._served_match(HttpRequest("POST", "/v1/persistent/acme/orders/t/messages", "", [], b""), produce) is produce  # fmt: skip
+    unknown = gateway.table.match("GET", "/admin/v9")
+    assert gateway._served_match(HttpRequest("GET", "/admin/v9", "", [], b""), unknown) is unknown

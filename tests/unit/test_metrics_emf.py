@@ -85,6 +85,24 @@ def test_a_refused_produce_counts_a_client_error_and_no_message(produce, templat
     assert (record["ClientErrors"], record["status"]) == ([1.0], 400)
 
 
+def test_an_admin_request_through_the_greedy_route_is_measured_as_its_admin_route(template, capsys):
+    engine = Engine.assemble(memory_settings(), memory_stores())
+    ensure_namespaces(engine, "acme/orders")
+    with injected_engine(engine):
+        admin = HandlerLoader._load(template.functions["AdminFunction"], 9002)
+    table = RouteTable(template.routes)  # ANY /admin/{proxy+}: one route for every admin path
+    for method, path in (("GET", "/admin/v2/persistent/acme/orders/a%3Ab/stats"),
+                         ("GET", "/admin/v2/nothing/here")):  # fmt: skip
+        match = table.match(method, path)
+        assert match is not None and match.route.route_key == "ANY /admin/{proxy+}"
+        event = build_event(HttpRequest(method, path, "", [], b""), match)
+        admin(event, LambdaContext("admin", 256, 30))
+    stats, unknown = _emf_lines(capsys.readouterr().out)
+    assert stats["route"] == "GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats"
+    assert (stats["topic"], stats["status"]) == ("persistent://acme/orders/a:b", 404)
+    assert (unknown["route"], unknown["status"]) == ("ANY /admin/{proxy+}", 404)
+
+
 def test_an_entry_point_that_raises_is_measured_as_an_error_and_the_exception_goes_on():
     records: list[dict] = []
 

@@ -107,3 +107,23 @@ def test_an_entry_is_read_by_ledger_and_entry_id_and_another_ledger_is_404(svc):
     assert_error(call(f"{url}/2/entry/0", method="GET"), 404, "NotFound", "Message not found")
     assert_error(call(f"{url}/1/entry/9", method="GET"), 404, "NotFound")
     assert_error(call(f"{url}/1/entry/x", method="GET"), 400, "InvalidMessage", "entryId")
+
+
+def test_a_peek_that_asks_for_json_gets_a_batchs_messages_decoded_not_the_entrys_bytes(svc):
+    produce(svc, TOPIC, message("b1", key="k"), message("\u00e9t\u00e9"))  # one entry, a batch
+    produce(svc, TOPIC, {"payload": base64.b64encode(b"\xff\x00").decode()})
+    create_subscription(svc, TOPIC, "people")
+    url = f"{svc.url}/admin/v2/{TOPIC}/subscription/people/position"
+    accept = {"Accept": "application/json"}
+
+    status, batch, headers = call(f"{url}/1", method="GET", headers=accept)
+    assert (status, headers["Content-Type"], headers["X-Pulsar-Message-ID"]) == (
+        200, "application/json", "1:0")  # fmt: skip
+    assert (batch["messageId"], batch["batched"], batch["encrypted"]) == ("1:0", True, False)
+    assert [(m["batchIndex"], m.get("key"), m["text"]) for m in batch["messages"]] == [
+        (0, "k", "b1"), (1, None, "\u00e9t\u00e9")]  # fmt: skip
+    status, single, _ = call(f"{url}/2", method="GET", headers=accept)
+    assert single["batched"] is False and "text" not in single["messages"][0]
+    assert base64.b64decode(single["messages"][0]["payload"]) == b"\xff\x00"
+    assert get(f"{url}/2")[1] == b"\xff\x00"  # without the header: Pulsar's answer, as before
+    assert backlog(svc, TOPIC, "people") == 3

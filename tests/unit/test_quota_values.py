@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from magnetar_core.domain.errors import InvalidMessage, PreconditionFailed
-from magnetar_core.domain.policies import RetentionPolicies
 from magnetar_core.domain.quotas import (
     BacklogQuota,
     DispatchRate,
@@ -16,6 +15,7 @@ from magnetar_core.domain.quotas import (
     backlog_quota_type,
     check_within_retention,
 )
+from magnetar_core.domain.retention import RetentionPolicies
 from magnetar_core.domain.throttle import Backlog, Limiter, TokenBucket, backlog_exceeded
 
 

@@ -51,6 +51,15 @@ def test_consume_with_a_timeout_stops_when_nothing_arrives(svc, capsys):
     assert capsys.readouterr().out.endswith("0 messages successfully consumed\n")
 
 
+def test_consume_that_times_out_before_n_messages_exits_1_and_says_so(svc, capsys):
+    assert cli.main(["produce", "short", "-m", "only", "--service-url", svc.url]) == 0
+    assert cli.main(["consume", "short", "-s", "sub", "-n", "2", "-p", "Earliest",
+                     "--timeout", "0.5", "--service-url", svc.url]) == 1  # fmt: skip
+    captured = capsys.readouterr()
+    assert captured.out.endswith("1 messages successfully consumed\n")
+    assert "error: timed out after 1 of 2 messages" in captured.err
+
+
 def test_errors_are_printed_with_their_pulsar_name_and_exit_status_1(capsys):
     assert cli.main(["produce", "t", "-m", "x", "--service-url", "http://127.0.0.1:9"]) == 1
     assert "ConnectError" in capsys.readouterr().err

@@ -20,10 +20,10 @@ from magnetar_core.domain.security import (
     Unclassified,
 )
 from magnetar_core.domain.security.routes import PUBLIC_ROUTES, ROUTES, RouteClass, requirement_for
-from magnetar_local.template import LocalTemplate
+from magnetar_local.served_routes import default_served_routes
 from magnetar_wire.names import InvalidTopicName, TopicName
 
-ALL_TEMPLATE_ROUTES = LocalTemplate().routes
+ALL_TEMPLATE_ROUTES = default_served_routes()  # ANY /admin/{proxy+} as the admin app's routes
 TEMPLATE_ROUTES = {(r.method, r.path) for r in ALL_TEMPLATE_ROUTES} - PUBLIC_ROUTES
 SAMPLE = {"domain": "persistent", "tenant": "acme", "namespace": "orders", "topic": "t",
           "subscription": "billing", "consumerId": "c-1", "producerName": "p-1", "role": "app", "name": "to-billing",

@@ -16,6 +16,7 @@ from samtranslator.translator.translator import Translator
 from samtranslator.yaml_helper import yaml_parse
 
 from magnetar_core.domain.security.routes import PUBLIC_ROUTES
+from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
 ROOT = DEFAULT_TEMPLATE.parent
@@ -44,8 +45,8 @@ def _sam_transform(document: dict) -> dict:
 
 @pytest.fixture(scope="session")
 def transformed(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """template.yaml as SAM translates it, translated once a run (about 15 CPU-s: every one of
-    the 143 routes copies the whole OpenAPI body): under pytest-xdist the first worker to need
+    """template.yaml as SAM translates it, translated once a run (seconds: every one of the
+    38 routes copies the whole OpenAPI body): under pytest-xdist the first worker to need
     it writes it as JSON to the run's shared temporary directory, under a lock, and the other
     workers read it (the module's tests are spread over several workers)."""
     basetemp = tmp_path_factory.getbasetemp()
@@ -71,8 +72,14 @@ def test_cfn_lint_really_runs_on_this_template_and_catches_a_broken_table():
 
     document = yaml_parse(DEFAULT_TEMPLATE.read_text())
     table = document["Resources"]["LogTable"]
-    # the template's own table alone (linting the whole template again costs seconds)
-    alone = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"LogTable": table}}
+    # the template's own table alone (linting the whole template again costs seconds), with
+    # the parameters and conditions its properties refer to (deletion protection)
+    alone = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Parameters": document["Parameters"],
+        "Conditions": document["Conditions"],
+        "Resources": {"LogTable": table},
+    }
     assert _errors(lint(yaml.safe_dump(alone), regions=["us-east-1"])) == []
     del table["Properties"]["KeySchema"]
     assert _errors(lint(yaml.safe_dump(alone), regions=["us-east-1"])) != []
@@ -312,7 +319,8 @@ def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
 
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
-    assert len(template.routes) == 143
+    assert len(template.routes) == 38  # AdminFunction: one ANY /admin/{proxy+} route
+    assert len(default_served_routes()) == 143  # with the admin app's routes behind it
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"
@@ -322,7 +330,7 @@ def test_every_http_route_points_at_an_existing_function_directory():
 def test_the_core_layer_requirements_match_the_pinned_versions():
     # the layer holds magnetar_core (pins in pyproject.toml) and magnetar_wire (sdk/pyproject.toml)
     pyproject = (ROOT / "pyproject.toml").read_text() + (ROOT / "sdk/pyproject.toml").read_text()
-    requirements = (ROOT / "layers/core/requirements.txt").read_text().split()
+    requirements = (ROOT / "layers/core/python/requirements.txt").read_text().split()
     pins = [line for line in requirements if "==" in line]
     assert {pin.split("==")[0] for pin in pins} == {
         "aws-lambda-powertools",

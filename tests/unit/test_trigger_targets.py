@@ -70,6 +70,30 @@ def test_the_webhook_posts_the_batch_signed_with_the_timestamp(server):
     assert verify("k", 1234, BODY, headers[SIGNATURE_HEADER])
 
 
+def test_the_webhook_connects_to_the_address_it_checked_without_a_second_lookup(server):
+    """No DNS rebinding window: the name is resolved once, checked, and that very address is
+    connected to (the name here resolves nowhere else: a second lookup would fail)."""
+    url, seen, _ = server
+    port = int(url.split(":")[2].split("/")[0])
+    lookups = []
+
+    def resolve(host, port_, *args):
+        lookups.append(host)
+        return [(2, 1, 6, "", ("127.0.0.1", port_))]
+
+    target = Target("webhook", url=f"http://hook.invalid:{port}/hook?x=1", secret="k")
+    answer = WebhookTarget(allow_private=True, resolve=resolve).invoke(target, BODY, 1)
+    assert answer.status == 200 and lookups == ["hook.invalid"]
+    assert seen[0][0]["Host"] == f"hook.invalid:{port}" and seen[0][1] == BODY
+
+    def rebinding(host, port_, *args):  # the check sees a private address: refused, unsent
+        return [(2, 1, 6, "", ("10.0.0.8", port_))]
+
+    with pytest.raises(TargetFailed, match="private addresses"):
+        WebhookTarget(resolve=rebinding).invoke(target, BODY, 1)
+    assert len(seen) == 1
+
+
 def test_a_non_2xx_answer_is_returned_and_no_answer_in_time_is_a_failure(server):
     url, _, answers = server
     answers.extend([(503, b"busy"), (None, b"")])

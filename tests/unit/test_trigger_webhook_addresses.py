@@ -45,6 +45,28 @@ def test_https_to_a_public_address_or_a_name_is_accepted():
     assert not public_address("fe80::1%eth0") and not public_address("not-an-ip")
 
 
+@pytest.mark.parametrize(
+    "address",
+    [
+        "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254, the metadata service
+        "64:ff9b::a00:8",  # NAT64 of 10.0.0.8
+        "64:ff9b:1::c0a8:1",  # local-use NAT64 of 192.168.0.1
+        "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+        "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+        "::10.0.0.8",  # IPv4-compatible
+    ],
+)
+def test_an_ipv6_address_that_embeds_a_private_ipv4_address_is_not_public(address):
+    assert not public_address(address)
+    with pytest.raises(InvalidMessage, match="private address"):
+        check_webhook_url(f"https://[{address}]/x", allow_private=False)
+
+
+def test_an_ipv6_address_that_embeds_a_public_ipv4_address_is_public():
+    assert public_address("64:ff9b::808:808") and public_address("2002:808:808::1")
+    assert public_address("2606:4700::1111")
+
+
 def test_a_name_resolving_to_a_private_address_is_refused_when_called():
     target = Target("webhook", url="https://localhost:9/x", secret="k")
     with pytest.raises(TargetFailed, match="private addresses"):

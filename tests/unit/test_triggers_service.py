@@ -100,9 +100,15 @@ def test_a_bad_body_stores_nothing_and_creates_no_subscription(engine):
     assert engine.triggers.names(TOPIC) == [] and engine.admin.subscriptions(TOPIC) == []
 
 
-def test_a_trigger_needs_an_existing_topic_and_its_own_subscription_name(engine):
+def test_a_trigger_auto_creates_its_topic_as_subscribing_does_but_needs_its_namespace(engine):
+    fresh = TopicName.parse("persistent://public/default/fresh")
+    _, created = engine.triggers.put(fresh, "t", {"target": LAMBDA})
+    assert created and engine.admin.subscriptions(fresh) == ["t"]
     with pytest.raises(TopicNotFound):
-        engine.triggers.put(TopicName.parse("persistent://public/default/none"), "t", {"target": LAMBDA})  # fmt: skip
+        engine.triggers.put(TopicName.parse("persistent://public/nowhere/t"), "t", {"target": LAMBDA})  # fmt: skip
+
+
+def test_a_trigger_needs_its_own_subscription_name(engine):
     engine.subscriptions.subscribe(TOPIC, "mine", None, "Shared", True)
     with pytest.raises(Conflict):
         engine.triggers.put(TOPIC, "mine", {"target": LAMBDA})

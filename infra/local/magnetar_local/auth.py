@@ -4,7 +4,7 @@ with ``authenticationEnabled``.
 ``LocalAuth.prepare(state_dir, secret_key, superuser_roles)`` makes the secret key file when
 it is missing (32 random bytes, mode 0600, as ``magnetar tokens create-secret-key``), creates
 the first superuser role's token (no expiry) and writes it to ``<state dir>/local.token``
-(0600), beside ``local.json``, where the ``magnetar`` CLI finds it. ``environment`` is what
+(0600), in the state folder beside the services' records, where the ``magnetar`` CLI finds it. ``environment`` is what
 the handlers then see: authentication on, the superusers, the key as ``file://``.
 """
 

@@ -39,6 +39,7 @@ from magnetar_local.lambda_api import LambdaInvokeApi
 from magnetar_local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from magnetar_local.metrics import METRICS_PATH, MetricsRegistry
 from magnetar_local.routes import RouteMatch, RouteTable
+from magnetar_local.served_routes import hands_routing_to_app, served_routes
 from magnetar_local.template import FunctionSpec, RouteSpec
 
 __all__ = [
@@ -92,9 +93,22 @@ class Gateway:
         events (``$default``, no path parameters, no authorizer), every request whose route
         belongs to a handler app it serves (``magnetar_local.function_url``); None: each
         route's own function, as behind the HTTP API."""
+        self._served: RouteTable | None = None  # _served_match's table
         self.observers: list[Callable[[RouteMatch, int], None]] = []
         """Called after each routed request with its match and answer's status (the
         local trigger driver watches commits through it); must not raise nor block."""
+
+    def _served_match(self, request: HttpRequest, match: RouteMatch) -> RouteMatch:
+        """What observers see of a request: behind a route that hands routing to its app
+        (``ANY /admin/{proxy+}``), the app's route its path took (``PUT .../triggers/{name}``)
+        with its parameters, as if it were a route of its own; else ``match``."""
+        if not hands_routing_to_app(match.route):
+            return match
+        served = self._served
+        if served is None:  # loads the apps' handler modules once, on the first need
+            with self._lock:
+                served = self._served = RouteTable(served_routes(self._routes, self.loader.functions))  # fmt: skip
+        return served.match(request.method, request.raw_path) or match
 
     @property
     def port(self) -> int:
@@ -123,14 +137,14 @@ class Gateway:
         route = RouteSpec(method.upper(), path, name)
         with self._lock:
             self._routes.append(route)
-            self.table = RouteTable(self._routes)
+            self.table, self._served = RouteTable(self._routes), None
         return route
 
     def remove_route(self, route: RouteSpec) -> None:
         """Stop serving a route added with ``add_route``."""
         with self._lock:
             self._routes.remove(route)
-            self.table = RouteTable(self._routes)
+            self.table, self._served = RouteTable(self._routes), None
 
     def use_authorizer(
         self, function: str | None = "AuthorizerFunction", cache_s: int = 300,
@@ -246,9 +260,10 @@ class Gateway:
             )  # fmt: skip
             response = _internal_error(request_id)
         response.headers.append(("apigw-requestid", request_id))
+        observed = self._served_match(request, match)
         for observe in list(self.observers):
             try:
-                observe(match, response.status)
+                observe(observed, response.status)
             except Exception:  # an observer's bug never fails the request
                 log.exception("request %s: an observer failed", request_id)
         return response

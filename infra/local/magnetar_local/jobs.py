@@ -1,8 +1,8 @@
 """``magnetar jobs run <job> [args]``: run a maintenance job now against the local stack.
 
-``magnetar local`` writes where it runs (emulator endpoint, tables, bucket, region) to
-``local.json`` in the state folder (``$MAGNETAR_HOME``, else ``.magnetar/`` in the current
-directory) and removes it on exit. ``magnetar jobs run`` reads it, or takes ``--bucket`` /
+``magnetar local`` writes where it runs (emulator endpoint, tables, bucket, region) to a
+record of its own, ``services/<pid>.json`` in the state folder (``$MAGNETAR_HOME``, else
+``.magnetar/`` in the current directory), and removes it on exit. ``magnetar jobs run`` reads it, or takes ``--bucket`` /
 ``--table-prefix`` / ``--endpoint-url`` itself (any stack, AWS included), and runs the job in
 the foreground with the same launcher the local stack uses.
 """
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from magnetar._service_url import STATE_FILE, pid_alive
+from magnetar._service_url import SERVICES_DIR, AmbiguousService, running_services
 from magnetar._service_url import state_dir as client_state_dir
 from magnetar_core.settings import Settings
 from magnetar_local.launcher import SCRIPTS, LocalJobLauncher, UnknownJob
@@ -39,14 +39,17 @@ def state_dir(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> 
     return client_state_dir(os.environ if env is None else env, cwd or Path.cwd())
 
 
-def write_state(stack: LocalStack, folder: Path | None = None) -> Path:
-    """Record a running LocalStack's endpoint and names; returns the file written."""
+def write_state(stack: LocalStack, folder: Path | None = None, auth: bool = False) -> Path:
+    """Record a running LocalStack's endpoint and names as this process's record
+    (``services/<pid>.json``: one per running service, so two stacks of one folder never
+    overwrite each other); returns the file written."""
     folder = folder or state_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / STATE_FILE
+    (folder / SERVICES_DIR).mkdir(parents=True, exist_ok=True)
+    path = folder / SERVICES_DIR / f"{os.getpid()}.json"
     state = {
         "pid": os.getpid(),
         "url": stack.url,
+        "auth": auth,
         "aws_endpoint_url": stack.aws_endpoint_url,
         "region": stack.region,
         "bucket": stack.name("EntriesBucket"),
@@ -54,12 +57,14 @@ def write_state(stack: LocalStack, folder: Path | None = None) -> Path:
         "log_table": stack.name("LogTable"),
         "cursors_table": stack.name("CursorsTable"),
     }
-    path.write_text(json.dumps(state, indent=2) + "\n")
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(state, indent=2) + "\n")
+    partial.replace(path)  # a reader never sees half a record
     return path
 
 
 def remove_state(path: Path) -> None:
-    """Remove a state file written by this process (another stack's is left alone)."""
+    """Remove a record written by this process (another stack's is left alone)."""
     try:
         if json.loads(path.read_text()).get("pid") == os.getpid():
             path.unlink()
@@ -68,13 +73,16 @@ def remove_state(path: Path) -> None:
 
 
 def read_state(folder: Path | None = None) -> dict:
-    """The running local stack's state. Raises FileNotFoundError (no stack) or
-    ProcessLookupError (the stack that wrote it has exited)."""
-    path = (folder or state_dir()) / STATE_FILE
-    state = json.loads(path.read_text())
-    if not pid_alive(int(state["pid"])):
-        raise ProcessLookupError(f"the local stack of {path} (pid {state['pid']}) is gone")
-    return state
+    """The record of the one running local stack of ``folder``. Raises FileNotFoundError
+    (none runs there) or AmbiguousService (several do)."""
+    folder = folder or state_dir()
+    services = running_services(folder)
+    if not services:
+        raise FileNotFoundError(f"no running local stack has a record in {folder / SERVICES_DIR}")
+    if len(services) > 1:
+        listed = ", ".join(service.describe() for service in services)
+        raise AmbiguousService(f"{len(services)} local stacks run with records in {folder}: {listed}")
+    return json.loads((folder / SERVICES_DIR / f"{services[0].pid}.json").read_text())
 
 
 def settings_of_state(state: Mapping[str, str]) -> Settings:
@@ -100,7 +108,7 @@ def _emulator_env(env: dict[str, str]) -> dict[str, str]:
 
 def command_for(job: str, rest: Sequence[str], folder: Path | None = None) -> tuple[list, dict]:
     """(command, environment) of a foreground run. Raises UnknownJob, FileNotFoundError,
-    ProcessLookupError (see read_state)."""
+    AmbiguousService (see read_state)."""
     if job not in SCRIPTS:
         raise UnknownJob(f"unknown job {job!r}: one of {', '.join(sorted(SCRIPTS))}")
     explicit = any(a == "--bucket" or a.startswith("--bucket=") for a in rest)
@@ -159,7 +167,11 @@ def run(argv: Sequence[str]) -> int:
     except UnknownJob as exc:
         print(f"magnetar jobs: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, ProcessLookupError) as exc:
+    except AmbiguousService as exc:
+        print(f"magnetar jobs: {exc}; pass --bucket, --table-prefix and --endpoint-url of one",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    except FileNotFoundError as exc:
         print(
             f"magnetar jobs: no running local stack ({exc}); start `magnetar local` in this "
             "directory (or set MAGNETAR_HOME), or pass --bucket, --table-prefix and "

@@ -113,6 +113,9 @@ class LocalJobLauncher:
             if not self._runs:
                 atexit.register(self.stop_all)  # runs die with the process that started them
             self._runs[run_id] = process
+        # Reap the run as soon as it ends, whether or not anyone asks for its status: an
+        # unwaited child stays a <defunct> entry of the stack's process until it exits.
+        threading.Thread(target=process.wait, name=f"reap-{run_id}", daemon=True).start()
         return run_id
 
     def stop_all(self, timeout_s: float = 10.0) -> list[str]:

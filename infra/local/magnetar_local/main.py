@@ -189,7 +189,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             )
         from magnetar_local.jobs import remove_state, write_state
 
-        state_file = write_state(stack)
+        state_file = write_state(stack, auth=auth is not None)
         ticker = _start_ticker(stack, args.schedule_every) if args.schedule else None
         try:
             stop.wait()

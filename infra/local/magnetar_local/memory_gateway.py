@@ -4,7 +4,7 @@ on the service's in-memory stores injected (``magnetar_core.api.http.injected_en
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from magnetar_core.api.http import injected_engine
 from magnetar_core.engine import Engine
@@ -12,10 +12,18 @@ from magnetar_local.events import HttpRequest, HttpResponse
 from magnetar_local.gateway import Gateway, Handler, HandlerLoader
 from magnetar_local.template import FunctionSpec, LocalTemplate
 
-if TYPE_CHECKING:
-    from magnetar_local.memory_service import MemoryService
+__all__ = ["EngineLoader", "MemoryGateway", "ServiceSide"]
 
-__all__ = ["EngineLoader", "MemoryGateway"]
+
+class ServiceSide(Protocol):
+    """What the gateway needs of its service (a ``MemoryService``): fresh engines on its
+    stores, and its request path (recording, injected errors) around an invoke."""
+
+    def new_engine(self) -> Engine: ...
+
+    def handle(
+        self, request: HttpRequest, invoke: Callable[[HttpRequest], HttpResponse]
+    ) -> HttpResponse: ...
 
 
 class EngineLoader(HandlerLoader):
@@ -32,12 +40,12 @@ class EngineLoader(HandlerLoader):
 
 
 class MemoryGateway(Gateway):
-    """The local gateway in front of a ``MemoryService``: its requests go through
+    """The local gateway in front of a ``MemoryService`` (its ``ServiceSide``): its requests go through
     ``service.handle`` (recording, injected errors) to handlers loaded by ``EngineLoader``."""
 
     poll_interval_s = 0.01  # a test service stops at the end of every test
 
-    def __init__(self, service: MemoryService, template: LocalTemplate) -> None:
+    def __init__(self, service: ServiceSide, template: LocalTemplate) -> None:
         super().__init__(template.routes, template.functions)
         self.service = service
         self.loader = EngineLoader(template.functions, service.new_engine)

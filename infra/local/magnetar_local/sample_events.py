@@ -11,7 +11,8 @@ real ones so the same samples drive tests against a live stack::
 
 A replacement applies to ``rawPath``, ``requestContext.http.path`` and ``pathParameters``,
 one path parameter at a time (the segments of ``rawPath`` line up with the ``{parameter}``
-segments of the ``routeKey``): a value equal to the placeholder is replaced; for ``topic``
+segments of the ``routeKey``, or of the app's route for a greedy ``ANY /admin/{proxy+}``
+event, whose ``proxy`` parameter follows the new path): a value equal to the placeholder is replaced; for ``topic``
 also one that starts with ``events-demo-`` (``events-demo-partitioned`` becomes
 ``orders-1a2b-partitioned``). ``routeKey``, headers and the body are left alone.
 """
@@ -22,8 +23,10 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
+from magnetar_local.routes import RouteTable
+from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import REPO_ROOT
 
 EVENTS_DIR = REPO_ROOT / "events"
@@ -70,8 +73,12 @@ def load_event(
         return event
     event = copy.deepcopy(event)
     template = str(event.get("routeKey", "")).partition(" ")[2]
-    event["rawPath"] = _replace_path(event["rawPath"], template, replacements)
     http = event.get("requestContext", {}).get("http", {})
+    greedy = template.endswith("+}")
+    if greedy:  # ANY /admin/{proxy+}: the segments line up with the app's route instead
+        served = RouteTable(default_served_routes()).match(http["method"], event["rawPath"])
+        template = served.route.path if served is not None else template
+    event["rawPath"] = _replace_path(event["rawPath"], template, replacements)
     if "path" in http:
         http["path"] = _replace_path(http["path"], template, replacements)
     parameters = event.get("pathParameters") or {}
@@ -79,6 +86,10 @@ def load_event(
         for parameter in _PARAMETERS[keyword]:
             if parameter in parameters:
                 parameters[parameter] = _replace_value(keyword, parameters[parameter], value)
+    if greedy:  # the greedy parameter: the rest of the path, decoded as API Gateway does
+        (name, _), = parameters.items()  # fmt: skip
+        prefix = str(event["routeKey"]).partition(" ")[2].rsplit("/", 1)[0] + "/"
+        parameters[name] = unquote(event["rawPath"][len(prefix):])
     return event
 
 

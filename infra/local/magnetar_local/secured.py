@@ -9,6 +9,9 @@ second emulator. Maintenance jobs it would launch are recorded, not run (``launc
 With ``front_door="function-url"`` it serves the API as the function URL does
 (``Gateway.function_url``): ``DataPlaneFunction`` gets function-URL events and checks tokens
 itself with the authorizer of the same settings (``api.authorizer.injected_authorizer``).
+With ``triggers=True`` its answers also wake the stack's trigger driver, as the stack's own
+gateway's do (so webhook triggers created through it run, as under ``magnetar local --auth``);
+off by default, so the route matrix's triggers never call out.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class SecuredGateway:
         clients: tuple[Any, Any, Any],
         superuser: str = SUPERUSER,
         front_door: str = "http-api",
+        triggers: bool = False,
     ) -> None:
         self.secret_key = token_keys.new_secret_key()
         self.superuser = superuser
@@ -81,6 +85,8 @@ class SecuredGateway:
             stack.template.functions, self.new_engine, self.authorizer
         )
         self.gateway.function_url = front_door_function(front_door)
+        if triggers and stack.triggers is not None:  # its produces wake the stack's triggers
+            self.gateway.observers.append(stack.triggers.observe)
         self.engine = self.new_engine()
         self.stores: Stores = aws_stores(self.settings, clients[0], clients[1])
 

@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from magnetar_core.api import bodies, http, peek_views
 from magnetar_core.engine import Engine
+from magnetar_core.services.peeking import Peeked
 
 TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
 SUBSCRIPTION = TOPIC + "/subscription/<subscription>"
@@ -77,22 +78,25 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
     def peek(domain: str, tenant: str, namespace: str, topic: str, subscription: str, message_position: str) -> Response:  # fmt: skip
         position = bodies.path_int(message_position, "messagePosition")
         name = topic_of(domain, tenant, namespace, topic)
-        return peek_views.message_response(
-            engine().admin.peek.nth_in_backlog(name, subscription, position)
-        )
+        return _peeked(engine().admin.peek.nth_in_backlog(name, subscription, position))
 
     @app.get(TOPIC + "/examinemessage")
     def examine(domain: str, tenant: str, namespace: str, topic: str) -> Response:
         initial = http.choice_query(app, "initialPosition", ("earliest", "latest"), "latest")
         position = http.int_query(app, "messagePosition") or 1
         name = topic_of(domain, tenant, namespace, topic)
-        return peek_views.message_response(engine().admin.peek.examine(name, initial, position))
+        return _peeked(engine().admin.peek.examine(name, initial, position))
 
     @app.get(TOPIC + "/ledger/<ledger_id>/entry/<entry_id>")
     def by_id(domain: str, tenant: str, namespace: str, topic: str, ledger_id: str, entry_id: str) -> Response:  # fmt: skip
         ledger, entry = bodies.path_int(ledger_id, "ledgerId"), bodies.path_int(entry_id, "entryId")
         name = topic_of(domain, tenant, namespace, topic)
-        return peek_views.message_response(engine().admin.peek.by_id(name, ledger, entry))
+        return _peeked(engine().admin.peek.by_id(name, ledger, entry))
+
+    def _peeked(peeked: Peeked) -> Response:
+        """Pulsar's answer, or the decoded JSON shape when the request asks for JSON."""
+        accept = app.current_event.headers.get("accept")
+        return peek_views.message_response(peeked, peek_views.wants_json(accept))
 
     @app.post(NAMESPACE + "/clearBacklog")
     def clear_namespace_backlog(tenant: str, namespace: str) -> Response:

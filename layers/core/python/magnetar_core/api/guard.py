@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
@@ -72,12 +73,34 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def route_template(path_rule: str) -> str:
     """A resolver route (``/v1/<domain>/.../consumers/<consumer_id>``) as API Gateway and
     ``domain.security.routes`` name it (``/v1/{domain}/.../consumers/{consumerId}``)."""
-    return re.sub(r"<(\w+)>", lambda m: "{" + _camel(m.group(1)) + "}", path_rule)
+    return re.sub(r"<(\w+)>", lambda m: "{" + camel_name(m.group(1)) + "}", path_rule)
 
 
-def _camel(name: str) -> str:
+def served_route(app: APIGatewayHttpResolver, event: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:  # fmt: skip
+    """The route key (``GET /admin/v2/{domain}/...``) and URL-decoded path parameters of
+    ``app``'s route that ``event``'s method and ``rawPath`` take, as Powertools picks it
+    (literal routes first, then in declaration order: its route lists); None for none."""
+    method = str(((event.get("requestContext") or {}).get("http") or {}).get("method", "")).upper()
+    path = str(event.get("rawPath") or "")
+    for route in [*app._static_routes, *app._dynamic_routes]:
+        found = route.rule.match(path) if route.method.upper() == method else None
+        if found is not None:
+            arguments = {camel_name(name): unquote(value) for name, value in found.groupdict().items()}
+            return f"{method} {route_template(route.path)}", arguments
+    return None
+
+
+def camel_name(name: str) -> str:
+    """A resolver's parameter name as API Gateway's (``consumer_id`` -> ``consumerId``)."""
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_UNROUTED = APIGatewayHttpResolver._compile_regex(".*").pattern
+"""The pattern of the stand-in route Powertools runs the middlewares with when no route
+matches (its not-found handler: our 404 ``NotFound``). Behind ``ANY /admin/{proxy+}`` the
+admin app gets every admin path no other function serves; API Gateway's authorizer has
+already authenticated the caller."""
 
 
 def guard(engine: Callable[[], Engine]) -> Callable[[APIGatewayHttpResolver, NextMiddleware], Response]:  # fmt: skip
@@ -86,6 +109,9 @@ def guard(engine: Callable[[], Engine]) -> Callable[[APIGatewayHttpResolver, Nex
     Raises AuthenticationError (401), AuthorizationError (403), InvalidTopicName (400)."""
 
     def middleware(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
+        route = app.context.get("_route")
+        if route is not None and route.rule.pattern == _UNROUTED:
+            return next_middleware(app)  # no route: the 404, which tells nothing, for anyone
         current = engine()
         security = current.security
         if not security.enabled:
@@ -93,10 +119,9 @@ def guard(engine: Callable[[], Engine]) -> Callable[[APIGatewayHttpResolver, Nex
             return next_middleware(app)
         now_ms = current.runtime.now_ms()
         role = role_of(app.current_event.raw_event, security.keys, int(now_ms // 1000))
-        route = app.context.get("_route")
         arguments: dict[str, str] = app.context.get("_route_args", {})
         method, path = (route.method, route.path) if route is not None else ("", "")
-        params = {_camel(name): value for name, value in arguments.items()}
+        params = {camel_name(name): value for name, value in arguments.items()}
         requirement = requirement_for(method, route_template(path), params)
         security.authorization.enforce(role, requirement, now_ms)
         app.append_context(**{ROLE_CONTEXT: role})

@@ -16,10 +16,12 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -30,10 +32,11 @@ from aws_lambda_powertools.logging.utils import copy_config_to_registered_logger
 
 from magnetar_core.api import metrics
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
-from magnetar_core.api.guard import guard
+from magnetar_core.api.guard import guard, served_route
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError
 from magnetar_core.engine import Engine
+from magnetar_core.services.deadline import Deadline, within
 from magnetar_core.settings import Settings
 from magnetar_wire.frames import ENTRIES_CONTENT_TYPE as ENTRIES_CONTENT_TYPE
 from magnetar_wire.names import TopicName
@@ -148,12 +151,21 @@ def lambda_handler(app: APIGatewayHttpResolver) -> Callable[[dict, Any], dict]:
     the API Gateway request id (``correlation_id``) in every log record, and writes its
     metrics (one EMF record per request: ``api.metrics``)."""
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-    @metrics.http_measured
     def handle(event: dict, context: Any) -> dict:
-        return app.resolve(event, context)
+        with within(_deadline(context)):  # no commit starts too close to the timeout
+            return app.resolve(event, context)
 
-    return handle
+    measured = metrics.http_measured(handle, lambda event: served_route(app, event))
+    return logger.inject_lambda_context(
+        measured, correlation_id_path=correlation_paths.API_GATEWAY_HTTP
+    )
+
+
+def _deadline(context: Any) -> Deadline | None:
+    """The invocation's commit deadline (``services.deadline``); None without a Lambda context."""
+    remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+    left = remaining_ms() if callable(remaining_ms) else None
+    return Deadline.after(left, lambda: time.monotonic() * 1000) if isinstance(left, int) else None
 
 
 def _request_id(app: APIGatewayHttpResolver) -> str:
@@ -170,10 +182,13 @@ def _path_arguments(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
     """Route arguments from the event's ``pathParameters``, which API Gateway and the local
     gateway decode once, instead of the resolver's matches on ``rawPath`` (percent-encoded
     locally, so a name the SDK encodes arrived as ``a%3Ab``); bounded in length (raises
-    InvalidTopicName / InvalidMessage). Events without ``pathParameters`` keep the matches."""
+    InvalidTopicName / InvalidMessage). A match without its parameter in the event (a
+    greedy route's event: ``ANY /admin/{proxy+}`` carries only ``proxy``; an event without
+    ``pathParameters``) is decoded here, once, as API Gateway decodes a parameter."""
     given = {_snake(k): v for k, v in (app.current_event.path_parameters or {}).items()}
     matched: dict[str, str] = app.context.get("_route_args", {})
-    arguments = {name: given.get(name, value) for name, value in matched.items()}
+    arguments = {name: given[name] if name in given else unquote(value)
+                 for name, value in matched.items()}  # fmt: skip
     check_path_names(arguments)
     app.append_context(_route_args=arguments)
     return next_middleware(app)

@@ -151,15 +151,27 @@ def measured(
             log.exception("the metrics of %s (request %s) were not written", route, request_id)
 
 
-def http_measured(handle: Callable[[dict, Any], dict]) -> Callable[[dict, Any], dict]:
+ServedRoute = Callable[[Mapping[str, Any]], "tuple[str, dict[str, str]] | None"]
+"""The route key and decoded path parameters of the app route an event's path takes."""
+
+
+def http_measured(
+    handle: Callable[[dict, Any], dict], served_route: ServedRoute | None = None
+) -> Callable[[dict, Any], dict]:
     """``handle`` (an HTTP API payload 2.0 entry point) measured: the route is the event's
-    ``routeKey``, the status its answer's ``statusCode``."""
+    ``routeKey``, the status its answer's ``statusCode``. An event of a greedy route
+    (``ANY /admin/{proxy+}``, the app routes by path) is measured as the route
+    ``served_route`` finds for it (its path parameters too), as if it had a route of its
+    own; as the greedy route when none does (the app's 404)."""
 
     @wraps(handle)
     def measured_handle(event: dict, context: Any) -> dict:
         request = event.get("requestContext") or {}
         route = event.get("routeKey") or request.get("routeKey") or "$default"
-        with measured(route, event.get("pathParameters"), request.get("requestId", "")) as m:
+        path = event.get("pathParameters")
+        if served_route is not None and route.endswith("+}"):
+            route, path = served_route(event) or (route, path)
+        with measured(route, path, request.get("requestId", "")) as m:
             response = handle(event, context)
             m.status = int(response.get("statusCode", 200))
         return response

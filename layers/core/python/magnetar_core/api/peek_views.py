@@ -12,10 +12,17 @@ it, as pulsar-admin splits Pulsar's batch frame), with ``X-Pulsar-num-batch-mess
 ``X-Pulsar-batch-size`` (bytes). An end-to-end encrypted entry adds
 ``X-Pulsar-Is-Encrypted: true``; a single message's body is then its stored payload section
 (compressed, encrypted: the service has no key), its metadata headers as above.
+
+With ``Accept: application/json`` (the console asks so) the answer is the entry decoded for
+people instead: ``{"messageId", "batched", "encrypted", "messages": [...]}``, one object
+per message with its batch index, payload in base64 (and as ``text`` when it is UTF-8),
+key, properties and times; the ``X-Pulsar-*`` headers are the same.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import re
 from datetime import UTC, datetime
@@ -26,6 +33,7 @@ from magnetar_core.api.http import ENTRY_CONTENT_TYPE
 from magnetar_core.services.entries import opaque_entry
 from magnetar_core.services.peeking import Peeked
 from magnetar_wire import decode_entry, read_metadata
+from magnetar_wire.model import DecodedEntry
 
 _PLAIN = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")
 
@@ -36,8 +44,9 @@ def iso_ms(epoch_ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
 
 
-def message_response(peeked: Peeked) -> Response:
-    """The 200 answer for one peeked entry (see the module's docstring)."""
+def message_response(peeked: Peeked, as_json: bool = False) -> Response:
+    """The 200 answer for one peeked entry (see the module's docstring); ``as_json``: the
+    decoded shape for people."""
     meta = read_metadata(peeked.data)
     encrypted = meta.encryption is not None
     entry = opaque_entry(peeked.data, meta) if encrypted else decode_entry(peeked.data)
@@ -51,6 +60,8 @@ def message_response(peeked: Peeked) -> Response:
     }
     if encrypted:
         headers["X-Pulsar-Is-Encrypted"] = "true"
+    if as_json:
+        return Response(200, "application/json", json.dumps(_decoded(headers, entry)), headers)
     if entry.header.batched:
         headers["X-Pulsar-num-batch-message"] = str(entry.header.count)
         headers["X-Pulsar-batch-size"] = str(len(peeked.data))
@@ -66,3 +77,37 @@ def message_response(peeked: Peeked) -> Response:
             headers[f"X-Pulsar-PROPERTY-{name}"] = value
     headers["X-Pulsar-PROPERTY"] = json.dumps(dict(first.properties), sort_keys=True)
     return Response(200, "application/octet-stream", first.payload, headers)
+
+
+def wants_json(accept: str | None) -> bool:
+    """Whether an ``Accept`` header asks for JSON before any other type (the console)."""
+    first = (accept or "").split(",")[0].split(";")[0].strip().lower()
+    return first == "application/json"
+
+
+def _decoded(headers: dict[str, str], entry: DecodedEntry) -> dict:
+    encrypted = entry.encryption is not None
+    messages = []
+    for index, m in enumerate(entry.messages):
+        item: dict = {
+            "batchIndex": index if entry.header.batched and not encrypted else -1,
+            "payload": base64.b64encode(m.payload).decode(),
+            "properties": dict(m.properties),
+            "publishTime": m.publish_time_ms,
+            "eventTime": m.event_time_ms,
+            "sequenceId": m.sequence_id,
+            "nullValue": m.null_value,
+        }
+        if m.key is not None:
+            item["key"] = m.key
+        if not encrypted:
+            with contextlib.suppress(UnicodeDecodeError):
+                item["text"] = m.payload.decode("utf-8")
+        messages.append(item)
+    return {
+        "messageId": headers["X-Pulsar-Message-ID"],
+        "producerName": entry.producer_name,
+        "batched": entry.header.batched,
+        "encrypted": encrypted,
+        "messages": messages,
+    }

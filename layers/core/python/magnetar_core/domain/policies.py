@@ -7,75 +7,25 @@ naming the field and the rule) and gives back Pulsar's JSON shape (``to_body``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.quotas import QuotaPolicies
+from magnetar_core.domain.retention import (
+    INT64_MAX,
+    RetentionPolicies,
+    integer,
+    message_ttl_seconds,
+    only_fields,
+)
 
-if TYPE_CHECKING:
-    from magnetar_core.domain.quotas import QuotaPolicies
-
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-
-
-def _fields(body: object, allowed: tuple[str, ...], what: str) -> dict:
-    """``body`` as a JSON object holding only ``allowed`` fields; raises InvalidMessage."""
-    if not isinstance(body, dict):
-        raise InvalidMessage(f"The body must be a JSON object of {what}: {', '.join(allowed)}")
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise InvalidMessage(f"Unknown field(s) {unknown} in {what}; allowed: {list(allowed)}")
-    return body
-
-
-def integer(value: object, name: str, minimum: int, maximum: int, context: str = "") -> int:
-    """``value`` checked to be a JSON integer in ``[minimum, maximum]``; raises InvalidMessage
-    (its message starts with ``context``)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidMessage(f"{context}'{name}' must be an integer, not {value!r}")
-    if not minimum <= value <= maximum:
-        raise InvalidMessage(f"{context}'{name}' must be from {minimum} to {maximum}, not {value}")
-    return value
-
-
-def message_ttl_seconds(value: object) -> int:
-    """A message TTL in seconds (0: messages never expire), as Pulsar takes it: an integer
-    from 0 to 2^31-1. Raises InvalidMessage."""
-    return integer(value, "messageTTL", 0, INT32_MAX, "Invalid value for message TTL: ")
-
-
-@dataclass(frozen=True)
-class RetentionPolicies:
-    """Pulsar's RetentionPolicies: how long (minutes) and how much (MB) of a topic's
-    acknowledged messages to keep. -1 is no limit; 0 and 0 keep nothing (the default)."""
-
-    retention_time_minutes: int = 0
-    retention_size_mb: int = 0
-
-    @classmethod
-    def from_body(cls, body: object) -> RetentionPolicies:
-        """Parse ``{"retentionTimeInMinutes": int, "retentionSizeInMB": int}`` with Pulsar's
-        rules: each at least -1 (an absent one is 0), and either both 0 or neither. Raises
-        InvalidMessage."""
-        time_name, size_name = "retentionTimeInMinutes", "retentionSizeInMB"
-        fields = _fields(body, (time_name, size_name), "RetentionPolicies")
-        context = "Invalid retention policy: "
-        minutes = integer(fields.get(time_name, 0), time_name, -1, INT32_MAX, context)
-        size_mb = integer(fields.get(size_name, 0), size_name, -1, INT64_MAX, context)
-        if (minutes == 0) != (size_mb == 0):
-            raise InvalidMessage(
-                f"{context}Setting a single time or size limit to 0 is invalid when one of the "
-                "limits has a non-zero value. Use the value of -1 instead of 0 to ignore a "
-                "specific limit. To disable retention both limits must be set to 0."
-            )
-        return cls(minutes, size_mb)
-
-    def to_body(self) -> dict:
-        return {
-            "retentionTimeInMinutes": self.retention_time_minutes,
-            "retentionSizeInMB": self.retention_size_mb,
-        }
-
+__all__ = [
+    "DelayedDeliveryPolicies",
+    "NamespacePolicies",
+    "RetentionPolicies",
+    "integer",
+    "message_ttl_seconds",
+]
 
 @dataclass(frozen=True)
 class DelayedDeliveryPolicies:
@@ -98,7 +48,7 @@ class DelayedDeliveryPolicies:
         ``tickTime`` defaults to ``default_tick_ms`` and ``maxDeliveryDelayInMillis`` to 0
         when absent; ``active`` is required. Raises InvalidMessage.
         """
-        fields = _fields(
+        fields = only_fields(
             body, ("active", "tickTime", "maxDeliveryDelayInMillis"), "DelayedDeliveryPolicies"
         )
         active = fields.get("active")

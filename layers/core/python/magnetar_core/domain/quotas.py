@@ -15,7 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from magnetar_core.domain.errors import InvalidMessage, PreconditionFailed
-from magnetar_core.domain.policies import INT32_MAX, INT64_MAX, RetentionPolicies, _fields, integer
+from magnetar_core.domain.retention import (
+    INT32_MAX,
+    INT64_MAX,
+    RetentionPolicies,
+    integer,
+    only_fields,
+)
 
 DESTINATION_STORAGE = "destination_storage"
 MESSAGE_AGE = "message_age"
@@ -41,7 +47,7 @@ class BacklogQuota:
         """Parse ``{"limitSize": bytes, "limitTime": s, "policy": name}`` (``limit``, the
         deprecated name of limitSize, is taken too); raises InvalidMessage."""
         names = ("limit", "limitSize", "limitTime", "policy")
-        fields = _fields(body, names, "BacklogQuota")
+        fields = only_fields(body, names, "BacklogQuota")
         context = "Invalid backlog quota: "
         size = fields.get("limitSize", fields.get("limit", -1))
         size = integer(size, "limitSize", -1, INT64_MAX, context)
@@ -73,7 +79,7 @@ class PublishRate:
         """Parse ``{"publishThrottlingRateInMsg": int, "publishThrottlingRateInByte": int}``
         (absent: -1); raises InvalidMessage."""
         m, b = "publishThrottlingRateInMsg", "publishThrottlingRateInByte"
-        fields = _fields(body, (m, b), "PublishRate")
+        fields = only_fields(body, (m, b), "PublishRate")
         context = "Invalid publish rate: "
         return cls(
             integer(fields.get(m, -1), m, -1, INT32_MAX, context),
@@ -107,7 +113,7 @@ class DispatchRate:
             "ratePeriodInSecond",
             "relativeToPublishRate",
         )
-        fields = _fields(body, (m, b, p, r), "DispatchRate")
+        fields = only_fields(body, (m, b, p, r), "DispatchRate")
         context = "Invalid dispatch rate: "
         relative = fields.get(r, False)
         if not isinstance(relative, bool):
@@ -140,7 +146,7 @@ class SubscribeRate:
         """Parse ``{"subscribeThrottlingRatePerConsumer": int, "ratePeriodInSecond": s}``
         (absent: -1 and 30 s); raises InvalidMessage."""
         c, p = "subscribeThrottlingRatePerConsumer", "ratePeriodInSecond"
-        fields = _fields(body, (c, p), "SubscribeRate")
+        fields = only_fields(body, (c, p), "SubscribeRate")
         context = "Invalid subscribe rate: "
         return cls(
             integer(fields.get(c, -1), c, -1, INT32_MAX, context),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from magnetar_core.domain.policies import RetentionPolicies
 from magnetar_core.domain.quotas import QuotaPolicies
+from magnetar_core.domain.retention import RetentionPolicies
 from magnetar_wire.names import TopicName
 
 ACTIVE = "active"

@@ -32,7 +32,7 @@ from magnetar_core.domain.errors import (
 from magnetar_core.domain.log import IndexEntry, fits_inline
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.ports import CommitSignal, EntryStore, LogStore
-from magnetar_core.services import optimistic
+from magnetar_core.services import deadline, optimistic
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.entries import (
     PublishResult,
@@ -258,6 +258,7 @@ class Producer:
             return head.next_id, item
 
         def write(item: IndexEntry) -> None:
+            deadline.check_before_commit(str(ref.topic))  # the commit point comes next
             if once is None:
                 self._log.append(key, item)
             elif not self._log.append_once(key, item, once.key, once.expires_s):

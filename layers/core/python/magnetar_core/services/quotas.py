@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import Any
 
 from magnetar_core.domain.errors import TopicNotFound
-from magnetar_core.domain.policies import RetentionPolicies
 from magnetar_core.domain.quotas import (
     RATE_KINDS,
     BacklogQuota,
@@ -18,6 +17,7 @@ from magnetar_core.domain.quotas import (
     backlog_quota_type,
     check_within_retention,
 )
+from magnetar_core.domain.retention import RetentionPolicies
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_wire.names import TopicName
 

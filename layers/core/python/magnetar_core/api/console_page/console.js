@@ -40,8 +40,9 @@ class ApiError extends Error {
 
 // One API call; resolves to the parsed JSON (or text, or the Response for raw), rejects
 // with an ApiError carrying the status, Pulsar's error name and its reason text.
-async function api(method, path, { raw = false } = {}) {
+async function api(method, path, { raw = false, accept = null } = {}) {
   const headers = {};
+  if (accept) headers.Accept = accept;
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = `Bearer ${token}`;
   const response = await fetch(path, { method, headers });
@@ -217,10 +218,16 @@ async function showTopic(path) {
 
 async function peek(subBase, out) {
   try {
-    const response = await api("GET", `${subBase}/position/1`, { raw: true });
-    const id = response.headers.get("X-Pulsar-Message-ID");
-    const text = await response.text();
-    out.replaceChildren(el("h2", {}, `Message ${id}`), el("pre", { class: "peek" }, text.slice(0, 4000)));
+    // the decoded shape: a batch entry's messages one by one, never the entry's bytes
+    const entry = await api("GET", `${subBase}/position/1`, { accept: "application/json" });
+    const lines = entry.messages.map((m) => {
+      const index = entry.batched ? `[${m.batchIndex}] ` : "";
+      const key = m.key === undefined ? "" : `key=${m.key} `;
+      const body = m.text === undefined ? `(base64) ${m.payload}` : m.text;
+      return `${index}${key}${body}`;
+    });
+    const title = entry.encrypted ? `Message ${entry.messageId} (encrypted)` : `Message ${entry.messageId}`;
+    out.replaceChildren(el("h2", {}, title), el("pre", { class: "peek" }, lines.join("\n").slice(0, 4000)));
   } catch (error) {
     showError(`peek: ${error.message}`);
   }

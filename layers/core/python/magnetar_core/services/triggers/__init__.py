@@ -59,19 +59,26 @@ class Triggers:
         self._runtime = runtime
         self._max_attempts = max_attempts
 
-    def _topic(self, topic: TopicName) -> TopicMeta:
+    def _topic(self, topic: TopicName, create: bool = False) -> TopicMeta:
+        """The trigger's topic; ``create``: a missing one is auto-created as a subscribe
+        creates it (non-partitioned). Raises TopicNotFound (also for a namespace that does
+        not exist), InvalidMessage (a partition's name), NotAllowedError."""
         if topic.partition_index >= 0:
             raise InvalidMessage(
                 f"Triggers belong to the partitioned topic {topic.base}, not to a partition"
             )
         if not topic.persistent:
             raise NotAllowedError(f"Triggers need a persistent topic, not {topic}")
+        if create:
+            with contextlib.suppress(NotAllowedError):  # a partitioned topic: it exists
+                self._topics.resolve(topic, create=True)
         return self._topics.get(topic)  # TopicNotFound
 
     def put(self, topic: TopicName, name: str, body: object) -> tuple[Trigger, bool]:
         """Create or replace trigger ``name`` on ``topic`` from the request ``body``;
         returns it and whether it is new. Raises InvalidMessage (naming the bad field;
-        nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound, Conflict
+        nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound (its
+        namespace does not exist: a missing topic is auto-created, as subscribing does), Conflict
         (a subscription of that name that is not a trigger's), ServiceUnitNotReady.
 
         A new trigger is written first, then its subscription created (a failure there
@@ -83,7 +90,7 @@ class Triggers:
         spec = TriggerSpec.parse(body)
         if spec.target.url is not None:
             check_webhook_url(spec.target.url, self._allow_private)
-        meta = self._topic(topic)
+        meta = self._topic(topic, create=True)
         if self._store.get(topic, name) is None:
             self._refuse_foreign_subscription(meta, name)
         else:
