@@ -20,7 +20,14 @@ so their reads and handler time are AWS's. Workloads (``--workloads``):
 * ``batched-large``: 1 KB messages in batches of up to 1,000 messages or 1 MiB (100 ms
   publish delay), what a producer of 10k msg/s that accepts 100 ms of delay would set;
 * ``delayed``: 100 B unbatched messages delivered 2 s after they are sent, one per request;
-* ``idle`` (``--idle-seconds`` > 0): one consumer with nothing to receive, $ per month.
+* ``idle`` (``--idle-seconds`` > 0): one consumer with nothing to receive, two rows: the
+  spell as measured (``idle-spell``: subscribe, the first long-polls, going to sleep on the
+  channel: what one idle spell of that length costs, not scaled) and the steady monthly
+  cost of a consumer that stays idle (``idle-month``: ``perf idle``'s sleeping phase,
+  keepalive cycles, connection minutes and reconnects, scaled to 30 days).
+
+Beside each row: SQS alone (one queue) and SNS + SQS fan-out with one queue per
+subscription (the anchor for a topic with several subscriptions; these runs have one).
 
 Not a test: a measurement whose output goes to docs/benchmarks.md.
 """
@@ -38,6 +45,10 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
+from magnetar_bench.anchors import (
+    SNS_SQS_USD_PER_MILLION,
+    SQS_USD_PER_MILLION,
+)
 from magnetar_bench.capacity import CapacityMeter
 from magnetar_bench.costs import (
     API_GATEWAY_PER_REQUEST,
@@ -48,14 +59,10 @@ from magnetar_bench.costs import (
     LAMBDA_PER_REQUEST,
     S3_PER_REQUEST,
 )
+from magnetar_bench.idle import idle_month_row
 from magnetar_bench.meter import CallMeter
 from magnetar_bench.timer_usage import TimerUsage, timer_usage
 
-SQS_USD_PER_MILLION = {"unbatched": 1.20, "pipelined": 1.20, "batched": 0.12,
-                       "batched-large": 0.12, "delayed": 1.20, "delayed-pipelined": 1.20}
-"""SQS standard for send + receive + delete ($0.40 per million requests; batches of 10)."""
-SQS_IDLE_USD_PER_MONTH = 0.05
-"""An SQS long-poller (20 s polls) with nothing to receive: ~130k requests a month."""
 FRONT_DOORS = ("http-api", "function-url")
 SECONDS_PER_MONTH = 30 * 24 * 3600
 
@@ -196,11 +203,14 @@ def _idle(client, meters: Meters, seconds: float) -> Usage:
 
 
 def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str) -> dict:
-    """One row: dollars ``per`` (million messages, or month) by service, and SQS beside."""
-    usd = {k: round(v * scale, 4) for k, v in usage.usd(front_door).items()}
-    sqs = SQS_IDLE_USD_PER_MONTH if name == "idle" else SQS_USD_PER_MILLION[name]
+    """One row: dollars ``per`` (million messages, a month, an idle spell) by service, with
+    SQS and SNS + SQS beside (for an idle spell: none)."""
+    digits = 4 if scale > 1 else 8
+    usd = {k: round(v * scale, digits) for k, v in usage.usd(front_door).items()}
+    sqs = SQS_USD_PER_MILLION.get(name)
     return {"workload": name, "front_door": front_door, "per": per,
-            "usd": {**usd, "total": round(sum(usd.values()), 4)}, "sqs_usd": sqs,
+            "usd": {**usd, "total": round(sum(usd.values()), digits)}, "sqs_usd": sqs,
+            "sns_sqs_usd": SNS_SQS_USD_PER_MILLION.get(name),
             "http_calls": round(usage.http_calls * scale), "aws_requests": {
                 op: round(n * scale) for op, n in sorted(usage.aws.items())},
             "dynamodb_wru": round(usage.write_units * scale), "dynamodb_rru": round(usage.read_units * scale),
@@ -227,11 +237,13 @@ def run_cost(front_doors: list[str], workloads: list[Workload], idle_seconds: fl
                                           1e6 / workload.messages, "million messages"))  # fmt: skip
                 if idle_seconds > 0:
                     usage = _idle(client, meters, idle_seconds)
-                    rows.append(report_of("idle", front_door, usage,
-                                          SECONDS_PER_MONTH / idle_seconds, "month"))  # fmt: skip
+                    rows.append(report_of("idle-spell", front_door, usage, 1.0,
+                                          f"idle spell of {idle_seconds:g} s"))  # fmt: skip
             finally:
                 client.close()
                 meters.capacity.uninstall()
+    if idle_seconds > 0:
+        rows.append(idle_month_row(idle_seconds))
     return rows
 
 
@@ -240,12 +252,18 @@ COLUMNS = ("api_gateway", "lambda_requests", "lambda_duration", "dynamodb_writes
 
 
 def table(rows: list[dict]) -> str:
-    """The rows as a Markdown table (dollars), SQS in the last column."""
-    head = ["workload", "front door", "per", *COLUMNS, "SQS"]
+    """The rows as a Markdown table (dollars), SQS and SNS + SQS in the last columns."""
+    head = ["workload", "front door", "per", *COLUMNS, "SQS", "SNS+SQS"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def money(value: float | None) -> str:
+        small = value is not None and 0 < value < 1e-4  # an idle spell's micro-dollars
+        return "-" if value is None else f"{value:.1e}" if small else f"{value:.4f}"
+
     for row in rows:
         cells = [row["workload"], row["front_door"], row["per"],
-                 *(f"{row['usd'][c]:.4f}" for c in COLUMNS), f"{row['sqs_usd']:.2f}"]  # fmt: skip
+                 *(money(row["usd"].get(c)) for c in COLUMNS),
+                 money(row["sqs_usd"]), money(row["sns_sqs_usd"])]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -21,6 +21,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+from magnetar_bench.anchors import SQS_IDLE_USD_PER_MONTH
 from magnetar_bench.costs import (
     API_GATEWAY_PER_REQUEST,
     LAMBDA_ARM_PER_GB_S,
@@ -140,3 +141,12 @@ def run_idle(seconds: float, channel: bool = True, keepalive_s: float = 10.0) ->
         },
         "wake_latency_ms": round(wake_ms, 1),
     }
+
+
+def idle_month_row(seconds: float) -> dict:
+    """The steady monthly cost of an idle consumer: ``perf idle``'s sleeping phase measured
+    for ``seconds`` (its own stack, behind the HTTP API) and scaled to 30 days."""
+    month = run_idle(seconds)["usd_per_month"]
+    return {"workload": "idle-month", "front_door": "http-api", "per": "month",
+            "usd": {"total": month["total"]}, "usd_parts": month,
+            "sqs_usd": SQS_IDLE_USD_PER_MONTH, "sns_sqs_usd": SQS_IDLE_USD_PER_MONTH}  # fmt: skip

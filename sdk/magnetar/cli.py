@@ -6,8 +6,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
                      [-p Earliest|Latest]
     magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
-    magnetar perf produce|consume|idle|delayed|segments|expire|authorizer|triggers ...
-                     (benchmarks)
+    magnetar perf produce|consume|idle|delayed|segments|expire|authorizer|triggers|scale ...
+                     (benchmarks; scale: on a model of AWS, virtual time)
     magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
     magnetar invoke IngestFunction --event FILE   (a function AWS services invoke, run by the
                    local stack on an event, as ``sam local invoke``)
@@ -122,11 +122,13 @@ def _parser() -> argparse.ArgumentParser:
     local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
 
-    perf = sub.add_parser("perf", help="benchmarks on the embedded stack (service side)")
+    perf = sub.add_parser(
+        "perf", help="benchmarks on the embedded stack, or on a model of AWS (scale; service side)"
+    )
     perf.add_argument(
         "rest",
         nargs=argparse.REMAINDER,
-        help="produce|consume|idle|delayed|segments|expire|authorizer|triggers [-n N] ...",
+        help="produce|consume|idle|delayed|segments|expire|authorizer|triggers|scale [-n N] ...",
     )
 
     chaos = sub.add_parser("chaos", help="fault injection and soak runs (service side)")

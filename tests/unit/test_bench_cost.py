@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from magnetar_bench import capacity, cost
+from magnetar_bench import anchors, capacity, cost
 from magnetar_bench.capacity import CapacityMeter, item_size_bytes, read_units, write_units
 from magnetar_bench.timer_usage import TimerUsage
 
@@ -108,3 +108,28 @@ def test_the_capacity_meter_puts_back_the_session_factory_it_wrapped():
     meter.uninstall()
     assert clients.new_session is original
     assert capacity.WRITE_UNIT_BYTES == 1024
+
+
+def test_sns_and_sqs_fan_out_costs_a_publish_and_a_receive_and_delete_per_subscription():
+    assert anchors.sns_sqs_usd_per_million(1) == pytest.approx(0.50 + 0.80)
+    assert anchors.sns_sqs_usd_per_million(3) == pytest.approx(0.50 + 3 * 0.80)
+    assert anchors.sns_sqs_usd_per_million(1, batch=10) == pytest.approx(0.13)
+    assert anchors.sns_sqs_usd_per_million(1, batch=50) == pytest.approx(0.13)  # SQS takes 10
+    row = cost.report_of("unbatched", "http-api", cost.Usage(10, 0.0, Counter(), 20, 0, TimerUsage()),
+                         1e6 / 10, "million messages")  # fmt: skip
+    assert (row["sqs_usd"], row["sns_sqs_usd"]) == (1.20, 1.30)
+
+
+def test_an_idle_spell_is_reported_as_measured_not_multiplied_by_a_month():
+    usage = cost.Usage(6, 0.5, Counter({"dynamodb.Query": 12}), 0, 12, TimerUsage())
+    row = cost.report_of("idle-spell", "http-api", usage, 1.0, "idle spell of 30 s")
+    assert row["http_calls"] == 6 and row["dynamodb_rru"] == 12
+    assert row["usd"]["total"] == pytest.approx(sum(usage.usd("http-api").values()), abs=1e-8)
+    assert 0 < row["usd"]["total"] < 0.0001  # micro-dollars, kept: not rounded away
+    assert row["sqs_usd"] is None and row["sns_sqs_usd"] is None
+    month = {"workload": "idle-month", "front_door": "http-api", "per": "month",
+             "usd": {"total": 0.037}, "sqs_usd": 0.05, "sns_sqs_usd": 0.05}  # fmt: skip
+    lines = cost.table([row, month]).splitlines()
+    assert lines[2].startswith("| idle-spell | http-api | idle spell of 30 s |")
+    assert lines[2].endswith("| - | - |") and "e-06 |" in lines[2]
+    assert lines[3] == "| idle-month | http-api | month | - | - | - | - | - | - | - | 0.0370 | 0.0500 | 0.0500 |"

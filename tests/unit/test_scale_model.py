@@ -10,7 +10,7 @@ import pytest
 
 from magnetar_bench.scale import cli
 from magnetar_bench.scale.profile import Latency, Profile
-from magnetar_bench.scale.scenarios import SCENARIOS, Scenario, run
+from magnetar_bench.scale.scenarios import SCENARIOS, TARGETS, Scenario, run
 from magnetar_bench.scale.sim import Simulation
 from magnetar_bench.scale.stores import AwsModel
 from magnetar_core.adapters.memory import memory_stores
@@ -124,3 +124,25 @@ def test_perf_scale_refuses_an_unknown_scenario(capsys):
         cli.main(["--scenarios", "produce-3"])
     assert exit_info.value.code == 2
     assert "unknown scenario(s) produce-3" in capsys.readouterr().err
+
+
+def test_lambda_runs_one_request_per_container_and_answers_503_past_the_concurrency():
+    profile = fixed(Profile(), lambda_concurrency=2)
+    result = run(SCENARIOS["produce-8"], seed=4, duration_s=1.0, warmup_s=0.2, profile=profile)
+    assert result["lambda"]["containers"] == 2
+    assert result["lambda"]["throttled"] > 0
+    assert result["client_errors"]["503 ServiceUnitNotReady"] >= result["lambda"]["throttled"]
+    assert all(result["invariants"].values())
+
+
+def test_perf_scale_targets_names_the_scenarios_of_the_scale_targets(monkeypatch, capsys):
+    ran: list[str] = []
+
+    def fake_run(scenario, *_args):
+        ran.append(scenario.name)
+        return {"scenario": scenario.name, "invariants": {"acked_sends_delivered": True}}
+
+    monkeypatch.setattr(cli, "run", fake_run)
+    assert cli.main(["--scenarios", "produce-1,targets", "--json"]) == 0
+    assert ran == ["produce-1", *TARGETS]
+    assert set(TARGETS) <= set(SCENARIOS)

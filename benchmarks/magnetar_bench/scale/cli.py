@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from magnetar_bench.scale.profile import Profile
-from magnetar_bench.scale.scenarios import SCENARIOS, run
+from magnetar_bench.scale.scenarios import SCENARIOS, TARGETS, run
 
 
 def _table(results: list[dict[str, Any]]) -> str:
@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="magnetar perf scale", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
-                        help="comma-separated scenario names (default: all): " + ", ".join(SCENARIOS))  # fmt: skip
+                        help="comma-separated scenario names (default: all; `targets`: those of the "
+                        "scale targets): " + ", ".join(SCENARIOS))  # fmt: skip
     parser.add_argument("--duration", type=float, default=5.0, help="measured virtual seconds")
     parser.add_argument(
         "--warmup", type=float, default=1.0, help="virtual seconds before the window"
@@ -61,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="new containers take a cold start (default: on)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     args = parser.parse_args(argv)
-    names = [n for n in args.scenarios.split(",") if n]
+    names = [
+        m for n in args.scenarios.split(",") if n for m in (TARGETS if n == "targets" else [n])
+    ]
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         parser.error(

@@ -93,6 +93,8 @@ def _send(world: World, entry: bytes, payloads: list[str], keys: list[str], star
             if sim.now_ms - started >= SEND_TIMEOUT_MS or sim.stopping:
                 for payload in payloads:
                     world.record.send_failed(payload)
+                if world.in_window():  # what the application sees: the send failed
+                    world.tally.errors["send failed (Timeout)"] += len(payloads)
                 return
             sim.sleep(sdk_backoff_ms(world, attempt))
             attempt += 1

@@ -20,7 +20,7 @@ from typing import Any
 
 from magnetar_core.adapters.aws.cursors import cursor_to_item
 from magnetar_core.domain.errors import ConditionFailed
-from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.log import IndexEntry, item_size
 
 WRITE_UNIT_BYTES = 1024
 READ_UNIT_BYTES = 4096
@@ -62,30 +62,6 @@ class Request:
     read_units: float = 0.0
 
 
-def item_bytes(item: dict[str, Any]) -> int:
-    """DynamoDB's size of an item in its AttributeValue form: names plus values."""
-    return sum(len(name.encode()) + _value_bytes(value) for name, value in item.items())
-
-
-def _value_bytes(value: dict[str, Any]) -> int:
-    ((kind, inner),) = value.items()
-    if kind == "S":
-        return len(str(inner).encode())
-    if kind == "N":
-        return (len(str(inner).lstrip("-").replace(".", "")) + 1) // 2 + 1
-    if kind == "B":
-        return len(inner)
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind in ("SS", "NS", "BS"):
-        return sum(_value_bytes({kind[0]: v}) for v in inner)
-    if kind == "L":
-        return 3 + sum(1 + _value_bytes(v) for v in inner)
-    if kind == "M":
-        return 3 + sum(len(k.encode()) + 1 + _value_bytes(v) for k, v in inner.items())
-    raise ValueError(f"unknown attribute type {kind}")
-
-
 def write_units(size_bytes: int) -> float:
     return max(1, math.ceil(size_bytes / WRITE_UNIT_BYTES))
 
@@ -96,7 +72,7 @@ def read_units(size_bytes: int, consistent: bool = True) -> float:
 
 
 def _entry_bytes(pk: str, entries: Iterable[IndexEntry]) -> int:
-    return sum(item_bytes(e.to_item(pk)) for e in entries)
+    return sum(item_size(e.to_item(pk)) for e in entries)
 
 
 def _query(key: str, size_bytes: int, consistent: bool = True) -> list[Request]:
@@ -110,9 +86,9 @@ def _log(method: str, a: Sequence[Any], result: Any, error: BaseException | None
     pk = a[0]
     key = f"log|{pk}"
     if method == "append":
-        return [Request("dynamodb.PutItem", key, write_units(item_bytes(a[1].to_item(pk))))]
+        return [Request("dynamodb.PutItem", key, write_units(item_size(a[1].to_item(pk))))]
     if method == "append_once":
-        units = 2 * (write_units(item_bytes(a[1].to_item(pk))) + 1)
+        units = 2 * (write_units(item_size(a[1].to_item(pk))) + 1)
         return [Request("dynamodb.TransactWriteItems", key, write_units=units)]
     if method in ("last", "head", "last_with_messages"):
         size = _entry_bytes(pk, [result]) if isinstance(result, IndexEntry) else 0
@@ -150,14 +126,14 @@ def _cursors(
     pk = a[0]
     key = f"cursors|{pk}"
     if method == "get":
-        size = item_bytes(cursor_to_item(pk, result)) if result is not None else 0
+        size = item_size(cursor_to_item(pk, result)) if result is not None else 0
         return [Request("dynamodb.GetItem", key, read_units=read_units(size))]
     if method == "put":
-        return _conditional_put(key, item_bytes(cursor_to_item(pk, a[1])), error)
+        return _conditional_put(key, item_size(cursor_to_item(pk, a[1])), error)
     if method == "delete":
         return [Request("dynamodb.DeleteItem", key, write_units=1)]
     if method == "list":
-        return _query(key, sum(item_bytes(cursor_to_item(pk, s)) for s in result or []))
+        return _query(key, sum(item_size(cursor_to_item(pk, s)) for s in result or []))
     raise NotImplementedError(f"the model maps no AWS requests for CursorStore.{method}")
 
 
@@ -189,6 +165,10 @@ _PLAIN_PUTS = {
 
 
 def _small(store: str, method: str, a: Sequence[Any], error: BaseException | None) -> list[Request]:
+    if store not in TABLE_OF:
+        raise NotImplementedError(
+            f"the model knows no table of the {store} store; add it to TABLE_OF"
+        )
     key = f"{TABLE_OF[store]}|{a[0] if a else ''}"
     if (store, method) in _GETS:
         return [Request("dynamodb.GetItem", key, read_units=1)]

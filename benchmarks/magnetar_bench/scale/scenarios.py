@@ -12,8 +12,8 @@ from magnetar_bench.scale.pipeline import pipelined_producer
 from magnetar_bench.scale.profile import Profile
 from magnetar_bench.scale.report import figures
 from magnetar_bench.scale.world import World
-from magnetar_core.services.entries import delivered_messages
-from magnetar_wire import EntryMessage, encode_entry, format_message_id
+from magnetar_core.services.entries import delivered_messages, entry_bytes
+from magnetar_wire import EntryMessage, decode_entry, encode_entry, format_message_id
 
 CHECK_SUBSCRIPTION = "check"
 """The subscription a produce-only run drains afterwards: every confirmed send must be there."""
@@ -60,6 +60,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
 ]}  # fmt: skip
 
 
+TARGETS = ("produce-64", "produce-256", "produce-batched-8x500", "shared-32-1-per-receive",
+           "key_shared-32-1-per-receive", "key_shared-32-prefetch", "latency-500-per-s")  # fmt: skip
+"""The scenarios of the scale targets (docs/benchmarks.md): ``--scenarios targets``."""
+
+
 def run(scenario: Scenario, seed: int = 1, duration_s: float = 5.0, warmup_s: float = 1.0,
         profile: Profile | None = None) -> dict[str, Any]:  # fmt: skip
     """Run one scenario on a fresh model; its figures and the invariants' results."""
@@ -86,8 +91,10 @@ def run(scenario: Scenario, seed: int = 1, duration_s: float = 5.0, warmup_s: fl
     if dry:  # the window ends with the backlog's last message
         window_s = max(world.tally.last_ms - start_ms, 1.0) / 1000
     drained = _drain(world, subscription)
-    invariants = world.record.check({subscription: scenario.sub_type}, world.after_ack, None)
-    invariants.pop("stats", None)
+    _count_stored(world)
+    invariants = world.record.check(
+        {subscription: scenario.sub_type}, world.after_ack, _stats(world)
+    )
     result = {"scenario": scenario.name, "seed": seed, "window_s": round(window_s, 3),
               **figures(world, window_s, scenario.consumers)}  # fmt: skip
     result["key_shared_order_breaks"] = (
@@ -144,6 +151,32 @@ def _preload(world: World, messages: int) -> None:
             world.topic, encode_entry([message], producer_name="preload")
         )
         world.record.sent(payload, key, (result.partition, result.ledger_id, result.entry_id, -1))
+    world.aws.free = False
+
+
+def _stats(world: World) -> dict[str, Any]:
+    """The topic's stats once drained (free): every backlog 0, ``msgInCounter`` = stored."""
+    world.aws.free = True
+    try:
+        return world.admin.stats.partition_stats(
+            world.admin.topics.resolve(world.topic, create=False)
+        )
+    finally:
+        world.aws.free = False
+
+
+def _count_stored(world: World) -> None:
+    """Read the whole log back (free): every stored message's (producer, sequence id) into
+    the trace, for ``stored_once``."""
+    world.aws.free = True
+    ref = world.admin.topics.resolve(world.topic, create=False)
+    for item in world.memory.log.read_from(ref.key, 0, 10**9):
+        if item.count == 0 or item.fence:
+            continue
+        entry = decode_entry(entry_bytes(world.memory.entries, item))
+        for message in entry.messages:
+            world.record.stored[(entry.producer_name, message.sequence_id)] += 1
+            world.record.stored_messages += 1
     world.aws.free = False
 
 
