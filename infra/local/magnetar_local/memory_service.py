@@ -107,7 +107,7 @@ class MemoryService:
             monotonic_ms=self._clock.monotonic_ms,
         )
         self.tables = MemoryTables()
-        self.stores = memory_stores(self.tables)
+        self.stores = memory_stores(self.tables, now_ms=self.runtime.now_ms)
         # The bundle is typed by the ports; two of its memory adapters are driven directly
         # here (the timers release through the cursor store, objects are served by URL).
         cursors, entries = self.stores.cursors, self.stores.entries
