@@ -90,7 +90,12 @@ def test_a_dead_writers_id_becomes_a_hole_that_every_read_skips_and_its_late_wri
     log.append(pk, _at(2, then))
     clock.now_ms += HOLE_AFTER_MS
 
-    assert [e.entry_id for e in log.read_from(pk, 0, 10)] == [0, 2]
+    read = log.read_from(pk, 0, 10)  # the hole reads as a marker: a cursor steps over it
+    assert [(e.entry_id, e.hole, e.count) for e in read] == [
+        (0, False, 1),
+        (1, True, 0),
+        (2, False, 1),
+    ]
     assert log.head(pk) == 2 and log.exists(pk, 1)
     assert log.get_many(pk, [0, 1, 2]).keys() == {0, 2}
     assert [r.entry_id for r in log.range_counts(pk, 0, 2)] == [0, 2]
@@ -165,5 +170,5 @@ def test_another_process_sees_what_one_process_settled(backend, log, clock, pk):
     assert log.head(pk) == 1  # id 0 settled as a hole
 
     other = backend.log_with_clock(clock)
-    assert [e.entry_id for e in other.read_from(pk, 0, 10)] == [1]
+    assert [(e.entry_id, e.hole) for e in other.read_from(pk, 0, 10)] == [(0, True), (1, False)]
     assert other.allocate(pk, 1).first_id == 2

@@ -18,7 +18,7 @@ def _committed_payloads(engine, topic, ledger: int = 1) -> dict[int, bytes]:
     key = log_key(str(topic), ledger)
     out = {}
     for item in engine.producer._log.read_from(key, 0, 1000):
-        if not item.fence:
+        if not item.marker:  # fences, epoch markers, holes
             data = entry_bytes(engine.producer._entries, item)
             out[item.entry_id] = decode_entry(data).messages[0].payload
     return out

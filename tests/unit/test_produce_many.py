@@ -174,7 +174,8 @@ def test_ids_a_request_took_and_did_not_use_become_holes_at_once(engine):
     after = engine.producer.publish(TOPIC, entry(b"d", 3))
     key = engine.topics.resolve(TOPIC, create=False).key
     assert after.entry_id == 3  # ids 1 and 2 were the request's, settled as holes
-    assert [e.entry_id for e in engine.producer._committer._log.read_from(key, 0, 10)] == [0, 3]
+    read = engine.producer._committer._log.read_from(key, 0, 10)
+    assert [(e.entry_id, e.hole) for e in read] == [(0, False), (1, True), (2, True), (3, False)]
 
 
 def test_entries_routed_to_several_partitions_take_their_ids_one_by_one(engine):

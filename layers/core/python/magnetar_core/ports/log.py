@@ -42,8 +42,8 @@ class LogStore(Protocol):
 
     Entry ids come from the ledger's sequencer (``allocate``); every read sees the
     *resolved* ledger (``domain.sequencing``): ids up to the highest one below which no
-    writer is in flight, holes of dead writers skipped. A ledger that never allocated reads
-    as stored."""
+    writer is in flight, holes of dead writers skipped (``read_from`` returns them as
+    markers). A ledger that never allocated reads as stored."""
 
     def allocate(
         self,
@@ -91,8 +91,9 @@ class LogStore(Protocol):
         ...
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
-        """Up to ``limit`` entries with ids >= ``start``, ascending (ids may have gaps where
-        entries expired)."""
+        """Up to ``limit`` items with ids >= ``start`` up to the resolved head, ascending
+        (ids may have gaps where entries expired). Holes are returned, as the markers they
+        look like (no messages): a cursor steps over them as over an epoch marker."""
         ...
 
     def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:

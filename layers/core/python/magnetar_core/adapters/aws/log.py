@@ -3,7 +3,8 @@
 A produce takes its entry id from the ledger's sequencer (``adapters.aws.log_sequence``: an
 atomic counter in the cursors table) and commits with a conditional put of its index item
 at that id: the commit point. Reads see the *resolved* ledger (``domain.sequencing``): up to
-the highest id below which nothing is in flight, holes of dead writers skipped. A ledger
+the highest id below which nothing is in flight; holes of dead writers are skipped, except by
+``read_from``, which returns them as the markers they look like (no messages). A ledger
 without a sequencer (written before there were sequencers) reads as stored. A *fence* item
 closes a ledger (written when a topic is deleted): a producer that finds it reloads the
 topic instead of committing into a dead ledger. ``append_once`` commits an inbound source
@@ -177,35 +178,25 @@ class LogStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
-        """Up to ``limit`` entries with ids at or after ``start`` and at or below the resolved
-        head, ascending, holes skipped; one query (more only past holes)."""
+        """Up to ``limit`` items with ids at or after ``start`` and at or below the resolved
+        head, ascending, holes as what they are (no messages, as markers); one query."""
         resolved = self._resolved(pk)
-        top = None if resolved is None else resolved.head
-        condition = (
-            "pk = :pk AND eid >= :start"
-            if top is None
-            else "pk = :pk AND eid BETWEEN :start AND :top"
-        )
+        condition = "pk = :pk AND eid >= :start"
         values = {":pk": {"S": pk}, ":start": {"N": str(start)}}
-        if top is not None:
-            if top < start:
+        if resolved is not None:
+            if resolved.head < start:
                 return []
-            values[":top"] = {"N": str(top)}
-        kwargs = {
-            "TableName": self._table,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeValues": values,
-            "ConsistentRead": True,
-        }
-        out: list[IndexEntry] = []
-        while len(out) < limit:
-            with translated(f"reading entries of {pk} from {start}"):
-                page = self._ddb.query(**kwargs, Limit=limit - len(out))
-            out += [e for e in map(IndexEntry.from_item, page["Items"]) if not e.hole]
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return out
+            condition = "pk = :pk AND eid BETWEEN :start AND :top"
+            values[":top"] = {"N": str(resolved.head)}
+        with translated(f"reading entries of {pk} from {start}"):
+            items = self._ddb.query(
+                TableName=self._table,
+                KeyConditionExpression=condition,
+                ExpressionAttributeValues=values,
+                Limit=limit,
+                ConsistentRead=True,
+            )["Items"]
+        return [IndexEntry.from_item(item) for item in items]
 
     def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
         """``(entry_id, messages, size_bytes, publish_ms)`` of entries in ``[start, end]``

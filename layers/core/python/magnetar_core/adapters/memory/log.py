@@ -3,7 +3,7 @@
 Entry ids come from the ledger's sequencer (a ``SequenceState`` under ``(ledger, "$seq")``
 in the cursors table, as on AWS); the conditional append at the allocated id is the commit
 point of a produce; a fence item closes a ledger. Reads see the resolved ledger
-(``domain.sequencing``), holes skipped. ``IndexEntry`` is immutable, so items are stored and
+(``domain.sequencing``), holes skipped (``read_from`` returns them as markers). ``IndexEntry`` is immutable, so items are stored and
 returned as they are.
 """
 
@@ -55,14 +55,15 @@ class LogStore:
         with self._tables.lock:
             return [entry for _, entry in self._table.query(pk, reverse)]
 
-    def _entries(self, pk: str, reverse: bool = False) -> list[IndexEntry]:
-        """The stored entries at or below the resolved head, holes skipped."""
+    def _entries(self, pk: str, reverse: bool = False, holes: bool = False) -> list[IndexEntry]:
+        """The stored entries at or below the resolved head (holes skipped unless
+        ``holes``)."""
         with self._tables.lock:
             head = self._resolved(pk)
             return [
                 e
                 for e in self._all(pk, reverse)
-                if not e.hole and (head is None or e.entry_id <= head)
+                if (holes or not e.hole) and (head is None or e.entry_id <= head)
             ]
 
     def allocate(
@@ -162,9 +163,9 @@ class LogStore:
         )
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
-        """Up to ``limit`` entries with ids at or after ``start`` (up to the resolved head,
-        holes skipped), ascending."""
-        return [e for e in self._entries(pk) if e.entry_id >= start][:limit]
+        """Up to ``limit`` items with ids at or after ``start`` (up to the resolved head,
+        holes as markers), ascending."""
+        return [e for e in self._entries(pk, holes=True) if e.entry_id >= start][:limit]
 
     def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
         """``(entry_id, messages, size_bytes, publish_ms)`` of entries in ``[start, end]``:
