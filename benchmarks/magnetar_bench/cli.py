@@ -9,6 +9,7 @@ magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
 magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
 magnetar perf cost [--workloads unbatched,batched,delayed] ... (cost: $ per service, both front doors)
 magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
+magnetar perf scale [--scenarios a,b] [--duration S] [--seed N] [--json] (scale: AWS-shaped model)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ HARNESSES = {
     "quotas": "magnetar_bench.quotas",
     "cost": "magnetar_bench.cost",
     "latency": "magnetar_bench.latency",
+    "scale": "magnetar_bench.scale.cli",
 }
 
 

@@ -1,0 +1,218 @@
+"""Which AWS requests each store port call makes: the model's copy of what
+``magnetar_core.adapters.aws`` sends, method by method (tests/integration/
+test_scale_model_mapping.py runs the AWS adapters on the emulator and checks every call's
+request count against this table, so a change of the adapters that is not made here too
+fails there).
+
+A call's requests are listed in order; the first one carries the call's effect (the
+memory adapter runs at its midpoint), the rest follow it (further pages, the read that
+checks a lost conditional write, ...). Units are DynamoDB's: a write unit per 1 KB of the
+item written (rounded up), a read unit per 4 KB read strongly consistently (half that
+eventually consistent), summed over a query's items then rounded up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from magnetar_core.adapters.aws.cursors import cursor_to_item
+from magnetar_core.domain.errors import ConditionFailed
+from magnetar_core.domain.log import IndexEntry
+
+WRITE_UNIT_BYTES = 1024
+READ_UNIT_BYTES = 4096
+QUERY_PAGE_BYTES = 1024 * 1024
+BATCH_GET_KEYS = 100
+SMALL_ITEM_BYTES = 200
+"""What the model takes an item of the topics/policies/tenancy tables to weigh (one unit)."""
+
+TABLE_OF = {
+    "log": "log",
+    "cursors": "cursors",
+    "producer_state": "cursors",
+    "buffers": "cursors",
+    "compaction": "cursors",
+    "topics": "topics",
+    "policies": "topics",
+    "tenants": "topics",
+    "permissions": "topics",
+    "namespaces": "topics",
+    "schemas": "topics",
+    "triggers": "topics",
+    "functions": "topics",
+    "function_state": "topics",
+    "watches": "notify",
+}
+"""The table each store lives in (``engine.aws.aws_stores``): stores of one table share
+its per-key capacity."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One AWS request: botocore's ``service.Operation``, the capacity key it is charged
+    to (``table|partition key``, ``s3|prefix``; None: no per-key limit modelled) and its
+    units."""
+
+    operation: str
+    key: str | None
+    write_units: float = 0.0
+    read_units: float = 0.0
+
+
+def item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's size of an item in its AttributeValue form: names plus values."""
+    return sum(len(name.encode()) + _value_bytes(value) for name, value in item.items())
+
+
+def _value_bytes(value: dict[str, Any]) -> int:
+    ((kind, inner),) = value.items()
+    if kind == "S":
+        return len(str(inner).encode())
+    if kind == "N":
+        return (len(str(inner).lstrip("-").replace(".", "")) + 1) // 2 + 1
+    if kind == "B":
+        return len(inner)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(_value_bytes({kind[0]: v}) for v in inner)
+    if kind == "L":
+        return 3 + sum(1 + _value_bytes(v) for v in inner)
+    if kind == "M":
+        return 3 + sum(len(k.encode()) + 1 + _value_bytes(v) for k, v in inner.items())
+    raise ValueError(f"unknown attribute type {kind}")
+
+
+def write_units(size_bytes: int) -> float:
+    return max(1, math.ceil(size_bytes / WRITE_UNIT_BYTES))
+
+
+def read_units(size_bytes: int, consistent: bool = True) -> float:
+    units = max(1, math.ceil(size_bytes / READ_UNIT_BYTES))
+    return units if consistent else units / 2
+
+
+def _entry_bytes(pk: str, entries: Iterable[IndexEntry]) -> int:
+    return sum(item_bytes(e.to_item(pk)) for e in entries)
+
+
+def _query(key: str, size_bytes: int, consistent: bool = True) -> list[Request]:
+    pages = 1 + size_bytes // QUERY_PAGE_BYTES
+    per_page = size_bytes / pages
+    return [Request("dynamodb.Query", key, read_units=read_units(int(per_page), consistent))
+            for _ in range(pages)]  # fmt: skip
+
+
+def _log(method: str, a: Sequence[Any], result: Any, error: BaseException | None) -> list[Request]:
+    pk = a[0]
+    key = f"log|{pk}"
+    if method == "append":
+        return [Request("dynamodb.PutItem", key, write_units(item_bytes(a[1].to_item(pk))))]
+    if method == "append_once":
+        units = 2 * (write_units(item_bytes(a[1].to_item(pk))) + 1)
+        return [Request("dynamodb.TransactWriteItems", key, write_units=units)]
+    if method in ("last", "head", "last_with_messages"):
+        size = _entry_bytes(pk, [result]) if isinstance(result, IndexEntry) else 0
+        return [Request("dynamodb.Query", key, read_units=read_units(size))]
+    if method == "read_from":
+        return [
+            Request("dynamodb.Query", key, read_units=read_units(_entry_bytes(pk, result or [])))
+        ]
+    if method == "range_counts":
+        return _query(key, 40 * len(result or []), consistent=False)
+    if method == "producer_tail":
+        return _query(key, 40 * len(result or []))
+    if method == "exists":
+        return [Request("dynamodb.GetItem", key, read_units=1)]
+    if method == "get_many":
+        wanted = len(set(a[1]))
+        size = _entry_bytes(pk, (result or {}).values())
+        batches = max(1, math.ceil(wanted / BATCH_GET_KEYS)) if wanted else 0
+        return [Request("dynamodb.BatchGetItem", key, read_units=read_units(size) / max(batches, 1))
+                for _ in range(batches)]  # fmt: skip
+    raise NotImplementedError(f"the model maps no AWS requests for LogStore.{method}")
+
+
+def _conditional_put(key: str, size_bytes: int, error: BaseException | None) -> list[Request]:
+    """``clients.put_conditional``: a PutItem; a lost condition is checked by a GetItem."""
+    put = Request("dynamodb.PutItem", key, write_units(size_bytes))
+    if isinstance(error, ConditionFailed):
+        return [put, Request("dynamodb.GetItem", key, read_units=read_units(size_bytes))]
+    return [put]
+
+
+def _cursors(
+    method: str, a: Sequence[Any], result: Any, error: BaseException | None
+) -> list[Request]:
+    pk = a[0]
+    key = f"cursors|{pk}"
+    if method == "get":
+        size = item_bytes(cursor_to_item(pk, result)) if result is not None else 0
+        return [Request("dynamodb.GetItem", key, read_units=read_units(size))]
+    if method == "put":
+        return _conditional_put(key, item_bytes(cursor_to_item(pk, a[1])), error)
+    if method == "delete":
+        return [Request("dynamodb.DeleteItem", key, write_units=1)]
+    if method == "list":
+        return _query(key, sum(item_bytes(cursor_to_item(pk, s)) for s in result or []))
+    raise NotImplementedError(f"the model maps no AWS requests for CursorStore.{method}")
+
+
+def _entries(
+    method: str, a: Sequence[Any], result: Any, error: BaseException | None
+) -> list[Request]:
+    key = "s3|" + str(a[0]).rsplit("/", 1)[0]
+    if method in ("put", "put_new"):
+        return [Request("s3.PutObject", key, write_units=1)]
+    if method in ("get", "find"):
+        return [Request("s3.GetObject", key, read_units=1)]
+    if method == "delete":
+        return [Request("s3.DeleteObject", key, write_units=1)]
+    if method in ("upload_url", "download_url"):
+        return []  # presigned locally: no request
+    raise NotImplementedError(f"the model maps no AWS requests for EntryStore.{method}")
+
+
+_GETS = {
+    ("producer_state", "lease"), ("producer_state", "snapshot"),
+    ("producer_state", "expired_totals"), ("topics", "get"), ("policies", "get"),
+    ("tenants", "get"), ("namespaces", "exists"), ("permissions", "get"),
+}  # fmt: skip
+_CONDITIONAL_PUTS = {("producer_state", "put_lease"), ("topics", "put")}
+_PLAIN_PUTS = {
+    ("producer_state", "put_snapshot"), ("producer_state", "put_expired_totals"),
+    ("policies", "put"), ("tenants", "put"),
+}  # fmt: skip
+
+
+def _small(store: str, method: str, a: Sequence[Any], error: BaseException | None) -> list[Request]:
+    key = f"{TABLE_OF[store]}|{a[0] if a else ''}"
+    if (store, method) in _GETS:
+        return [Request("dynamodb.GetItem", key, read_units=1)]
+    if (store, method) in _CONDITIONAL_PUTS:
+        return _conditional_put(key, SMALL_ITEM_BYTES, error)
+    if (store, method) in _PLAIN_PUTS:
+        return [Request("dynamodb.PutItem", key, write_units=1)]
+    raise NotImplementedError(f"the model maps no AWS requests for {store}.{method}")
+
+
+MAPPERS: dict[str, Callable[[str, Sequence[Any], Any, BaseException | None], list[Request]]] = {
+    "log": _log,
+    "cursors": _cursors,
+    "entries": _entries,
+}
+
+
+def aws_requests(
+    store: str, method: str, args: Sequence[Any], result: Any = None,
+    error: BaseException | None = None,
+) -> list[Request]:  # fmt: skip
+    """The AWS requests ``Stores.<store>.<method>(*args)`` makes when it answered ``result``
+    or raised ``error``. Raises NotImplementedError for a call the model does not know."""
+    mapper = MAPPERS.get(store)
+    if mapper is not None:
+        return mapper(method, args, result, error)
+    return _small(store, method, args, error)
