@@ -79,3 +79,25 @@ def test_the_backlog_counts_messages_not_holes(engine, clock):
     stats = engine.stats.topic_stats(engine.topics.get(TOPIC))
     assert stats["subscriptions"]["s"]["msgBacklog"] == 2
     assert stats["msgInCounter"] == 2
+
+
+def test_a_commit_whose_write_landed_but_whose_answer_was_lost_is_not_committed_twice(
+    engine, monkeypatch
+):
+    log = engine.producer._committer._log
+    append = log.append
+    lost: list[int] = []
+
+    def landed_then_condition_failed(pk, item):
+        append(pk, item)
+        if not lost:  # botocore resends; the resend finds the first write's item
+            lost.append(item.entry_id)
+            append(pk, item)
+
+    monkeypatch.setattr(log, "append", landed_then_condition_failed)
+    result = engine.producer.publish(TOPIC, entry(b"once", 0))
+    monkeypatch.undo()
+
+    key = engine.topics.resolve(TOPIC, create=False).key
+    assert (lost, result.entry_id) == ([0], 0)
+    assert [e.entry_id for e in log.read_from(key, 0, 10)] == [0]

@@ -135,6 +135,8 @@ class Committer:
                 elif not self._log.append_once(key, item, once.key, once.expires_s):
                     raise Duplicate()
             except ConditionFailed:
+                if self._landed(key, item):  # a retried write whose first answer was lost
+                    return entry_id
                 self._give_up(key, item)
                 if reservation is not None:  # stalled past the bound: so are the ids after
                     self.release(reservation)
@@ -182,6 +184,11 @@ class Committer:
                         reservation.key, IndexEntry.hole_at(entry_id, ids.allocated_ms)
                     )
         reservation.ids, reservation.used = None, 0
+
+    def _landed(self, key: str, item: IndexEntry) -> bool:
+        """Whether ``item`` itself is stored at its id: botocore resends a write whose
+        answer it lost, and the resend then fails its condition on the first one's item."""
+        return self._log.get_many(key, [item.entry_id]).get(item.entry_id) == item
 
     def _give_up(self, key: str, item: IndexEntry) -> None:
         """Settle the id of ``item``, which this writer took and will not commit at, with a
