@@ -10,6 +10,7 @@ magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
 magnetar perf cost [--workloads unbatched,batched,delayed] ... (cost: $ per service, both front doors)
 magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 magnetar perf scale [--scenarios a,b] [--duration S] [--seed N] [--json] (scale: AWS-shaped model)
+magnetar perf crowd [--producers N] [--each M]                (crowd: producers at once)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ HARNESSES = {
     "cost": "magnetar_bench.cost",
     "latency": "magnetar_bench.latency",
     "scale": "magnetar_bench.scale.cli",
+    "crowd": "magnetar_bench.crowd",
 }
 
 
