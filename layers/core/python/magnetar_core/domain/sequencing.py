@@ -33,8 +33,9 @@ so this is far beyond a live writer; one that was only stalled commits again, la
 
 RESOLVED_PERSIST_EVERY = 64
 """A reader stores the resolved head it walked to when that is this many ids past the
-stored one (or when everything allocated is resolved): readers' walks stay short, and the
-counter item takes about one write per this many entries beside the allocations."""
+stored one, or when everything allocated is resolved and nothing was allocated for the hole
+bound (an idle ledger: its head checks are then one GetItem): readers' walks stay short,
+and the counter item takes about one write per this many entries beside the allocations."""
 
 
 class LedgerClosed(Exception):  # noqa: N818 - an outcome, as ConditionFailed

@@ -216,8 +216,9 @@ class Sequencer:
                 break
         with self._lock:
             self._known[pk] = (known, last)
+        idle = self._now_ms() - state.allocated_ms >= self._hole_after_ms
         if known - state.resolved >= RESOLVED_PERSIST_EVERY or (
-            known == top and known > state.resolved
+            idle and known == top and known > state.resolved
         ):
             self.persist_resolved(pk, known)
         return Resolved(known, last, state)
