@@ -191,3 +191,27 @@ def test_entries_routed_to_several_partitions_take_their_ids_one_by_one(engine):
         assert isinstance(r, PublishResult)
         per_partition.setdefault(r.partition, []).append(r.entry_id)
     assert all(ids == list(range(len(ids))) for ids in per_partition.values())  # no holes
+
+
+def test_a_request_slower_than_half_the_hole_bound_takes_fresh_ids_and_settles_the_old_ones(
+    engine,
+):
+    import dataclasses
+    import itertools
+
+    from magnetar_core.domain.sequencing import HOLE_AFTER_MS
+
+    engine.topics.create(TOPIC, 0)
+    committer = engine.producer._committer
+    ticks = itertools.count(0, 0.35 * HOLE_AFTER_MS)  # each look at the clock: 0.35 bounds on
+    committer._rt = dataclasses.replace(committer._rt, monotonic_ms=lambda: next(ticks))
+    body = encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)])
+
+    result = engine.produce_many.publish(TOPIC, body)
+
+    ids = [r.entry_id for r in result.results]  # type: ignore[union-attr]
+    key = engine.topics.resolve(TOPIC, create=False).key
+    read = committer._log.read_from(key, 0, 10)
+    assert ids == [0, 3, 5]  # the reservation aged past half the bound twice
+    assert [e.entry_id for e in read if e.hole] == [1, 2, 4]  # settled at once, by the writer
+    assert committer._log.head(key) == 5

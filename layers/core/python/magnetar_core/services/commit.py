@@ -61,6 +61,8 @@ class Reservation:
     key: str = ""
     ids: Allocation | None = None
     used: int = 0
+    taken_ms: float = 0.0
+    """When ``ids`` were taken (the committer's monotonic clock)."""
 
     def left(self, key: str) -> bool:
         return self.ids is not None and self.key == key and self.used < self.ids.count
@@ -81,11 +83,15 @@ class Committer:
         runtime: Runtime,
         dedup: Deduplicator,
         max_attempts: int = 16,
-        settle_wait_ms: int = 2 * HOLE_AFTER_MS,
+        hole_after_ms: int = HOLE_AFTER_MS,
     ) -> None:
-        """``settle_wait_ms``: how long a deduplicated commit waits for the ids before its
-        own to settle (beyond the log's hole bound, when a writer died) before answering
-        503 with Retry-After."""
+        """``hole_after_ms``: the log's hole bound (``LOG_HOLE_AFTER_MS``). A deduplicated
+        commit waits twice that for the ids before its own to settle (a writer died) before
+        answering 503 with Retry-After; a request uses the ids it reserved for half of it (a
+        slow request writing entry after entry takes fresh ids rather than meet readers
+        settling its old ones)."""
+        settle_wait_ms = 2 * hole_after_ms
+        self._reserve_ms = hole_after_ms / 2
         self._log = log
         self._rt = runtime
         self._dedup = dedup
@@ -168,10 +174,11 @@ class Committer:
             reservation.wanted = 0  # from here on, one id at a time
         if reservation.wanted <= 0:
             return self._log.allocate(key, 1, writer, opens)
-        if not reservation.left(key):
-            self.release(reservation)
+        now_ms = self._rt.monotonic_ms()
+        if not reservation.left(key) or now_ms - reservation.taken_ms > self._reserve_ms:
+            self.release(reservation)  # none left, or so old readers may soon settle them
             reservation.ids = self._log.allocate(key, reservation.wanted, writer)
-            reservation.key, reservation.used = key, 0
+            reservation.key, reservation.used, reservation.taken_ms = key, 0, now_ms
         return reservation.pop()
 
     def release(self, reservation: Reservation) -> None:

@@ -71,10 +71,10 @@ class Producer:
         throttling: Throttling | None = None,
         index_inline_max_bytes: int = 0,
         signal: CommitSignal | None = None,
-        settle_wait_ms: int = 2 * HOLE_AFTER_MS,
+        hole_after_ms: int = HOLE_AFTER_MS,
     ) -> None:
-        """``max_attempts`` and ``settle_wait_ms``: as ``services.commit.Committer``'s."""
-        self._committer = Committer(log, runtime, dedup, max_attempts, settle_wait_ms)
+        """``max_attempts`` and ``hole_after_ms``: as ``services.commit.Committer``'s."""
+        self._committer = Committer(log, runtime, dedup, max_attempts, hole_after_ms)
         self._index_inline_max = index_inline_max_bytes  # 0: every entry gets an S3 object
         self._signal = signal  # wakes long-polls on each commit (None: they poll)
         self._throttling = throttling  # publish rate and backlog quotas (None: none)
