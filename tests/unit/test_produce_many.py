@@ -164,6 +164,11 @@ def test_a_request_takes_the_entry_ids_of_all_its_entries_with_one_sequencer_upd
     result = engine.produce_many.publish(TOPIC, body)
     assert allocations == [3]
     assert [r.entry_id for r in result.results] == [0, 1, 2]  # type: ignore[union-attr]
+    many = engine.produce_many.publish(
+        TOPIC, encode_frames([entry(b"m", 3 + i) for i in range(20)])
+    )
+    assert allocations == [3, 16, 4]  # at most RESERVE_MAX_IDS at a time
+    assert [r.entry_id for r in many.results] == list(range(3, 23))  # type: ignore[union-attr]
 
 
 def test_ids_a_request_took_and_did_not_use_become_holes_at_once(engine):
