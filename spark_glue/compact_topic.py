@@ -162,7 +162,7 @@ class PartitionCompaction:
             raise
 
     def _compact(self, state: CompactionState) -> dict[str, int]:
-        head = LogStore(self.ddb, self.args.log_table).head(self.pk)
+        head = LogStore(self.ddb, self.args.log_table, self.args.cursors_table).head(self.pk)
         if head <= state.horizon:
             self.switch(state.ledger, state.horizon)
             return {"partitions_unchanged": 1}

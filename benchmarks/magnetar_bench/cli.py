@@ -12,6 +12,7 @@ magnetar perf cost [--workloads unbatched,batched,delayed] ... (cost: $ per serv
 magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 magnetar perf scale [--scenarios a,b] [--duration S] [--seed N] [--json] (scale: AWS-shaped model)
 magnetar perf functions [--batches N] [--calls N]             (functions: isolation's cost)
+magnetar perf crowd [--producers N] [--each M]                (crowd: producers at once)
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ HARNESSES = {
     "latency": "magnetar_bench.latency",
     "scale": "magnetar_bench.scale.cli",
     "functions": "magnetar_bench.functions",
+    "crowd": "magnetar_bench.crowd",
 }
 
 

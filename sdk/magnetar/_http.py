@@ -29,18 +29,37 @@ _BY_STATUS: dict[int, type[exc.PulsarException]] = {
 }
 
 
-def error_from_response(status: int, body: bytes, method: str, path: str) -> exc.PulsarException:
+def error_from_response(
+    status: int, body: bytes, method: str, path: str, retry_after: str | None = None
+) -> exc.PulsarException:
     """Map an error response: ``{"error": name, "message": ...}`` names the exception class;
-    other bodies are mapped by status (unknown -> ``UnknownError``)."""
+    other bodies are mapped by status (unknown -> ``UnknownError``). The wait the service
+    asks for (``retryAfterMs`` in the body, else the ``retry_after`` header's seconds) is the
+    exception's ``retry_after``."""
     try:
         doc = json.loads(body)
     except ValueError:
         doc = None
     if isinstance(doc, dict) and isinstance(doc.get("error"), str):
-        return exc.exception_for(doc["error"], str(doc.get("message", "")))
-    text = body[:300].decode("utf-8", "replace").strip()
-    cls = _BY_STATUS.get(status, exc.UnknownError)
-    return cls(f"HTTP {status} from {method} {path}: {text}")
+        error = exc.exception_for(
+            doc["error"], str(doc.get("message", "")), doc.get("retryAfterMs")
+        )
+    else:
+        text = body[:300].decode("utf-8", "replace").strip()
+        cls = _BY_STATUS.get(status, exc.UnknownError)
+        error = cls(f"HTTP {status} from {method} {path}: {text}")
+    if error.retry_after is None and retry_after is not None:
+        error.retry_after = _seconds(retry_after)
+    return error
+
+
+def _seconds(header: str) -> float | None:
+    """A Retry-After header's delay in seconds (the HTTP-date form is not used by the
+    service: None)."""
+    try:
+        return max(0.0, float(header.strip()))
+    except ValueError:
+        return None
 
 
 def decode_body(body: bytes, content_type: str) -> Any:
@@ -184,7 +203,8 @@ class Transport:
         except requests.exceptions.RequestException as e:
             raise exc.ConnectError(f"cannot reach {base_url}: {e}") from None
         if resp.status_code >= 400:
-            raise error_from_response(resp.status_code, resp.content, method, path)
+            retry_after = resp.headers.get("Retry-After")
+            raise error_from_response(resp.status_code, resp.content, method, path, retry_after)
         return resp
 
     def close(self) -> None:

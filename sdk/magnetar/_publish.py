@@ -38,6 +38,15 @@ HELD_OR_RETRYABLE: tuple[type[exc.PulsarException], ...] = (
 )
 """What a commit retries until its deadline: a backlog quota's hold too."""
 
+
+def retry_pause(error: exc.PulsarException, pause: float, remaining: float | None) -> float:
+    """Seconds to wait before resending after ``error``: a jittered ``pause`` (half to
+    whole), at least the wait the service asked for (``error.retry_after``, its Retry-After),
+    never past the send deadline (``remaining`` seconds; None: no deadline)."""
+    wait = max(random.uniform(pause / 2, pause), error.retry_after or 0.0)
+    return wait if remaining is None else max(0.0, min(wait, remaining))
+
+
 if TYPE_CHECKING:
     from magnetar_wire.entry import Encrypt
 
@@ -152,8 +161,8 @@ def post_entry(
 def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | None,
                  aborted: Callable[[], bool],
                  before_attempt: Callable[[], None] | None = None) -> Any:  # fmt: skip
-    """Commit one entry, retrying (jittered, doubling up to 1 s) while the service says
-    nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
+    """Commit one entry, retrying (jittered, doubling up to 1 s, at least the service's
+    Retry-After: ``retry_pause``) while the service says nothing was stored — ``ServiceUnitNotReady`` (commit contention) or
     ``TooManyRequests`` (a publish rate holds it) or ``ProducerBlockedQuotaExceededError``
     (a producer_request_hold backlog quota: raised once the deadline passes, as
     pulsar-client's) — as pulsar-client resends until ``send_timeout_millis``
@@ -181,8 +190,12 @@ def commit_entry(t: Transport, lease: Lease, entry: bytes, deadline: float | Non
             if aborted():
                 raise
             held = e if isinstance(e, exc.ProducerBlockedQuotaExceededError) else None
-            time.sleep(random.uniform(pause / 2, pause))
+            time.sleep(retry_pause(e, pause, _remaining(deadline)))
             pause = min(pause * 2, 1.0)
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
 
 
 def entry_message_ids(resp: Any, count: int, batched: bool) -> list[MessageId]:

@@ -13,7 +13,6 @@ that entry's error; if the very first entry failed, the request fails with its e
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from magnetar_wire.frames import (
 )
 
 from . import exceptions as exc
-from ._publish import HELD_OR_RETRYABLE, INLINE_MAX_BYTES, post_entry
+from ._publish import HELD_OR_RETRYABLE, INLINE_MAX_BYTES, post_entry, retry_pause
 
 if TYPE_CHECKING:
     from ._http import Transport
@@ -70,7 +69,8 @@ def post_entries(
         if not isinstance(result, dict):
             raise exc.UnknownError(f"unexpected multi-entry produce result: {result!r:.300}")
         if "error" in result:
-            return done, exc.exception_for(result["error"], str(result.get("message", "")))
+            message, retry_ms = str(result.get("message", "")), result.get("retryAfterMs")
+            return done, exc.exception_for(result["error"], message, retry_ms)
         done.append(result)
     return done, None
 
@@ -118,7 +118,10 @@ def commit_entries(
             if aborted():
                 return done, e
             held = e if isinstance(e, exc.ProducerBlockedQuotaExceededError) else None
-            time.sleep(random.uniform(pause / 2, pause))
+            deadline = deadlines[len(done)]
+            time.sleep(
+                retry_pause(e, pause, None if deadline is None else deadline - time.monotonic())
+            )
             pause = min(pause * 2, 1.0)
         except exc.PulsarException as e:
             return done, e

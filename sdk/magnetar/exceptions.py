@@ -68,6 +68,9 @@ class PulsarException(Exception):  # noqa: N818 - pulsar-client's name
     """Base class of every Magnetar error; ``result()`` gives the matching ``Result``."""
 
     _result = Result.UnknownError
+    retry_after: float | None = None
+    """Seconds the service asked to wait before sending the request again (its
+    ``retryAfterMs`` or Retry-After on a 429 / 503), None when it did not say."""
 
     def result(self) -> Result:
         """The ``Result`` member this exception stands for."""
@@ -280,9 +283,13 @@ def exception_class(result: Result) -> type[PulsarException]:
     return _BY_NAME.get(result.name, UnknownError)
 
 
-def exception_for(name: object, message: str) -> PulsarException:
-    """Build the exception named ``name`` (a server ``error`` field) with ``message``."""
+def exception_for(name: object, message: str, retry_after_ms: object = None) -> PulsarException:
+    """Build the exception named ``name`` (a server ``error`` field) with ``message``;
+    ``retry_after_ms`` (the server's ``retryAfterMs``, when a number) sets ``retry_after``."""
     cls = _BY_NAME.get(name, UnknownError) if isinstance(name, str) else UnknownError
     if cls is UnknownError and name not in (None, "UnknownError"):
         message = f"{name}: {message}"
-    return cls(message)
+    error = cls(message)
+    if isinstance(retry_after_ms, int | float) and not isinstance(retry_after_ms, bool):
+        error.retry_after = max(0.0, float(retry_after_ms) / 1000)
+    return error

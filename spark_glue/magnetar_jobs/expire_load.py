@@ -131,7 +131,7 @@ class _Ledgers:
         self.ddb = dynamodb_client(args)
         self.table = args.log_table
         self.options = options
-        self.log = LogStore(self.ddb, args.log_table)
+        self.log = LogStore(self.ddb, args.log_table, args.cursors_table)
         self.cursors = CursorStore(self.ddb, args.cursors_table)
         self.producers = ProducerStateStore(self.ddb, args.cursors_table)
         self.topic_store = TopicStore(self.ddb, args.topics_table)

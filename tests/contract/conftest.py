@@ -27,11 +27,22 @@ class Backend:
     stores: Any
     seed_compacted: Callable[[str, list[CompactedEntry]], None]
     release: Callable[[str, str, int], bool]
+    log_with_clock: Callable[[Callable[[], int]], Any]
+    """Another log store on the same tables (another process) whose clock is the given one."""
 
 
 def _memory_backend() -> Backend:
-    stores = memory_stores(MemoryTables())
-    return Backend("memory", stores, stores.compaction.put_compacted, stores.cursors.release)
+    from magnetar_core.adapters.memory import LogStore
+
+    tables = MemoryTables()
+    stores = memory_stores(tables)
+    return Backend(
+        "memory",
+        stores,
+        stores.compaction.put_compacted,
+        stores.cursors.release,
+        lambda clock: LogStore(tables, now_ms=clock),
+    )
 
 
 def _aws_backend(request: pytest.FixtureRequest) -> Backend:
@@ -70,7 +81,13 @@ def _aws_backend(request: pytest.FixtureRequest) -> Backend:
             raise
         return True
 
-    return Backend("aws", aws_stores(settings, ddb, clients.s3), seed, release)
+    def log_with_clock(clock: Callable[[], int]) -> Any:
+        from magnetar_core.adapters.aws.log import LogStore
+
+        return LogStore(ddb, settings.log_table, settings.cursors_table, now_ms=clock)
+
+    stores = aws_stores(settings, ddb, clients.s3)
+    return Backend("aws", stores, seed, release, log_with_clock)
 
 
 @pytest.fixture(params=["memory", pytest.param("aws", marks=pytest.mark.emulator)])

@@ -126,7 +126,7 @@ def sns_message(message_id: str) -> dict:
     return event
 
 
-def test_a_new_event_costs_one_transaction_and_no_object_and_its_marker_expires_after_48_hours(
+def test_a_new_event_costs_an_id_and_one_transaction_and_no_object_and_its_marker_expires_after_48_hours(
     ingest, topics, settings, aws_clients
 ):
     invoke, engine = ingest
@@ -137,7 +137,8 @@ def test_a_new_event_costs_one_transaction_and_no_object_and_its_marker_expires_
         invoke(event)
     answer = invoke(event)
 
-    assert new == {"dynamodb.TransactWriteItems": 1}  # the small entry is inline: no PUT
+    # the entry id from the sequencer, then the entry with its marker; inline: no PUT
+    assert new == {"dynamodb.UpdateItem": 1, "dynamodb.TransactWriteItems": 1}
     assert answer["ingested"][0]["duplicate"] is True
     assert len(stored(engine, topics["sns"])) == 2
     ledger = engine.topics.resolve(topics["sns"], create=False).key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -17,7 +18,7 @@ def _committed_payloads(engine, topic, ledger: int = 1) -> dict[int, bytes]:
     key = log_key(str(topic), ledger)
     out = {}
     for item in engine.producer._log.read_from(key, 0, 1000):
-        if not item.fence:
+        if not item.marker:  # fences, epoch markers, holes
             data = entry_bytes(engine.producer._entries, item)
             out[item.entry_id] = decode_entry(data).messages[0].payload
     return out
@@ -64,11 +65,18 @@ def test_a_batch_entry_gets_one_entry_id_and_batch_indexes(engine, topic, make_e
     assert batch.message_ids == ("1:1:-1:0", "1:1:-1:1", "1:1:-1:2")
 
 
-def test_a_crash_before_the_index_write_commits_nothing(engine, topic, monkeypatch, make_entry):
+def test_a_crash_before_the_index_write_commits_nothing_and_its_id_becomes_a_hole(
+    settings, engine_clients, topic, monkeypatch, make_entry
+):
+    from dataclasses import replace
+
+    from magnetar_core.engine import Engine
+
+    engine = Engine.build(replace(settings, log_hole_after_ms=100), clients=engine_clients)
     engine.producer.publish(topic, make_entry(b"kept"))
 
     def crash(*_args, **_kwargs):
-        raise StorageFault("simulated crash between the object PUT and the index write")
+        raise StorageFault("simulated crash between taking an entry id and the index write")
 
     monkeypatch.setattr(engine.producer._log, "append", crash)
     with pytest.raises(StorageFault):
@@ -76,8 +84,11 @@ def test_a_crash_before_the_index_write_commits_nothing(engine, topic, monkeypat
     monkeypatch.undo()
 
     after = engine.producer.publish(topic, make_entry(b"next"))
-    assert after.entry_id == 1
-    assert _committed_payloads(engine, topic) == {0: b"kept", 1: b"next"}
+    assert after.entry_id == 2  # id 1 was taken by the crashed writer
+    deadline = time.monotonic() + 10
+    while _committed_payloads(engine, topic) != {0: b"kept", 2: b"next"}:
+        assert time.monotonic() < deadline, "readers never settled the crashed writer's id"
+    assert engine.producer._log.get_many(log_key(str(topic), 1), [1]) == {}
 
 
 def test_a_producer_with_a_stale_ledger_lands_in_the_recreated_topic(new_engine, topic, make_entry):

@@ -2,7 +2,9 @@
 against the AWS adapters themselves: every port call a workload makes on the emulator is
 counted in boto3 requests and compared with what the model charges for the same call, its
 answer and its error. A change of the adapters' requests that the model does not follow
-fails here."""
+fails here. The one difference allowed: a log read's walk over ids committed since the
+resolved head it knew (``magnetar_bench.scale.requests.SEQUENCED_READS``), which depends on
+the store's state, not on the call."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from magnetar_bench.scale.requests import aws_requests
+from magnetar_bench.scale.requests import SEQUENCED_READS, aws_requests
 from magnetar_core.adapters.aws.clients import REQUESTS
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.engine import Engine, aws_stores
@@ -37,12 +39,25 @@ class Calls:
         out = []
         for store, method, args, result, error, made in self.seen:
             charged = Counter(r.operation for r in aws_requests(store, method, args, result, error))
-            if charged != made:
+            if charged != made and not _sequencer_walk(store, method, made, charged):
                 out.append(f"{store}.{method}: the adapter made {dict(made)}, the model charges {dict(charged)}")
         return out
 
     def methods(self) -> set[str]:
         return {f"{store}.{method}" for store, method, *_ in self.seen}
+
+
+def _sequencer_walk(store: str, method: str, made: Counter[str], charged: Counter[str]) -> bool:
+    """Whether the difference is the one the model leaves out (``SEQUENCED_READS``): a log
+    read's walk past the resolved head it knew (Queries), the bound it stored (UpdateItem),
+    holes (PutItems); and ``last``/``head`` without their Query when the walk saw the head
+    item. Everything else must match exactly."""
+    if store != "log" or method not in SEQUENCED_READS:
+        return False
+    extra, missing = made - charged, charged - made
+    allowed_missing = {"dynamodb.Query"} if method in ("last", "head") else set()
+    walked = set(extra) <= {"dynamodb.Query", "dynamodb.UpdateItem", "dynamodb.PutItem"}
+    return walked and set(missing) <= allowed_missing and missing["dynamodb.Query"] <= 1
 
 
 class Recorded:
@@ -106,5 +121,5 @@ def test_the_model_charges_each_store_call_the_requests_the_aws_adapter_makes(
         stores.log.append(ref.key, taken)
 
     assert calls.mismatches() == []
-    assert {"log.append", "log.last", "log.read_from", "cursors.get", "cursors.put",
+    assert {"log.allocate", "log.append", "log.last", "log.read_from", "cursors.get", "cursors.put",
             "entries.put", "entries.get", "topics.get"} <= calls.methods()  # fmt: skip

@@ -229,3 +229,21 @@ def test_the_handlers_own_500_has_the_error_shape_for_a_storage_fault(svc, monke
     assert [r["correlation_id"] for r in _records(log) if r["level"] == "ERROR"] == [
         answer[2]["apigw-requestid"]
     ]
+
+
+def test_an_overloaded_produce_is_a_503_with_retry_after_in_the_error_shape(svc, monkeypatch):
+    from magnetar_core.domain.errors import Overloaded
+    from magnetar_core.services.commit import Committer
+
+    def overloaded(self, *args, **kwargs):
+        raise Overloaded("Could not commit to t; retry", retry_after_ms=1500)
+
+    monkeypatch.setattr(Committer, "commit", overloaded)
+    answer = call(
+        f"{svc.url}/v1{TOPIC}/messages",
+        body=json.dumps({"messages": [{"payload": "eA=="}]}).encode(),
+    )
+    status, body, headers = answer
+    assert (status, body["error"], body["retryAfterMs"]) == (503, "ServiceUnitNotReady", 1500)
+    assert headers["Retry-After"] == "2"  # whole seconds, rounded up
+    assert "Could not commit" in body["message"] and "request id" in body["message"]

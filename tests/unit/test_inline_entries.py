@@ -60,7 +60,9 @@ def test_item_size_refuses_a_value_of_no_known_type():
 
 def test_an_entry_fits_inline_exactly_up_to_the_item_limit():
     base = dataclasses.replace(SMALL, data=None)
-    widest = dataclasses.replace(base, entry_id=2**63 - 1, epoch=2**63 - 1, exclusive=True)
+    widest = dataclasses.replace(
+        base, entry_id=2**63 - 1, epoch=2**63 - 1, exclusive=True, allocated_ms=2**63 - 1
+    )
     overhead = widest.item_size_bytes(PK) + len("d")
     assert fits_inline(base, PK, 4096 - overhead, 4096)
     assert not fits_inline(base, PK, 4096 - overhead + 1, 4096)

@@ -125,6 +125,9 @@ class FailingSecondPublish:
     def __init__(self, real) -> None:
         self.real, self.calls = real, 0
 
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
     def publish(self, topic, entry, **options):
         self.calls += 1
         if self.calls == 2:
@@ -137,5 +140,83 @@ def test_an_unexpected_fault_after_a_commit_is_reported_as_unknown_error_not_a_5
     result = many.publish(TOPIC, encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)]))
     first, failed, skipped = result.results
     assert isinstance(first, PublishResult) and first.entry_id == 0
-    assert isinstance(failed, EntryFailure) and (failed.code, failed.status) == ("UnknownError", 500)
+    assert isinstance(failed, EntryFailure) and (failed.code, failed.status) == (
+        "UnknownError",
+        500,
+    )
     assert isinstance(skipped, EntryFailure) and not skipped.attempted
+
+
+def test_a_request_takes_the_entry_ids_of_all_its_entries_with_one_sequencer_update(
+    engine, monkeypatch
+):
+    engine.topics.create(TOPIC, 0)
+    log = engine.producer._committer._log
+    allocations: list[int] = []
+    allocate = log.allocate
+
+    def counted(pk, count, *args, **kwargs):
+        allocations.append(count)
+        return allocate(pk, count, *args, **kwargs)
+
+    monkeypatch.setattr(log, "allocate", counted)
+    body = encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)])
+    result = engine.produce_many.publish(TOPIC, body)
+    assert allocations == [3]
+    assert [r.entry_id for r in result.results] == [0, 1, 2]  # type: ignore[union-attr]
+    many = engine.produce_many.publish(
+        TOPIC, encode_frames([entry(b"m", 3 + i) for i in range(20)])
+    )
+    assert allocations == [3, 16, 4]  # at most RESERVE_MAX_IDS at a time
+    assert [r.entry_id for r in many.results] == list(range(3, 23))  # type: ignore[union-attr]
+
+
+def test_ids_a_request_took_and_did_not_use_become_holes_at_once(engine):
+    engine.topics.create(TOPIC, 0)
+    body = encode_frames([entry(b"a", 0), b"not an entry", entry(b"c", 2)])
+    assert engine.produce_many.publish(TOPIC, body).committed == 1
+
+    after = engine.producer.publish(TOPIC, entry(b"d", 3))
+    key = engine.topics.resolve(TOPIC, create=False).key
+    assert after.entry_id == 3  # ids 1 and 2 were the request's, settled as holes
+    read = engine.producer._committer._log.read_from(key, 0, 10)
+    assert [(e.entry_id, e.hole) for e in read] == [(0, False), (1, True), (2, True), (3, False)]
+
+
+def test_entries_routed_to_several_partitions_take_their_ids_one_by_one(engine):
+    base = TopicName.parse("persistent://public/default/many-partitioned")
+    engine.topics.create(base, 2)
+    keyed = [encode_entry([EntryMessage(payload=b"x", sequence_id=i, publish_time_ms=1,
+                                        key=f"k{i}")], producer_name="p")
+             for i in range(6)]  # fmt: skip
+    result = engine.produce_many.publish(base, encode_frames(keyed))
+    assert result.committed == 6
+    per_partition: dict[int, list[int]] = {}
+    for r in result.results:
+        assert isinstance(r, PublishResult)
+        per_partition.setdefault(r.partition, []).append(r.entry_id)
+    assert all(ids == list(range(len(ids))) for ids in per_partition.values())  # no holes
+
+
+def test_a_request_slower_than_half_the_hole_bound_takes_fresh_ids_and_settles_the_old_ones(
+    engine,
+):
+    import dataclasses
+    import itertools
+
+    from magnetar_core.domain.sequencing import HOLE_AFTER_MS
+
+    engine.topics.create(TOPIC, 0)
+    committer = engine.producer._committer
+    ticks = itertools.count(0, 0.35 * HOLE_AFTER_MS)  # each look at the clock: 0.35 bounds on
+    committer._rt = dataclasses.replace(committer._rt, monotonic_ms=lambda: next(ticks))
+    body = encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"c", 2)])
+
+    result = engine.produce_many.publish(TOPIC, body)
+
+    ids = [r.entry_id for r in result.results]  # type: ignore[union-attr]
+    key = engine.topics.resolve(TOPIC, create=False).key
+    read = committer._log.read_from(key, 0, 10)
+    assert ids == [0, 3, 5]  # the reservation aged past half the bound twice
+    assert [e.entry_id for e in read if e.hole] == [1, 2, 4]  # settled at once, by the writer
+    assert committer._log.head(key) == 5

@@ -3,6 +3,8 @@ what it may or may not have stored (a gateway timeout, a 5xx) with the same sequ
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import magnetar as pulsar
@@ -30,6 +32,32 @@ def test_a_send_still_refused_at_its_send_timeout_fails_with_timeout(svc, client
 
     with pytest.raises(pulsar.Timeout):
         producer.send(b"x")
+    producer.close()
+
+
+def test_a_send_waits_the_retry_after_the_service_asked_for_before_resending(svc, client):
+    producer = client.create_producer("persistent://public/default/t", batching_enabled=False)
+    svc.fail_next("produce", 503, "ServiceUnitNotReady", "overloaded", retry_after_ms=400)
+    started = time.monotonic()
+
+    msg_id = producer.send(b"x")
+
+    assert time.monotonic() - started >= 0.4
+    assert len(svc.recorded("produce")) == 2 and msg_id.entry_id() == 0
+    producer.close()
+
+
+def test_a_retry_after_beyond_the_send_timeout_ends_in_timeout_without_resending_early(svc, client):
+    producer = client.create_producer(
+        "persistent://public/default/t", batching_enabled=False, send_timeout_millis=300
+    )
+    svc.fail_next("produce", 503, "ServiceUnitNotReady", "overloaded", retry_after_ms=5000)
+    started = time.monotonic()
+
+    with pytest.raises(pulsar.Timeout):
+        producer.send(b"x")
+    assert time.monotonic() - started < 3  # the send timeout, not the 5 s asked for
+    assert len(svc.recorded("produce")) == 1
     producer.close()
 
 

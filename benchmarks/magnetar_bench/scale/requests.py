@@ -82,9 +82,48 @@ def _query(key: str, size_bytes: int, consistent: bool = True) -> list[Request]:
             for _ in range(pages)]  # fmt: skip
 
 
+SEQUENCED_READS = {"last", "head", "read_from", "exists", "range_counts", "producer_tail"}
+"""Log reads that read the ledger's sequencer first (``adapters.aws.log_sequence``): one
+GetItem of ``(ledger, "$seq")``. Not charged here: the walk a reader makes past ids
+committed since the resolved head it knows (a Query of up to 100 items), the resolved
+bound it stores again every 64 ids or at the top (an UpdateItem), holes (a PutItem each);
+``last``/``head`` skip their Query when the walk saw the head item."""
+
+
+def _sequencer(method: str, pk: str, result: Any, error: BaseException | None) -> list[Request]:
+    """``LogStore.allocate``: one UpdateItem of the sequencer; a refusal (fenced, epoch) is
+    read back with a GetItem; a ledger's first allocation (id 0) first fails on the missing
+    item, reads it (GetItem) and the ledger's last item (Query), creates it (PutItem) and
+    allocates again."""
+    key = f"cursors|{pk}"
+    update = Request("dynamodb.UpdateItem", key, write_units=1)
+    read = Request("dynamodb.GetItem", key, read_units=1)
+    if error is not None:
+        return [update, read]
+    if result is not None and result.first_id == 0:
+        created = Request("dynamodb.PutItem", key, write_units=1)
+        last = Request("dynamodb.Query", f"log|{pk}", read_units=1)
+        return [update, read, last, created, update]
+    return [update]
+
+
 def _log(method: str, a: Sequence[Any], result: Any, error: BaseException | None) -> list[Request]:
     pk = a[0]
+    if method == "allocate":
+        return _sequencer(method, pk, result, error)
+    made = _log_base(method, a, result, error)
+    if method in SEQUENCED_READS:
+        made.insert(0, Request("dynamodb.GetItem", f"cursors|{pk}", read_units=1))
+    return made
+
+
+def _log_base(
+    method: str, a: Sequence[Any], result: Any, error: BaseException | None
+) -> list[Request]:
+    pk = a[0]
     key = f"log|{pk}"
+    if method == "exists":
+        return []  # the sequencer's GetItem answers it
     if method == "append":
         return [Request("dynamodb.PutItem", key, write_units(item_size(a[1].to_item(pk))))]
     if method == "append_once":
@@ -101,8 +140,6 @@ def _log(method: str, a: Sequence[Any], result: Any, error: BaseException | None
         return _query(key, 40 * len(result or []), consistent=False)
     if method == "producer_tail":
         return _query(key, 40 * len(result or []))
-    if method == "exists":
-        return [Request("dynamodb.GetItem", key, read_units=1)]
     if method == "get_many":
         wanted = len(set(a[1]))
         size = _entry_bytes(pk, (result or {}).values())

@@ -65,8 +65,8 @@ class World:
     def __post_init__(self) -> None:
         self.sim = Simulation(self.seed)
         self.aws = AwsModel(self.sim, self.profile)
-        self.memory = memory_stores()
         self.runtime = self.sim.runtime()
+        self.memory = memory_stores(now_ms=self.runtime.now_ms)  # holes judged in virtual time
         self.lambdas = Lambdas(self.sim, self.profile, self.new_engine)
         self.aws.free = True
         self.admin = self.new_engine()  # set-up and checks: no time, no capacity, no count

@@ -34,7 +34,7 @@ from magnetar_local.handlers import (
     InvocationAbandoned,
     apply_handler_environment,
 )
-from magnetar_local.http_server import OpenConnections, RequestHandler
+from magnetar_local.http_server import BacklogServer, OpenConnections, RequestHandler
 from magnetar_local.lambda_api import LambdaInvokeApi
 from magnetar_local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from magnetar_local.metrics import METRICS_PATH, MetricsRegistry
@@ -172,7 +172,7 @@ class Gateway:
         class GatewayRequestHandler(RequestHandler):
             owner = gateway
 
-        self.server = ThreadingHTTPServer((self.host, self.requested_port), GatewayRequestHandler)
+        self.server = BacklogServer((self.host, self.requested_port), GatewayRequestHandler)
         self.server.daemon_threads = True
         self._thread = threading.Thread(
             target=self.server.serve_forever,

@@ -1,8 +1,9 @@
 """The gateway's HTTP/1.1 side: one ``RequestHandler`` per connection (keep-alive, every
 response with Content-Length, the body framed by Content-Length or chunks of at most
 ``MAX_BODY_BYTES``; a body that cannot be framed is answered and its connection closed),
-each request handed to its front's ``invoke`` (``magnetar_local.gateway.Gateway``), and the
-set of open connections a crash resets (``OpenConnections``)."""
+each request handed to its front's ``invoke`` (``magnetar_local.gateway.Gateway``), the
+set of open connections a crash resets (``OpenConnections``), and the listening server
+(``BacklogServer``: a listen backlog for many clients connecting at once)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import contextlib
 import logging
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -20,6 +21,19 @@ log = logging.getLogger("magnetar_local.gateway")  # the gateway's log, as befor
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 """API Gateway HTTP API's largest request payload."""
+
+
+LISTEN_BACKLOG = 512
+"""Connections the listening socket queues before accepting them (``listen``'s backlog).
+``socketserver``'s default of 5 reset clients when many connected at once (100 concurrent
+producers saw resets); the kernel caps it at ``net.core.somaxconn``."""
+
+
+class BacklogServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer whose listening socket queues ``LISTEN_BACKLOG`` connections."""
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True
 
 
 class OpenConnections:

@@ -107,7 +107,7 @@ class MemoryService:
             monotonic_ms=self._clock.monotonic_ms,
         )
         self.tables = MemoryTables()
-        self.stores = memory_stores(self.tables)
+        self.stores = memory_stores(self.tables, now_ms=self.runtime.now_ms)
         # The bundle is typed by the ports; two of its memory adapters are driven directly
         # here (the timers release through the cursor store, objects are served by URL).
         cursors, entries = self.stores.cursors, self.stores.entries
@@ -194,11 +194,22 @@ class MemoryService:
 
     # ------------------------------------------------------------------ test helpers
 
-    def fail_next(self, kind: str, status: int, error: str, message: str = "injected") -> None:
+    def fail_next(
+        self,
+        kind: str,
+        status: int,
+        error: str,
+        message: str = "injected",
+        retry_after_ms: int | None = None,
+    ) -> None:
         """Answer the next request of ``kind`` with ``{"error": error, "message": message}``
-        (the handler does not run)."""
+        (the handler does not run); with ``retry_after_ms`` also ``retryAfterMs``, as the
+        service answers overload."""
+        body: dict = {"error": error, "message": message}
+        if retry_after_ms is not None:
+            body["retryAfterMs"] = retry_after_ms
         with self._cond:
-            self.errors.append((kind, status, {"error": error, "message": message}))
+            self.errors.append((kind, status, body))
 
     def recorded(self, kind: str) -> list[Recorded]:
         """The requests of ``kind`` received so far."""

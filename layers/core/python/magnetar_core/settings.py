@@ -49,6 +49,9 @@ class Settings:
     DynamoDB sizes it) that carries its entry's bytes itself instead of an S3 object; 0:
     every entry goes to S3. Not ``inline_entry_max_bytes`` (inline in a receive response).
     Why 4 KB: docs/architecture.md, "Inline entries"."""
+    log_hole_after_ms: int = 2000
+    """``LOG_HOLE_AFTER_MS``: a gap in a ledger whose next entry id was allocated this long
+    ago is a dead writer's; readers settle it with a hole (``domain.sequencing``)."""
     dedup_snapshot_every: int = 1000
     timer_state_machine_arn: str | None = None
     """The delay timer workflow (``TIMER_STATE_MACHINE_ARN``); None turns delays off."""
@@ -148,6 +151,7 @@ class Settings:
             rate_limit_containers=number("RATE_LIMIT_CONTAINERS", 1),
             backlog_check_ms=number("BACKLOG_CHECK_MS", 5_000),
             index_inline_max_bytes=number("INDEX_INLINE_MAX_BYTES", 4096),
+            log_hole_after_ms=number("LOG_HOLE_AFTER_MS", 2000),
             timer_state_machine_arn=env.get("TIMER_STATE_MACHINE_ARN") or None,
             timer_express_state_machine_arn=env.get("TIMER_EXPRESS_STATE_MACHINE_ARN") or None,
             timer_express_max_wait_ms=number("TIMER_EXPRESS_MAX_WAIT_MS", 60_000),

@@ -124,10 +124,14 @@ def make_app(engine: Callable[[], Engine] | None = None) -> APIGatewayHttpResolv
 
     @app.exception_handler(MagnetarError)
     def domain_error(exc: MagnetarError) -> Response:
+        retry = getattr(exc, "retry_after_ms", None)
         if exc.status < 500:
-            retry = getattr(exc, "retry_after_ms", None)
             return error_response(exc.code, exc.message, exc.status, retry)
         request_id = _request_id(app)
+        if retry is not None:  # overload: expected under load, the client waits and resends
+            logger.warning("request %s: %s, retry after %d ms", request_id, exc.code, retry)
+            message = f"{exc.message} (request id {request_id})"
+            return error_response(exc.code, message, exc.status, retry)
         logger.exception("request %s failed: %s", request_id, exc.code)
         return error_response(exc.code, f"{exc.message} (request id {request_id})", exc.status)
 

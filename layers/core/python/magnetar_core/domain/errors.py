@@ -67,6 +67,16 @@ class ProducerBlockedQuotaExceededError(MagnetarError):
         self.retry_after_ms = retry_after_ms
 
 
+class Overloaded(ServiceUnitNotReady):  # type: ignore[valid-type,misc]
+    """Pulsar's ServiceUnitNotReady (503) with ``retry_after_ms``, sent as Retry-After: the
+    storage behind a partition could not take the write now (commit contention that outlasted
+    its attempts); nothing was stored, the same request may be sent again after the wait."""
+
+    def __init__(self, message: str, retry_after_ms: int = 1000) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+
+
 ProducerBlockedQuotaExceededException = _error("ProducerBlockedQuotaExceededException", 409)
 """The backlog is over a producer_exception quota: the produce fails at once, nothing stored."""
 

@@ -67,6 +67,12 @@ class IndexEntry:
     data: bytes | None = None
     """An inline entry's bytes (attribute ``d``; ``object_key`` empty): small entries live in
     their index item, no S3 object (docs/architecture.md, "Inline entries")."""
+    allocated_ms: int = 0
+    """When the entry's id was allocated (attribute ``at``, the writer's clock; 0: written
+    before ids were allocated): how readers tell a dead writer's gap (``domain.sequencing``)."""
+    hole: bool = False
+    """A hole: an id whose writer died, settled by a reader (``domain.sequencing``); every
+    read of the log port skips it."""
 
     @property
     def inline(self) -> bool:
@@ -114,6 +120,10 @@ class IndexEntry:
             item["da"] = {"N": str(self.deliver_at_ms)}
         if self.data is not None:
             item["d"] = {"B": self.data}
+        if self.allocated_ms:
+            item["at"] = {"N": str(self.allocated_ms)}
+        if self.hole:
+            item["hole"] = {"BOOL": True}
         return item
 
     @classmethod
@@ -140,6 +150,8 @@ class IndexEntry:
             key_hashes=decode_key_hashes(item["kh"]["B"], num("n")) if "kh" in item else (),
             deliver_at_ms=num("da"),
             data=bytes(item["d"]["B"]) if "d" in item else None,
+            allocated_ms=num("at"),
+            hole=item.get("hole", {}).get("BOOL", False),
         )
 
     def item_size_bytes(self, pk: str) -> int:
@@ -150,6 +162,11 @@ class IndexEntry:
     def fence_at(cls, entry_id: int) -> IndexEntry:
         """A fence item: it holds no messages and closes the ledger at ``entry_id``."""
         return cls(entry_id, "", 0, 0, 0, False, 0, 0, "", 0, 0, fence=True)
+
+    @classmethod
+    def hole_at(cls, entry_id: int, now_ms: int) -> IndexEntry:
+        """A hole: ``entry_id`` holds nothing (its writer died); written at ``now_ms``."""
+        return cls(entry_id, "", 0, 0, 0, False, 0, 0, "", 0, 0, allocated_ms=now_ms, hole=True)
 
     @classmethod
     def epoch_marker(cls, entry_id: int, epoch: int, exclusive: bool, producer: str) -> IndexEntry:
@@ -195,9 +212,16 @@ def item_size(item: dict) -> int:
 def fits_inline(index: IndexEntry, pk: str, data_bytes: int, max_item_bytes: int) -> bool:
     """Whether ``index`` (committed under ``pk``) may carry an entry of ``data_bytes`` bytes
     inline: the item with attribute ``d`` stays within ``max_item_bytes`` (0: never). The
-    entry id and access epoch are counted at their widest (19 digits), so the commit, which
-    sets them, can never grow the item past the limit."""
+    entry id, access epoch and allocation time are counted at their widest (19 digits), so
+    the commit, which sets them, can never grow the item past the limit."""
     if max_item_bytes <= 0:
         return False
-    widest = replace(index, entry_id=2**63 - 1, epoch=2**63 - 1, exclusive=True, data=b"")
+    widest = replace(
+        index,
+        entry_id=2**63 - 1,
+        epoch=2**63 - 1,
+        exclusive=True,
+        data=b"",
+        allocated_ms=2**63 - 1,
+    )
     return widest.item_size_bytes(pk) + data_bytes <= max_item_bytes

@@ -59,7 +59,12 @@ def aws_stores(settings: Settings, dynamodb: BotoClient, s3: BotoClient) -> Stor
     """The DynamoDB and S3 adapters on the settings' tables and bucket."""
     return Stores(
         topics=TopicStore(dynamodb, settings.topics_table),
-        log=LogStore(dynamodb, settings.log_table, settings.cursors_table),
+        log=LogStore(
+            dynamodb,
+            settings.log_table,
+            settings.cursors_table,
+            hole_after_ms=settings.log_hole_after_ms,
+        ),
         cursors=CursorStore(dynamodb, settings.cursors_table),
         entries=EntryStore(s3, settings.entries_bucket),
         policies=PolicyStore(dynamodb, settings.topics_table),

@@ -102,6 +102,7 @@ def messaging(
         throttling=throttling,
         index_inline_max_bytes=settings.index_inline_max_bytes,
         signal=signal,
+        hole_after_ms=settings.log_hole_after_ms,
     )
     notify = notify_channel(settings, stores, topics, runtime, connections)
     subscriptions = Subscriptions(

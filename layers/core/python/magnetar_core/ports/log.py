@@ -14,6 +14,7 @@ from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
+from magnetar_core.domain.sequencing import Allocation, Writer
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_wire.names import TopicName
 
@@ -37,11 +38,35 @@ class TopicStore(Protocol):
 
 
 class LogStore(Protocol):
-    """The log index of each partition ledger: ``(pk, entry id) -> IndexEntry``."""
+    """The log index of each partition ledger: ``(pk, entry id) -> IndexEntry``.
+
+    Entry ids come from the ledger's sequencer (``allocate``); every read sees the
+    *resolved* ledger (``domain.sequencing``): ids up to the highest one below which no
+    writer is in flight, holes of dead writers skipped (``read_from`` returns them as
+    markers). A ledger that never allocated reads as stored."""
+
+    def allocate(
+        self,
+        pk: str,
+        count: int,
+        writer: Writer | None = None,
+        opens: tuple[int, bool] | None = None,
+        closes: bool = False,
+    ) -> Allocation:
+        """Take ``count`` consecutive entry ids of ledger ``pk`` (atomic: no two writers get
+        one id), with the ledger's access epoch and the time of the allocation by the
+        store's clock (the one readers judge holes by). ``writer``: only if the
+        open epoch admits it (``Writer.admitted``; None: no check). ``opens=(epoch,
+        exclusive)`` opens that access epoch with them (an epoch marker's id; refused when
+        a newer one is open); ``closes`` fences the ledger after them (the fence's id). The
+        first allocation of a ledger starts after its last stored item. The caller must
+        ``append`` an entry or a hole at every id it took. Raises LedgerClosed (the ledger
+        is fenced), EpochSuperseded (the open epoch refuses it); nothing is allocated then."""
+        ...
 
     def append(self, pk: str, entry: IndexEntry) -> None:
         """Commit ``entry`` at its ``entry_id`` (the commit point of a produce). Raises
-        ConditionFailed when that id is taken."""
+        ConditionFailed when that id is taken (by a reader's hole too: allocate again)."""
         ...
 
     def append_once(self, pk: str, entry: IndexEntry, once_key: str, expires_s: int) -> bool:
@@ -66,8 +91,9 @@ class LogStore(Protocol):
         ...
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
-        """Up to ``limit`` entries with ids >= ``start``, ascending (ids may have gaps where
-        entries expired)."""
+        """Up to ``limit`` items with ids >= ``start`` up to the resolved head, ascending
+        (ids may have gaps where entries expired). Holes are returned, as the markers they
+        look like (no messages): a cursor steps over them as over an epoch marker."""
         ...
 
     def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
@@ -84,11 +110,13 @@ class LogStore(Protocol):
         ...
 
     def exists(self, pk: str, entry_id: int) -> bool:
-        """Whether ``entry_id`` is committed (strongly consistent)."""
+        """Whether ``entry_id`` is settled: at or below the resolved head (committed, a hole,
+        or expired); on a ledger without a sequencer, whether it is stored (strongly
+        consistent)."""
         ...
 
     def get_many(self, pk: str, entry_ids: Iterable[int]) -> dict[int, IndexEntry]:
-        """The entries of these ids that exist, by id (strongly consistent)."""
+        """The entries of these ids that exist, by id (strongly consistent; holes absent)."""
         ...
 
 

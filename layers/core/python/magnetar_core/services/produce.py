@@ -1,38 +1,41 @@
-"""Produce: store the entry object, then commit it at the next dense entry id.
+"""Produce: store the entry object, take an entry id from the ledger's sequencer, commit.
 
-Commit protocol (DESIGN.md §3): (1) PUT the entry to a unique S3 key; (2) conditionally put
-the index item at the next entry id. Step 2 is the commit point. A small entry (its item
-within ``index_inline_max_bytes``) skips step 1: its bytes go in the index item itself
-(docs/architecture.md, "Inline entries"), one AWS request per entry. A lost race re-reads the
-head and retries with jitter; a crash before step 2 leaves an unreferenced object for the
-expiry job. In the steady state of one producer per partition this is 2 AWS requests per
-entry: the head (next id, access epoch) is cached per process and re-read only after a lost
-race. A large entry committed by ``entryRef`` takes 3: the upload's GET (validation), the
-conditional PUT that seals it under a key of its own (``services.uploads``), the index item.
+Commit protocol (DESIGN.md §3, docs/architecture.md "The commit path"): (1) PUT the entry to
+a unique S3 key; (2) take the next entry id from the ledger's sequencer (an atomic counter:
+writers never race for an id); (3) conditionally put the index item at that id. Step 3 is
+the commit point. A small entry (its item within ``index_inline_max_bytes``) skips step 1:
+its bytes go in the index item itself (docs/architecture.md, "Inline entries"). That is 2
+AWS requests per entry (3 with an S3 object). A crash before step 3 leaves an unreferenced
+object for the expiry job and, after step 2, an empty id that readers settle as a hole
+(``domain.sequencing``); a writer whose id was settled so (it stalled past the bound) takes
+a new id and commits again. A large entry committed by ``entryRef`` also takes the upload's
+GET and the conditional PUT that seals it (``services.uploads``).
 
-Access epochs: every index item carries the partition's access epoch and whether an
-exclusive producer holds it. A producer may commit only with an epoch at least the head's
-(and, while exclusive, only as a registered producer). Because a commit lands only at
-exactly head + 1, a producer whose epoch was superseded always meets the newer head and is
-fenced: no extra request is needed to enforce exclusivity.
+Access epochs: the sequencer holds the ledger's access epoch and hands it out with every id,
+atomically. A producer may commit only with an epoch at least that one (and, while
+exclusive, only as a registered producer); an epoch marker opens a new epoch with its id.
+Everything a superseded producer commits therefore lies before the marker that fenced it.
+
+Deduplication: with an id taken, the writer waits until every id before it is settled (in
+the normal course, the commits in flight land within a request's time), replays the log
+tail and checks its sequence id; a duplicate leaves a hole at its id.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from magnetar_core.domain import metering
 from magnetar_core.domain.errors import (
     InvalidMessage,
     MessageTooBig,
-    ProducerFenced,
-    ServiceUnitNotReady,
+    Overloaded,
 )
 from magnetar_core.domain.log import IndexEntry, fits_inline
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.sequencing import HOLE_AFTER_MS
 from magnetar_core.ports import CommitSignal, EntryStore, LogStore
-from magnetar_core.services import deadline, optimistic
+from magnetar_core.services.commit import Committer, Duplicate, LedgerFenced, Once, Reservation
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.entries import (
     PublishResult,
@@ -49,31 +52,7 @@ from magnetar_wire.ids import format_message_id
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import JAVA_STRING_HASH
 
-
-@dataclass(frozen=True)
-class Head:
-    """What a committer knows of a log's head: the next id and the access rules there."""
-
-    next_id: int
-    epoch: int = 0
-    exclusive: bool = False
-
-
-@dataclass(frozen=True)
-class Once:
-    """Commit an entry at most once per ``key`` in its ledger (inbound source events): a
-    marker committed with the index item, kept at least until ``expires_s`` (epoch s)."""
-
-    key: str
-    expires_s: int
-
-
-class _LedgerFenced(Exception):
-    """The ledger was closed (its topic deleted): reload the topic and commit again."""
-
-
-class _Duplicate(Exception):
-    """A replay of the log (or the entry's once marker) showed it was committed already."""
+__all__ = ["Once", "Producer"]
 
 
 class Producer:
@@ -92,7 +71,10 @@ class Producer:
         throttling: Throttling | None = None,
         index_inline_max_bytes: int = 0,
         signal: CommitSignal | None = None,
+        hole_after_ms: int = HOLE_AFTER_MS,
     ) -> None:
+        """``max_attempts`` and ``hole_after_ms``: as ``services.commit.Committer``'s."""
+        self._committer = Committer(log, runtime, dedup, max_attempts, hole_after_ms)
         self._index_inline_max = index_inline_max_bytes  # 0: every entry gets an S3 object
         self._signal = signal  # wakes long-polls on each commit (None: they poll)
         self._throttling = throttling  # publish rate and backlog quotas (None: none)
@@ -104,9 +86,6 @@ class Producer:
         self._rt = runtime
         self._namespaces = namespaces
         self._dedup = dedup
-        self._max_attempts = max_attempts
-        self._heads: dict[str, Head] = {}
-        self._lock = threading.Lock()
 
     def new_object_key(self, topic: TopicName) -> str:
         return object_prefix(topic) + self._rt.new_id()
@@ -125,6 +104,7 @@ class Producer:
         hashing_scheme: str = JAVA_STRING_HASH,
         deduplicate: bool = False,
         once: Once | None = None,
+        reservation: Reservation | None = None,
     ) -> PublishResult:
         """Commit one entry to ``topic`` (auto-created when missing).
 
@@ -136,10 +116,11 @@ class Producer:
         ``deduplicate`` forces the dedup check on whatever the policies say (the dead
         letter producer relies on it for exactly-once); ``once`` replaces it by a marker
         committed atomically with the entry (``LogStore.append_once``; only the ingest).
+        ``reservation``: the entry ids of a multi-entry request (``release`` it after).
         Raises MessageTooBig, ChecksumError, InvalidMessage, NotAllowedError, TopicNotFound,
         ProducerFenced, TopicTerminated, Throttled and ProducerBlockedQuotaExceeded* (rates
         and backlog quotas: ``services.throttling``; nothing stored), ServiceUnitNotReady
-        (the commit kept losing races).
+        (503 with Retry-After: the commit could not land; nothing stored).
         """
         if not topic.persistent:
             if entry_ref is not None:
@@ -179,11 +160,11 @@ class Producer:
         index = replace(index, object_key=object_key)
         for _ in range(3):
             try:
-                entry_id = self._commit(ref, index, epoch, dedup, once)
+                entry_id = self._committer.commit(ref, index, epoch, dedup, once, reservation)
                 break
-            except _Duplicate:
+            except Duplicate:
                 return self._duplicate(ref, topic)
-            except _LedgerFenced:
+            except LedgerFenced:
                 self._topics.invalidate(topic.base)
                 self._topics.invalidate(topic)
                 ref = self._topics.resolve(topic, create=True)
@@ -192,7 +173,7 @@ class Producer:
                         self._entries.delete(object_key)
                     self._topics.check_open(ref)
         else:
-            raise ServiceUnitNotReady(f"Topic {topic} is being deleted and re-created; retry")
+            raise Overloaded(f"Topic {topic} is being deleted and re-created; retry", 1000)
         if self._signal is not None:
             self._signal.notify(ref.key)
         if dedup:
@@ -206,11 +187,17 @@ class Producer:
         metering.count_in(len(ids), len(entry))
         return PublishResult(topic, ref.ledger_id, entry_id, ref.partition, ids)
 
-    def forget(self, keys: list[str]) -> None:
-        """Drop the cached heads of logs ``keys`` (unload): the next commit reads them."""
-        with self._lock:
-            for key in keys:
-                self._heads.pop(key, None)
+    def routes(self, topic: TopicName) -> bool:
+        """Whether entries for ``topic`` may go to several partitions (a partitioned topic's
+        base name, or a name not cached yet: unknown)."""
+        if topic.partition_index >= 0 or not topic.persistent:
+            return False
+        meta = self._topics.cached_meta(topic)
+        return meta is None or meta.partitions > 0
+
+    def release(self, reservation: Reservation) -> None:
+        """Settle the ids a multi-entry request reserved and did not use (holes)."""
+        self._committer.release(reservation)
 
     def append_marker(self, ref: PartitionRef, epoch: int, exclusive: bool, producer: str) -> int:
         """Open an access epoch: commit a marker that fences every older epoch.
@@ -218,100 +205,12 @@ class Producer:
         Raises ProducerFenced when an even newer epoch is already in the log.
         """
         marker = IndexEntry.epoch_marker(-1, epoch, exclusive, producer)
-        return self._commit(ref, marker, epoch, dedup=False)
+        return self._committer.commit(ref, marker, epoch, dedup=False)
 
     @staticmethod
     def _duplicate(ref: PartitionRef, topic: TopicName) -> PublishResult:
         ids = (format_message_id(-1, -1, ref.partition, -1),)
         return PublishResult(topic, -1, -1, ref.partition, ids, duplicate=True)
-
-    def _commit(
-        self,
-        ref: PartitionRef,
-        index: IndexEntry,
-        epoch: int | None,
-        dedup: bool,
-        once: Once | None = None,
-    ) -> int:
-        """Commit ``index`` at the head's next id: one optimistic update of the head (cached
-        per process; re-read after every lost race). Raises ProducerFenced, _Duplicate,
-        _LedgerFenced, ServiceUnitNotReady (every attempt lost)."""
-        key = ref.key
-        with self._lock:
-            cached = self._heads.get(key)
-        marker = index.count == 0
-        heads = [cached] if cached is not None else []  # the cached head once, then reads
-
-        def read() -> Head:
-            return heads.pop() if heads else self._read_head(key)
-
-        def change(head: Head) -> tuple[int, IndexEntry]:
-            if dedup:
-                self._check_duplicate(key, head, index)
-            _check_access(head, epoch, marker, ref)
-            item = replace(
-                index,
-                entry_id=head.next_id,
-                epoch=index.epoch if marker else head.epoch,
-                exclusive=index.exclusive if marker else head.exclusive,
-            )
-            return head.next_id, item
-
-        def write(item: IndexEntry) -> None:
-            deadline.check_before_commit(str(ref.topic))  # the commit point comes next
-            if once is None:
-                self._log.append(key, item)
-            elif not self._log.append_once(key, item, once.key, once.expires_s):
-                raise _Duplicate()
-            with self._lock:
-                self._heads[key] = Head(item.entry_id + 1, item.epoch, item.exclusive)
-
-        outcome = optimistic.update(read, change, write, self._rt, self._max_attempts)
-        if isinstance(outcome, optimistic.Conflict):
-            self._read_head(key)  # as after every lost race (a fenced ledger says so)
-            raise ServiceUnitNotReady(
-                f"Could not commit to {ref.topic} after {self._max_attempts} attempts "
-                "(contention); retry"
-            )
-        return outcome
-
-    def _check_duplicate(self, key: str, head: Head, index: IndexEntry) -> None:
-        """Raise _Duplicate if the log before ``head`` holds this producer's sequence id.
-
-        The dedup state is caught up first when it knows less than the log up to the head,
-        so a commit at exactly ``head.next_id`` can never slip a duplicate in.
-        """
-        if self._dedup.known_upto(key) < head.next_id - 1:
-            self._dedup.catch_up(key)
-        if self._dedup.is_duplicate(key, index.producer, index.sequence_max):
-            raise _Duplicate()
-
-    def _read_head(self, key: str) -> Head:
-        last = self._log.last(key)
-        if last is not None and last.fence:
-            with self._lock:
-                self._heads.pop(key, None)
-            raise _LedgerFenced(key)
-        if last is None:
-            return Head(0)
-        return Head(last.entry_id + 1, last.epoch, last.exclusive)
-
-
-def _check_access(head: Head, epoch: int | None, marker: bool, ref: PartitionRef) -> None:
-    if marker:
-        if epoch is not None and epoch < head.epoch:
-            raise ProducerFenced(f"A newer producer (epoch {head.epoch}) took over {ref.topic}")
-        return
-    if epoch is None:
-        if head.exclusive:
-            raise ProducerFenced(
-                f"An exclusive producer holds {ref.topic}; register as a producer to send after it leaves"
-            )
-        return
-    if epoch < head.epoch:
-        raise ProducerFenced(
-            f"Producer fenced on {ref.topic}: epoch {epoch} was superseded by epoch {head.epoch}"
-        )
 
 
 def _inline(entry: bytes | None) -> bytes:

@@ -1,7 +1,9 @@
 """Produce several entries in one request (``application/vnd.magnetar.entries``).
 
 The body's frames (``magnetar_wire.frames``) are committed one by one, in order, each by
-``Producer.publish`` exactly as a request of its own would commit it: consecutive positions
+``Producer.publish`` as a request of its own would commit it, except that the entry ids are
+taken for the whole request at the first commit (one sequencer update: a ``Reservation``;
+ids left over after a failure or duplicates are settled as holes): consecutive positions
 on an unpartitioned topic or a partition, each entry its own message ids (a delayed message
 stays an unbatched entry of its own), deduplication per entry. The first failure stops the
 request: the entries before it stay committed and are reported, that entry's error is
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError, ServiceUnitNotReady
+from magnetar_core.services.commit import Reservation
 from magnetar_core.services.entries import PublishResult
 from magnetar_core.services.produce import Producer
 from magnetar_wire.frames import FrameError, decode_frames
@@ -91,23 +94,35 @@ class ProduceMany:
             raise InvalidMessage(f"Malformed multi-entry body: {e}") from None
         started_ms = self._now_ms()
         results: list[EntryResult] = []
-        for index, entry in enumerate(entries):
-            if index and self._now_ms() - started_ms >= self._budget_ms:
-                results += _not_attempted(len(entries) - index, _budget_spent(self._budget_ms))
-                break
-            try:
-                results.append(
-                    self._producer.publish(
-                        topic, entry, epoch=epoch, hashing_scheme=hashing_scheme
+        # one sequencer update for the request's entries, not one each (a partitioned
+        # topic's base name routes entry by entry: no reservation there)
+        ids = Reservation(wanted=0 if self._producer.routes(topic) else 1)
+        try:
+            for index, entry in enumerate(entries):
+                if index and self._now_ms() - started_ms >= self._budget_ms:
+                    results += _not_attempted(len(entries) - index, _budget_spent(self._budget_ms))
+                    break
+                if ids.wanted:  # 0 once the entries went to several partitions
+                    ids.wanted = len(entries) - index
+                try:
+                    results.append(
+                        self._producer.publish(
+                            topic,
+                            entry,
+                            epoch=epoch,
+                            hashing_scheme=hashing_scheme,
+                            reservation=ids,
+                        )
                     )
-                )
-            except Exception as e:  # after commits: report them (a 500 would resend them)
-                if not results:
-                    raise
-                failure = _failure(e, index, len(entries))
-                why = f"entry {index} before it failed with {failure.code}; resend it in order"
-                results += [failure, *_not_attempted(len(entries) - index - 1, why)]
-                break
+                except Exception as e:  # after commits: report them (a 500 would resend them)
+                    if not results:
+                        raise
+                    failure = _failure(e, index, len(entries))
+                    why = f"entry {index} before it failed with {failure.code}; resend it in order"
+                    results += [failure, *_not_attempted(len(entries) - index - 1, why)]
+                    break
+        finally:
+            self._producer.release(ids)  # ids left over (a failure, duplicates): holes
         return ManyResult(tuple(results))
 
 
@@ -117,8 +132,8 @@ _FAULT = "Internal error while committing this entry; the service log has the de
 def _failure(error: Exception, index: int, count: int) -> EntryFailure:
     """What entry ``index`` (of ``count``) failed with: a domain error as its handler would
     answer it alone; anything else (logged, as every fault) an UnknownError (500)."""
-    if isinstance(error, MagnetarError) and error.status < 500:
-        retry = getattr(error, "retry_after_ms", None)
+    retry = getattr(error, "retry_after_ms", None)
+    if isinstance(error, MagnetarError) and (error.status < 500 or retry is not None):
         return EntryFailure(error.code, error.status, error.message, True, retry)
     logger.error("multi-entry produce: entry %d of %d failed", index, count, exc_info=error)
     if isinstance(error, MagnetarError):

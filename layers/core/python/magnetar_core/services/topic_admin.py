@@ -25,7 +25,7 @@ from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.services.dedup import Deduplicator
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.subscriptions import Subscriptions
-from magnetar_core.services.topics import PartitionRef, Topics, fence_ledger
+from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.names import TopicName
 
 MAX_PARTITIONS = 1024
@@ -98,21 +98,20 @@ class TopicAdmin:
 
         self._topics.update(holder, change)
         for ref in refs:
-            fence_ledger(self._log, ref.key)
+            self._topics.fence(ref.key)
 
     # -- unload and truncate -----------------------------------------------------------------
 
     def unload(self, name: TopicName) -> None:
         """Drop this process's (one Lambda container's) cached state of the topic: its
-        metadata, the producer heads and the deduplication state of each partition; the
-        next request reads them again. Other containers keep theirs (each revalidates at
+        metadata and the deduplication state of each partition; the next request reads
+        them again. Other containers keep theirs (each revalidates at
         its next commit through fences and epochs). Index items are immutable and stay
         cached; namespace policies are cached per namespace, not per topic."""
         refs = self._refs(name)
         keys = [ref.key for ref in refs]
         for topic in {name, name.base, *(ref.topic for ref in refs)}:
             self._topics.invalidate(topic)
-        self._producer.forget(keys)
         for key in keys:
             self._dedup.forget(key)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.sequencing import LedgerClosed
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
 from magnetar_core.ports import CursorStore, LogStore, TopicStore
 from magnetar_core.services import optimistic
@@ -275,14 +277,14 @@ class Topics:
 
 
 def fence_ledger(log: LogStore, key: str) -> None:
-    """Close the ledger of log key ``key``: put a fence item right after its last entry
-    (retried while other writers commit meanwhile)."""
-    while True:
-        last = log.last(key)
-        if last is not None and last.fence:
-            return
-        try:
-            log.append(key, IndexEntry.fence_at(last.entry_id + 1 if last else 0))
-            return
-        except ConditionFailed:
-            continue
+    """Close the ledger of log key ``key``: take the last id its sequencer hands out and put
+    a fence item there (every id before it belongs to a commit in flight or done). Nothing
+    to do when it is fenced already: if that fencer died before writing its fence, readers
+    settle the id with the fence (``domain.sequencing.settle``)."""
+    try:
+        taken = log.allocate(key, 1, closes=True)
+    except LedgerClosed:
+        return
+    fence = replace(IndexEntry.fence_at(taken.first_id), allocated_ms=taken.allocated_ms)
+    with contextlib.suppress(ConditionFailed):  # settled by a reader first: the same fence
+        log.append(key, fence)

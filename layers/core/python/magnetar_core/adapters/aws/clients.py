@@ -16,7 +16,7 @@ import botocore.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from magnetar_core.domain.errors import ConditionFailed, StorageFault, TooManyRequests
+from magnetar_core.domain.errors import ConditionFailed, StorageFault, Throttled
 from magnetar_core.settings import Settings
 
 _THROTTLED = {
@@ -143,12 +143,23 @@ def cancellation_reasons(exc: ClientError) -> list[str]:
     return [str(r.get("Code", "None")) for r in exc.response.get("CancellationReasons", [])]
 
 
+AWS_THROTTLE_RETRY_AFTER_MS = 1000
+"""How long a client should wait after AWS throttled a request that outlasted botocore's
+retries: DynamoDB's partition capacity and S3's request rates are per second."""
+
+
+def throttled(action: str) -> Throttled:
+    """TooManyRequests (429) with a Retry-After of ``AWS_THROTTLE_RETRY_AFTER_MS``: AWS
+    throttled ``action`` and botocore's own retries did not get through."""
+    return Throttled(f"AWS throttled {action}; retry with backoff", AWS_THROTTLE_RETRY_AFTER_MS)
+
+
 @contextmanager
 def translated(action: str) -> Iterator[None]:
     """Turn AWS errors raised inside the block into domain errors.
 
-    Raises ConditionFailed for a lost conditional write, TooManyRequests for throttling that
-    outlasted botocore's retries, StorageFault for anything else.
+    Raises ConditionFailed for a lost conditional write, TooManyRequests (``throttled``) for
+    throttling that outlasted botocore's retries, StorageFault for anything else.
     """
     try:
         yield
@@ -157,7 +168,7 @@ def translated(action: str) -> Iterator[None]:
         if code in _CONDITION:
             raise ConditionFailed(action) from exc
         if code in _THROTTLED:
-            raise TooManyRequests(f"AWS throttled {action}; retry with backoff") from exc
+            raise throttled(action) from exc
         raise StorageFault(f"{action} failed: {code or 'unknown AWS error'}") from exc
     except BotoCoreError as exc:
         raise StorageFault(f"{action} failed: {type(exc).__name__}") from exc

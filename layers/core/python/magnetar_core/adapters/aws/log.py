@@ -1,7 +1,12 @@
 """DynamoDB adapter for the log index: ``(partition|ledger, entry_id) -> entry object``.
 
-The conditional put of the next dense entry id is the commit point of a produce. A *fence*
-item closes a ledger (written when a topic is deleted): a producer that finds it reloads the
+A produce takes its entry id from the ledger's sequencer (``adapters.aws.log_sequence``: an
+atomic counter in the cursors table) and commits with a conditional put of its index item
+at that id: the commit point. Reads see the *resolved* ledger (``domain.sequencing``): up to
+the highest id below which nothing is in flight; holes of dead writers are skipped, except by
+``read_from``, which returns them as the markers they look like (no messages). A ledger
+without a sequencer (written before there were sequencers) reads as stored. A *fence* item
+closes a ledger (written when a topic is deleted): a producer that finds it reloads the
 topic instead of committing into a dead ledger. ``append_once`` commits an inbound source
 event: the index item and a TTL'd marker of the event in the cursors table, in one
 TransactWriteItems (docs/architecture.md, "Inbound sources").
@@ -9,7 +14,8 @@ TransactWriteItems (docs/architecture.md, "Inbound sources").
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 
 from botocore.exceptions import ClientError
 
@@ -17,11 +23,14 @@ from magnetar_core.adapters.aws.clients import (
     BotoClient,
     cancellation_reasons,
     error_code,
+    throttled,
     translated,
 )
+from magnetar_core.adapters.aws.log_sequence import Resolved, Sequencer
 from magnetar_core.domain.counters import EntryCounts
-from magnetar_core.domain.errors import ConditionFailed, StorageFault, TooManyRequests
+from magnetar_core.domain.errors import ConditionFailed, StorageFault
 from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
+from magnetar_core.domain.sequencing import HOLE_AFTER_MS, Allocation, Writer
 
 _CHECK_FAILED = "ConditionalCheckFailed"
 _RACED = {"ConditionalCheckFailed", "TransactionConflict"}
@@ -31,12 +40,43 @@ _THROTTLED = {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitE
 class LogStore:
     """Reads and appends index items of the log table."""
 
-    def __init__(self, dynamodb: BotoClient, table: str, markers_table: str | None = None) -> None:
+    def __init__(
+        self,
+        dynamodb: BotoClient,
+        table: str,
+        markers_table: str | None = None,
+        now_ms: Callable[[], int] | None = None,
+        hole_after_ms: int = HOLE_AFTER_MS,
+    ) -> None:
         """``markers_table``: the cursors table (TTL attribute ``ttl``), where
-        ``append_once`` keeps its markers; only that method needs it."""
+        ``append_once`` keeps its markers and the sequencers live: ``allocate`` needs it,
+        and without it reads take every stored item as resolved (the expiry job's
+        deletes). ``now_ms``: the clock holes are judged by (wall clock by default)."""
         self._ddb = dynamodb
         self._table = table
         self._markers = markers_table
+        clock = now_ms or (lambda: int(time.time() * 1000))
+        self._seq = (
+            None
+            if markers_table is None
+            else Sequencer(dynamodb, markers_table, table, clock, hole_after_ms)
+        )
+
+    def _resolved(self, pk: str) -> Resolved | None:
+        return None if self._seq is None else self._seq.resolve(pk)
+
+    def allocate(
+        self,
+        pk: str,
+        count: int,
+        writer: Writer | None = None,
+        opens: tuple[int, bool] | None = None,
+        closes: bool = False,
+    ) -> Allocation:
+        """Take ``count`` consecutive entry ids (``LogStore.allocate``): one UpdateItem."""
+        if self._seq is None:
+            raise StorageFault("No table for sequencers was configured (markers_table)")
+        return self._seq.allocate(pk, count, writer, opens, closes)
 
     def append(self, pk: str, entry: IndexEntry) -> None:
         """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken or
@@ -86,12 +126,15 @@ class LogStore:
                 if _RACED & set(reasons):
                     raise ConditionFailed(action) from exc
                 if _THROTTLED & set(reasons):
-                    raise TooManyRequests(f"AWS throttled {action}; retry with backoff") from exc
+                    raise throttled(action) from exc
                 raise StorageFault(f"{action} failed: {', '.join(reasons)}") from exc
         return True
 
     def last(self, pk: str) -> IndexEntry | None:
-        """The highest committed entry (or fence) of a ledger; one strongly consistent query."""
+        """The highest committed entry (or fence) at or below the resolved head: the
+        sequencer's GetItem and, unless the walk saw it, one strongly consistent query."""
+        if self._seq is not None and (resolved := self._seq.resolve(pk)) is not None:
+            return None if resolved.head < 0 else self._seq.last_at_most(pk, resolved)
         with translated(f"reading the head of {pk}"):
             items = self._ddb.query(
                 TableName=self._table,
@@ -135,12 +178,21 @@ class LogStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
-        """Up to ``limit`` entries with ids at or after ``start``, ascending; one query."""
+        """Up to ``limit`` items with ids at or after ``start`` and at or below the resolved
+        head, ascending, holes as what they are (no messages, as markers); one query."""
+        resolved = self._resolved(pk)
+        condition = "pk = :pk AND eid >= :start"
+        values = {":pk": {"S": pk}, ":start": {"N": str(start)}}
+        if resolved is not None:
+            if resolved.head < start:
+                return []
+            condition = "pk = :pk AND eid BETWEEN :start AND :top"
+            values[":top"] = {"N": str(resolved.head)}
         with translated(f"reading entries of {pk} from {start}"):
             items = self._ddb.query(
                 TableName=self._table,
-                KeyConditionExpression="pk = :pk AND eid >= :start",
-                ExpressionAttributeValues={":pk": {"S": pk}, ":start": {"N": str(start)}},
+                KeyConditionExpression=condition,
+                ExpressionAttributeValues=values,
                 Limit=limit,
                 ConsistentRead=True,
             )["Items"]
@@ -159,7 +211,7 @@ class LogStore:
                 ":a": {"N": str(start)},
                 ":b": {"N": str(end)},
             },
-            "ProjectionExpression": "eid, n, #len, pc, pt0",
+            "ProjectionExpression": "eid, n, #len, pc, pt0, hole",
             "ExpressionAttributeNames": {"#len": "len"},
         }
         while start <= end:
@@ -173,6 +225,7 @@ class LogStore:
                     int(i.get("pt0", {"N": "0"})["N"]),
                 )
                 for i in page["Items"]
+                if not i.get("hole", {}).get("BOOL", False)
             )
             if "LastEvaluatedKey" not in page:
                 break
@@ -181,13 +234,22 @@ class LogStore:
 
     def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:
         """``(entry_id, producer, highest sequence id, completes)`` of every entry from
-        ``start`` to the head, ascending (paginated, strongly consistent query). ``completes``
-        is False for markers and for chunks other than a message's last."""
+        ``start`` to the resolved head, ascending, holes skipped (paginated, strongly
+        consistent query). ``completes`` is False for markers and for chunks other than a
+        message's last."""
+        resolved = self._resolved(pk)
+        values = {":pk": {"S": pk}, ":start": {"N": str(start)}}
+        condition = "pk = :pk AND eid >= :start"
+        if resolved is not None:
+            if resolved.head < start:
+                return []
+            condition = "pk = :pk AND eid BETWEEN :start AND :top"
+            values[":top"] = {"N": str(resolved.head)}
         kwargs = {
             "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND eid >= :start",
-            "ExpressionAttributeValues": {":pk": {"S": pk}, ":start": {"N": str(start)}},
-            "ProjectionExpression": "eid, pn, sq1, n, pc",
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ProjectionExpression": "eid, pn, sq1, n, pc, hole",
             "ConsistentRead": True,
         }
         out: list[tuple[int, str, int, bool]] = []
@@ -202,13 +264,19 @@ class LogStore:
                     int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
                 )
                 for i in page["Items"]
+                if not i.get("hole", {}).get("BOOL", False)
             )
             if "LastEvaluatedKey" not in page:
                 return out
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def exists(self, pk: str, entry_id: int) -> bool:
-        """Whether an entry id is committed; one small strongly consistent read."""
+        """Whether an entry id is settled: at or below the resolved head (the sequencer's
+        GetItem, a walk while ids are in flight); without a sequencer, whether it is
+        stored (one small strongly consistent read)."""
+        resolved = self._resolved(pk)
+        if resolved is not None:
+            return entry_id <= resolved.head
         with translated(f"checking entry {entry_id} of {pk}"):
             item = self._ddb.get_item(
                 TableName=self._table,
@@ -219,7 +287,8 @@ class LogStore:
         return item is not None
 
     def get_many(self, pk: str, entry_ids: Iterable[int]) -> dict[int, IndexEntry]:
-        """Index items by entry id (BatchGetItem, 100 keys a request, unprocessed retried)."""
+        """Index items by entry id (BatchGetItem, 100 keys a request, unprocessed retried);
+        holes are absent, as ids never stored."""
         wanted = sorted(set(entry_ids))
         found: dict[int, IndexEntry] = {}
         for i in range(0, len(wanted), 100):
@@ -232,6 +301,7 @@ class LogStore:
                     page = self._ddb.batch_get_item(RequestItems=request)
                 for item in page["Responses"].get(self._table, []):
                     entry = IndexEntry.from_item(item)
-                    found[entry.entry_id] = entry
+                    if not entry.hole:
+                        found[entry.entry_id] = entry
                 request = page.get("UnprocessedKeys") or None
         return found

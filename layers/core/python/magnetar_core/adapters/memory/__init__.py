@@ -8,6 +8,8 @@ buckets through the memory cursor store as the runtime's clock passes them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from magnetar_core.adapters.memory.buffers import BufferStore
 from magnetar_core.adapters.memory.compaction import CompactionStore
 from magnetar_core.adapters.memory.cursors import CursorStore
@@ -51,14 +53,17 @@ __all__ = [
 
 
 def memory_stores(
-    tables: MemoryTables | None = None, entries_base_url: str = DEFAULT_BASE_URL
+    tables: MemoryTables | None = None,
+    entries_base_url: str = DEFAULT_BASE_URL,
+    now_ms: Callable[[], int] | None = None,
 ) -> Stores:
     """Every store on one set of in-memory tables (fresh ones when None); presigned entry
-    URLs point under ``entries_base_url``."""
+    URLs point under ``entries_base_url``; ``now_ms`` is the clock the log judges holes by
+    (the wall clock when None; pass the runtime's when it is a fake one)."""
     tables = tables or MemoryTables()
     return Stores(
         topics=TopicStore(tables),
-        log=LogStore(tables),
+        log=LogStore(tables, now_ms=now_ms),
         cursors=CursorStore(tables),
         entries=EntryStore(entries_base_url),
         policies=PolicyStore(tables),

@@ -1,17 +1,34 @@
 """In-memory log index: ``(partition|ledger, entry_id) -> IndexEntry`` (as ``adapters.aws.log``).
 
-The conditional append of the next dense entry id is the commit point of a produce; a fence
-item closes a ledger. ``IndexEntry`` is immutable, so items are stored and returned as they are.
+Entry ids come from the ledger's sequencer (a ``SequenceState`` under ``(ledger, "$seq")``
+in the cursors table, as on AWS); the conditional append at the allocated id is the commit
+point of a produce; a fence item closes a ledger. Reads see the resolved ledger
+(``domain.sequencing``), holes skipped (``read_from`` returns them as markers). ``IndexEntry`` is immutable, so items are stored and
+returned as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.domain.counters import EntryCounts
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.log import ONCE_SORT_KEY, IndexEntry, once_marker_pk
+from magnetar_core.domain.sequencing import (
+    HOLE_AFTER_MS,
+    SEQUENCE_SORT_KEY,
+    Allocation,
+    EpochSuperseded,
+    LedgerClosed,
+    SequenceState,
+    Writer,
+    settle,
+    stale_tail,
+    walk,
+)
 
 
 def _completes(entry: IndexEntry) -> bool:
@@ -22,13 +39,90 @@ def _completes(entry: IndexEntry) -> bool:
 class LogStore:
     """Reads and appends index items of the log table."""
 
-    def __init__(self, tables: MemoryTables) -> None:
+    def __init__(
+        self,
+        tables: MemoryTables,
+        now_ms: Callable[[], int] | None = None,
+        hole_after_ms: int = HOLE_AFTER_MS,
+    ) -> None:
+        """``now_ms``: the clock holes are judged by (wall clock by default)."""
         self._tables = tables
         self._table = tables.log
+        self._now_ms = now_ms or (lambda: int(time.time() * 1000))
+        self._hole_after_ms = hole_after_ms
 
-    def _entries(self, pk: str, reverse: bool = False) -> list[IndexEntry]:
+    def _all(self, pk: str, reverse: bool = False) -> list[IndexEntry]:
         with self._tables.lock:
             return [entry for _, entry in self._table.query(pk, reverse)]
+
+    def _entries(self, pk: str, reverse: bool = False, holes: bool = False) -> list[IndexEntry]:
+        """The stored entries at or below the resolved head (holes skipped unless
+        ``holes``)."""
+        with self._tables.lock:
+            head = self._resolved(pk)
+            return [
+                e
+                for e in self._all(pk, reverse)
+                if (holes or not e.hole) and (head is None or e.entry_id <= head)
+            ]
+
+    def allocate(
+        self,
+        pk: str,
+        count: int,
+        writer: Writer | None = None,
+        opens: tuple[int, bool] | None = None,
+        closes: bool = False,
+    ) -> Allocation:
+        """Take ``count`` consecutive entry ids (``LogStore.allocate``)."""
+        now_ms = self._now_ms()
+        with self._tables.lock:
+            state = self._tables.cursors.get(pk, SEQUENCE_SORT_KEY)
+            if state is None:
+                last = next((e for e in self._all(pk, reverse=True) if not e.hole), None)
+                next_id = 0 if last is None else last.entry_id + 1
+                state = SequenceState(
+                    next_id,
+                    next_id - 1,
+                    last.epoch if last else 0,
+                    bool(last and last.exclusive),
+                    bool(last and last.fence),
+                )
+            if state.fenced:
+                raise LedgerClosed(pk)
+            refused = writer is not None and not writer.admitted(state.epoch, state.exclusive)
+            if refused or (opens is not None and opens[0] < state.epoch):
+                raise EpochSuperseded(state.epoch, state.exclusive)
+            epoch, exclusive = opens if opens is not None else (state.epoch, state.exclusive)
+            first = state.next_id
+            state = replace(
+                state,
+                next_id=first + count,
+                epoch=epoch,
+                exclusive=exclusive,
+                fenced=closes,
+                allocated_ms=now_ms,
+            )
+            self._tables.cursors.put(pk, SEQUENCE_SORT_KEY, state)
+        return Allocation(first, count, epoch, exclusive, now_ms)
+
+    def _resolved(self, pk: str) -> int | None:
+        """The resolved head (holes written on the way); None without a sequencer. The
+        caller holds the lock."""
+        state = self._tables.cursors.get(pk, SEQUENCE_SORT_KEY)
+        if state is None:
+            return None
+        top, now_ms = state.next_id - 1, self._now_ms()
+        after = [e for e in self._all(pk) if state.resolved < e.entry_id <= top]
+        step = walk(state.resolved, after, now_ms, self._hole_after_ms, top)
+        holes = list(step.holes)
+        if step.resolved == (after[-1].entry_id if after else state.resolved):
+            holes += stale_tail(step.resolved, state, now_ms, self._hole_after_ms)
+        for entry_id in holes:
+            self._table.put(pk, entry_id, settle(entry_id, state, now_ms))
+        resolved = max([step.resolved, *holes])
+        self._tables.cursors.put(pk, SEQUENCE_SORT_KEY, replace(state, resolved=resolved))
+        return resolved
 
     def append(self, pk: str, entry: IndexEntry) -> None:
         """Commit ``entry`` at its entry id; raises ConditionFailed when the id is taken."""
@@ -51,7 +145,7 @@ class LogStore:
         return True
 
     def last(self, pk: str) -> IndexEntry | None:
-        """The highest committed entry (or fence) of a ledger."""
+        """The highest committed entry (or fence) at or below the resolved head."""
         entries = self._entries(pk, reverse=True)
         return entries[0] if entries else None
 
@@ -69,8 +163,9 @@ class LogStore:
         )
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
-        """Up to ``limit`` entries with ids at or after ``start``, ascending."""
-        return [e for e in self._entries(pk) if e.entry_id >= start][:limit]
+        """Up to ``limit`` items with ids at or after ``start`` (up to the resolved head,
+        holes as markers), ascending."""
+        return [e for e in self._entries(pk, holes=True) if e.entry_id >= start][:limit]
 
     def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
         """``(entry_id, messages, size_bytes, publish_ms)`` of entries in ``[start, end]``:
@@ -94,12 +189,16 @@ class LogStore:
         ]
 
     def exists(self, pk: str, entry_id: int) -> bool:
-        """Whether an entry id is committed."""
+        """Whether an entry id is settled: at or below the resolved head; without a
+        sequencer, whether it is stored."""
         with self._tables.lock:
+            head = self._resolved(pk)
+            if head is not None:
+                return entry_id <= head
             return self._table.get(pk, entry_id) is not None
 
     def get_many(self, pk: str, entry_ids: Iterable[int]) -> dict[int, IndexEntry]:
         """Index items by entry id; ids not committed are absent."""
         with self._tables.lock:
             found = {e: self._table.get(pk, e) for e in set(entry_ids)}
-        return {e: entry for e, entry in found.items() if entry is not None}
+        return {e: entry for e, entry in found.items() if entry is not None and not entry.hole}
