@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import threading
 import urllib.parse
 from collections import Counter
@@ -84,6 +85,10 @@ class Recorder:
         consistent = bool(request.get("ConsistentRead"))
         if operation in ("Query", "Scan", "GetItem"):
             items = response.get("Items", [response["Item"]] if "Item" in response else [])
+            found = re.search(r"\bpk = (:\w+)", request.get("KeyConditionExpression", ""))
+            if found:  # a projection without pk: the Query's own pk names the items
+                pk = request["ExpressionAttributeValues"][found.group(1)]
+                items = [{"pk": pk, **i} for i in items]
             size = sum(self._size(table, i) for i in items)
             add(f"{table} RRU", read_units(size, consistent))
         elif operation == "BatchGetItem":

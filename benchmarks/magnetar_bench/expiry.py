@@ -172,6 +172,7 @@ def run_benchmark(
         argv += ["--topics-table", stack.name("TopicsTable"), "--log-table", stack.name("LogTable")]
         argv += ["--cursors-table", stack.name("CursorsTable"), "--region", stack.region]
         argv += ["--namespace", f"public/{spark_ns}", "--io-threads", str(io_threads)]
+        argv += ["--full-pass", "true"]  # the loop lists and reads everything too
         argv += shuffle
         t0 = time.perf_counter()
         summary = expire.main(argv)

@@ -38,6 +38,16 @@ def test_a_keys_only_scan_bills_the_mean_stored_item_not_the_projected_key():
     assert recorder.snapshot()["units"] == {"log RRU": 1.5}  # 12,000 B, eventually consistent
 
 
+def test_a_query_projected_without_its_partition_key_bills_the_stored_items():
+    key = {"pk": {"S": "t|1"}, "eid": {"N": "7"}}
+    recorder = Recorder()
+    recorder.reset({("log", key_of(key)): 8000})
+    request = {"TableName": "log", "ConsistentRead": True, "KeyConditionExpression":
+               "pk = :pk AND eid >= :s", "ExpressionAttributeValues": {":pk": key["pk"]}}  # fmt: skip
+    recorder.dynamodb("Query", request, {"Items": [{"eid": key["eid"]}]})
+    assert recorder.snapshot()["units"] == {"log RRU": 2.0}
+
+
 def run(rru, wru=0.0, lists=0):
     return {"units": {"log RRU": rru, "log WRU": wru}, "requests": {"s3.ListObjectsV2": lists}}
 
