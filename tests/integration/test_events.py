@@ -774,15 +774,14 @@ def test_the_trigger_events_create_show_list_and_delete_a_trigger_with_its_subsc
     local_stack, engine_clients
 ):
     run = Replay(local_stack, TRIGGER_EVENTS)
-    missing = run("admin_put_trigger")
+    missing = run("admin_get_trigger")  # its topic does not exist yet
     assert (missing.status, missing.error()) == (404, "TopicNotFound")
     engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
     topic = TopicName.parse(run.full_topic)
-    engine.admin.create_topic(topic, None)
     bad = run("admin_put_trigger", body='{"target": {"type": "lambda"}, "batchSize": 0}')
     assert (bad.status, bad.error()) == (400, "InvalidMessage")
-    assert run("admin_list_triggers").json == []  # the bad body stored nothing
-    created = run("admin_put_trigger")
+    assert str(topic) not in engine.admin.list_topics(topic, False)  # the bad body created nothing
+    created = run("admin_put_trigger")  # creates the topic too, as subscribing does
     assert created.status == 200
     assert created.json["target"] == {"type": "lambda", "function": "demo-function"}
     shown = run("admin_get_trigger")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import uuid
 from pathlib import Path
 from types import ModuleType
 
@@ -36,24 +37,27 @@ artifacts = _script(ROOT / "infra/deploy/artifacts.py")
 
 @pytest.fixture
 def session():
+    """A moto session with a stack of this test's own name (``session.stack``): moto's state
+    can outlive one test in a worker, so no two tests share a stack name."""
     with mock_aws():
         session = boto3.Session(region_name="eu-west-1", aws_access_key_id="test",
                                 aws_secret_access_key="test")  # fmt: skip
+        session.stack = f"shop-{uuid.uuid4().hex[:8]}"
         session.client("cloudformation").create_stack(
-            StackName="shop", TemplateBody=json.dumps(STACK_TEMPLATE)
+            StackName=session.stack, TemplateBody=json.dumps(STACK_TEMPLATE)
         )
         yield session
 
 
 def _bucket(session) -> str:
-    return artifacts.artifacts_bucket(session.client("cloudformation"), "shop")
+    return artifacts.artifacts_bucket(session.client("cloudformation"), session.stack)
 
 
 def test_upload_puts_every_artifact_where_the_templates_glue_jobs_look_for_it(
     session, tmp_path, capsys
 ):
     built = _script(ROOT / "spark_glue/package.py").build(tmp_path)
-    assert artifacts.main(["--stack", "shop", "--region", "eu-west-1", "upload",
+    assert artifacts.main(["--stack", session.stack, "--region", "eu-west-1", "upload",
                            str(tmp_path / "spark_glue")], session) == 0  # fmt: skip
     bucket = _bucket(session)
     listed = session.client("s3").list_objects_v2(Bucket=bucket)["Contents"]
@@ -83,7 +87,7 @@ def test_upload_to_a_stack_that_does_not_exist_fails_and_writes_nothing(session,
 
 
 def test_upload_of_an_empty_folder_says_to_build_the_artifacts_first(session, tmp_path, capsys):
-    answer = artifacts.main(["--stack", "shop", "--region", "eu-west-1", "upload", str(tmp_path)], session)  # fmt: skip
+    answer = artifacts.main(["--stack", session.stack, "--region", "eu-west-1", "upload", str(tmp_path)], session)  # fmt: skip
     assert answer == 1 and "make glue-artifacts" in capsys.readouterr().err
 
 
@@ -92,7 +96,7 @@ def test_empty_deletes_every_version_so_that_the_bucket_can_be_deleted(session, 
     for body in (b"v1", b"v2"):
         s3.put_object(Bucket=bucket, Key="spark_glue/expire.py", Body=body)
     s3.delete_object(Bucket=bucket, Key="spark_glue/expire.py")  # a delete marker
-    assert artifacts.main(["--stack", "shop", "--region", "eu-west-1", "empty"], session) == 0
+    assert artifacts.main(["--stack", session.stack, "--region", "eu-west-1", "empty"], session) == 0
     assert "Versions" not in s3.list_object_versions(Bucket=bucket)
     s3.delete_bucket(Bucket=bucket)  # BucketNotEmpty before
 
