@@ -19,6 +19,29 @@ from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.domain.response_budget import Room
 
 
+def fair_share(available_entries: int, held: Mapping[str, int], consumers: int, own: str) -> int:
+    """How many of ``available_entries`` one receive of consumer ``own`` may lease, on a
+    Shared subscription of ``consumers`` registered consumers where ``held`` says how many
+    entries each has in flight.
+
+    Every consumer's target is an equal share of everything dispatchable (in flight or
+    not); a receive takes no more than brings its consumer up to the target, and no more
+    than an equal split of what is available among the consumers still below it. Pulsar's
+    Shared dispatcher deals entries round-robin to the consumers with permits; a receive
+    here leases for one consumer at a time, so without a bound the first long-poll to find
+    a backlog would lease all of it while the others wait idle. With the bound the next
+    consumers' receives find the rest; a consumer at its target (a slow one, holding what
+    it has not acknowledged: Pulsar's consumer without permits) gets nothing until it
+    acknowledges some or the others take theirs. A lone active consumer never stalls: once
+    it has acknowledged what it holds, it is below the target again."""
+    if consumers <= 1 or available_entries <= 0:
+        return max(available_entries, 0)
+    target = -(-(available_entries + sum(held.values())) // consumers)
+    below = max(1, consumers - sum(1 for n in held.values() if n >= target))
+    split = -(-available_entries // below)
+    return max(0, min(split, target - held.get(own, 0)))
+
+
 class SharedDispatch:
     """Leases whole entries to consumers. With ``reader`` (the acknowledgement rules of a
     reader's, non-durable, cursor) it leases nothing: what is handed out is acknowledged."""
@@ -42,6 +65,7 @@ class SharedDispatch:
         max_unacked_entries: int,
         due: Mapping[int, int] | None = None,
         room: Room | None = None,
+        max_entries: int | None = None,
     ) -> list[Delivery]:
         """Lease entries to ``consumer_id``: redeliveries first, then new entries in order.
 
@@ -53,7 +77,8 @@ class SharedDispatch:
         instead (unless the bucket counts as released already). A marker (0 messages) at
         the read position is stepped over and counts as acknowledged. With ``room``, it
         also stops before an entry the response has no room for, once it holds one. The
-        mark-delete then moves over what is acknowledged.
+        mark-delete then moves over what is acknowledged. ``max_entries`` (None: no bound)
+        caps the entries leased by this call (``fair_share``).
         """
         acks, reads = self.acks, self.reads
         waiting = self.delays.union() if self.delays.delayed else RangeSet()
@@ -63,6 +88,8 @@ class SharedDispatch:
         out: list[Delivery] = []
         for entry_id, count in candidates:
             if given >= max_messages or held >= max_unacked_entries:
+                break
+            if max_entries is not None and len(out) >= max_entries:
                 break
             if out and room is not None and not room.fits(entry_id):
                 break  # the rest waits for the next receive

@@ -23,7 +23,7 @@ from magnetar_core.domain.cursor.dead_letter_rules import DeadLettering
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.delegated import Delegated
-from magnetar_core.domain.cursor.dispatching import SharedDispatch
+from magnetar_core.domain.cursor.dispatching import SharedDispatch, fair_share
 from magnetar_core.domain.cursor.key_shared import KeySharedCursor
 from magnetar_core.domain.cursor.key_shared_state import HashesOf, KeySharedOptions, KeySharedState
 from magnetar_core.domain.cursor.membership import Membership
@@ -191,11 +191,21 @@ class CursorState:
         max_unacked_entries: int,
         due: Mapping[int, int] | None = None,
         room: Room | None = None,
+        max_entries: int | None = None,
     ) -> list[Delivery]:
         """Lease whole entries to ``consumer_id`` (``SharedDispatch.dispatch``)."""
         return SharedDispatch(*self._parts(), self._reader()).dispatch(
-            consumer_id, candidates, max_messages, max_unacked_entries, due, room
+            consumer_id, candidates, max_messages, max_unacked_entries, due, room, max_entries
         )
+
+    def share_of(self, consumer_id: str, available_entries: int) -> int | None:
+        """The entries one receive of ``consumer_id`` may lease of ``available_entries``: on
+        a durable Shared cursor its share among the consumers (``fair_share``), else None
+        (no bound: Exclusive and Failover have one active consumer, a reader one)."""
+        if self.sub_type != SHARED or not self.durable:
+            return None
+        held = {cid: len(lease) for cid, lease in self.leases.items()}
+        return fair_share(available_entries, held, len(self.consumers), consumer_id)
 
     def key_shared_window(self, window: int) -> tuple[list[int], bool]:
         """The first ``window`` redelivery entries, and whether there are more (then the

@@ -270,6 +270,7 @@ class Dispatch:
             self._ctx.limits.max_unacked_entries,
             self._due(ref, state, known.values(), now_ms),
             self._fetcher.budget.room(known, by_reference),
+            state.share_of(consumer_id, len(candidates)),
         )
         return deliveries, known
 
