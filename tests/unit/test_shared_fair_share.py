@@ -105,6 +105,17 @@ def test_the_first_long_poll_to_find_a_backlog_leases_an_eighth_of_it(engine):
     assert len(receive(engine, first)) == 10
 
 
+def test_a_receive_that_reads_a_full_page_of_the_backlog_takes_what_it_asked_for(engine):
+    """The index page (``maxMessages`` entries) was full: more waits beyond it, as far as
+    this receive can tell a page for every consumer (a receiver queue's worth each)."""
+    first, *_ = subscribe(engine, 8)
+    produce(engine, 80)
+
+    got = engine.subscriptions.receive(TOPIC, "s", first, 10, 0)
+
+    assert len(got) == 10
+
+
 def test_eight_consumers_polling_one_after_another_share_a_backlog_evenly(engine):
     """Nobody acknowledges: passes of receives in subscription order until the backlog is
     drained; each consumer holds within 25 % of an eighth."""

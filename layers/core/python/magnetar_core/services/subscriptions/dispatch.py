@@ -40,6 +40,9 @@ from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.names import TopicName
 
+READ_PAGE_ENTRIES = 1000
+"""New entries one receive reads from the index at most."""
+
 
 class _Planned(NamedTuple):
     """One dispatch attempt's plan: the cursor as changed, what it leases, whether the
@@ -239,7 +242,7 @@ class Dispatch:
         log, index = self._ctx.log, self._ctx.index
         fresh: list[IndexEntry] = []
         if read_fresh:
-            limit = min(max_messages, 1000)
+            limit = min(max_messages, READ_PAGE_ENTRIES)
             fresh = [e for e in log.read_from(ref.key, state.read_position, limit) if not e.fence]
             if fresh:  # ids below the first one read were expired: step over them
                 state.skip_missing(fresh[0].entry_id)
@@ -263,6 +266,11 @@ class Dispatch:
         fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
+        # a full page of the index: more waits beyond it, a page for every consumer as far
+        # as this receive can tell, so its share is bounded by what it asked for alone
+        share = None if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES) else state.share_of(
+            consumer_id, len(candidates)
+        )
         deliveries = state.dispatch(
             consumer_id,
             candidates,
@@ -270,7 +278,7 @@ class Dispatch:
             self._ctx.limits.max_unacked_entries,
             self._due(ref, state, known.values(), now_ms),
             self._fetcher.budget.room(known, by_reference),
-            state.share_of(consumer_id, len(candidates)),
+            share,
         )
         return deliveries, known
 
