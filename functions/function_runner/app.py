@@ -7,15 +7,12 @@ batch is retried. User code runs in a child process per batch and reaches only t
 API, with its role's token.
 """
 
-import os
+from magnetar_core.api import function_runner, metrics
 
-from magnetar_core.api import function_runner, function_zygote, metrics
-
-settings = function_runner.RunnerSettings.from_env(os.environ)
-function_zygote.undumpable()  # this process holds every batch sent: no child may read it
-function_runner.zygote_of(settings.api_url).start()
+# the container's settings (MAGNETAR_API_URL) and zygote, from its first batch on
+runner = function_runner.Container()
 
 
 @metrics.invocation_measured("function_runner")
 def lambda_handler(event, context):
-    return function_runner.run_isolated(event, settings)
+    return runner.run(event)

@@ -53,6 +53,7 @@ def test_a_function_keeps_the_role_it_runs_as_and_none_is_kept_as_none(stores, u
 def test_counters_add_up_and_state_keeps_bytes_per_function(stores, uid):
     state, f, g = stores.function_state, f"c/ns-{uid}/f", f"c/ns-{uid}/g"
     assert state.get_counter(f, "n") == 0 and state.get_state(f, "s") is None
+    assert state.incr_counter(f"c/ns-{uid}/h", "zero", 0) == 0  # adding 0 to a new counter
     assert state.incr_counter(f, "n", 2) == 2
     assert state.incr_counter(f, "n", -5) == -3
     state.incr_counter(g, "n", 7)

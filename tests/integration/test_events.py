@@ -107,6 +107,11 @@ FUNCTION_EVENTS = (
     "admin_put_function",
     "admin_get_function",
     "admin_list_functions",
+    "admin_put_function_state",
+    "admin_get_function_state",
+    "admin_incr_function_counter",
+    "admin_get_function_counter",
+    "admin_delete_function_counter",
     "admin_delete_function",
 )
 SUBSCRIPTION_VERB_EVENTS = (
@@ -812,6 +817,13 @@ def test_the_function_events_create_show_list_and_delete_a_function_with_its_tri
     shown = run("admin_get_function")
     assert (shown.status, shown.json["className"]) == (200, "exclaim.Exclaim")
     assert run("admin_list_functions").json == ["demo-function"]
+    assert run("admin_put_function_state").status in (200, 204)
+    state = run("admin_get_function_state")
+    assert (state.status, state.json["stringValue"]) == (200, "hello")
+    assert run("admin_incr_function_counter").json == {"key": "seen", "numberValue": 1}
+    assert run("admin_get_function_counter").json == {"key": "seen", "numberValue": 1}
+    assert run("admin_delete_function_counter").status == 204
+    assert run("admin_get_function_counter").json == {"key": "seen", "numberValue": 0}
     assert run("admin_delete_function").status == 204
     gone = run("admin_get_function")
     assert (gone.status, gone.error()) == (404, "NotFound")

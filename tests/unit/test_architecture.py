@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from magnetar_core.api import http
+from magnetar_core.domain.triggers.records import TargetFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = sorted((ROOT / "functions").glob("*/app.py"))
@@ -70,7 +71,13 @@ def test_a_handler_loads_without_settings_and_reads_them_on_its_first_use(handle
     for name in SETTINGS_NAMES:
         monkeypatch.delenv(name, raising=False)
 
+    monkeypatch.delenv("MAGNETAR_API_URL", raising=False)
+
     module = _load(handler, "bare")  # no settings read at import time
+    if handler.parent.name == "function_runner":  # no engine, no store: only the API's URL
+        with pytest.raises(TargetFailed, match="MAGNETAR_API_URL must be the HTTP API"):
+            module.runner.settings()
+        return
     # the authorizer has no engine: its first event builds it from the settings
     first_use = getattr(module, "engine", None) or (lambda: module.authorize({}))
 

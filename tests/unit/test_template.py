@@ -204,7 +204,13 @@ def test_the_function_runner_may_only_write_its_own_log_group(transformed):
     assert runner["Role"] == {"Fn::GetAtt": ["FunctionRunnerRole", "Arn"]}
     role = resources["FunctionRunnerRole"]["Properties"]
     assert "ManagedPolicyArns" not in role  # not even AWSLambdaBasicExecutionRole's logs:*
-    statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    always = [p for p in role["Policies"] if "PolicyDocument" in p]
+    traced = [p["Fn::If"] for p in role["Policies"] if "Fn::If" in p]
+    # with TracingEnabled only: X-Ray's write actions (SAM adds them only to roles it makes)
+    assert [(t[0], t[2]) for t in traced] == [("TracingOn", {"Ref": "AWS::NoValue"})]
+    xray = {a for s in traced[0][1]["PolicyDocument"]["Statement"] for a in s["Action"]}
+    assert xray == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+    statements = [s for p in always for s in p["PolicyDocument"]["Statement"]]
     assert statements == [{"Sid": "WriteOwnLogs", "Effect": "Allow",
                            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
                            "Resource": {"Fn::Sub": "${FunctionRunnerLogGroup.Arn}"}}]  # fmt: skip

@@ -93,7 +93,11 @@ def test_every_function_writes_to_a_log_group_with_retention_named_as_lambda_nam
     functions = _of_type(resources, "AWS::Lambda::Function")
     assert len(functions) >= 14
     for lid, function in functions.items():
-        group = groups[json.dumps({"Fn::Sub": "/aws/lambda/${" + lid + "}"})]
+        by_ref = json.dumps({"Fn::Sub": "/aws/lambda/${" + lid + "}"})
+        name = function["Properties"].get("FunctionName")  # a fixed name may be spelled out
+        by_name = json.dumps({"Fn::Sub": "/aws/lambda/" + name["Fn::Sub"]}) if isinstance(
+            name, dict) and "Fn::Sub" in name else by_ref  # fmt: skip
+        group = groups.get(by_ref) or groups[by_name]
         assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
         assert group.get("Condition") == function.get("Condition"), lid
     assert transformed["Parameters"]["LogRetentionDays"]["Default"] == 30

@@ -31,7 +31,7 @@ from magnetar_core.api.function_batch import API_URL, BATCH_TIMEOUT_S, RunnerSet
 from magnetar_core.api.function_zygote import Zygote, undumpable
 from magnetar_core.domain.triggers.records import TargetFailed
 
-__all__ = ["API_URL", "BATCH_TIMEOUT_S", "RunnerSettings", "handle", "main", "run_isolated", "zygote_of"]  # fmt: skip
+__all__ = ["API_URL", "BATCH_TIMEOUT_S", "Container", "RunnerSettings", "handle", "main", "run_isolated", "zygote_of"]  # fmt: skip
 
 _zygotes: dict[str, Zygote] = {}
 _zygotes_lock = threading.Lock()
@@ -41,6 +41,31 @@ def zygote_of(api_url: str) -> Zygote:
     """The zygote serving ``api_url``'s batches (one per URL and process)."""
     with _zygotes_lock:
         return _zygotes.setdefault(api_url, Zygote(api_url))
+
+
+class Container:
+    """One Lambda container of the runner: on its first batch it reads its settings from
+    ``environ`` (read once, at the edge, as every handler does) and starts its zygote, a
+    fresh interpreter that never sees a batch; later batches reuse both."""
+
+    def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
+        self._environ = environ
+        self._settings: RunnerSettings | None = None
+        self._lock = threading.Lock()
+
+    def settings(self) -> RunnerSettings:
+        """The settings, reading them (and starting the zygote) on first use; raises what
+        ``RunnerSettings.from_env`` raises for a missing ``MAGNETAR_API_URL``."""
+        with self._lock:
+            if self._settings is None:
+                settings = RunnerSettings.from_env(self._environ)
+                undumpable()  # this process holds every batch sent: no child may read it
+                zygote_of(settings.api_url).start()
+                self._settings = settings
+            return self._settings
+
+    def run(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        return run_isolated(event, self.settings())
 
 
 def run_isolated(event: Mapping[str, Any], settings: RunnerSettings) -> dict[str, Any]:

@@ -127,7 +127,9 @@ class FunctionStateStore:
                 Key=self._key(fqfn, COUNTER_PREFIX, key),
                 UpdateExpression="ADD cnt :n",
                 ExpressionAttributeValues={":n": {"N": str(amount)}},
-                ReturnValues="UPDATED_NEW",
+                # ALL_NEW, not UPDATED_NEW: an ADD of 0 changes nothing, and the emulator
+                # then returns no attribute (a 500 the fuzzer found)
+                ReturnValues="ALL_NEW",
             )
         return int(answer["Attributes"]["cnt"]["N"])
 
