@@ -1,0 +1,57 @@
+"""Bad parameters found by fuzzing and probes of the HTTP edge: each is a 400 (or the status
+Pulsar gives) in our JSON error shape, and changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from edge_http import TOPIC, assert_error, call, receive, subscribe
+
+PATH = TOPIC.lstrip("/")
+
+
+def _consumer_with_everything_acknowledged(svc) -> str:
+    """A Shared consumer of ``s`` on the topic that received and acknowledged its one message."""
+    body = json.dumps({"messages": [{"payload": "YWJj"}]}).encode()
+    assert call(f"{svc.url}/v1{TOPIC}/messages", body=body)[0] == 200
+    consumer = subscribe(svc, PATH, "s")
+    ids = receive(svc, PATH, "s", consumer)
+    assert len(ids) == 1
+    status, answer, _ = _ack(svc, consumer, ids)
+    assert (status, answer) == (200, {"acknowledged": 1})
+    return consumer
+
+
+def _ack(svc, consumer: str, ids: list[str]):
+    url = f"{svc.url}/v1{TOPIC}/subscriptions/s/consumers/{consumer}/ack"
+    return call(url, body=json.dumps({"messageIds": ids}).encode())
+
+
+def test_a_seek_to_a_negative_timestamp_is_a_400_and_delivers_nothing_again(svc):
+    consumer = _consumer_with_everything_acknowledged(svc)
+    url = f"{svc.url}/v1{TOPIC}/subscriptions/s/consumers/{consumer}/seek"
+    assert_error(call(url, body=b'{"timestamp": -5}'), 400, "InvalidMessage", "timestamp")
+    assert receive(svc, PATH, "s", consumer) == []
+
+
+def test_an_admin_cursor_reset_to_a_negative_timestamp_is_a_412_and_delivers_nothing_again(svc):
+    consumer = _consumer_with_everything_acknowledged(svc)
+    url = f"{svc.url}/admin/v2/{PATH}/subscription/s/resetcursor/-5"
+    assert_error(call(url), 412, "PreconditionFailed", "timestamp")
+    assert receive(svc, PATH, "s", consumer) == []
+
+
+@pytest.mark.parametrize(
+    ("message_id", "part"),
+    [
+        (f"{2**63}:0:-1:-1", "ledger_id"),
+        (f"1:{2**64}:-1:-1", "entry_id"),
+        (f"1:0:{2**31}:-1", "partition"),
+        (f"1:0:-1:{2**31}", "batch_index"),
+        ("1:" + "9" * 5000, "entry_id"),
+    ],
+)
+def test_an_ack_of_an_id_part_beyond_its_java_type_is_a_400_naming_the_part(svc, message_id, part):
+    consumer = subscribe(svc, PATH, "s")
+    assert_error(_ack(svc, consumer, [message_id]), 400, "InvalidMessage", part, "at most")
