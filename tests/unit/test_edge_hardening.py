@@ -55,3 +55,23 @@ def test_an_admin_cursor_reset_to_a_negative_timestamp_is_a_412_and_delivers_not
 def test_an_ack_of_an_id_part_beyond_its_java_type_is_a_400_naming_the_part(svc, message_id, part):
     consumer = subscribe(svc, PATH, "s")
     assert_error(_ack(svc, consumer, [message_id]), 400, "InvalidMessage", part, "at most")
+
+
+@pytest.mark.parametrize("value", ["null", "1", "yes", "tru"])
+def test_a_force_that_is_neither_true_nor_false_is_a_400_and_deletes_nothing(svc, value):
+    subscribe(svc, PATH, "s")
+    answer = call(f"{svc.url}/admin/v2/{PATH}?force={value}", method="DELETE")
+    assert_error(answer, 400, "InvalidMessage", "force", "true or false")
+    assert call(f"{svc.url}/admin/v2/{PATH}/stats", method="GET")[0] == 200
+
+
+def test_an_applied_that_is_neither_true_nor_false_is_a_400_naming_it(svc):
+    subscribe(svc, PATH, "s")
+    answer = call(f"{svc.url}/admin/v2/{PATH}/retention?applied=null", method="GET")
+    assert_error(answer, 400, "InvalidMessage", "applied", "true or false")
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", "True"])
+def test_force_true_in_any_case_still_deletes_a_topic_with_consumers(svc, value):
+    subscribe(svc, PATH, "s")
+    assert call(f"{svc.url}/admin/v2/{PATH}?force={value}", method="DELETE")[0] == 204

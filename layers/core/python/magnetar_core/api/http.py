@@ -359,8 +359,12 @@ def choice_query(app: APIGatewayHttpResolver, name: str, choices: tuple[str, ...
 
 
 def flag(app: APIGatewayHttpResolver, name: str) -> bool:
-    """A boolean query parameter such as ``force=true``."""
-    return (app.current_event.get_query_string_value(name, "false") or "").lower() == "true"
+    """A boolean query parameter such as ``force=true``: ``true`` or ``false`` (any case;
+    absent or empty is false); anything else raises InvalidMessage."""
+    raw = (app.current_event.get_query_string_value(name) or "false").lower()
+    if raw not in ("true", "false"):
+        raise InvalidMessage(f"Query parameter '{name}' must be true or false, not {raw[:64]!r}")
+    return raw == "true"
 
 
 def field(
