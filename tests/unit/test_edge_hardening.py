@@ -3,7 +3,9 @@ Pulsar gives) in our JSON error shape, and changes nothing."""
 
 from __future__ import annotations
 
+import http.client
 import json
+from urllib.parse import urlsplit
 
 import pytest
 from edge_http import TOPIC, assert_error, call, receive, subscribe
@@ -75,3 +77,45 @@ def test_an_applied_that_is_neither_true_nor_false_is_a_400_naming_it(svc):
 def test_force_true_in_any_case_still_deletes_a_topic_with_consumers(svc, value):
     subscribe(svc, PATH, "s")
     assert call(f"{svc.url}/admin/v2/{PATH}?force={value}", method="DELETE")[0] == 204
+
+
+@pytest.mark.parametrize("kind", ["text/xml", "application/xml", "text/plain; charset=utf-8"])
+def test_a_json_body_sent_as_another_media_type_is_a_415_and_stores_nothing(svc, kind):
+    body = json.dumps({"messages": [{"payload": "YWJj"}]}).encode()
+    answer = call(f"{svc.url}/v1{TOPIC}/messages", body=body, headers={"Content-Type": kind})
+    assert_error(answer, 415, "UnsupportedMediaType", "application/json")
+    consumer = subscribe(svc, PATH, "s")
+    assert receive(svc, PATH, "s", consumer) == []
+
+
+def test_an_admin_json_body_sent_as_text_xml_is_a_415(svc):
+    subscribe(svc, PATH, "s")
+    url = f"{svc.url}/admin/v2/{PATH}/subscription/s/resetcursor"
+    answer = call(
+        url, body=b'{"ledgerId": -1, "entryId": -1}', headers={"Content-Type": "text/xml"}
+    )
+    assert_error(answer, 415, "UnsupportedMediaType", "text/xml")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Content-Type": "application/json"},
+        {"Content-Type": "application/json; charset=utf-8"},
+        {"Content-Type": "application/vnd.pulsar+json"},
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    ],
+)
+def test_a_json_body_sent_as_json_or_as_curl_sends_it_is_accepted(svc, headers):
+    body = json.dumps({"messages": [{"payload": "YWJj"}]}).encode()
+    answer = call(f"{svc.url}/v1{TOPIC}/messages", body=body, headers=headers)
+    assert answer[0] == 200, answer
+
+
+def test_a_json_body_sent_without_a_content_type_is_accepted(svc):
+    connection = http.client.HTTPConnection(urlsplit(svc.url).netloc, timeout=30)
+    body = json.dumps({"messages": [{"payload": "YWJj"}]})
+    connection.request("POST", f"/v1{TOPIC}/messages", body=body)  # no Content-Type sent
+    response = connection.getresponse()
+    assert response.status == 200, response.read()
+    connection.close()

@@ -34,7 +34,7 @@ from magnetar_core.api import metrics
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
 from magnetar_core.api.guard import guard, served_route
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
-from magnetar_core.domain.errors import InvalidMessage, MagnetarError
+from magnetar_core.domain.errors import InvalidMessage, MagnetarError, UnsupportedMediaType
 from magnetar_core.engine import Engine
 from magnetar_core.services.deadline import Deadline, within
 from magnetar_core.settings import Settings
@@ -269,10 +269,16 @@ def topic_of(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:
 
 def json_body(app: APIGatewayHttpResolver, default: Any = None) -> Any:
     """The request body as JSON (``default`` when empty): UTF-8 text, not nested more than
-    the parser can follow, no NaN/Infinity; raises InvalidMessage."""
+    the parser can follow, no NaN/Infinity; raises InvalidMessage, or UnsupportedMediaType
+    for a body sent as a media type that is not JSON (``JSON_BODY_TYPES``)."""
     raw = raw_body(app)
     if not raw:
         return default
+    kind = content_type(app)
+    if kind not in JSON_BODY_TYPES and not kind.endswith("+json"):
+        raise UnsupportedMediaType(
+            f"Content-Type {kind[:64]!r} is not supported: send the body as application/json"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -283,6 +289,10 @@ def json_body(app: APIGatewayHttpResolver, default: Any = None) -> Any:
         raise InvalidMessage("The body is not valid JSON: it is nested too deeply") from None
     except ValueError as exc:
         raise InvalidMessage(f"The body is not valid JSON: {exc}") from exc
+
+
+# What a JSON body may be sent as: JSON, none, or what ``curl -d`` and urllib send unasked.
+JSON_BODY_TYPES = ("application/json", "", "application/x-www-form-urlencoded")
 
 
 def _no_constant(name: str) -> Any:
