@@ -119,3 +119,44 @@ def test_a_json_body_sent_without_a_content_type_is_accepted(svc):
     response = connection.getresponse()
     assert response.status == 200, response.read()
     connection.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "verb", "allow"),
+    [
+        ("PATCH", "subscription/s/skip_all", "POST"),
+        ("GET", "subscription/s/resetcursor/5", "POST"),
+        ("POST", "stats", "GET"),
+    ],
+)
+def test_an_admin_path_under_a_method_it_does_not_take_is_a_405_naming_the_allowed_ones(
+    svc, method, verb, allow
+):
+    subscribe(svc, PATH, "s")
+    answer = call(f"{svc.url}/admin/v2/{PATH}/{verb}", method=method)
+    assert_error(answer, 405, "NotAllowed", method, allow)
+    assert answer[2]["Allow"] == allow
+
+
+def test_an_admin_path_no_route_has_is_still_a_404(svc):
+    answer = call(f"{svc.url}/admin/v2/{PATH}/no-such-verb", method="GET")
+    assert_error(answer, 404, "NotFound", "no-such-verb")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("GET", f"/v1{TOPIC}/messages", "POST"),
+        ("PUT", f"/v1{TOPIC}/subscriptions/s/consumers/c/ack", "POST"),
+    ],
+)
+def test_a_data_path_under_a_method_it_does_not_take_is_a_405_naming_the_allowed_ones(
+    svc, method, path, allow
+):
+    answer = call(f"{svc.url}{path}", method=method)
+    assert_error(answer, 405, "NotAllowed", method, allow)
+    assert answer[2]["Allow"] == allow
+
+
+def test_a_data_path_no_route_has_is_still_a_404(svc):
+    assert_error(call(f"{svc.url}/v1{TOPIC}/nothing", method="GET"), 404, "NotFound", "nothing")

@@ -144,8 +144,17 @@ def make_app(engine: Callable[[], Engine] | None = None) -> APIGatewayHttpResolv
 
     @app.not_found
     def not_found(_exc: NotFoundError) -> Response:
+        """404 NotFound; 405 NotAllowed with an Allow header when the path is a route's
+        under another method."""
         event = app.current_event
-        return error_response("NotFound", f"No route for {event.http_method} {event.path}", 404)
+        routes = app._static_routes + app._dynamic_routes  # noqa: SLF001 - Powertools' table
+        allowed = sorted({route.method for route in routes if route.rule.match(event.path)})
+        method, path, allow = event.http_method, event.path, ", ".join(allowed)
+        if not allowed:
+            return error_response("NotFound", f"No route for {method} {path}", 404)
+        answer = error_response("NotAllowed", f"{method} is not allowed on {path}; use {allow}", 405)  # fmt: skip
+        answer.headers["Allow"] = allow
+        return answer
 
     return app
 
