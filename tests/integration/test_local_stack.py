@@ -202,8 +202,8 @@ def test_an_unknown_route_is_a_404_json_error(local_stack):
 def test_an_admin_path_nobody_serves_is_the_admin_apps_404_json_error(local_stack):
     # ANY /admin/{proxy+} takes it (one route, one Lambda permission); the app routes by path
     # (the guard lets them through: no route, nothing to authorize, nothing told)
-    for method, path in (("GET", "/admin/v2/nothing/here"), ("PATCH", "/admin/v2/tenants/acme"),
-                         ("POST", "/admin/v2/brokers/health"), ("GET", "/admin/v9")):  # fmt: skip
+    for method, path in (("GET", "/admin/v2/nothing/here"), ("PATCH", "/admin/v2/tenantz/acme"),
+                         ("POST", "/admin/v2/brokers/wealth"), ("GET", "/admin/v9")):  # fmt: skip
         connection = _connection(local_stack)
         connection.request(method, path, headers={"Authorization": "Bearer x"})
         response = connection.getresponse()
@@ -211,6 +211,15 @@ def test_an_admin_path_nobody_serves_is_the_admin_apps_404_json_error(local_stac
         assert (response.status, response.getheader("Content-Type")) == (404, "application/json")
         assert body == {"error": "NotFound", "message": f"No route for {method} {path}"}
     assert _get(local_stack, "/admin/v2/brokers/health") == (200, b"ok")
+
+
+def test_an_admin_path_served_under_other_methods_is_the_admin_apps_405_naming_them(local_stack):
+    connection = _connection(local_stack)
+    connection.request("POST", "/admin/v2/brokers/health", headers={"Authorization": "Bearer x"})
+    response = connection.getresponse()
+    body = json.loads(response.read())
+    assert (response.status, response.getheader("Allow")) == (405, "GET")
+    assert body["error"] == "NotAllowed" and "use GET" in body["message"]
 
 
 def test_a_failing_handler_is_a_502_like_api_gateway_in_the_documented_error_shape(local_stack):

@@ -113,12 +113,19 @@ def test_with_authentication_off_a_request_without_a_token_is_served_as_before()
 
 
 def test_an_admin_path_nobody_serves_is_a_404_for_any_caller_while_served_ones_still_need_a_token():
-    # ANY /admin/{proxy+} sends every unserved admin path to the admin app: its 404 tells nothing
+    # ANY /admin/{proxy+} sends every unserved admin path to the admin app: its 404 tells
+    # nothing; a served path under another method is its 405 naming the methods it takes
     with auth_service(reader=["consume"]) as svc:
         for headers in ({}, bearer("reader"), {"authorization": "Bearer not-a-jwt"}):
-            answer = requests.patch(svc.url + "/admin/v2/brokers/health", headers=headers, timeout=5)
+            answer = requests.patch(
+                svc.url + "/admin/v2/brokers/wealth", headers=headers, timeout=5
+            )
             assert answer.status_code == 404, answer.text
             assert answer.json() == {"error": "NotFound",
-                                     "message": "No route for PATCH /admin/v2/brokers/health"}  # fmt: skip
+                                     "message": "No route for PATCH /admin/v2/brokers/wealth"}  # fmt: skip
+            answer = requests.patch(
+                svc.url + "/admin/v2/brokers/health", headers=headers, timeout=5
+            )
+            assert (answer.status_code, answer.headers["Allow"]) == (405, "GET"), answer.text
         assert requests.get(svc.url + "/admin/v2/brokers/health", timeout=5).status_code == 401
         assert snapshot(svc) == {}

@@ -29,10 +29,10 @@ def _name():
     return topic_name(TOPIC.lstrip("/"))
 
 
-def test_a_method_no_route_has_is_a_404_in_the_error_shape_not_a_501_page(svc):
+def test_a_method_no_route_has_is_a_405_in_the_error_shape_not_a_501_page(svc):
     # found: TRACE (the fuzzer's "unexpected method") got the standard library's 501 HTML
     answer = call(f"{svc.url}/v1{TOPIC}/messages", "TRACE")
-    assert_error(answer, 404, "NotFound", "TRACE")
+    assert_error(answer, 405, "NotAllowed", "TRACE")
 
 
 def test_the_documented_topic_pattern_allows_more_than_512_bytes_only_for_a_partition_name():

@@ -87,9 +87,17 @@ def test_a_url_event_reaches_its_routes_app_with_the_route_key_and_decoded_path_
 
 def test_a_request_no_route_matches_is_a_404_in_the_error_shape_and_runs_nothing():
     served, seen = door()
-    status, body = _answer(served(url_event("DELETE", "/admin/v2/clusters", "Bearer good"), None))
+    status, body = _answer(served(url_event("DELETE", "/admin/v2/clusterz", "Bearer good"), None))
     assert (status, body["error"]) == (404, "NotFound")
-    assert "DELETE /admin/v2/clusters" in body["message"] and seen == []
+    assert "DELETE /admin/v2/clusterz" in body["message"] and seen == []
+
+
+def test_a_served_path_under_another_method_is_a_405_naming_the_allowed_ones_and_runs_nothing():
+    served, seen = door()
+    result = served(url_event("DELETE", "/admin/v2/clusters", "Bearer good"), None)
+    status, body = _answer(result)
+    assert (status, body["error"], result["headers"]["Allow"]) == (405, "NotAllowed", "GET")
+    assert "DELETE is not allowed on /admin/v2/clusters" in body["message"] and seen == []
 
 
 def test_no_authorization_header_is_api_gateways_401_and_the_authorizer_is_not_asked():

@@ -59,3 +59,19 @@ def test_a_well_framed_request_still_works_and_keeps_the_connection(gateway):
             while not received.endswith(b"}"):
                 received += conn.recv(65536)
             assert received.startswith(b"HTTP/1.1 200") and received.endswith(b'{"got": "e30="}')
+
+
+@pytest.mark.parametrize(
+    ("request_line", "status", "words"),
+    [
+        (b"GET /" + b"a" * 100_000 + b" HTTP/1.1", 414, "URI Too Long"),
+        (b"GET /echo\x0bx HTTP/1.1", 400, "Bad request syntax"),
+        (b"GET /echo HTTP/9.9", 505, "HTTP Version"),
+    ],
+)
+def test_a_request_line_the_server_cannot_parse_is_answered_in_the_json_error_shape(
+    gateway, request_line, status, words
+):
+    got, body, after = exchange(gateway, request_line + b"\r\nHost: x\r\n\r\n")
+    assert (got, set(body), body["error"]) == (status, {"error", "message"}, "InvalidMessage")
+    assert words in body["message"] and after == b""

@@ -211,18 +211,25 @@ class Gateway:
         with emitting(self.metrics.record):
             return self._invoke(request)
 
+    def _no_route(self, request: HttpRequest) -> HttpResponse:
+        """404 NotFound; 405 NotAllowed with an Allow header when a route has the path
+        under another method."""
+        method, path = request.method, request.raw_path
+        allowed = [m for m in _METHODS if self.table.match(m, path) is not None]
+        if not allowed:
+            return json_response(404, {"error": "NotFound", "message": f"no route for {method} {path}"})  # fmt: skip
+        allow = ", ".join(allowed)
+        message = f"{method} is not allowed on {path}; use {allow}"
+        answer = json_response(405, {"error": "NotAllowed", "message": message})
+        answer.headers.append(("Allow", allow))
+        return answer
+
     def _invoke(self, request: HttpRequest) -> HttpResponse:
         if self.lambda_api is not None and self.lambda_api.matches(request):
             return self.lambda_api.invoke(request)
         match = self.table.match(request.method, request.raw_path)
         if match is None:
-            return json_response(
-                404,
-                {
-                    "error": "NotFound",
-                    "message": f"no route for {request.method} {request.raw_path}",
-                },
-            )
+            return self._no_route(request)
         invoked = function_url.invoked(match, self.loader.functions, self.function_url)
         spec = self.loader.functions[invoked.route.function]
         event = build_event(request, invoked, account_id=self.account_id)
@@ -267,6 +274,9 @@ class Gateway:
             except Exception:  # an observer's bug never fails the request
                 log.exception("request %s: an observer failed", request_id)
         return response
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 def _internal_error(request_id: str) -> HttpResponse:

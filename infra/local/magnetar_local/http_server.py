@@ -189,5 +189,19 @@ class RequestHandler(BaseHTTPRequestHandler):
             return self._dispatch
         raise AttributeError(name)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:  # fmt: skip
+        """The standard library's answer to a request line or headers it cannot parse (a
+        path over its 64 KiB line: 414; a control character: 400; too many headers: 431; an
+        HTTP/2 request line: 505), every one the client's ``InvalidMessage``,
+        in the JSON error shape instead of its HTML page (found by probes), with a status
+        line even when the request line never said HTTP/1.x; the connection is closed, as
+        the standard library does."""
+        phrase = self.responses.get(code, ("Error", ""))[0]
+        text = f"{phrase}: {message}" if message and message != phrase else phrase
+        self.close_connection = True
+        if self.request_version == self.default_request_version:
+            self.request_version = self.protocol_version  # a status line and headers, not 0.9
+        self._respond(json_response(code, {"error": "InvalidMessage", "message": text}), close=True)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s %s", self.address_string(), format % args)

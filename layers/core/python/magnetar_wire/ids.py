@@ -13,6 +13,8 @@ __all__ = ["format_message_id", "parse_message_id"]
 
 _PART = re.compile(r"-?[0-9]+")
 _NAMES = ("ledger_id", "entry_id", "partition", "batch_index")
+# Pulsar's types: ledger and entry ids are Java longs, partition and batch index ints.
+_MAX = (2**63 - 1, 2**63 - 1, 2**31 - 1, 2**31 - 1)
 
 
 def _check(name: str, value: int) -> int:
@@ -44,7 +46,9 @@ def parse_message_id(text: str) -> tuple[int, int, int, int]:
 
     Raises:
         ValueError: empty text, fewer than 2 or more than 4 parts, a part that is not an
-            integer, or a part below -1. The message quotes the input and the expected form.
+            integer, a part below -1, or one beyond its Java type (a long for ledger and
+            entry, an int for partition and batch index). The message quotes the input and
+            the expected form.
     """
     if not isinstance(text, str):
         raise TypeError(f"message id text must be a str, got {type(text).__name__}")
@@ -55,12 +59,14 @@ def parse_message_id(text: str) -> tuple[int, int, int, int]:
     if not 2 <= len(parts) <= 4:
         raise ValueError(f"message id {text!r} has {len(parts)} part(s); {hint}")
     values = []
-    for name, part in zip(_NAMES, parts, strict=False):
+    for name, part, most in zip(_NAMES, parts, _MAX, strict=False):
         if not _PART.fullmatch(part):
             raise ValueError(f"message id {text!r}: {name} {part!r} is not an integer; {hint}")
-        value = int(part)
+        value = int(part) if len(part) <= 20 else most + 1
         if value < -1:
             raise ValueError(f"message id {text!r}: {name} must be >= -1, got {value}")
+        if value > most:
+            raise ValueError(f"message id {text[:100]!r}: {name} must be at most {most}")
         values.append(value)
     values += [-1] * (4 - len(values))
     return values[0], values[1], values[2], values[3]

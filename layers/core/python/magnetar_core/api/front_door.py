@@ -7,7 +7,8 @@ and no ``pathParameters``. ``FunctionUrlFrontDoor`` restores what API Gateway ad
 existing handler apps run unchanged, in-process:
 
 1. **Route**: ``(method, rawPath)`` against the handler apps' routes with API Gateway's
-   precedence (``api.route_table``); no route: 404 ``NotFound`` in our error shape. The
+   precedence (``api.route_table``); no route: 404 ``NotFound`` in our error shape (405
+   ``NotAllowed`` with an Allow header when the path has routes under other methods). The
    event gets the ``routeKey`` and the URL-decoded ``pathParameters`` API Gateway would set.
 2. **Authenticate** as the API's Lambda authorizer does (``api.authorizer``): no
    ``Authorization`` header: 401 ``{"message": "Unauthorized"}``; a token that proves no role:
@@ -81,11 +82,16 @@ def gateway_answer(status: int, message: str) -> dict[str, Any]:
     }
 
 
-def not_found(method: str, path: str) -> dict[str, Any]:
-    """A request no served route matches: 404 ``NotFound`` in our error shape."""
-    body = {"error": "NotFound", "message": f"No route for {method} {path}"}
-    return {"statusCode": 404, "headers": {"Content-Type": "application/json"},
-            "body": json.dumps(body)}  # fmt: skip
+def not_found(method: str, path: str, allowed: list[str] | None = None) -> dict[str, Any]:
+    """A request no served route matches: 404 ``NotFound`` in our error shape; 405
+    ``NotAllowed`` with an Allow header when routes take the path under ``allowed``."""
+    headers = {"Content-Type": "application/json"}
+    if not allowed:
+        body = {"error": "NotFound", "message": f"No route for {method} {path}"}
+        return {"statusCode": 404, "headers": headers, "body": json.dumps(body)}
+    headers["Allow"] = allow = ", ".join(allowed)
+    body = {"error": "NotAllowed", "message": f"{method} is not allowed on {path}; use {allow}"}
+    return {"statusCode": 405, "headers": headers, "body": json.dumps(body)}
 
 
 def routes_of(app: Any, target: str) -> list[FrontRoute]:
@@ -155,7 +161,8 @@ class FunctionUrlFrontDoor:
         method, path = str(request.get("method", "GET")).upper(), event.get("rawPath") or "/"
         match = self.table.match(method, path)
         if match is None:
-            return not_found(method, path)
+            methods = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+            return not_found(method, path, [m for m in methods if self.table.match(m, path)])
         routed = copy.copy(event)
         routed["requestContext"] = request_context = dict(event.get("requestContext") or {})
         request_context.pop("authorizer", None)  # only ours counts, never the caller's

@@ -34,7 +34,7 @@ from magnetar_core.api import metrics
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
 from magnetar_core.api.guard import guard, served_route
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
-from magnetar_core.domain.errors import InvalidMessage, MagnetarError
+from magnetar_core.domain.errors import InvalidMessage, MagnetarError, UnsupportedMediaType
 from magnetar_core.engine import Engine
 from magnetar_core.services.deadline import Deadline, within
 from magnetar_core.settings import Settings
@@ -144,8 +144,17 @@ def make_app(engine: Callable[[], Engine] | None = None) -> APIGatewayHttpResolv
 
     @app.not_found
     def not_found(_exc: NotFoundError) -> Response:
+        """404 NotFound; 405 NotAllowed with an Allow header when the path is a route's
+        under another method."""
         event = app.current_event
-        return error_response("NotFound", f"No route for {event.http_method} {event.path}", 404)
+        routes = app._static_routes + app._dynamic_routes  # noqa: SLF001 - Powertools' table
+        allowed = sorted({route.method for route in routes if route.rule.match(event.path)})
+        method, path, allow = event.http_method, event.path, ", ".join(allowed)
+        if not allowed:
+            return error_response("NotFound", f"No route for {method} {path}", 404)
+        answer = error_response("NotAllowed", f"{method} is not allowed on {path}; use {allow}", 405)  # fmt: skip
+        answer.headers["Allow"] = allow
+        return answer
 
     return app
 
@@ -269,10 +278,16 @@ def topic_of(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:
 
 def json_body(app: APIGatewayHttpResolver, default: Any = None) -> Any:
     """The request body as JSON (``default`` when empty): UTF-8 text, not nested more than
-    the parser can follow, no NaN/Infinity; raises InvalidMessage."""
+    the parser can follow, no NaN/Infinity; raises InvalidMessage, or UnsupportedMediaType
+    for a body sent as a media type that is not JSON (``JSON_BODY_TYPES``)."""
     raw = raw_body(app)
     if not raw:
         return default
+    kind = content_type(app)
+    if kind not in JSON_BODY_TYPES and not kind.endswith("+json"):
+        raise UnsupportedMediaType(
+            f"Content-Type {kind[:64]!r} is not supported: send the body as application/json"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -283,6 +298,10 @@ def json_body(app: APIGatewayHttpResolver, default: Any = None) -> Any:
         raise InvalidMessage("The body is not valid JSON: it is nested too deeply") from None
     except ValueError as exc:
         raise InvalidMessage(f"The body is not valid JSON: {exc}") from exc
+
+
+# What a JSON body may be sent as: JSON, none, or what ``curl -d`` and urllib send unasked.
+JSON_BODY_TYPES = ("application/json", "", "application/x-www-form-urlencoded")
 
 
 def _no_constant(name: str) -> Any:
@@ -359,8 +378,12 @@ def choice_query(app: APIGatewayHttpResolver, name: str, choices: tuple[str, ...
 
 
 def flag(app: APIGatewayHttpResolver, name: str) -> bool:
-    """A boolean query parameter such as ``force=true``."""
-    return (app.current_event.get_query_string_value(name, "false") or "").lower() == "true"
+    """A boolean query parameter such as ``force=true``: ``true`` or ``false`` (any case;
+    absent or empty is false); anything else raises InvalidMessage."""
+    raw = (app.current_event.get_query_string_value(name) or "false").lower()
+    if raw not in ("true", "false"):
+        raise InvalidMessage(f"Query parameter '{name}' must be true or false, not {raw[:64]!r}")
+    return raw == "true"
 
 
 def field(

@@ -43,6 +43,8 @@ NotAllowed = _error("NotAllowed", 405)
 IncompatibleSchema = _error("IncompatibleSchema", 409)
 InvalidSchemaData = _error("InvalidSchemaData", 422)
 NotAcceptable = _error("NotAcceptable", 406)
+UnsupportedMediaType = _error("UnsupportedMediaType", 415)
+"""A JSON route's body sent as another media type (text/xml): JAX-RS's 415, as Pulsar."""
 
 
 class Throttled(TooManyRequests):  # type: ignore[valid-type,misc]

@@ -113,10 +113,12 @@ class Seeking:
         role: str | None = None,
     ) -> None:
         """Reset the subscription to a message id or a publish time (first message at or
-        after it). Raises InvalidMessage (neither or both given), ConsumerNotFound,
-        AuthorizationError (``role`` is not the consumer's)."""
+        after it). Raises InvalidMessage (neither or both given, a negative timestamp),
+        ConsumerNotFound, AuthorizationError (``role`` is not the consumer's)."""
         if (message_id is None) == (timestamp_ms is None):
             raise InvalidMessage("Seek needs exactly one of messageId or timestamp")
+        if timestamp_ms is not None and timestamp_ms < 0:
+            raise InvalidMessage(f"Field 'timestamp' must be epoch milliseconds >= 0, not {timestamp_ms}")  # fmt: skip
         ref = self._ctx.topics.resolve(topic, create=False)
         if message_id is not None:
             entry_id, skip, size = self.position_of(ref, message_id, inclusive)
