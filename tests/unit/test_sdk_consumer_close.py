@@ -11,6 +11,7 @@ import threading
 import time
 
 import magnetar as pulsar
+from magnetar import _acks
 from magnetar import asyncio as pulsar_asyncio
 
 SHARED = pulsar.ConsumerType.Shared
@@ -117,6 +118,7 @@ def test_close_while_the_stalled_ack_is_already_in_flight_logs_it_as_lost(svc, c
         start = time.monotonic()
         consumer.close()
         took = time.monotonic() - start
+        assert svc.wait_for(lambda s: lost_lines(caplog), timeout=3.0)  # now or just after
     svc.delay.clear()
     assert took < 1.5
     lost = lost_lines(caplog)
@@ -146,3 +148,32 @@ def test_the_asyncio_consumer_acking_a_stream_closes_at_once_and_its_acks_stay(s
 
     assert asyncio.run(consume()) < 2.0
     assert acked_come_back(client, acked) == []
+
+
+def test_an_ack_sent_as_the_close_began_and_failing_after_it_gave_up_is_logged_as_lost(
+    svc, caplog, monkeypatch
+):
+    client = pulsar.Client(svc.url, operation_timeout_seconds=1)
+    consumer = client.subscribe("t", "s", consumer_type=SHARED)
+    producer = client.create_producer("t")
+    producer.send(b"x")
+    msg = consumer.receive(5000)
+    svc.delay["ack"] = 3.0
+    stop = _acks.AckTracker.stop
+
+    def stop_once_the_group_went(tracker, timeout=None):
+        # the group's timer fires just after the close began: its request (1 s timeout)
+        # outlives the close's own second
+        began = time.monotonic()
+        assert svc.wait_for(lambda s: len(s.recorded("ack")) == 1)
+        stop(tracker, None if timeout is None else max(timeout - (time.monotonic() - began), 0))
+
+    monkeypatch.setattr(_acks.AckTracker, "stop", stop_once_the_group_went)
+    with caplog.at_level(logging.WARNING, logger="magnetar"):
+        consumer.acknowledge(msg)
+        consumer.close()
+        assert svc.wait_for(lambda s: lost_lines(caplog), timeout=3.0)
+    svc.delay.clear()
+    lost = lost_lines(caplog)
+    assert len(lost) == 1 and str(msg.message_id()) in lost[0]
+    client.close()
