@@ -76,6 +76,13 @@ class AckSender:
                            topic_of(sub), self._outbox.attempts[sub])  # fmt: skip
         return True
 
+    def lose(self, batches: list[tuple[Sub, list[Request]]],
+             why: str = "the consumer closed before the service took it") -> None:  # fmt: skip
+        """Log every request of ``batches`` as lost (``lost``)."""
+        for sub, requests in batches:
+            for action, body in requests:
+                self.lost(sub, action, body, why)
+
     def lost(self, sub: Sub, action: str, body: dict, why: str) -> None:
         """Log as an ERROR a request that will not be sent, naming its message ids."""
         ids = body.get("messageIds", [])

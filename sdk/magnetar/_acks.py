@@ -16,17 +16,16 @@
   The service counts each such redelivery (``redelivery_count`` + 1).
 
 A nack of a received ``Message`` carries the redelivery count it was delivered with
-(``redeliveryCounts``): the service ignores it once the message was redelivered (a retry of
-a request that went through, or a second nack). Nothing is dropped silently: requests go out
-in order per sub-consumer (``Outbox``, sent by ``AckSender``), retried after a jittered
-backoff of at most ``RETRY_MAX_SECONDS`` while the consumer is open; a refused one, or one
-still failing at ``flush``'s deadline (on close), is logged as an ERROR naming the ids lost.
-Parts: ``Redelivery`` (settings, bodies), ``AckGroup`` (the open group), ``BatchHolds`` /
-``AckedIds`` (``magnetar._held``), ``UnackedTimeouts`` (the ack timeout).
-
-One daemon thread ("magnetar-acks") drives the timers; ``stop()`` joins it. Times are seconds
-of ``clock`` (default: this module's ``monotonic``, which tests patch, or pass a fake clock
-and call ``wake``, or ``run_due`` on a tracker made with ``start=False``).
+(``redeliveryCounts``): the service ignores it once the message was redelivered. Nothing is
+dropped silently: requests go out in order per sub-consumer (``Outbox``, sent by
+``AckSender``), retried after a jittered backoff of at most ``RETRY_MAX_SECONDS`` while the
+consumer is open; a refused one, or one still failing at ``flush``'s deadline (on close;
+also one in flight then that fails later), is logged as an ERROR naming the ids lost.
+Parts: ``Redelivery``, ``AckGroup``, ``BatchHolds`` / ``AckedIds`` (``magnetar._held``),
+``UnackedTimeouts`` (the ack timeout). One daemon thread ("magnetar-acks") drives the
+timers; ``stop()`` joins it. Times are seconds of ``clock`` (default: this module's
+``monotonic``; tests patch it, or pass a fake clock and call ``run_due`` on a tracker made
+with ``start=False``).
 """
 
 from __future__ import annotations
@@ -79,6 +78,7 @@ class AckTracker:
         self._holds = BatchHolds()
         self._acked = AckedIds()
         self._stopping = False
+        self._closed = False  # the close's flush ran out of time: nothing is retried
         self._thread: threading.Thread | None = None
         if start:
             self._thread = threading.Thread(target=self._run, name="magnetar-acks", daemon=True)
@@ -253,10 +253,8 @@ class AckTracker:
         while True:
             with self._cond:
                 if deadline is not None and time.monotonic() >= deadline:
-                    for sub, requests in self._outbox.drain():
-                        for action, body in requests:
-                            why = "the consumer closed before the service took it"
-                            self._sender.lost(sub, action, body, why)
+                    self._closed = True  # what an in-flight request leaves is lost too
+                    self._sender.lose(self._outbox.drain())
                     return
                 batches = self._take_due(self._clock(), force=force)
                 force = False
@@ -292,6 +290,9 @@ class AckTracker:
                     self._cond.wait(self._next_wake(self._clock()))
                     continue
             self._sender.send(batches)
+            with self._cond:  # it failed after the close gave up waiting for it
+                if self._closed:
+                    self._sender.lose(self._outbox.drain())
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop the housekeeping thread and join it (at most ``timeout`` seconds); pending

@@ -5,13 +5,16 @@
                               [--user-config JSON] [--subs-position Latest|Earliest]
                               [--max-message-retries N] [--dead-letter-topic T]
                               [--batch-size N]
-    magnetar functions update ...   (the same flags: replaces the function)
+    magnetar functions update ...   (the same flags: replaces the function, or creates it)
     magnetar functions get|delete --name N [--tenant T] [--namespace NS]   (or --fqfn T/NS/N)
     magnetar functions list [--tenant T] [--namespace NS]
 
 The tenant and namespace default to ``public`` / ``default``, the name to the class's name
-(as pulsar-admin). ``create`` and ``update`` both create or replace (pulsar-admin's
-``create`` refuses an existing function). ``create`` sends the file's text with the definition; the service runs
+(as pulsar-admin). ``create`` registers (``POST``): as pulsar-admin's, it refuses a name
+that holds another function (``error: Conflict: Function ... already exists``), but a rerun
+with the very same definition succeeds and changes nothing; ``update`` creates or replaces
+(``PUT``; pulsar-admin's refuses a missing function). Both send the file's text with the
+definition; the service runs
 the function on a trigger of each input (in-process under ``magnetar local``, in the
 deployment's function runner Lambda on AWS). Output and errors as ``magnetar admin``
 (``error: <name>: <message>`` on stderr, status 1); the service URL and token are found as
@@ -90,7 +93,7 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
         return "GET", path, None
     if args.verb == "delete":
         return "DELETE", path, None
-    return "PUT", path, _body(args)
+    return ("POST" if args.verb == "create" else "PUT"), path, _body(args)
 
 
 def _body(args: argparse.Namespace) -> dict[str, Any]:

@@ -139,7 +139,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/admin/v3/functions/{tenant}/{namespace}"): "functions",
     **{
         (m, "/admin/v3/functions/{tenant}/{namespace}/{name}"): "functions"
-        for m in ("GET", "PUT", "DELETE")
+        for m in ("GET", "POST", "PUT", "DELETE")
     },  # fmt: skip
     # a function's counters and state: what its runner calls with its batch token
     **{

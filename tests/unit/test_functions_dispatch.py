@@ -101,10 +101,13 @@ def test_the_cli_sends_the_file_with_pulsar_admins_flags(tmp_path):
                                 "--inputs", "a, b", "--output", "o", "--tenant", "t",
                                 "--user-config", '{"k": 1}', "--max-message-retries", "3"])  # fmt: skip
     method, path, body = request(args)
-    assert (method, path) == ("PUT", "/admin/v3/functions/t/default/Up")
+    assert (method, path) == ("POST", "/admin/v3/functions/t/default/Up")  # register
     assert body == {"className": "up.Up", "code": CODE, "inputs": ["a", "b"], "output": "o",
                     "userConfig": {"k": 1}, "subscriptionPosition": "Latest",
                     "maxMessageRetries": 3}  # fmt: skip
+    update = parser().parse_args(["update", "--py", str(source), "--classname", "up.Up",
+                                  "--inputs", "a", "--fqfn", "t/n/f"])  # fmt: skip
+    assert request(update)[:2] == ("PUT", "/admin/v3/functions/t/n/f")  # create or replace
     assert request(parser().parse_args(["delete", "--fqfn", "t/n/f"])) == ("DELETE", "/admin/v3/functions/t/n/f", None)  # fmt: skip
     assert request(parser().parse_args(["list"])) == ("GET", "/admin/v3/functions/public/default", None)  # fmt: skip
     with pytest.raises(ValueError, match="--py"):

@@ -1,9 +1,9 @@
 """Local Pulsar Functions: a created or updated function wakes its inputs' triggers.
 
 The trigger driver (``magnetar_local.triggers``) learns which topics have triggers from the
-trigger routes it sees; a function's triggers are made by ``PUT /admin/v3/functions/...``
-instead, so ``FunctionWatcher`` (a gateway observer) reads the function's inputs after a
-successful PUT and tells the driver as if each trigger had been PUT. The functions
+trigger routes it sees; a function's triggers are made by ``POST`` (register) or ``PUT``
+(create or replace) ``/admin/v3/functions/...`` instead, so ``FunctionWatcher`` (a gateway
+observer) reads the function's inputs after a successful one and tells the driver as if each trigger had been PUT. The functions
 themselves run in a runner process without AWS credentials (``function_sandbox``).
 """
 
@@ -17,19 +17,22 @@ from magnetar_local.triggers import TRIGGER, TriggerDriver
 from magnetar_wire.names import TopicName
 
 log = logging.getLogger(__name__)
-FUNCTION = ("PUT", "/admin/v3/functions/{tenant}/{namespace}/{name}")
+FUNCTION = "/admin/v3/functions/{tenant}/{namespace}/{name}"
+WRITES = {("POST", FUNCTION), ("PUT", FUNCTION)}
 
 
 class FunctionWatcher:
-    """Tells ``driver`` about the inputs of each function PUT through the gateway."""
+    """Tells ``driver`` about the inputs of each function registered or PUT through the
+    gateway."""
 
     def __init__(self, driver: TriggerDriver) -> None:
         self.driver = driver
 
     def observe(self, match: RouteMatch, status: int) -> None:
-        """A gateway observer: after a successful function PUT, each input's trigger PUT."""
+        """A gateway observer: after a successful function POST or PUT, each input's trigger
+        PUT."""
         route, params = match.route, match.path_parameters
-        if (route.method, route.path) != FUNCTION or not 200 <= status < 300:
+        if (route.method, route.path) not in WRITES or not 200 <= status < 300:
             return
         try:
             config = self.driver.engine.functions.get(

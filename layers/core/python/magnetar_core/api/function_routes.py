@@ -1,5 +1,6 @@
-"""The admin function's Pulsar Functions routes (``/admin/v3/functions``): create or replace
-(run as the caller's role), read, list, delete; and a function's counters and state, the
+"""The admin function's Pulsar Functions routes (``/admin/v3/functions``): register (``POST``:
+409 Conflict when the name holds another definition), create or replace (``PUT``), both run
+as the caller's role; read, list, delete; and a function's counters and state, the
 routes its runner calls with its role's token (Pulsar's ``.../state/{key}``, and Magnetar's
 ``.../counters/{key}``):
 
@@ -55,6 +56,13 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
     @app.get(FN)
     def list_functions(tenant: str, namespace: str) -> Response:
         return http.ok(engine().functions.names(tenant, namespace))
+
+    @app.post(FN + "/<name>")
+    def register_function(tenant: str, namespace: str, name: str) -> Response:
+        body, role = http.json_body(app), http.caller_role(app)
+        config, _created = engine().functions.put(tenant, namespace, name, body, role,
+                                                  replace=False)  # fmt: skip
+        return http.ok(config.to_body())
 
     @app.put(FN + "/<name>")
     def put_function(tenant: str, namespace: str, name: str) -> Response:

@@ -145,6 +145,7 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("DELETE", _TOPIC + "/triggers/{name}", F, "delete trigger {name} of {topic}"),
     # Pulsar Functions (issue 13): the namespace's functions permission, as Pulsar
     ("GET", _FN, NF, "list the functions of namespace {tenant}/{namespace}"),
+    ("POST", _FN + "/{name}", NF, "register function {tenant}/{namespace}/{name}"),
     ("PUT", _FN + "/{name}", NF, "create or replace function {tenant}/{namespace}/{name}"),
     ("GET", _FN + "/{name}", NF, "read function {tenant}/{namespace}/{name}"),
     ("DELETE", _FN + "/{name}", NF, "delete function {tenant}/{namespace}/{name}"),

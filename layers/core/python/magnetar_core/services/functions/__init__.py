@@ -10,6 +10,7 @@ import contextlib
 
 from magnetar_core.domain.errors import (
     ConditionFailed,
+    Conflict,
     InvalidMessage,
     NotFound,
     ServiceUnitNotReady,
@@ -50,20 +51,26 @@ class Functions:
         self._runtime = runtime
         self._max_attempts = max_attempts
 
-    def put(self, tenant: str, namespace: str, name: str, body: object, role: str | None = None) -> tuple[FunctionConfig, bool]:  # fmt: skip
+    def put(self, tenant: str, namespace: str, name: str, body: object, role: str | None = None,
+            *, replace: bool = True) -> tuple[FunctionConfig, bool]:  # fmt: skip
         """Create or replace function ``tenant/namespace/name`` from the request ``body``,
         run as ``role`` (the caller's; None: authentication is off); returns it and whether
-        it is new. Input topics that do not exist are created
+        it is new. ``replace=False`` (Pulsar's register): an existing function is Conflict
+        "Function ... already exists", unless it is this very definition and role (a
+        retried or rerun register: answered as it is, nothing written). Input topics that
+        do not exist are created
         (non-partitioned, as Pulsar's auto-creation). Raises InvalidMessage (naming the bad
         field; nothing stored), InvalidTopicName, TopicNotFound (the namespace does not
         exist), Conflict (an input has a subscription of the trigger's name that is not a
         trigger's), ServiceUnitNotReady (changed meanwhile)."""
         config = FunctionConfig.parse(tenant, namespace, name, body).with_role(role)
         TriggerSpec.parse(config.trigger_body())  # its triggers' bodies are valid too
+        if not replace and (kept := self._registered(config)) is not None:
+            return kept, False
         for topic in config.inputs:
             self._ensure_topic(TopicName.parse(topic))
         previous = self._store.get(tenant, namespace, name)
-        stored, created = self._write(config)
+        stored, created = self._write(config, replace)
         try:
             for topic in config.inputs:
                 self._triggers.put(TopicName.parse(topic), config.trigger_name, config.trigger_body())  # fmt: skip
@@ -85,13 +92,25 @@ class Functions:
         except TopicNotFound:
             self._topics.resolve(topic, create=True)
 
-    def _write(self, config: FunctionConfig) -> tuple[FunctionConfig, bool]:
+    def _registered(self, config: FunctionConfig) -> FunctionConfig | None:
+        """Of a register: the stored function when it is ``config`` (None when there is
+        none); raises Conflict when another definition has the name."""
+        current = self._store.get(config.tenant, config.namespace, config.name)
+        if current is None:
+            return None
+        if current.with_version(0) != config.with_version(0):
+            raise Conflict(f"Function {config.fqfn} already exists")
+        return current
+
+    def _write(self, config: FunctionConfig, replace: bool = True) -> tuple[FunctionConfig, bool]:
         def read() -> FunctionConfig | None:
             return self._store.get(config.tenant, config.namespace, config.name)
 
         def change(
             current: FunctionConfig | None,
         ) -> tuple[tuple[FunctionConfig, bool], FunctionConfig]:
+            if current is not None and not replace:  # registered meanwhile
+                raise Conflict(f"Function {config.fqfn} already exists")
             version = current.version if current else 0
             return (config.with_version(version + 1), current is None), config.with_version(version)
 
