@@ -193,7 +193,7 @@ def test_a_message_due_in_the_year_10000_waits_and_the_messages_after_it_are_rec
     started = [
         name
         for name in timer_executions(aws_clients.stepfunctions, local_stack)
-        if name.split("-", 1)[1] in suffixes
+        if "-" in name and name.split("-", 1)[1] in suffixes  # the worker's stack has others
     ]
     assert started == []  # Step Functions cannot wait past a year: no execution
 

@@ -104,6 +104,7 @@ TRIGGER_EVENTS = (
     "admin_delete_trigger",
 )
 FUNCTION_EVENTS = (
+    "admin_register_function",
     "admin_put_function",
     "admin_get_function",
     "admin_list_functions",
@@ -814,6 +815,8 @@ def test_the_function_events_create_show_list_and_delete_a_function_with_its_tri
     engine = Engine.build(Settings.from_env(local_stack.environment), clients=engine_clients)
     inputs, trigger = TopicName.parse("events-demo-fn-in"), f"public.{run.namespace}.demo-function"
     assert trigger in engine.triggers.names(inputs)
+    again = run("admin_register_function")  # the same definition again: nothing changes
+    assert again.status == 200 and again.json["name"] == "demo-function"
     shown = run("admin_get_function")
     assert (shown.status, shown.json["className"]) == (200, "exclaim.Exclaim")
     assert run("admin_list_functions").json == ["demo-function"]

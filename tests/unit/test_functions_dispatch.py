@@ -90,8 +90,9 @@ def test_the_runner_refuses_a_batch_without_a_definition_and_a_missing_api_url(m
     with pytest.raises(TargetFailed, match="no function definition"):
         _runner_handler()({"function": "public/default/up", "records": []}, None)
     monkeypatch.delenv("MAGNETAR_API_URL")
+    handler = _runner_handler()  # loads: the URL is read on the first batch
     with pytest.raises(TargetFailed, match="MAGNETAR_API_URL"):
-        _runner_handler()
+        handler({"function": "public/default/up", "records": []}, None)
 
 
 def test_the_cli_sends_the_file_with_pulsar_admins_flags(tmp_path):

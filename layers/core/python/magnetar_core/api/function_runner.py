@@ -27,8 +27,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from magnetar_core.api import function_zygote
 from magnetar_core.api.function_batch import API_URL, BATCH_TIMEOUT_S, RunnerSettings, handle
-from magnetar_core.api.function_zygote import Zygote, undumpable
+from magnetar_core.api.function_zygote import Zygote
 from magnetar_core.domain.triggers.records import TargetFailed
 
 __all__ = ["API_URL", "BATCH_TIMEOUT_S", "Container", "RunnerSettings", "handle", "main", "run_isolated", "zygote_of"]  # fmt: skip
@@ -59,7 +60,7 @@ class Container:
         with self._lock:
             if self._settings is None:
                 settings = RunnerSettings.from_env(self._environ)
-                undumpable()  # this process holds every batch sent: no child may read it
+                function_zygote.undumpable()  # this process holds every batch: no child reads it
                 zygote_of(settings.api_url).start()
                 self._settings = settings
             return self._settings
@@ -119,7 +120,7 @@ def main() -> int:
     """The local stack's runner process: one event per stdin line, run isolated; one
     ``{"answer": ...}`` or ``{"failed": message}`` per stdout line. Logs go to stderr."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
-    undumpable()  # it holds every batch it was sent: no child may read its memory
+    function_zygote.undumpable()  # it holds every batch it was sent: no child may read its memory
     settings = RunnerSettings.from_env(os.environ)
     for line in sys.stdin:
         try:
