@@ -13,13 +13,9 @@ import base64
 import binascii
 import json
 import logging
-import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -31,13 +27,16 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
 from magnetar_core.api import metrics
+from magnetar_core.api.containers import ContainerEngine as ContainerEngine  # the handlers'
+from magnetar_core.api.containers import container_engine as container_engine
+from magnetar_core.api.containers import injected_engine as injected_engine
+from magnetar_core.api.containers import shared_engine as shared_engine
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
 from magnetar_core.api.guard import guard, served_route
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN, check_path_names
 from magnetar_core.domain.errors import InvalidMessage, MagnetarError, UnsupportedMediaType
 from magnetar_core.engine import Engine
 from magnetar_core.services.deadline import Deadline, within
-from magnetar_core.settings import Settings
 from magnetar_wire.frames import ENTRIES_CONTENT_TYPE as ENTRIES_CONTENT_TYPE
 from magnetar_wire.names import TopicName
 
@@ -55,7 +54,6 @@ logger = Logger(service=SERVICE)
 for _name in ENGINE_LOGGERS:
     logging.getLogger(_name)  # registered, so that Powertools finds it
 copy_config_to_registered_loggers(source_logger=logger, include=set(ENGINE_LOGGERS))
-_injected: ContextVar[Engine | None] = ContextVar("magnetar_injected_engine", default=None)
 
 
 def error_response(
@@ -205,70 +203,6 @@ def _path_arguments(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
     check_path_names(arguments)
     app.append_context(_route_args=arguments)
     return next_middleware(app)
-
-
-class ContainerEngine:
-    """The engine of one Lambda container (one load of a handler module), built on the first
-    call from settings read then, once, at the edge — never at import — and kept for the
-    container's later invocations (Lambda reuses the container). A handler module loaded
-    inside ``injected_engine`` gets that engine instead, one loaded inside ``shared_engine``
-    that container engine's (both captured when the module is loaded). Calling it raises what ``Settings.from_env`` / ``Engine.build`` raise (a
-    handler answers a logged 500)."""
-
-    def __init__(self) -> None:
-        self._engine = _injected.get()
-        self._shared = _shared.get()
-        self._lock = threading.Lock()
-
-    @property
-    def built(self) -> Engine | None:
-        """The engine, once built (or injected); None before the first call."""
-        return self._shared.built if self._shared is not None else self._engine
-
-    def __call__(self) -> Engine:
-        if self._shared is not None:
-            return self._shared()
-        engine = self._engine
-        if engine is None:
-            with self._lock:  # one build even when a local gateway shares the module
-                if self._engine is None:
-                    self._engine = Engine.build(Settings.from_env(os.environ))
-                engine = self._engine
-        return engine
-
-
-_shared: ContextVar[ContainerEngine | None] = ContextVar("magnetar_shared_engine", default=None)
-
-
-def container_engine() -> ContainerEngine:
-    """A handler module's engine, built lazily on its first invocation (``ContainerEngine``):
-    ``engine = http.container_engine()`` at module level, ``engine().subscriptions`` in a
-    route."""
-    return ContainerEngine()
-
-
-@contextmanager
-def injected_engine(engine: Engine) -> Iterator[Engine]:
-    """Within the block (this thread / context only), ``container_engine`` makes engines that
-    return ``engine``: load a handler module inside it to run the handler on an engine built
-    elsewhere (e.g. on in-memory adapters) instead of one built from the environment."""
-    token = _injected.set(engine)
-    try:
-        yield engine
-    finally:
-        _injected.reset(token)
-
-
-@contextmanager
-def shared_engine(engine: ContainerEngine) -> Iterator[ContainerEngine]:
-    """Within the block (this thread / context only), ``container_engine`` makes engines that
-    defer to ``engine``: handler modules loaded inside it share one engine per container (the
-    function-URL front door's apps), built once, on the first request of any of them."""
-    token = _shared.set(engine)
-    try:
-        yield engine
-    finally:
-        _shared.reset(token)
 
 
 def topic_of(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:

@@ -1,0 +1,82 @@
+"""The engine of a Lambda container: built once, on the handler's first invocation, from
+settings read then at the edge (``container_engine``); or injected by whoever loads the
+handler module (``injected_engine``: an engine built elsewhere, e.g. on in-memory adapters;
+``shared_engine``: one engine for several handler modules, the function-URL front door's).
+``magnetar_core.api.http`` re-exports these for the handlers."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from magnetar_core.engine import Engine
+from magnetar_core.settings import Settings
+
+_injected: ContextVar[Engine | None] = ContextVar("magnetar_injected_engine", default=None)
+
+
+class ContainerEngine:
+    """The engine of one Lambda container (one load of a handler module), built on the first
+    call from settings read then, once, at the edge — never at import — and kept for the
+    container's later invocations (Lambda reuses the container). A handler module loaded
+    inside ``injected_engine`` gets that engine instead, one loaded inside ``shared_engine``
+    that container engine's (both captured when the module is loaded). Calling it raises what ``Settings.from_env`` / ``Engine.build`` raise (a
+    handler answers a logged 500)."""
+
+    def __init__(self) -> None:
+        self._engine = _injected.get()
+        self._shared = _shared.get()
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> Engine | None:
+        """The engine, once built (or injected); None before the first call."""
+        return self._shared.built if self._shared is not None else self._engine
+
+    def __call__(self) -> Engine:
+        if self._shared is not None:
+            return self._shared()
+        engine = self._engine
+        if engine is None:
+            with self._lock:  # one build even when a local gateway shares the module
+                if self._engine is None:
+                    self._engine = Engine.build(Settings.from_env(os.environ))
+                engine = self._engine
+        return engine
+
+
+_shared: ContextVar[ContainerEngine | None] = ContextVar("magnetar_shared_engine", default=None)
+
+
+def container_engine() -> ContainerEngine:
+    """A handler module's engine, built lazily on its first invocation (``ContainerEngine``):
+    ``engine = http.container_engine()`` at module level, ``engine().subscriptions`` in a
+    route."""
+    return ContainerEngine()
+
+
+@contextmanager
+def injected_engine(engine: Engine) -> Iterator[Engine]:
+    """Within the block (this thread / context only), ``container_engine`` makes engines that
+    return ``engine``: load a handler module inside it to run the handler on an engine built
+    elsewhere (e.g. on in-memory adapters) instead of one built from the environment."""
+    token = _injected.set(engine)
+    try:
+        yield engine
+    finally:
+        _injected.reset(token)
+
+
+@contextmanager
+def shared_engine(engine: ContainerEngine) -> Iterator[ContainerEngine]:
+    """Within the block (this thread / context only), ``container_engine`` makes engines that
+    defer to ``engine``: handler modules loaded inside it share one engine per container (the
+    function-URL front door's apps), built once, on the first request of any of them."""
+    token = _shared.set(engine)
+    try:
+        yield engine
+    finally:
+        _shared.reset(token)
