@@ -73,16 +73,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.duration <= 0 or args.warmup < 0 or args.concurrency < 1:
         parser.error("--duration must be positive, --warmup not negative, --concurrency at least 1")
     profile = Profile(lambda_concurrency=args.concurrency, cold_starts=args.cold_starts)
-    # the engine logs each failed commit as a fault; the report counts them instead
-    logging.getLogger("magnetar_core").setLevel(logging.CRITICAL)
+    # the engine logs each failed commit as a fault; the report counts them instead (the
+    # level is put back after the run: a caller in the same process keeps its logs)
+    engine_log = logging.getLogger("magnetar_core")
+    level = engine_log.level
+    engine_log.setLevel(logging.CRITICAL)
     results = []
-    for name in names:
-        results.append(run(SCENARIOS[name], args.seed, args.duration, args.warmup, profile))
-        if not args.json:
-            print(
-                _table(results[-1:]).splitlines()[-1] if len(results) > 1 else _table(results),
-                flush=True,
-            )
+    try:
+        for name in names:
+            results.append(run(SCENARIOS[name], args.seed, args.duration, args.warmup, profile))
+            if not args.json:
+                print(
+                    _table(results[-1:]).splitlines()[-1] if len(results) > 1 else _table(results),
+                    flush=True,
+                )
+    finally:
+        engine_log.setLevel(level)
     if args.json:
         print(json.dumps({"model": "aws-shaped (virtual time)", "seed": args.seed,
                           "results": results}, indent=2))  # fmt: skip
