@@ -352,6 +352,7 @@ def test_a_run_that_crashed_after_deleting_items_loses_nothing_and_the_full_pass
     ids = [producer.send(b"x" * (5000 if i % 2 == 0 else 1)) for i in range(4)]  # 0, 2: S3
     for _ in range(3):
         consumer.acknowledge(consumer.receive(10_000))
+    _await_backlog(local_stack, topic, "s", 1)  # the SDK sends its acks in groups, later
     env = local_stack.environment
     args = parse_args(
         ["--bucket", env["ENTRIES_BUCKET"], "--topics-table", env["TOPICS_TABLE"],
@@ -420,3 +421,17 @@ def test_an_incremental_run_reads_only_what_became_expirable_since_the_last_one(
     assert (aged.entries_deleted, aged.details["index_items_read"]) == (19, 20)  # the head stays
     after = run_expire(local_stack, namespace, *lease, "--now-ms", two_hours_later)
     assert (after.entries_deleted, after.details["index_items_read"]) == (0, 1)
+
+
+def _await_backlog(local_stack, topic: str, subscription: str, wanted: int) -> None:
+    """Wait (at most 30 s) until the subscription's backlog, as the admin stats count it, is
+    ``wanted``: the acknowledgements the consumer sent have reached its cursor."""
+    url = f"{local_stack.url}/admin/v2/{topic.replace('://', '/')}/stats"
+    deadline = time.monotonic() + 30
+    backlog = None
+    while time.monotonic() < deadline:
+        backlog = requests.get(url, timeout=10).json()["subscriptions"][subscription]["msgBacklog"]
+        if backlog == wanted:
+            return
+        time.sleep(0.05)  # another process's state: nothing to wait on but its answers
+    raise AssertionError(f"backlog of {subscription} stayed {backlog}, not {wanted}")

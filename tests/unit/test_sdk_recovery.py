@@ -212,7 +212,7 @@ def test_receive_failures_are_logged_once_in_the_user_s_terms_and_the_recovery_t
 
 def test_a_stopped_service_is_reported_as_unreachable(svc, caplog):
     outage = Outage(svc)
-    client = pulsar.Client(outage.url, operation_timeout_seconds=1)
+    client = pulsar.Client(outage.url, operation_timeout_seconds=5)  # 1 s was too short for a subscribe in a loaded full run
     consumer = client.subscribe("t", "s")
     assert svc.wait_for(lambda s: s.recorded("receive"))
     with caplog.at_level(logging.WARNING, logger="magnetar"):
