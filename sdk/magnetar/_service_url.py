@@ -185,3 +185,16 @@ def announce(service: ServiceUrl, stream: TextIO | None = None) -> None:
     or defaulted rather than given."""
     if not service.explicit:
         print(f"magnetar: using {service.url}: {service.source}", file=stream or sys.stderr)
+
+
+def service_for_command(flag: str | None, stream: TextIO | None = None) -> ServiceUrl | None:
+    """The service a CLI command talks to (``resolve_service_url``), said on ``stream``
+    (stderr) when it was found or defaulted (``announce``); None, with the reason on
+    ``stream``, when several local services run where it looked (the command exits 2)."""
+    try:
+        service = resolve_service_url(flag)
+    except AmbiguousService as e:
+        print(f"error: {e}", file=stream or sys.stderr)
+        return None
+    announce(service, stream)
+    return service

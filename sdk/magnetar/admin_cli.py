@@ -49,10 +49,8 @@ from magnetar._admin_auth import AUTH_PLUGIN_HELP, authentication
 from magnetar._admin_names import namespace_arg, namespace_path, topic_arg
 from magnetar._service_url import (
     AUTH_PARAMS_HELP,
-    AmbiguousService,
     ServiceUrl,
-    announce,
-    resolve_service_url,
+    service_for_command,
 )
 from magnetar._topics import parse_topic
 from magnetar.authentication import Authentication
@@ -303,12 +301,9 @@ def serve(
     request ``make_request`` builds; default this module's) and print the answer or the
     error; returns the exit status: 0, 1 (the service refused: Pulsar's error name and
     reason; the verb failed), 2 (a usage error). Also ``magnetar functions``'."""
-    try:
-        service = resolve_service_url(args.service_url)
-    except AmbiguousService as e:
-        print(f"error: {e}", file=sys.stderr)
+    service = service_for_command(args.service_url)
+    if service is None:
         return 2
-    announce(service)
     import magnetar
 
     try:

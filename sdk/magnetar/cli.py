@@ -47,11 +47,9 @@ from datetime import timedelta
 from magnetar._service_url import (
     AUTH_PARAMS_HELP,
     DEFAULT_SERVICE_URL,
-    AmbiguousService,
     ServiceUrl,
-    announce,
     auth_token,
-    resolve_service_url,
+    service_for_command,
 )
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
@@ -286,12 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return status() if args.command == "status" else stop(args.pid)
     handlers = {"produce": _produce, "consume": _consume}
-    try:
-        service = resolve_service_url(args.service_url)
-    except AmbiguousService as e:
-        print(f"error: {e}", file=sys.stderr)
+    service = service_for_command(args.service_url)
+    if service is None:
         return 2
-    announce(service)
     try:
         return handlers[args.command](args, service)
     except Exception as e:

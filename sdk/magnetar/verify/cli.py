@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 
 from magnetar._admin_auth import AUTH_PLUGIN_HELP, authentication
-from magnetar._service_url import AUTH_PARAMS_HELP, AmbiguousService, announce, resolve_service_url
+from magnetar._service_url import AUTH_PARAMS_HELP, service_for_command
 from magnetar.verify.context import Deadline, Service, VerifyContext, WebhookOptions
 from magnetar.verify.report import Report
 from magnetar.verify.runner import run_checks
@@ -96,12 +96,9 @@ def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))  # SystemExit(2) on a usage error
     import magnetar
 
-    try:
-        service_url = resolve_service_url(args.service_url)
-    except AmbiguousService as e:  # several local services here: which one is for the user
-        print(f"error: {e}", file=sys.stderr)
+    service_url = service_for_command(args.service_url)
+    if service_url is None:  # several local services here: which one is for the user
         return EXIT_USAGE
-    announce(service_url)
     try:
         auth = authentication(args.auth_plugin, args.auth_params, service_url)
         client = magnetar.Client(service_url.url, authentication=auth,
