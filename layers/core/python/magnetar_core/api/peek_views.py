@@ -21,7 +21,6 @@ key, properties and times; the ``X-Pulsar-*`` headers are the same.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import re
@@ -30,6 +29,7 @@ from datetime import UTC, datetime
 from aws_lambda_powertools.event_handler import Response
 
 from magnetar_core.api.http import ENTRY_CONTENT_TYPE
+from magnetar_core.api.views import message_fields
 from magnetar_core.services.entries import opaque_entry
 from magnetar_core.services.peeking import Peeked
 from magnetar_wire import decode_entry, read_metadata
@@ -91,15 +91,8 @@ def _decoded(headers: dict[str, str], entry: DecodedEntry) -> dict:
     for index, m in enumerate(entry.messages):
         item: dict = {
             "batchIndex": index if entry.header.batched and not encrypted else -1,
-            "payload": base64.b64encode(m.payload).decode(),
-            "properties": dict(m.properties),
-            "publishTime": m.publish_time_ms,
-            "eventTime": m.event_time_ms,
-            "sequenceId": m.sequence_id,
-            "nullValue": m.null_value,
+            **message_fields(m),
         }
-        if m.key is not None:
-            item["key"] = m.key
         if not encrypted:
             with contextlib.suppress(UnicodeDecodeError):
                 item["text"] = m.payload.decode("utf-8")

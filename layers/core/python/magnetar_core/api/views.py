@@ -129,6 +129,22 @@ def _url_range(d: DeliveredEntry) -> dict:
     return {"offset": d.url_range[0], "length": d.url_range[1]}
 
 
+def message_fields(m: EntryMessage) -> dict[str, Any]:
+    """A message's own fields in the people's JSON shape (payload in base64; ``key`` only
+    when it has one): what a receive and a peek both show of it."""
+    fields: dict[str, Any] = {
+        "payload": base64.b64encode(m.payload).decode(),
+        "properties": dict(m.properties),
+        "publishTime": m.publish_time_ms,
+        "eventTime": m.event_time_ms,
+        "sequenceId": m.sequence_id,
+        "nullValue": m.null_value,
+    }
+    if m.key is not None:
+        fields["key"] = m.key
+    return fields
+
+
 def messages(delivered: list[DeliveredEntry]) -> dict:
     """People's shape: one JSON object per message, payloads in base64."""
     out = []
@@ -136,18 +152,11 @@ def messages(delivered: list[DeliveredEntry]) -> dict:
     for d, entry, batch, m in delivered_messages(delivered):
         item: dict[str, Any] = {
             "messageId": format_message_id(d.ledger_id, d.entry_id, d.partition, batch),
-            "payload": base64.b64encode(m.payload).decode(),
-            "properties": dict(m.properties),
-            "publishTime": m.publish_time_ms,
-            "eventTime": m.event_time_ms,
+            **message_fields(m),
             "redeliveryCount": d.redelivery_count,
             "producerName": entry.producer_name,
-            "sequenceId": m.sequence_id,
-            "nullValue": m.null_value,
             "topic": str(d.topic),
         }
-        if m.key is not None:
-            item["key"] = m.key
         if m.ordering_key is not None:
             item["orderingKey"] = base64.b64encode(m.ordering_key).decode()
         if entry.encryption is not None:  # the whole entry, still encrypted (no key here)
