@@ -5,7 +5,7 @@ With the channel (the default) the consumer goes to sleep on the local stack's W
 after two empty long-polls; the run shortens the SDK's keepalive to ``keepalive_seconds``
 so the measured window holds several keepalive cycles (each: one ``watch`` message, one
 channel function invocation, its DynamoDB requests, one receive without waiting), and
-scales one cycle to the real keepalive (``magnetar._notify.KEEPALIVE_SECONDS``, 9 min).
+scales one cycle to the real keepalive (``magnetar._transport.notify.KEEPALIVE_SECONDS``, 9 min).
 Per month: those cycles, the WebSocket connection minutes (always connected) and a
 reconnect every ``RECONNECT_SECONDS`` ($connect, $disconnect, a watch). ``--no-channel``
 measures today's long-polling consumer instead. Prices: shared/PRICES.md and API Gateway's
@@ -62,7 +62,7 @@ def run_idle(seconds: float, channel: bool = True, keepalive_s: float = 10.0) ->
     """Start a stack, let one Shared consumer idle for ``seconds``, wake it with one
     produce; returns the report (see the module)."""
     import magnetar as pulsar
-    from magnetar import _notify
+    from magnetar._transport import notify as _notify
     from magnetar_core.adapters.aws.clients import REQUESTS
     from magnetar_local.stack import LocalStack
 

@@ -6,7 +6,7 @@ Magnetar API (``http://127.0.0.1:8080`` locally).
 
 from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
 from . import exceptions, schema
-from ._crypto import CryptoKeyReader
+from ._encryption.key_reader import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -21,7 +21,6 @@ from ._enums import (
     RegexSubscriptionMode,
     Result,
 )
-from ._failover import AutoClusterFailover
 from ._logger import ConsoleLogger, FileLogger
 from ._policies import (
     ConsumerBatchReceivePolicy,
@@ -29,7 +28,8 @@ from ._policies import (
     ConsumerKeySharedPolicy,
     MultiplierRedeliveryBackoff,
 )
-from ._service_info import ServiceInfo, ServiceInfoProvider
+from ._transport.failover import AutoClusterFailover
+from ._transport.service_info import ServiceInfo, ServiceInfoProvider
 from .authentication import (
     Authentication,
     AuthenticationAthenz,

@@ -99,7 +99,7 @@ class RegexSubscriptionMode(enum.IntEnum):
 class ConsumerCryptoFailureAction(enum.IntEnum):
     """What a consumer or reader does with a message it cannot decrypt (C++ client's
     numbers): FAIL leaves it undelivered, DISCARD acknowledges it, CONSUME delivers it
-    still encrypted (see ``magnetar._encrypted``)."""
+    still encrypted (see ``magnetar._consumer.encrypted``)."""
 
     FAIL = 0
     DISCARD = 1

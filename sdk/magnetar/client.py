@@ -7,9 +7,10 @@ import weakref
 from typing import Any
 
 from . import exceptions as exc
-from ._client_options import client_settings
-from ._crypto import CryptoKeyReader
-from ._encrypted import Crypto
+from ._client.options import client_settings
+from ._consumer.encrypted import Crypto
+from ._consumer.receiver import ConsumerCore
+from ._encryption.key_reader import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -21,18 +22,17 @@ from ._enums import (
     ProducerAccessMode,
     RegexSubscriptionMode,
 )
-from ._growth import PARTITIONS_UPDATE_INTERVAL_S
-from ._http import Transport
 from ._policies import (
     ConsumerBatchReceivePolicy,
     ConsumerDeadLetterPolicy,
     ConsumerKeySharedPolicy,
     MultiplierRedeliveryBackoff,
 )
-from ._receiver import ConsumerCore
-from ._sender import SenderCore
-from ._service_info import ServiceInfo, ServiceInfoProvider
+from ._producer.growth import PARTITIONS_UPDATE_INTERVAL_S
+from ._producer.sender import SenderCore
 from ._topics import TopicName, parse_topic
+from ._transport.http import Transport
+from ._transport.service_info import ServiceInfo, ServiceInfoProvider
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
 from .consumer import Consumer
@@ -63,11 +63,11 @@ class Client:
                  tls_certificate_file_path: str | None = None,
                  memory_limit_bytes: int = 64 * 1024 * 1024) -> None:  # fmt: skip
         """pulsar-client 3.13's arguments, in its order, with its type checks; what each
-        becomes over HTTP(S) is in ``magnetar._client_options`` (several are documented
+        becomes over HTTP(S) is in ``magnetar._client.options`` (several are documented
         no-ops, listed in README.md "pulsar-client options"). Timeouts: seconds
         (``operation_timeout_seconds``) and ms (``connection_timeout_ms``). ``service_url``
         is the Magnetar API's HTTP(S) URL or a ``ServiceInfoProvider`` (``AutoClusterFailover``)
-        that names the deployment and switches it (``magnetar._failover``), closed with it.
+        that names the deployment and switches it (``magnetar._transport.failover``), closed with it.
 
         Raises:
             ValueError: a wrong type (``Argument X is expected to be of type ...``), a
@@ -151,12 +151,12 @@ class Client:
         Registers the producer (``POST .../producers``, per partition); ``WaitForExclusive``
         blocks until the topic is free. ``hashing_scheme`` (a Magnetar extra) picks how keyed
         messages hash to partitions (``JavaStringHash`` by default, or ``Murmur3_32Hash``);
-        routing is described in ``magnetar._routing``. ``encryption_key`` (pulsar-client's)
+        routing is described in ``magnetar._producer.routing``. ``encryption_key`` (pulsar-client's)
         and ``encryption_keys`` (several names, as the Java client's ``addEncryptionKey``)
         encrypt every entry end to end with the public keys of ``crypto_key_reader``.
         """
         self._check_open()
-        from ._producer_setup import open_producer
+        from ._client.producer_setup import open_producer
 
         return open_producer(self, locals())
 
@@ -191,7 +191,7 @@ class Client:
         ``topic`` is a name, a list of names, or a compiled regex over one namespace
         (``re.compile("persistent://public/default/finance-.*")``), re-listed every
         ``pattern_auto_discovery_period`` seconds to pick up new topics (see
-        ``magnetar._multitopic``). A partitioned topic is consumed on all its partitions.
+        ``magnetar._consumer.multitopic``). A partitioned topic is consumed on all its partitions.
 
         Redelivery (times in ms): ``negative_acknowledge`` sends the message back after
         ``negative_ack_redelivery_delay_ms``, or after ``negative_ack_redelivery_backoff``'s
@@ -199,10 +199,10 @@ class Client:
         client); the service holds it for the delay. With ``unacked_messages_timeout_ms``
         (>= 10000; None / 0: off) a message not acknowledged in time is sent back, checked
         every ``tick_duration_ms`` (C++ client's name), after the optional
-        ``ack_timeout_redelivery_backoff`` (see ``magnetar._acks``). ``dead_letter_policy``
+        ``ack_timeout_redelivery_backoff`` (see ``magnetar._consumer.acks.tracker``). ``dead_letter_policy``
         has the service publish a message delivered ``max_redeliver_count + 1`` times to the
         dead-letter topic. ``enable_retry`` subscribes to the retry letter topic too and
-        allows ``Consumer.reconsume_later`` (see ``magnetar._retry``).
+        allows ``Consumer.reconsume_later`` (see ``magnetar._consumer.retry``).
 
         Raises:
             ValueError: wrong argument types; ``unacked_messages_timeout_ms`` below 10000;
@@ -214,7 +214,7 @@ class Client:
             OperationNotSupported: ``enable_retry`` with a regex.
         """
         self._check_open()
-        from ._subscribe import open_consumer
+        from ._client.subscribe import open_consumer
 
         return open_consumer(self, locals())
 
@@ -235,7 +235,7 @@ class Client:
         topic's compacted view (the latest message per key) up to the compaction horizon,
         then the live log. ``schema`` decodes ``Message.value()``. ``crypto_key_reader``
         decrypts end-to-end encrypted messages; ``crypto_failure_action`` says what to do
-        with one it cannot decrypt (``magnetar._encrypted``). ``subscription_role_prefix`` is
+        with one it cannot decrypt (``magnetar._consumer.encrypted``). ``subscription_role_prefix`` is
         a type-checked no-op (a reader's subscription name is generated).
         Raises ValueError (argument types), InvalidTopicName, CryptoError (a key reader
         without the ``cryptography`` package).

@@ -6,13 +6,13 @@ import time
 import weakref
 from typing import Any
 
-from . import _positions
 from . import exceptions as exc
-from ._acks import AckTracker, Redelivery
+from ._consumer import positions as _positions
+from ._consumer.acks.tracker import AckTracker, Redelivery
+from ._consumer.receiver import ConsumerCore, Sub
+from ._consumer.retry import RetryLetters, delay_ms_of
 from ._enums import ConsumerType
 from ._policies import DEFAULT_BATCH_RECEIVE
-from ._receiver import ConsumerCore, Sub
-from ._retry import RetryLetters, delay_ms_of
 from ._validate import check_type_or_none
 from .message import Message, MessageId
 
@@ -128,7 +128,7 @@ class Consumer:
         publish a copy to the retry letter topic, then acknowledge ``message`` (needs
         ``enable_retry=True``; after the dead letter policy's ``max_redeliver_count``
         reconsumptions the copy goes to the dead-letter topic). ``properties`` are added to
-        the copy's. Properties, topics and the at-least-once window: ``magnetar._retry``.
+        the copy's. Properties, topics and the at-least-once window: ``magnetar._consumer.retry``.
 
         Raises:
             InvalidConfiguration: the consumer was subscribed without ``enable_retry``.

@@ -24,7 +24,7 @@ class EncryptionKey:
 
     @property
     def value(self) -> bytes:
-        """The wrapped data key (RSA-OAEP or ECIES, see magnetar._e2e)."""
+        """The wrapped data key (RSA-OAEP or ECIES, see magnetar._encryption.cipher)."""
         return self._value
 
     @property

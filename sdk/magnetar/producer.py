@@ -11,9 +11,9 @@ from typing import Any
 
 from . import exceptions as exc
 from ._enums import HashingScheme, PartitionsRoutingMode, Result
-from ._growth import PartitionWatch
-from ._routing import Router, java_string_hash
-from ._sender import SenderCore
+from ._producer.growth import PartitionWatch
+from ._producer.routing import Router, java_string_hash
+from ._producer.sender import SenderCore
 from ._validate import check_type, check_type_or_none
 from .message import Message, MessageId
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from . import _positions
-from ._encrypted import Crypto
+from ._consumer import positions as _positions
+from ._consumer.encrypted import Crypto
+from ._consumer.multitopic import subscribe_topic
+from ._consumer.receiver import ConsumerCore
 from ._enums import ConsumerType
-from ._multitopic import subscribe_topic
-from ._receiver import ConsumerCore
-from ._registration import declared_schema
+from ._producer.registration import declared_schema
 from ._topics import TopicName
 from .consumer import Consumer
 from .message import Message, MessageId
@@ -28,7 +28,7 @@ class Reader:
                  schema: Any = None, subscription: str | None = None,
                  crypto: Crypto | None = None) -> None:  # fmt: skip
         """``subscription``: the cursor's name (a table view's; default ``reader-<random>``);
-        ``crypto``: end-to-end decryption (``magnetar._encrypted``)."""
+        ``crypto``: end-to-end decryption (``magnetar._consumer.encrypted``)."""
         body = {"subscriptionType": "Exclusive", "durable": False,
                 "startMessageId": _positions.id_text(start_message_id),
                 "startMessageIdInclusive": inclusive}  # fmt: skip

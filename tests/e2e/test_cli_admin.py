@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from magnetar.cli import main
+from magnetar.cli.main import main
 
 
 def admin(capsys, url: str, *args: str) -> tuple[int, str, str]:

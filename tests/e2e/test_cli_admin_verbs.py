@@ -8,7 +8,7 @@ import json
 import uuid
 
 import magnetar
-from magnetar.cli import main
+from magnetar.cli.main import main
 
 
 def admin(capsys, url: str, *args: str) -> tuple[int, str, str]:

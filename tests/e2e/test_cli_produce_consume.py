@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_cli(url: str, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, MAGNETAR_SERVICE_URL=url,
                PYTHONPATH=os.pathsep.join(str(ROOT / p) for p in ("sdk", "layers/core/python")))  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "magnetar.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "magnetar.cli.main", *args], env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 

@@ -10,7 +10,7 @@ import time
 import uuid
 
 import magnetar as pulsar
-from magnetar.cli import main
+from magnetar.cli.main import main
 
 CODE = textwrap.dedent("""
     import magnetar as pulsar

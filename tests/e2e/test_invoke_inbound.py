@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import magnetar as pulsar
-from magnetar import cli
+from magnetar.cli import main as cli
 
 SAMPLES = Path(__file__).resolve().parents[2] / "events" / "inbound"
 EVENTS_TOPIC = "persistent://public/default/inbound-events"  # the template's default route

@@ -151,7 +151,7 @@ def fresh_service(tmp_path):
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["MAGNETAR_HOME"] = str(home)
     env["PYSPARK_SUBMIT_ARGS"] = spark_submit_args_for_tests()
-    command = [sys.executable, "-m", "magnetar.cli", "local", "--port", "0"]
+    command = [sys.executable, "-m", "magnetar.cli.main", "local", "--port", "0"]
     service = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # fmt: skip
     try:

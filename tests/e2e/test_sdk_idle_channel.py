@@ -15,8 +15,9 @@ import pytest
 import requests
 
 import magnetar as pulsar
-from magnetar import _notify, _polling
-from magnetar._notify import Channel
+from magnetar._consumer import polling as _polling
+from magnetar._transport import notify as _notify
+from magnetar._transport.notify import Channel
 
 QUIET_S = 1.0
 """The idle window counted (a measurement: nothing to await)."""

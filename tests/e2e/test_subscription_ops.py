@@ -9,7 +9,7 @@ import urllib.request
 import uuid
 
 import magnetar as pulsar
-from magnetar.cli import main
+from magnetar.cli.main import main
 
 
 def admin(capsys, url: str, *args: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 import magnetar as pulsar
-from magnetar.cli import main
+from magnetar.cli.main import main
 
 
 def admin(capsys, url: str, *args: str) -> tuple[int, str, str]:

@@ -9,7 +9,7 @@ import pickle
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from magnetar import _e2e
+from magnetar._encryption import cipher as _e2e
 from magnetar_jobs.compact_topic_extract import entry_row
 from magnetar_jobs.compact_topic_load import kept_entry_bytes
 from magnetar_wire import EntryMessage, encode_entry

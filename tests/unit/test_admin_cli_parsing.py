@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from magnetar import _admin_output as out
-from magnetar import cli
-from magnetar._admin_auth import authentication
-from magnetar._admin_units import retention_mb, retention_minutes, seconds, size_bytes
-from magnetar._service_url import ServiceUrl
 from magnetar.authentication import AuthenticationToken
+from magnetar.cli import admin_output as out
+from magnetar.cli import main as cli
+from magnetar.cli.admin_auth import authentication
+from magnetar.cli.admin_units import retention_mb, retention_minutes, seconds, size_bytes
+from magnetar.cli.service_url import ServiceUrl
 
 NOWHERE = "http://127.0.0.1:9"  # nothing listens: a request sent would fail with status 1
 

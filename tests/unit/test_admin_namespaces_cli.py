@@ -11,9 +11,9 @@ import json
 import pytest
 
 import magnetar
-from magnetar import cli
-from magnetar.admin_topic_lifecycle_cli import CompactionFailed
-from magnetar.admin_topic_lifecycle_cli import run as topic_run
+from magnetar.cli import main as cli
+from magnetar.cli.admin_topic_lifecycle import CompactionFailed
+from magnetar.cli.admin_topic_lifecycle import run as topic_run
 
 NS = "public/default"
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from magnetar import cli
+from magnetar.cli import main as cli
 
 NS = "public/default"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import magnetar
-from magnetar import cli
+from magnetar.cli import main as cli
 
 TOPIC = "persistent://public/default/cli-topic"
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 import magnetar
-from magnetar import cli
-from magnetar.admin_topics_cli import message_id_body, relative_ms
+from magnetar.cli import main as cli
+from magnetar.cli.admin_topics import message_id_body, relative_ms
 
 TOPIC = "persistent://public/default/cli-ops"
 

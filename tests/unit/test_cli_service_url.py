@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from magnetar import cli
-from magnetar._service_url import DEFAULT_SERVICE_URL, AmbiguousService, resolve_service_url
+from magnetar.cli import main as cli
+from magnetar.cli.service_url import DEFAULT_SERVICE_URL, AmbiguousService, resolve_service_url
 
 LIVE, OTHER, DEAD = 4242, 4343, 4444
 
@@ -113,7 +113,9 @@ def test_the_record_magnetar_local_writes_is_the_one_the_cli_reads(tmp_path):
     assert resolve_service_url(None, {}, tmp_path).url == DEFAULT_SERVICE_URL
 
 
-def test_a_url_the_cli_found_is_said_on_stderr_and_a_given_one_is_not(tmp_path, monkeypatch, capsys):
+def test_a_url_the_cli_found_is_said_on_stderr_and_a_given_one_is_not(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MAGNETAR_SERVICE_URL", raising=False)
     monkeypatch.delenv("MAGNETAR_HOME", raising=False)
@@ -135,7 +137,9 @@ def test_the_cli_refuses_to_guess_between_two_services(tmp_path, monkeypatch, ca
     assert capsys.readouterr().err.count("2 local services run here") == 2
 
 
-def test_status_lists_the_running_services_and_says_when_there_is_none(tmp_path, monkeypatch, capsys):
+def test_status_lists_the_running_services_and_says_when_there_is_none(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MAGNETAR_HOME", raising=False)
     assert cli.main(["status"]) == 0
@@ -161,7 +165,7 @@ def test_version_prints_the_clients_version(capsys):
 
 
 def test_admin_takes_the_service_url_after_the_verb_too():
-    from magnetar.admin_cli import hoist_global_options
+    from magnetar.cli.admin import hoist_global_options
 
     argv = ["tenants", "list", "--service-url", "http://x:1", "--auth-params=token:t"]
     assert hoist_global_options(argv) == [

@@ -30,7 +30,7 @@ CLIENT_DEPENDENCIES = {
 TOKENS_EXTRA = {"jwt": "pyjwt", "cryptography": "cryptography"}
 TOKENS_MODULES = {"magnetar_wire/tokens.py", "magnetar_wire/token_keys.py"}
 # the `encryption` extra (cryptography): only the pure cipher module of end-to-end encryption
-ENCRYPTION_MODULES = {"magnetar/_e2e.py"}
+ENCRYPTION_MODULES = {"magnetar/_encryption/cipher.py"}
 # the schema extras: import name -> distribution, and the only client module importing each
 SCHEMA_EXTRAS = {"avro": {"fastavro": "fastavro"}, "protobuf": {"google": "protobuf"}}
 SCHEMA_MODULES = {"fastavro": {"magnetar/schema/schema_avro.py"},
@@ -74,7 +74,7 @@ def test_the_client_wheel_holds_only_the_sdk_and_the_wire_codec_with_py_typed(wh
     assert {
         "magnetar/py.typed",
         "magnetar/client.py",
-        "magnetar/cli.py",
+        "magnetar/cli/main.py",
         "magnetar/schema/definition.py",
     } <= set(wheel.namelist())
     assert "magnetar/asyncio/__init__.py" in wheel.namelist()  # subpackages are listed one by one
@@ -97,7 +97,7 @@ def test_the_client_wheel_requires_only_the_clients_pinned_dependencies(wheel):
     assert all("==" in r for r in every), every
     assert not {_name(r) for r in every} & SERVER_SIDE
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
-    assert "magnetar = magnetar.cli:main" in wheel.read(entry_points).decode()
+    assert "magnetar = magnetar.cli.main:main" in wheel.read(entry_points).decode()
 
 
 def test_every_module_of_the_client_wheel_imports_only_the_stdlib_itself_or_its_dependencies(
@@ -121,7 +121,7 @@ def test_every_module_of_the_client_wheel_imports_only_the_stdlib_itself_or_its_
     extras = set(TOKENS_EXTRA) | set(SCHEMA_MODULES)
     assert {m: files for m, files in found.items() if m not in allowed | extras} == {}
     assert set(CLIENT_DEPENDENCIES) <= set(found)  # the check sees the real imports
-    # the `tokens` extra's libraries only in the token codec (magnetar.tokens goes through it)
+    # the `tokens` extra's libraries only in the token codec (magnetar.cli.tokens goes through it)
     assert set().union(*(found[m] for m in TOKENS_EXTRA)) == TOKENS_MODULES | ENCRYPTION_MODULES
     assert found["jwt"] <= TOKENS_MODULES  # the encryption extra needs no PyJWT
     # each schema extra's library only in its schema module, imported there on first use

@@ -203,7 +203,7 @@ def test_the_cursor_item_carries_the_policy_and_the_outbox():
 
 
 def test_an_encrypted_entry_moves_whole_with_its_ciphertext_and_new_properties():
-    from magnetar import _e2e
+    from magnetar._encryption import cipher as _e2e
     from magnetar_wire import read_metadata, stored_payload
 
     key = _e2e.ec.generate_private_key(_e2e.ec.SECP256R1())

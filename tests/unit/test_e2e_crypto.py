@@ -1,4 +1,4 @@
-"""End-to-end encryption, the pure parts: magnetar._e2e (AES-256-GCM data keys wrapped
+"""End-to-end encryption, the pure parts: magnetar._encryption.cipher (AES-256-GCM data keys wrapped
 with RSA-OAEP or ECIES) and encrypted entries in the wire codec (magnetar_wire)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from magnetar import _e2e
+from magnetar._encryption import cipher as _e2e
 from magnetar_wire import (
     Codec,
     EncryptedEntry,

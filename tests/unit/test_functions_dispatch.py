@@ -15,7 +15,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from magnetar.functions_cli import parser, request
+from magnetar.cli.functions import parser, request
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.adapters.targets import Targets

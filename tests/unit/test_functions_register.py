@@ -10,7 +10,7 @@ import textwrap
 
 import requests
 
-from magnetar.cli import main
+from magnetar.cli.main import main
 
 PATH = "/admin/v3/functions/public/default/exclaim"
 CODE = textwrap.dedent("""

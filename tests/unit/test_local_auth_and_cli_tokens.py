@@ -11,8 +11,8 @@ import stat
 import pytest
 
 import magnetar as pulsar
-from magnetar import cli
-from magnetar._service_url import ServiceUrl
+from magnetar.cli import main as cli
+from magnetar.cli.service_url import ServiceUrl
 from magnetar_local import main as local_main
 from magnetar_local.auth import LocalAuth
 from magnetar_local.stack import LocalStack

@@ -15,7 +15,7 @@ from edge_http import assert_error, call
 from schema_samples import V1, V2_DEFAULT, V2_REQUIRED, avro
 
 import magnetar as pulsar
-from magnetar._writer_schemas import WriterSchemas
+from magnetar._consumer.writer_schemas import WriterSchemas
 from magnetar.schema import AUTO_CONSUME, Integer, JsonSchema, Record, String, StringSchema
 from magnetar_local.memory_service import MemoryService
 

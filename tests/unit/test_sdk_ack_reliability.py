@@ -10,7 +10,7 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar import _acks
+from magnetar._consumer.acks import tracker as _acks
 from magnetar_chaos.observer import observing
 from magnetar_chaos.run import chaos_run
 from magnetar_chaos.workload import Workload

@@ -186,7 +186,7 @@ def test_message_id_rejects_non_int_parts():
 
 
 def test_cli_entry_point_is_importable_and_local_is_lazy(monkeypatch):
-    from magnetar import cli
+    from magnetar.cli import main as cli
 
     calls = []
     fake = type("M", (), {"run": staticmethod(lambda argv: calls.append(argv) or 0)})

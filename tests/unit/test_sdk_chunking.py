@@ -8,7 +8,7 @@ import pytest
 import requests
 
 import magnetar as pulsar
-from magnetar import _chunks
+from magnetar._consumer import chunks as _chunks
 from magnetar_wire import ChunkInfo, EntryMessage, encode_entry
 
 TOPIC = "persistent/public/default/t"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from magnetar import cli
+from magnetar.cli import main as cli
 
 
 def test_produce_sends_each_message_n_times_and_reports_the_count(svc, capsys):

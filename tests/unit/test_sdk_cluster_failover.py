@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 import magnetar as pulsar
-from magnetar._failover import PROBE_PATH, http_probe
+from magnetar._transport.failover import PROBE_PATH, http_probe
 from magnetar_local.memory_service import MemoryService
 
 A, B, C = (pulsar.ServiceInfo(f"http://{h}.example:8080") for h in ("a", "b", "c"))

@@ -9,7 +9,8 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar import _acks, _receiver
+from magnetar._consumer import receiver as _receiver
+from magnetar._consumer.acks import tracker as _acks
 from magnetar_local.memory_service import sdk_threads, topic_name
 
 

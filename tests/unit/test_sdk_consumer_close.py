@@ -11,8 +11,8 @@ import threading
 import time
 
 import magnetar as pulsar
-from magnetar import _acks
 from magnetar import asyncio as pulsar_asyncio
+from magnetar._consumer.acks import tracker as _acks
 
 SHARED = pulsar.ConsumerType.Shared
 

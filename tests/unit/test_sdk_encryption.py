@@ -13,7 +13,7 @@ from crypto_keys import key_reader
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 import magnetar as pulsar
-from magnetar._crypto import entry_encrypter
+from magnetar._encryption.key_reader import entry_encrypter
 from magnetar_core.api.views import messages
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.triggers.delivery import records_of
@@ -22,8 +22,6 @@ from magnetar_wire.names import TopicName
 
 Action = pulsar.ConsumerCryptoFailureAction
 SECRET = b"attack at dawn"
-
-
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +50,9 @@ class ByName(pulsar.CryptoKeyReader):
 
 
 @pytest.mark.parametrize("kind", ["rsa", "ec"])
-def test_an_encrypted_message_reaches_a_consumer_and_a_reader_with_the_private_key(client, keys, kind):
+def test_an_encrypted_message_reaches_a_consumer_and_a_reader_with_the_private_key(
+    client, keys, kind
+):
     consumer = client.subscribe("t", "s", crypto_key_reader=keys[kind])
     reader = client.create_reader("t", pulsar.MessageId.earliest, crypto_key_reader=keys[kind])
     producer = client.create_producer("t", encryption_key="app", crypto_key_reader=keys[kind],

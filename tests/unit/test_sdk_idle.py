@@ -9,8 +9,8 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from magnetar._notify import IDLE_POLLS, IdleState, channel_for
-from magnetar._polling import idle_after
+from magnetar._consumer.polling import idle_after
+from magnetar._transport.notify import IDLE_POLLS, IdleState, channel_for
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 from tls_support import Pki, https_server, make_pki
 
 import magnetar as pulsar
-from magnetar._long_poll import LongPoll
+from magnetar._transport.long_poll import LongPoll
 
 UNREACHABLE = "http://127.0.0.1:9"  # a request would fail with ConnectError
 

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar import _acks
+from magnetar._consumer.acks import tracker as _acks
 from magnetar_local.memory_service import MemoryService, sdk_threads
 
 SHARED = pulsar.ConsumerType.Shared
@@ -212,7 +212,9 @@ def test_receive_failures_are_logged_once_in_the_user_s_terms_and_the_recovery_t
 
 def test_a_stopped_service_is_reported_as_unreachable(svc, caplog):
     outage = Outage(svc)
-    client = pulsar.Client(outage.url, operation_timeout_seconds=5)  # 1 s was too short for a subscribe in a loaded full run
+    client = pulsar.Client(
+        outage.url, operation_timeout_seconds=5
+    )  # 1 s was too short for a subscribe in a loaded full run
     consumer = client.subscribe("t", "s")
     assert svc.wait_for(lambda s: s.recorded("receive"))
     with caplog.at_level(logging.WARNING, logger="magnetar"):

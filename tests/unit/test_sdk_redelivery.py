@@ -9,8 +9,8 @@ import time
 import pytest
 
 import magnetar as pulsar
-from magnetar import _acks
-from magnetar._acks import AckTracker, Redelivery
+from magnetar._consumer.acks import tracker as _acks
+from magnetar._consumer.acks.tracker import AckTracker, Redelivery
 
 
 class FakeClock:

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 import magnetar as pulsar
-from magnetar._routing import Router, java_string_hash, murmur3_32, partition_of_key
+from magnetar._producer.routing import Router, java_string_hash, murmur3_32, partition_of_key
 from magnetar_local.memory_service import MemoryService
 
 N = 4

@@ -11,7 +11,7 @@ import pytest
 from edge_http import call
 
 import magnetar as pulsar
-from magnetar._growth import PartitionWatch
+from magnetar._producer.growth import PartitionWatch
 
 TOPIC = "persistent://public/default/ops"
 

@@ -1,4 +1,4 @@
-"""`magnetar tokens` verbs (magnetar.tokens.main): Pulsar's `pulsar tokens` flags and files."""
+"""`magnetar tokens` verbs (magnetar.cli.tokens.main): Pulsar's `pulsar tokens` flags and files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from magnetar import tokens as cli
+from magnetar.cli import tokens as cli
 from magnetar_wire import tokens
 
 NOW_S = 1_800_000_000

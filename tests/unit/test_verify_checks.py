@@ -10,9 +10,9 @@ import requests
 from auth_support import SUPERUSER, auth_service, bearer, token
 
 import magnetar as pulsar
-from magnetar.verify import checks_messaging, checks_service
-from magnetar.verify.context import CheckFailed, CheckSkipped, Deadline, Service, VerifyContext
-from magnetar.verify.webhook import trigger_webhook
+from magnetar.cli.verify import checks_messaging, checks_service
+from magnetar.cli.verify.context import CheckFailed, CheckSkipped, Deadline, Service, VerifyContext
+from magnetar.cli.verify.webhook import trigger_webhook
 
 
 def context(url: str, role: str | None = None, denied_role: str | None = None) -> VerifyContext:

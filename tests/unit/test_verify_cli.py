@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from magnetar import cli
+from magnetar.cli import main as cli
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from magnetar.verify.report import CheckResult, Report, Status
+from magnetar.cli.verify.report import CheckResult, Report, Status
 
 
 def _report(*rows: CheckResult) -> Report:

@@ -11,10 +11,10 @@ import time
 import pytest
 import requests
 
-from magnetar.verify import runner
-from magnetar.verify.context import CheckFailed, CheckSkipped, Deadline, VerifyContext
-from magnetar.verify.report import Status
-from magnetar.verify.webhook import Call, WebhookServer, on_this_machine, signed
+from magnetar.cli.verify import runner
+from magnetar.cli.verify.context import CheckFailed, CheckSkipped, Deadline, VerifyContext
+from magnetar.cli.verify.report import Status
+from magnetar.cli.verify.webhook import Call, WebhookServer, on_this_machine, signed
 
 CTX = VerifyContext(client=None, service=None, namespace="public/default", run_id="r1")  # type: ignore[arg-type]
 

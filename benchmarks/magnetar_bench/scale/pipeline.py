@@ -1,7 +1,7 @@
 """The SDK's ``send_async`` without batching: messages arrive at a steady rate into the
 producer's queue; one request is in flight at a time and carries every entry queued by
 then (up to 100, a multi-entry request: ``application/vnd.magnetar.entries``), as the
-SDK's sender pipelines (``magnetar._pipeline``). An entry that failed goes back to the
+SDK's sender pipelines (``magnetar._producer.pipeline``). An entry that failed goes back to the
 queue's front with those after it, in order, and is resent after the SDK's backoff."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from magnetar._service_url import TOKEN_FILE
+from magnetar.cli.service_url import TOKEN_FILE
 from magnetar_wire import token_keys, tokens
 
 DEFAULT_SUPERUSER = "admin"

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from magnetar._service_url import resolve_service_url
+from magnetar.cli.service_url import resolve_service_url
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from magnetar._service_url import SERVICES_DIR, AmbiguousService, running_services
-from magnetar._service_url import state_dir as client_state_dir
+from magnetar.cli.service_url import SERVICES_DIR, AmbiguousService, running_services
+from magnetar.cli.service_url import state_dir as client_state_dir
 from magnetar_core.settings import Settings
 from magnetar_local.launcher import SCRIPTS, LocalJobLauncher, UnknownJob
 
@@ -81,7 +81,9 @@ def read_state(folder: Path | None = None) -> dict:
         raise FileNotFoundError(f"no running local stack has a record in {folder / SERVICES_DIR}")
     if len(services) > 1:
         listed = ", ".join(service.describe() for service in services)
-        raise AmbiguousService(f"{len(services)} local stacks run with records in {folder}: {listed}")
+        raise AmbiguousService(
+            f"{len(services)} local stacks run with records in {folder}: {listed}"
+        )
     return json.loads((folder / SERVICES_DIR / f"{services[0].pid}.json").read_text())
 
 

@@ -25,7 +25,8 @@ from .. import exceptions as exc
 from .._enums import Result
 
 if TYPE_CHECKING:
-    from .._receiver import ConsumerCore
+    from magnetar._consumer.receiver import ConsumerCore
+
     from ..message import Message
 
 __all__ = ["MAX_WORKERS", "Executor", "PulsarException", "callback_future", "next_message"]

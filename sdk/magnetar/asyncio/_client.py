@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._crypto import CryptoKeyReader
+from magnetar._encryption.key_reader import CryptoKeyReader
+
 from .._enums import (
     BatchingType,
     CompressionType,

@@ -5,7 +5,7 @@ with the schema its producer wrote it with (Java's ``Schema.AUTO_CONSUME()``).
 ``JSON`` -> dict, ``AVRO`` -> dict (fastavro, with the writer's definition), INLINE
 ``KEY_VALUE`` -> ``KeyValue`` of decoded parts, anything else -> bytes. A received message
 names its writer's schema version (``Message.schema_version()``); the consumer fetches that
-version from the service's registry once (``magnetar._writer_schemas``) and
+version from the service's registry once (``magnetar._consumer.writer_schemas``) and
 ``Message.value()`` decodes with it (bytes when there is none).
 """
 

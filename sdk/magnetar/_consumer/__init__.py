@@ -1,0 +1,1 @@
+"""A consumer's and a reader's internals: the sub-consumers and their receive loops, entries turned into messages, recovery, seek, multi-topic subscriptions and the retry letter topic; acknowledgements in ``acks``."""

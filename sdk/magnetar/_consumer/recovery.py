@@ -1,0 +1,129 @@
+"""How a consumer lives through a service that fails, restarts or forgets it, as
+pulsar-client reconnects and re-subscribes by itself:
+
+- ``resubscribe``: the service forgot the consumer (ConsumerNotFound: restarted, or the lease
+  ran out) or its subscription (SubscriptionNotFound): register again with the original
+  subscribe body — same name, type, policies and initial position (the service keeps an
+  existing cursor and its acks; a missing subscription is created at the initial position,
+  as Pulsar's broker does). The sub-consumer's receiver queue is dropped, as Pulsar's client
+  clears it on reconnect: the service sends those messages again, and ids this consumer
+  acknowledged are never handed out twice (``AckTracker.is_acked``). A reader (non-durable
+  cursor) starts again after the last message it handed out.
+- ``follow_switch``: the client moved to another deployment (cluster failover,
+  ``magnetar._transport.failover``): register there as above before the next receive; a reader starts
+  again at its original start position (the ids it handed out name the other deployment's
+  messages).
+- ``Streak``: the failures of one sub-consumer's receive loop, logged in the user's terms:
+  one WARNING when receiving starts failing, DEBUG while it keeps failing (with the raw
+  error), one INFO when it works again.
+- ``run_parallel``: the close of a consumer sends its last requests for all its
+  sub-consumers at once, so close takes one request timeout, not one per partition.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from magnetar import exceptions as exc
+from magnetar._transport.failures import JitteredBackoff, describe
+
+if TYPE_CHECKING:
+    from .receiver import ConsumerCore, Sub
+
+__all__ = ["Streak", "follow_switch", "resubscribe", "run_parallel"]
+
+RECEIVE_RETRY = JitteredBackoff(base=0.1, cap=5.0)  # waits between failed receives
+
+
+def follow_switch(core: ConsumerCore, sub: Sub) -> bool:
+    """When the client switched deployments since ``sub`` registered (``Transport.switch``):
+    subscribe again there with the original body, and forget the acknowledged ids (they
+    name the other deployment's messages). True when ``sub`` is registered on the current
+    deployment now (or was already)."""
+    if sub.generation == core.t.generation:
+        return True
+    if core.acks is not None:
+        core.acks.clear_acked()
+    sub.last_taken = None  # a reader starts at its start position there
+    error = exc.ConsumerNotFound("the client switched to another deployment")
+    if not resubscribe(core, sub, sub.consumer_id, error, "the client switched deployments"):
+        return False
+    sub.lost_receive = False  # a new registration holds nothing
+    return True
+
+
+def resubscribe(
+    core: ConsumerCore,
+    sub: Sub,
+    failed_id: str,
+    error: Exception,
+    why: str = "the service had forgotten it",
+) -> bool:
+    """Register ``sub`` again after a request as consumer ``failed_id`` failed with
+    ``error`` (the service forgot it). True when ``sub`` has a live registration now (made
+    here, or by another thread since); False when it must not (unsubscribing, removed, or a
+    closing consumer whose subscription is gone: it is not created again just to close) or
+    the subscribe failed (logged; the caller retries later)."""
+    with sub.lock:
+        if sub.consumer_id != failed_id:
+            return True  # another thread subscribed again meanwhile
+        closing = core.stopping and isinstance(error, exc.SubscriptionNotFound)
+        if core.unsubscribing or sub.stopped or closing:
+            return False
+        body = dict(core.body)
+        if body.get("durable") is False and sub.last_taken is not None:
+            body["startMessageId"] = str(sub.last_taken)  # a reader goes on where it was
+            body["startMessageIdInclusive"] = False
+        try:
+            core.subscribe(sub, body)
+        except exc.PulsarException as e:
+            core.log.warning("consumer on %s: subscribing again failed: %s", sub.topic,
+                             describe(e))  # fmt: skip
+            core.log.debug("subscribing again on %s failed: %r", sub.topic, e)
+            return False
+    core.drop_queued(sub)
+    core.log.info("consumer on %s subscribed again as %s (%s)", sub.topic, sub.consumer_id,
+                  why)  # fmt: skip
+    return True
+
+
+class Streak:
+    """Failures in a row of one sub-consumer's receive loop."""
+
+    def __init__(self, log: logging.Logger, topic: str) -> None:
+        self._log = log
+        self._topic = topic
+        self.count = 0
+
+    def failed(self, error: BaseException) -> float:
+        """Record a failure; returns how long to wait before the next receive."""
+        if self.count == 0:
+            self._log.warning("receiving on %s failed: %s; retrying until it works",
+                              self._topic, describe(error))  # fmt: skip
+        self._log.debug("receive on %s failed (%d in a row): %r", self._topic, self.count + 1,
+                        error)  # fmt: skip
+        self.count += 1
+        return RECEIVE_RETRY.delay(self.count - 1)
+
+    def succeeded(self) -> None:
+        """Record a success (logs the recovery after failures)."""
+        if self.count:
+            self._log.info("receiving on %s works again after %d failed attempt(s)",
+                           self._topic, self.count)  # fmt: skip
+        self.count = 0
+
+
+def run_parallel(tasks: list[Callable[[], object]], name: str) -> None:
+    """Run ``tasks`` at once, each on its own thread (the first on the caller's), and wait
+    for all; each task bounds its own time."""
+    threads = [threading.Thread(target=t, name=f"magnetar-{name}", daemon=True)
+               for t in tasks[1:]]  # fmt: skip
+    for t in threads:
+        t.start()
+    if tasks:
+        tasks[0]()
+    for t in threads:
+        t.join()

@@ -1,0 +1,1 @@
+"""The client's transport: HTTP requests and their failures, the consumer's long polls, the notification channel of idle consumers, and which deployment the client talks to (service info, cluster failover)."""

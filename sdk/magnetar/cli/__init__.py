@@ -1,0 +1,1 @@
+"""The ``magnetar`` command (``main``) and its verbs: ``admin``, ``functions``, ``tokens``, ``verify``, ``status`` / ``stop``."""

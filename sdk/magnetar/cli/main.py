@@ -1,0 +1,304 @@
+"""The ``magnetar`` command: pulsar-client's ``produce`` / ``consume`` verbs, and the verbs
+of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
+
+    magnetar produce TOPIC -m TEXT [-m TEXT ...] [-n N] [-k KEY] [-p k=v,...]
+    magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
+                     [-p Earliest|Latest]
+    magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
+    magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
+    magnetar perf produce|consume|idle|delayed|segments|expire|authorizer|triggers|scale ...
+                     (benchmarks; scale: on a model of AWS, virtual time)
+    magnetar chaos run|soak ...   (fault injection and soak on the embedded stack)
+    magnetar invoke IngestFunction --event FILE   (a function AWS services invoke, run by the
+                   local stack on an event, as ``sam local invoke``)
+    magnetar admin clusters|tenants|namespaces|topics ...   (pulsar-admin's verbs; see
+                   magnetar.cli.admin)
+    magnetar functions create|update|get|list|delete ...   (pulsar-admin functions; see
+                   magnetar.cli.functions)
+    magnetar status | stop [--pid PID]   (the local services running here: list, stop)
+    magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
+                     (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
+    magnetar verify [--service-url URL] [--auth-params X] [--json] ...   (checks a deployment
+                   end to end on topics of its own; see magnetar.cli.verify.cli)
+
+``local``, ``jobs``, ``perf``, ``chaos`` and ``invoke`` live with the service (magnetar_local,
+magnetar_bench, magnetar_chaos: the
+repository's root distribution); with only the client installed they say what to install
+and exit with status 2.
+
+The service URL of produce / consume is ``--service-url``, else ``$MAGNETAR_SERVICE_URL``,
+else the running ``magnetar local`` (``make run``, any port: its record in ``.magnetar/services/``
+of this directory or a parent), else ``http://127.0.0.1:8080`` (see ``magnetar.cli.service_url``);
+a URL that was not given is said on stderr with where it came from. ``magnetar status`` lists
+the local services running here; ``magnetar stop`` stops them. Their token (a service with
+authentication on) is ``--auth-params`` (``token:<token>``, ``file:///path`` or the token),
+else ``$MAGNETAR_AUTH_TOKEN``, else, when the service is the running ``magnetar local
+--auth``, its ``.magnetar/local.token``; else none is sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+
+from magnetar.cli.service_url import (
+    AUTH_PARAMS_HELP,
+    DEFAULT_SERVICE_URL,
+    ServiceUrl,
+    auth_token,
+    service_for_command,
+)
+
+# verb -> (module, function(argv) -> status) of the service side, imported on use
+SERVER_VERBS = {
+    "local": ("magnetar_local.main", "run"),
+    "jobs": ("magnetar_local.jobs", "run"),
+    "perf": ("magnetar_bench.cli", "main"),
+    "chaos": ("magnetar_chaos.cli", "main"),
+    "invoke": ("magnetar_local.invoke", "run"),
+}
+# verb -> (module, function(argv) -> status) of the client's optional extras
+EXTRA_VERBS = {"tokens": ("magnetar.cli.tokens", "main")}
+EXTRA_HINT = (
+    "`magnetar {verb}` needs {missing!r}, which is not installed here: install the client's "
+    "`{verb}` extra, `pip install 'magnetar-client[{verb}]'` (from a checkout: "
+    "`pip install './sdk[{verb}]'`; `make install` has it)."
+)
+INSTALL_HINT = (
+    "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
+    "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
+    "produce, consume, admin, functions, status, stop, tokens and verify.\nFrom a checkout "
+    "of the repository: `make install`, or "
+    "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
+)
+_TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
+          "Key_Shared": "KeyShared", "KeyShared": "KeyShared"}  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="magnetar", description="Magnetar command-line client")
+    p.add_argument("--version", action="version", version=f"magnetar {_version()}")
+    sub = p.add_subparsers(dest="command", required=True)
+    url_help = (
+        "HTTP URL of the Magnetar API (default: $MAGNETAR_SERVICE_URL, else the running "
+        f"`magnetar local` of this directory, else {DEFAULT_SERVICE_URL})"
+    )
+
+    prod = sub.add_parser("produce", help="produce messages to a topic")
+    prod.add_argument("topic")
+    prod.add_argument("-m", "--messages", action="append", required=True,
+                      help="message text; repeat, or separate several with commas")  # fmt: skip
+    prod.add_argument("-n", "--num-produce", type=int, default=1,
+                      help="how many times to send the message(s) (default 1)")  # fmt: skip
+    prod.add_argument("-k", "--key", help="partition key of every message")
+    prod.add_argument("-p", "--properties", help="properties, comma-separated key=value")
+    prod.add_argument("-s", "--separator", default=",", help="message separator (default ,)")
+    prod.add_argument("--deliver-after-ms", type=int, default=None,
+                      help="delayed delivery: deliver this many ms after sending "
+                           "(Shared / Key_Shared subscriptions)")  # fmt: skip
+    prod.add_argument("--deliver-at", type=int, default=None,
+                      help="delayed delivery: deliver at this epoch time in ms")  # fmt: skip
+    prod.add_argument("--service-url", help=url_help)
+    prod.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+
+    cons = sub.add_parser("consume", help="consume messages from a subscription")
+    cons.add_argument("topic")
+    cons.add_argument("-s", "--subscription-name", required=True)
+    cons.add_argument("-n", "--num-messages", type=int, default=1,
+                      help="messages to consume, 0 for no limit (default 1)")  # fmt: skip
+    cons.add_argument("-t", "--subscription-type", choices=sorted(_TYPES), default="Exclusive")
+    cons.add_argument("-p", "--subscription-position", choices=["Earliest", "Latest"],
+                      default="Latest")  # fmt: skip
+    cons.add_argument("--timeout", type=float, default=None,
+                      help="stop after this many seconds without a message")  # fmt: skip
+    cons.add_argument("--service-url", help=url_help)
+    cons.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+
+    local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
+    local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
+
+    perf = sub.add_parser(
+        "perf", help="benchmarks on the embedded stack, or on a model of AWS (scale; service side)"
+    )
+    perf.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        help="produce|consume|idle|delayed|segments|expire|authorizer|triggers|scale [-n N] ...",
+    )
+
+    chaos = sub.add_parser("chaos", help="fault injection and soak runs (service side)")
+    chaos.add_argument("rest", nargs=argparse.REMAINDER, help="run|soak [--messages N] ...")
+
+    functions = sub.add_parser("functions", help="Pulsar Functions: create|update|get|list|delete")  # fmt: skip
+    functions.add_argument("rest", nargs=argparse.REMAINDER, help="create --py f.py --classname m.C --inputs T ...")  # fmt: skip
+    admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
+    admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
+    verify = sub.add_parser("verify", help="check a deployment end to end (a table of what held)")
+    verify.add_argument("rest", nargs=argparse.REMAINDER, help="[--service-url URL] [--auth-params X] [--json] ...")  # fmt: skip
+    tokens = sub.add_parser("tokens", help="create and check tokens, as `pulsar tokens`")
+    tokens.add_argument("rest", nargs=argparse.REMAINDER, help="create-secret-key|create|...")
+
+    sub.add_parser("status", help="the local services running here (this folder or a parent)")
+    stop = sub.add_parser("stop", help="stop the local services running here (SIGTERM)")
+    stop.add_argument("--pid", type=int, help="only the service of this pid")
+
+    invoke = sub.add_parser("invoke", help="invoke IngestFunction with an event (local stack)")
+    invoke.add_argument("rest", nargs=argparse.REMAINDER, help="FUNCTION --event FILE")
+    jobs = sub.add_parser("jobs", help="run a maintenance job now (service side)")
+    jobs.add_argument("rest", nargs=argparse.REMAINDER, help="run <job> [--topic T] ... | list")
+    return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("magnetar-client")
+    except PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "(not installed)"
+
+
+def _client(service: ServiceUrl, token: str | None = None):  # noqa: ANN202
+    import magnetar
+
+    auth = magnetar.AuthenticationToken(token) if token else None
+    return magnetar.Client(service.url, authentication=auth)
+
+
+def _unreachable_hint(service: ServiceUrl) -> str:
+    """What to do when nothing answers at ``service`` (printed after the error)."""
+    return (
+        f"No Magnetar service answers at {service.url} (from {service.source}). Start one "
+        "with `make run` (or `.venv/bin/magnetar local --port PORT`) in this directory, or "
+        "say where it runs: --service-url URL or MAGNETAR_SERVICE_URL=URL."
+    )
+
+
+def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
+    texts = [t for m in args.messages for t in m.split(args.separator)]
+    props = None
+    if args.properties:
+        props = dict(kv.split("=", 1) for kv in args.properties.split(",") if "=" in kv)
+    client = _client(service, auth_token(args.auth_params, service))
+    try:
+        producer = client.create_producer(args.topic)
+        count = 0
+        delay = {"deliver_at": args.deliver_at}
+        if args.deliver_after_ms is not None:
+            delay = {"deliver_after": timedelta(milliseconds=args.deliver_after_ms)}
+        for _ in range(args.num_produce):
+            for text in texts:
+                producer.send(text.encode(), properties=props, partition_key=args.key, **delay)
+                count += 1
+        print(f"{count} messages successfully produced")
+    finally:
+        client.close()
+    return 0
+
+
+def _consume(args: argparse.Namespace, service: ServiceUrl) -> int:
+    import magnetar
+
+    client = _client(service, auth_token(args.auth_params, service))
+    count = 0
+    try:
+        consumer = client.subscribe(
+            args.topic, args.subscription_name,
+            consumer_type=magnetar.ConsumerType[_TYPES[args.subscription_type]],
+            initial_position=magnetar.InitialPosition[args.subscription_position],
+        )  # fmt: skip
+        timeout = None if args.timeout is None else int(args.timeout * 1000)
+        while args.num_messages <= 0 or count < args.num_messages:
+            try:
+                msg = consumer.receive(timeout)
+            except magnetar.Timeout:
+                break
+            key = msg.partition_key() or "null"
+            props = ", ".join(f"{k}={v}" for k, v in msg.properties().items())
+            content = msg.data().decode("utf-8", "replace")
+            print(f"----- got message -----\nkey:[{key}], properties:[{props}], content:{content}")
+            consumer.acknowledge(msg)
+            count += 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        client.close()
+        print(f"{count} messages successfully consumed")
+    if args.num_messages > 0 and count < args.num_messages:
+        print(f"error: timed out after {count} of {args.num_messages} messages", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run_server_verb(verb: str, rest: list[str]) -> int:
+    """Run ``verb`` of the service side with ``rest``; status 2 and an install hint on stderr
+    when the service side (or one of its dependencies) is not installed."""
+    module_name, function = SERVER_VERBS[verb]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        package = module_name.split(".")[0]
+        print(INSTALL_HINT.format(verb=verb, package=package, missing=e.name), file=sys.stderr)
+        return 2
+    result = getattr(module, function)(rest)
+    return result if isinstance(result, int) else 0
+
+
+def _run_extra_verb(verb: str, rest: list[str]) -> int:
+    """Run ``verb`` of a client extra with ``rest``; status 2 and an install hint on stderr
+    when the extra's libraries are missing."""
+    module_name, function = EXTRA_VERBS[verb]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        print(EXTRA_HINT.format(verb=verb, missing=e.name), file=sys.stderr)
+        return 2
+    return int(getattr(module, function)(rest))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``magnetar`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in SERVER_VERBS:  # everything after the verb is the server's
+        return _run_server_verb(argv[0], argv[1:])
+    if argv[:1] == ["admin"]:
+        from magnetar.cli.admin import main as admin_main
+
+        return admin_main(argv[1:])
+    if argv[:1] == ["verify"]:
+        from magnetar.cli.verify.cli import main as verify_main
+
+        return verify_main(argv[1:])
+    if argv[:1] == ["functions"]:
+        from magnetar.cli.functions import main as functions_main
+
+        return functions_main(argv[1:])
+    if argv[:1] and argv[0] in EXTRA_VERBS:
+        return _run_extra_verb(argv[0], argv[1:])
+    args = _parser().parse_args(argv)
+    if args.command in ("status", "stop"):
+        from magnetar.cli.local_services import status, stop
+
+        return status() if args.command == "status" else stop(args.pid)
+    handlers = {"produce": _produce, "consume": _consume}
+    service = service_for_command(args.service_url)
+    if service is None:
+        return 2
+    try:
+        return handlers[args.command](args, service)
+    except Exception as e:
+        import magnetar
+
+        if isinstance(e, magnetar.PulsarException | ValueError):
+            print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+            if isinstance(e, magnetar.ConnectError):
+                print(_unreachable_hint(service), file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
