@@ -9,8 +9,9 @@ from typing import Any
 from . import exceptions as exc
 from ._consumer import positions as _positions
 from ._consumer.acks.tracker import AckTracker, Redelivery
-from ._consumer.receiver import ConsumerCore, Sub
+from ._consumer.receiver import ConsumerCore
 from ._consumer.retry import RetryLetters, delay_ms_of
+from ._consumer.sub import Sub
 from ._enums import ConsumerType
 from ._policies import DEFAULT_BATCH_RECEIVE
 from ._validate import check_type_or_none

@@ -11,7 +11,7 @@ from magnetar.message import MessageId
 from .redelivery import Redelivery
 
 if TYPE_CHECKING:
-    from magnetar._consumer.receiver import Sub
+    from magnetar._consumer.sub import Sub
 
 __all__ = ["AckGroup"]
 

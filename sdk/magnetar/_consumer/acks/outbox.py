@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from magnetar._transport.failures import JitteredBackoff
 
 if TYPE_CHECKING:
-    from magnetar._consumer.receiver import Sub
+    from magnetar._consumer.sub import Sub
 
 __all__ = ["Outbox", "Request"]
 

@@ -19,7 +19,7 @@ from magnetar._transport.failures import describe, retryable
 from .outbox import Outbox, Request
 
 if TYPE_CHECKING:
-    from magnetar._consumer.receiver import Sub
+    from magnetar._consumer.sub import Sub
 
 __all__ = ["AckSender", "Post"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from magnetar.message import MessageId
 
 if TYPE_CHECKING:
-    from magnetar._consumer.receiver import Sub
+    from magnetar._consumer.sub import Sub
 
 __all__ = ["UnackedTimeouts"]
 

@@ -50,7 +50,7 @@ from .sender import AckSender, Post
 from .timeout import UnackedTimeouts
 
 if TYPE_CHECKING:
-    from magnetar._consumer.receiver import Sub
+    from magnetar._consumer.sub import Sub
 
 __all__ = ["ACK_GROUP_MAX", "ACK_GROUP_TIME", "AckTracker", "Post", "Redelivery"]
 
