@@ -7,17 +7,22 @@ import json
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import requests
 from requests.adapters import HTTPAdapter
 
 from magnetar import exceptions as exc
 
-if TYPE_CHECKING:
-    from .long_poll import LongPoll
+__all__ = ["Interruptible", "Transport", "decode_body", "error_from_response"]
 
-__all__ = ["Transport", "decode_body", "error_from_response"]
+
+class Interruptible(Protocol):
+    """What ``switch`` interrupts: an in-flight long poll (``long_poll.LongPoll``), which
+    builds on this module and so is not imported by it."""
+
+    def interrupt(self) -> None: ...
+
 
 _BY_STATUS: dict[int, type[exc.PulsarException]] = {
     401: exc.AuthenticationError,
@@ -112,7 +117,7 @@ class Transport:
         """The client's ``ServiceInfoProvider``, if any: kept alive as long as the transport
         (it follows the deployments while producers or consumers live, even without the
         client), closed with it."""
-        self._polls: weakref.WeakSet[LongPoll] = weakref.WeakSet()
+        self._polls: weakref.WeakSet[Interruptible] = weakref.WeakSet()
         self._switch_lock = threading.Lock()
 
     def switch(self, base_url: str, authentication: Any, verify: bool | str) -> None:
@@ -129,7 +134,7 @@ class Transport:
         for poll in polls:
             poll.interrupt()
 
-    def register_poll(self, poll: LongPoll) -> None:
+    def register_poll(self, poll: Interruptible) -> None:
         """Interrupt ``poll`` on each ``switch`` (while it lives)."""
         with self._switch_lock:
             self._polls.add(poll)
