@@ -8,9 +8,8 @@ from typing import Any
 
 from . import exceptions as exc
 from ._client.options import client_settings
-from ._consumer.encrypted import Crypto
 from ._consumer.receiver import ConsumerCore
-from ._encryption.key_reader import CryptoKeyReader
+from ._encryption.key_reader import Crypto, CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,

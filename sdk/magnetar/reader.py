@@ -6,9 +6,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ._consumer import positions as _positions
-from ._consumer.encrypted import Crypto
 from ._consumer.multitopic import subscribe_topic
 from ._consumer.receiver import ConsumerCore
+from ._encryption.key_reader import Crypto
 from ._enums import ConsumerType
 from ._producer.registration import declared_schema
 from ._topics import TopicName

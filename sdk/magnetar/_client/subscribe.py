@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
 from magnetar._consumer.acks.tracker import Redelivery
-from magnetar._consumer.encrypted import Crypto
 from magnetar._consumer.multitopic import (
     Pattern,
     PatternWatcher,
@@ -18,7 +17,7 @@ from magnetar._consumer.multitopic import (
 )
 from magnetar._consumer.receiver import ConsumerCore
 from magnetar._consumer.retry import RetryLetters, RetryTopics
-from magnetar._encryption.key_reader import CryptoKeyReader
+from magnetar._encryption.key_reader import Crypto, CryptoKeyReader
 from magnetar._enums import (
     ConsumerCryptoFailureAction,
     ConsumerType,

@@ -15,39 +15,21 @@ A consumer without ``crypto_key_reader`` cannot decrypt any encrypted entry (as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from magnetar._encryption.key_reader import CryptoKeyReader, entry_decrypter
 from magnetar._enums import ConsumerCryptoFailureAction
 from magnetar.encryption import EncryptionContext
 from magnetar.message import Message, MessageId
 from magnetar_wire import read_metadata, stored_payload
 
 if TYPE_CHECKING:
-    from magnetar_wire.entry import Decrypt
+    from .core import Core
+    from .sub import Sub
 
-    from .receiver import ConsumerCore, Sub
-
-__all__ = ["Crypto", "undecryptable"]
-
-
-@dataclass(frozen=True)
-class Crypto:
-    """A consumer's end-to-end decryption: its ``decrypt`` (None: no key reader) and what
-    it does with a message it cannot decrypt."""
-
-    decrypt: Decrypt | None = None
-    action: ConsumerCryptoFailureAction = ConsumerCryptoFailureAction.FAIL
-
-    @classmethod
-    def of(cls, reader: CryptoKeyReader | None, action: ConsumerCryptoFailureAction) -> Crypto:
-        """From the ``crypto_key_reader`` / ``crypto_failure_action`` arguments (a reader
-        needs ``cryptography``: CryptoError without it)."""
-        return cls(entry_decrypter(reader) if reader is not None else None, action)
+__all__ = ["undecryptable"]
 
 
-def undecryptable(core: ConsumerCore, sub: Sub, e: dict, raw: bytes, why: Exception) -> list[Message]:  # fmt: skip
+def undecryptable(core: Core, sub: Sub, e: dict, raw: bytes, why: Exception) -> list[Message]:  # fmt: skip
     """The messages to deliver of the encrypted entry ``raw`` (receive item ``e``) that could
     not be decrypted (``why``): none (FAIL, DISCARD) or one (CONSUME); see the module."""
     md = read_metadata(raw)

@@ -18,10 +18,11 @@ from magnetar_wire import EncryptedEntry, EntryFormatError, decode_entry
 from .encrypted import undecryptable
 
 if TYPE_CHECKING:
-    from .receiver import ConsumerCore, Sub
+    from .core import Core
+    from .sub import Sub
 
 
-def fetch_entry_bytes(core: ConsumerCore, sub: Sub, e: dict) -> bytes | None:
+def fetch_entry_bytes(core: Core, sub: Sub, e: dict) -> bytes | None:
     """The entry's bytes: inline, or fetched from its presigned ``url`` (None: failed; the
     entry is nacked so it comes back)."""
     if e.get("data") is not None:
@@ -47,14 +48,14 @@ def fetch_entry_bytes(core: ConsumerCore, sub: Sub, e: dict) -> bytes | None:
     return None
 
 
-def _writer(core: ConsumerCore, topic: str, version: int | None) -> SchemaInfo | None:
+def _writer(core: Core, topic: str, version: int | None) -> SchemaInfo | None:
     """The writer's schema of a message for an ``AUTO_CONSUME`` consumer (else None)."""
     if version is None or not isinstance(core.schema, AutoConsumeSchema):
         return None
     return core.writer_schemas.info(topic, version)
 
 
-def decode_response(core: ConsumerCore, sub: Sub, resp: Any) -> list[Message]:
+def decode_response(core: Core, sub: Sub, resp: Any) -> list[Message]:
     """The messages of one receive response (``format: entry``): entries decoded, delivery
     masks applied, chunks reassembled. Raises UnknownError for a malformed response."""
     entries = resp.get("entries") if isinstance(resp, dict) else None

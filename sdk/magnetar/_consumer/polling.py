@@ -27,7 +27,7 @@ from .entries import decode_response
 from .recovery import Streak, follow_switch, resubscribe
 
 if TYPE_CHECKING:
-    from .receiver import ConsumerCore
+    from .core import Core
     from .sub import Sub
 
 __all__ = ["HEARTBEAT_SECONDS", "MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "poll_loop"]
@@ -39,12 +39,12 @@ HEARTBEAT_SECONDS = 20.0
 MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
 
 
-def share(core: ConsumerCore) -> int:
+def share(core: Core) -> int:
     """How many messages of the receiver queue one sub-consumer may fill."""
     return max(1, core.queue_size // max(len(core.subs), 1))
 
 
-def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
+def poll_loop(core: Core, sub: Sub, poll: LongPoll) -> None:
     """Receive for ``sub`` until the consumer stops or ``sub`` is stopped (its thread)."""
     streak = Streak(core.log, sub.topic)
     while True:
@@ -109,7 +109,7 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
             core.wake()
 
 
-def idle_after(core: ConsumerCore, sub: Sub, received: int, failed: bool) -> None:
+def idle_after(core: Core, sub: Sub, received: int, failed: bool) -> None:
     """After a receive: count empty ones; past ``IDLE_POLLS`` watch the partition on the
     channel (the next receive then checks without waiting); after an empty check, sleep on
     the channel until a notice, a recheck or a keepalive (``_notify``)."""
@@ -128,7 +128,7 @@ def idle_after(core: ConsumerCore, sub: Sub, received: int, failed: bool) -> Non
         idle.watched = channel.watch(sub.topic, sub.subscription, sub.consumer_id, idle)
 
 
-def redeliver_lost(core: ConsumerCore, sub: Sub, streak: Streak) -> bool:
+def redeliver_lost(core: Core, sub: Sub, streak: Streak) -> bool:
     """After a receive that may have been served unseen: have the service redeliver what is
     in flight to ``sub``, then drop its queued messages (they come again). False when the
     request failed (after the streak's pause: the loop tries again)."""
@@ -148,7 +148,7 @@ def redeliver_lost(core: ConsumerCore, sub: Sub, streak: Streak) -> bool:
     return True
 
 
-def heartbeat(core: ConsumerCore, sub: Sub) -> None:
+def heartbeat(core: Core, sub: Sub) -> None:
     """Tell the service the consumer lives while it is not receiving (full queue)."""
     consumer_id = sub.consumer_id
     try:
@@ -159,7 +159,7 @@ def heartbeat(core: ConsumerCore, sub: Sub) -> None:
             resubscribe(core, sub, consumer_id, e)
 
 
-def chunks_dropped(core: ConsumerCore, sub: Sub, ids: list[MessageId], ack: bool) -> None:
+def chunks_dropped(core: Core, sub: Sub, ids: list[MessageId], ack: bool) -> None:
     """An incomplete chunked message was dropped: its chunks are acknowledged (``ack``) or
     left for the ack timeout to bring back."""
     core.log.warning("dropping an incomplete chunked message on %s (%d chunks, %s)",

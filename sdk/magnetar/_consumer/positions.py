@@ -10,7 +10,7 @@ from magnetar._topics import parse_topic
 from magnetar.message import MessageId
 
 if TYPE_CHECKING:
-    from .receiver import ConsumerCore
+    from .core import Core
     from .sub import Sub
 
 
@@ -23,7 +23,7 @@ def id_text(message_id: MessageId) -> str:
     return str(message_id)
 
 
-def seek(core: ConsumerCore, target: Any, inclusive: bool) -> None:
+def seek(core: Core, target: Any, inclusive: bool) -> None:
     """Reset every sub-consumer of ``core`` to ``target``: a MessageId, or a publish time in
     epoch ms (int). A message id of one partition moves only that partition.
 
@@ -47,7 +47,7 @@ def seek(core: ConsumerCore, target: Any, inclusive: bool) -> None:
     core.clear_queue()
 
 
-def last_message_id(core: ConsumerCore) -> MessageId:
+def last_message_id(core: Core) -> MessageId:
     """The last message id of the consumer's single topic or partition (earliest when empty).
 
     Raises OperationNotSupported on multi-topic and partitioned consumers.
@@ -63,7 +63,7 @@ def last_message_id(core: ConsumerCore) -> MessageId:
     return MessageId(resp["partitionIndex"], resp["ledgerId"], resp["entryId"], resp["batchIndex"])
 
 
-def reached_end_of_topic(core: ConsumerCore, after: Callable[[Sub], MessageId | None]) -> bool:
+def reached_end_of_topic(core: Core, after: Callable[[Sub], MessageId | None]) -> bool:
     """True when every topic or partition of ``core`` was terminated and nothing is left
     after ``after(sub)`` (the last message handed out there; None: none yet) and nothing is
     queued: no message will ever come again. One ``lastMessageId`` request per partition."""

@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
+from magnetar._encryption.key_reader import Crypto
 from magnetar._transport.failures import consumer_gone, describe
 from magnetar._transport.http import Transport
 from magnetar._transport.long_poll import LongPoll
@@ -23,9 +24,9 @@ from magnetar._transport.notify import Channel, channel_for
 from magnetar.message import Message
 
 from .chunks import ChunkAssembler
-from .encrypted import Crypto
+from .parallel import run_parallel
 from .polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
-from .recovery import resubscribe, run_parallel
+from .recovery import resubscribe
 from .sub import Sub
 from .writer_schemas import WriterSchemas
 

@@ -16,29 +16,26 @@ pulsar-client reconnects and re-subscribes by itself:
 - ``Streak``: the failures of one sub-consumer's receive loop, logged in the user's terms:
   one WARNING when receiving starts failing, DEBUG while it keeps failing (with the raw
   error), one INFO when it works again.
-- ``run_parallel``: the close of a consumer sends its last requests for all its
-  sub-consumers at once, so close takes one request timeout, not one per partition.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from magnetar import exceptions as exc
 from magnetar._transport.failures import JitteredBackoff, describe
 
 if TYPE_CHECKING:
-    from .receiver import ConsumerCore, Sub
+    from .core import Core
+    from .sub import Sub
 
-__all__ = ["Streak", "follow_switch", "resubscribe", "run_parallel"]
+__all__ = ["Streak", "follow_switch", "resubscribe"]
 
 RECEIVE_RETRY = JitteredBackoff(base=0.1, cap=5.0)  # waits between failed receives
 
 
-def follow_switch(core: ConsumerCore, sub: Sub) -> bool:
+def follow_switch(core: Core, sub: Sub) -> bool:
     """When the client switched deployments since ``sub`` registered (``Transport.switch``):
     subscribe again there with the original body, and forget the acknowledged ids (they
     name the other deployment's messages). True when ``sub`` is registered on the current
@@ -56,7 +53,7 @@ def follow_switch(core: ConsumerCore, sub: Sub) -> bool:
 
 
 def resubscribe(
-    core: ConsumerCore,
+    core: Core,
     sub: Sub,
     failed_id: str,
     error: Exception,
@@ -114,16 +111,3 @@ class Streak:
             self._log.info("receiving on %s works again after %d failed attempt(s)",
                            self._topic, self.count)  # fmt: skip
         self.count = 0
-
-
-def run_parallel(tasks: list[Callable[[], object]], name: str) -> None:
-    """Run ``tasks`` at once, each on its own thread (the first on the caller's), and wait
-    for all; each task bounds its own time."""
-    threads = [threading.Thread(target=t, name=f"magnetar-{name}", daemon=True)
-               for t in tasks[1:]]  # fmt: skip
-    for t in threads:
-        t.start()
-    if tasks:
-        tasks[0]()
-    for t in threads:
-        t.join()

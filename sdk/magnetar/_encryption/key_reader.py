@@ -1,5 +1,6 @@
 """``CryptoKeyReader``, as pulsar-client's: the key files of end-to-end encryption, and the
-encrypt / decrypt functions a producer or consumer hands to the entry codec.
+encrypt / decrypt functions a producer or consumer hands to the entry codec, and a
+consumer's ``Crypto`` (its decrypt function and ``crypto_failure_action``).
 
 The cipher work is ``magnetar._encryption.cipher`` (pure); this module reads the PEM files. It imports
 ``cryptography`` only when a key is first read, so ``import magnetar`` works without the
@@ -10,16 +11,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
+from magnetar._enums import ConsumerCryptoFailureAction
 from magnetar._validate import check_type
 
 if TYPE_CHECKING:
     from magnetar_wire import EntryEncryption
     from magnetar_wire.entry import Decrypt, Encrypt
 
-__all__ = ["CryptoKeyReader", "entry_decrypter", "entry_encrypter"]
+__all__ = ["Crypto", "CryptoKeyReader", "entry_decrypter", "entry_encrypter"]
 
 
 def _e2e() -> Any:
@@ -96,3 +99,18 @@ def entry_decrypter(reader: CryptoKeyReader) -> Decrypt:
             raise exc.CryptoError(f"cannot decrypt the message: {err}") from None
 
     return decrypt
+
+
+@dataclass(frozen=True)
+class Crypto:
+    """A consumer's end-to-end decryption: its ``decrypt`` (None: no key reader) and what
+    it does with a message it cannot decrypt."""
+
+    decrypt: Decrypt | None = None
+    action: ConsumerCryptoFailureAction = ConsumerCryptoFailureAction.FAIL
+
+    @classmethod
+    def of(cls, reader: CryptoKeyReader | None, action: ConsumerCryptoFailureAction) -> Crypto:
+        """From the ``crypto_key_reader`` / ``crypto_failure_action`` arguments (a reader
+        needs ``cryptography``: CryptoError without it)."""
+        return cls(entry_decrypter(reader) if reader is not None else None, action)

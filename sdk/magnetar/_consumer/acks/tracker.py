@@ -38,7 +38,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from magnetar._consumer.recovery import run_parallel
+from magnetar._consumer.parallel import run_parallel
 from magnetar._transport.failures import JitteredBackoff
 from magnetar.message import MessageId, id_texts
 
