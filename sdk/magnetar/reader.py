@@ -16,13 +16,13 @@ from .consumer import Consumer
 from .message import Message, MessageId
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ._consumer.client_view import ClientView
 
 
 class Reader:
     """pulsar-client's Reader: ``read_next``, ``has_message_available``, ``seek``, ``close``."""
 
-    def __init__(self, client: Client, name: TopicName, start_message_id: MessageId, *,
+    def __init__(self, client: ClientView, name: TopicName, start_message_id: MessageId, *,
                  reader_name: str | None, receiver_queue_size: int, inclusive: bool,
                  reader_listener: Any, read_compacted: bool = False,
                  schema: Any = None, subscription: str | None = None,

@@ -27,7 +27,7 @@ from .reader import Reader
 from .schema import Schema
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ._consumer.client_view import ClientView
 
 __all__ = ["TableView"]
 
@@ -41,7 +41,7 @@ class TableView:
     """The latest value of each key of a topic. Thread-safe; listeners run on the table
     view's reader threads, one call at a time."""
 
-    def __init__(self, client: Client, topic: str, subscription: str | None,
+    def __init__(self, client: ClientView, topic: str, subscription: str | None,
                  schema: Schema) -> None:  # fmt: skip
         """Read the topic up to its last message, then follow it (see the module).
 

@@ -4,7 +4,7 @@ producer registered on every partition (``_registration``) and its sender config
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from magnetar import exceptions as exc
 from magnetar._encryption.key_reader import CryptoKeyReader, entry_encrypter
@@ -26,7 +26,18 @@ from magnetar.schema import BytesSchema, Schema
 from magnetar_wire import Codec
 
 if TYPE_CHECKING:
-    from magnetar.client import Client
+    import threading
+    import weakref
+
+    from magnetar._consumer.client_view import ClientView
+
+    class ProducerHost(ClientView, Protocol):
+        """What ``open_producer`` needs of the ``Client`` besides ``ClientView``."""
+
+        _producers: weakref.WeakSet[SenderCore]
+        _stopping: threading.Event  # ends a WaitForExclusive create on close
+        _partitions_update_interval_s: float
+
 
 __all__ = ["open_producer", "validate_producer"]
 
@@ -76,7 +87,7 @@ def encryption_key_names(a: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def open_producer(client: Client, a: dict[str, Any]) -> Producer:
+def open_producer(client: ProducerHost, a: dict[str, Any]) -> Producer:
     """A producer for ``client.create_producer``'s arguments ``a`` (see there for what it
     raises)."""
     a = {**a, "schema": a["schema"] if a["schema"] is not None else BytesSchema()}

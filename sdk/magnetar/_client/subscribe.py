@@ -39,7 +39,7 @@ from magnetar.consumer import Consumer
 from magnetar.schema import BytesSchema, Schema
 
 if TYPE_CHECKING:
-    from magnetar.client import Client
+    from magnetar._consumer.client_view import ClientView
 
 __all__ = ["open_consumer", "redelivery_of", "subscribe_body", "validate_subscribe"]
 
@@ -152,7 +152,7 @@ def redelivery_of(a: dict[str, Any]) -> Redelivery:
     )
 
 
-def open_consumer(client: Client, a: dict[str, Any]) -> Consumer:
+def open_consumer(client: ClientView, a: dict[str, Any]) -> Consumer:
     """``Client.subscribe`` with its arguments ``a``: check them, register on every topic /
     partition (and the retry topic with ``enable_retry``), and start the consumer. Raises
     what ``Client.subscribe`` documents."""

@@ -29,8 +29,8 @@ from magnetar._topics import TopicName, parse_pattern, parse_topic
 
 if TYPE_CHECKING:
     from magnetar._transport.http import Transport
-    from magnetar.client import Client
 
+    from .client_view import ClientView
     from .core import Core
 
 __all__ = ["Pattern", "PatternWatcher", "list_topics_fake_name", "subscribe_topic"]
@@ -106,7 +106,7 @@ class Pattern:
         return found
 
 
-def subscribe_topic(client: Client, core: Core, name: TopicName, subscription: str) -> None:
+def subscribe_topic(client: ClientView, core: Core, name: TopicName, subscription: str) -> None:
     """Register ``core`` on ``name`` (on every partition of a partitioned topic)."""
     n = client._partitions(name)
     for i, t in enumerate([name.partition(i) for i in range(n)] if n else [name]):
@@ -117,7 +117,7 @@ class PatternWatcher:
     """The discovery thread of one regex consumer. Holds the consumer's core, never the public
     ``Consumer``, so dropping the consumer still closes it."""
 
-    def __init__(self, client: Client, core: Core, pattern: Pattern, subscription: str,
+    def __init__(self, client: ClientView, core: Core, pattern: Pattern, subscription: str,
                  period: float, topics: set[str]) -> None:  # fmt: skip
         self._client = client
         self._core = core

@@ -31,8 +31,6 @@ from .sub import Sub
 from .writer_schemas import WriterSchemas
 
 if TYPE_CHECKING:
-    from magnetar.consumer import Consumer
-
     from .acks.tracker import AckTracker
     from .multitopic import PatternWatcher
     from .retry import RetryLetters
@@ -63,7 +61,9 @@ class ConsumerCore:
         self.unsubscribing = False  # no re-subscribe while an unsubscribe is under way
         self.acks: AckTracker | None = None  # set by the Consumer
         self.retry: RetryLetters | None = None  # of a consumer with enable_retry, set by it
-        self.listener: tuple[Consumer, Callable[[Consumer, Message], None]] | None = None
+        # (the public Consumer, its message listener): the Consumer is handed to the
+        # listener and otherwise unseen here
+        self.listener: tuple[object, Callable[[Any, Message], None]] | None = None
         self.watcher: PatternWatcher | None = None  # of a regex subscription
         self.started = False
         self._listener_thread: threading.Thread | None = None
@@ -251,7 +251,7 @@ class ConsumerCore:
             self.paused = paused
             self.cond.notify_all()
 
-    def _listen_loop(self, consumer: Consumer, fn: Callable[[Consumer, Message], None]) -> None:
+    def _listen_loop(self, consumer: object, fn: Callable[[Any, Message], None]) -> None:
         while True:
             with self.cond:
                 while not self.stopping and (self.paused or not self.queue):

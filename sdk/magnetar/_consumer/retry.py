@@ -47,8 +47,9 @@ from magnetar._topics import TopicName, parse_topic
 from magnetar.message import Message
 
 if TYPE_CHECKING:
-    from magnetar.client import Client
     from magnetar.producer import Producer
+
+    from .client_view import ClientView
 
 __all__ = ["RetryLetters", "RetryTopics", "delay_ms_of"]
 
@@ -131,7 +132,7 @@ class RetryLetters:
     ``client`` creates the producers; ``consumer_name`` is called when the first one is
     made (the service may assign the name at subscribe)."""
 
-    def __init__(self, client: Client, topics: RetryTopics, subscription: str,
+    def __init__(self, client: ClientView, topics: RetryTopics, subscription: str,
                  consumer_name: Callable[[], str]) -> None:  # fmt: skip
         self.topics = topics
         self._client = client
