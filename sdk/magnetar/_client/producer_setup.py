@@ -1,5 +1,5 @@
 """``Client.create_producer`` behind the public signature: its arguments checked, the
-producer registered on every partition (``_registration``) and its sender configured."""
+producer registered on every partition (``magnetar._producer.registration``) and its sender configured."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ sub-consumer's own daemon thread, filling the consumer's shared receiver queue.
 Each sub-consumer may fill its share of the queue (``queue_size`` / sub-consumers); while
 its share is full it sends a heartbeat every ``HEARTBEAT_SECONDS`` instead. A failing
 receive is retried with a jittered backoff (``Streak``); when the service forgot the
-consumer or its subscription, the sub-consumer subscribes again (``_recovery``). A receive
+consumer or its subscription, the sub-consumer subscribes again (``recovery``). A receive
 that failed after it may have been served (a timeout, a 5xx: the Lambda may have leased
 entries to this consumer and died before answering, or its answer was lost) leaves those
 entries leased to a consumer that never got them: before its next receive the sub-consumer
@@ -112,7 +112,7 @@ def poll_loop(core: Core, sub: Sub, poll: LongPoll) -> None:
 def idle_after(core: Core, sub: Sub, received: int, failed: bool) -> None:
     """After a receive: count empty ones; past ``IDLE_POLLS`` watch the partition on the
     channel (the next receive then checks without waiting); after an empty check, sleep on
-    the channel until a notice, a recheck or a keepalive (``_notify``)."""
+    the channel until a notice, a recheck or a keepalive (``magnetar._transport.notify``)."""
     idle, channel = sub.idle, core.channel
     if received or failed or channel is None:
         idle.empty, idle.watched = (0 if received else idle.empty), False

@@ -1,5 +1,5 @@
 """The consumer's engine: one sub-consumer (``Sub``) per topic / partition, each with ONE
-long-poll receive in flight on its own daemon thread (``_polling``), a shared receiver queue,
+long-poll receive in flight on its own daemon thread (``polling``), a shared receiver queue,
 and the listener thread. ``close()`` aborts the in-flight long polls (socket shutdown),
 sends the pending acks and unregisters every sub-consumer at once, all within one operation
 timeout, and joins the threads it started.
@@ -69,7 +69,7 @@ class ConsumerCore:
         self._listener_thread: threading.Thread | None = None
         self.closed_event = threading.Event()
         self.waiters: list[Callable[[], None]] = []  # of asyncio receives (magnetar.asyncio)
-        self.channel: Channel | None = None  # where idle sub-consumers wait (``_notify``)
+        self.channel: Channel | None = None  # where idle sub-consumers wait (``notify``)
 
     @property
     def ack_tracker(self) -> AckTracker:

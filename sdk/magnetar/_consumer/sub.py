@@ -35,4 +35,4 @@ class Sub:
     lost_receive: bool = False  # a receive may have been served unseen: redeliver first
     generation: int = 0  # the Transport.generation (deployment) of its registration
     subscription: str = ""  # its name (set by ConsumerCore.register)
-    idle: IdleState = field(default_factory=IdleState)  # waiting on the channel (_notify)
+    idle: IdleState = field(default_factory=IdleState)  # waiting on the channel (``notify``)

@@ -4,7 +4,7 @@ While one request is in flight, the producer keeps queueing; the sender then tak
 ready batch (``Batch``: a batch, a single message, or a chunked message) at once. Each
 becomes a ``Unit``: its items and the entries that carry them (built on the sender thread).
 The units of one partition are committed in send order, as many entries per request as the
-service takes (``_publish_many``); each unit then completes from its entries' results. A
+service takes (``publish_many``); each unit then completes from its entries' results. A
 unit whose entry failed fails as a whole (its later chunks are not sent); the units after
 it are sent on, in order, as single-entry requests would have been. Results are handed back
 in send order, so callbacks keep pulsar-client's order.

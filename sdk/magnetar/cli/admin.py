@@ -10,14 +10,14 @@
     magnetar admin namespaces revoke-permission T/NS --role R
     magnetar admin namespaces grant-subscription-permission T/NS --subscription S --roles R,...
     magnetar admin namespaces revoke-subscription-permission T/NS --subscription S --role R
-    magnetar admin namespaces policies|get-retention|set-retention|... (admin_namespaces_cli)
+    magnetar admin namespaces policies|get-retention|set-retention|... (admin_namespaces)
     magnetar admin namespaces get-backlog-quotas|set-backlog-quota|...|set-subscribe-rate T/NS
-                          (admin_quotas_cli)
+                          (admin_quotas)
     magnetar admin topics permissions TOPIC | grant-permission TOPIC --role R --actions A,...
     magnetar admin topics revoke-permission TOPIC --role R
-    magnetar admin topics list|create|delete|stats|compact|... (admin_topic_lifecycle_cli)
-    magnetar admin topics subscriptions|skip|peek-messages|... (admin_topics_cli)
-    magnetar admin topics terminate|unload|truncate|... (admin_topic_ops_cli)
+    magnetar admin topics list|create|delete|stats|compact|... (admin_topic_lifecycle)
+    magnetar admin topics subscriptions|skip|peek-messages|... (admin_topics)
+    magnetar admin topics terminate|unload|truncate|... (admin_topic_ops)
 
 Changes print nothing, as pulsar-admin; reads print a table for people (lists one name a
 line) or JSON for scripts with ``-o json`` (``magnetar.cli.admin_output``). A tenant created
