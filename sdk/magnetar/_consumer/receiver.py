@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .multitopic import PatternWatcher
     from .retry import RetryLetters
 
-__all__ = ["MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "ConsumerCore", "Sub"]
+__all__ = ["MAX_RECEIVE_MESSAGES", "RECEIVE_WAIT_MS", "ConsumerCore"]
 
 
 class ConsumerCore:

@@ -39,12 +39,14 @@ from urllib.parse import quote
 
 from magnetar._topics import parse_topic
 from magnetar.authentication import Authentication
-from magnetar.cli import admin_namespaces as admin_namespaces_cli
+from magnetar.cli import (
+    admin_namespaces,
+    admin_quotas,
+    admin_topic_lifecycle,
+    admin_topic_ops,
+    admin_topics,
+)
 from magnetar.cli import admin_output as out
-from magnetar.cli import admin_quotas as admin_quotas_cli
-from magnetar.cli import admin_topic_lifecycle as admin_topic_lifecycle_cli
-from magnetar.cli import admin_topic_ops as admin_topic_ops_cli
-from magnetar.cli import admin_topics as admin_topics_cli
 from magnetar.cli.admin_auth import AUTH_PLUGIN_HELP, authentication
 from magnetar.cli.admin_names import namespace_arg, namespace_path, topic_arg
 from magnetar.cli.service_url import (
@@ -121,13 +123,13 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("namespace", type=namespace_arg)
     revoke.add_argument("--subscription", required=True)
     revoke.add_argument("--role", required=True)
-    admin_namespaces_cli.add_verbs(ns)
-    admin_quotas_cli.add_verbs(ns)
+    admin_namespaces.add_verbs(ns)
+    admin_quotas.add_verbs(ns)
 
     topics = kinds.add_parser("topics", help="topics, their subscriptions, messages and permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
-    admin_topic_lifecycle_cli.add_verbs(topics)
-    admin_topics_cli.add_verbs(topics)
-    admin_topic_ops_cli.add_verbs(topics)
+    admin_topic_lifecycle.add_verbs(topics)
+    admin_topics.add_verbs(topics)
+    admin_topic_ops.add_verbs(topics)
     permissions = topics.add_parser("permissions")
     permissions.add_argument("topic", type=topic_arg)
     out.add_output(permissions)
@@ -212,18 +214,18 @@ def _print(answer: Any) -> None:
 def _verbs(args: argparse.Namespace, call: Call, fetch: Any) -> tuple[bool, str | None]:
     """``(handled, what to print)`` of a verb of the verb modules (not handled: this
     module's own)."""
-    if args.kind == "namespaces" and args.verb in admin_namespaces_cli.VERBS:
-        return True, admin_namespaces_cli.run(args, call)
-    if args.kind == "namespaces" and args.verb in admin_quotas_cli.VERBS:
-        return True, admin_quotas_cli.run(args, call)
+    if args.kind == "namespaces" and args.verb in admin_namespaces.VERBS:
+        return True, admin_namespaces.run(args, call)
+    if args.kind == "namespaces" and args.verb in admin_quotas.VERBS:
+        return True, admin_quotas.run(args, call)
     if args.kind != "topics":
         return False, None
-    if args.verb in admin_topic_lifecycle_cli.VERBS:
-        return True, admin_topic_lifecycle_cli.run(args, call)
-    if args.verb in admin_topics_cli.VERBS:
-        return True, admin_topics_cli.run(args, call, fetch)
-    if args.verb in admin_topic_ops_cli.VERBS:
-        return True, admin_topic_ops_cli.run(args, call)
+    if args.verb in admin_topic_lifecycle.VERBS:
+        return True, admin_topic_lifecycle.run(args, call)
+    if args.verb in admin_topics.VERBS:
+        return True, admin_topics.run(args, call, fetch)
+    if args.verb in admin_topic_ops.VERBS:
+        return True, admin_topic_ops.run(args, call)
     return False, None
 
 
