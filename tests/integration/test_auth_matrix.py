@@ -353,8 +353,9 @@ def _own_topic(method: str, template: str) -> bool:
 
 @pytest.mark.slow  # ~20 s: started first on its worker, not left to the end of the run
 def test_each_caller_is_allowed_or_refused_on_each_route_as_pulsar_and_refusals_change_nothing(
-    secured_gateway,
+    secured_gateway, local_stack
 ):
+    local_stack.functions.register("fn", lambda event, context: None)  # the triggers' target
     world = World(secured_gateway)
     routes = openapi_routes()
     shared = world.arrange(0)

@@ -787,6 +787,10 @@ def test_the_trigger_events_create_show_list_and_delete_a_trigger_with_its_subsc
     bad = run("admin_put_trigger", body='{"target": {"type": "lambda"}, "batchSize": 0}')
     assert (bad.status, bad.error()) == (400, "InvalidMessage")
     assert str(topic) not in engine.admin.list_topics(topic, False)  # the bad body created nothing
+    absent = run("admin_put_trigger")  # its Lambda target does not exist yet
+    assert (absent.status, absent.error()) == (404, "NotFound")
+    assert str(topic) not in engine.admin.list_topics(topic, False)
+    local_stack.functions.register("demo-function", lambda event, context: None)
     created = run("admin_put_trigger")  # creates the topic too, as subscribing does
     assert created.status == 200
     assert created.json["target"] == {"type": "lambda", "function": "demo-function"}

@@ -11,9 +11,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from botocore.exceptions import ClientError
 
 from magnetar_core.adapters.aws.lambda_target import LambdaTarget
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
+from magnetar_core.domain.errors import InvalidMessage, NotFound
 from magnetar_core.domain.triggers.records import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
@@ -176,3 +178,59 @@ def test_magnetar_local_takes_repeated_functions_and_refuses_a_bad_one(tmp_path)
     assert "one" in functions and "two" in functions
     with pytest.raises(ValueError, match="NAME=path/to/file.py:handler"):
         _load_functions(["nothing-here"])
+
+
+def _client_error(code: str) -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": code}}, "GetFunction")
+
+
+class LookupLambda:
+    """A Lambda client whose GetFunction raises ``error`` (None: the function exists)."""
+
+    def __init__(self, error: Exception | None) -> None:
+        self.error, self.looked_up = error, []
+
+    def get_function(self, FunctionName):  # noqa: N803 (boto3's argument name)
+        self.looked_up.append(FunctionName)
+        if self.error is not None:
+            raise self.error
+        return {"Configuration": {"FunctionName": FunctionName}}
+
+
+def test_a_lambda_target_is_looked_up_in_lambda_and_a_missing_function_is_not_found():
+    present = LookupLambda(None)
+    LambdaTarget(lambda: present).check(Target("lambda", function="orders-fn"))
+    assert present.looked_up == ["orders-fn"]
+    missing = LookupLambda(_client_error("ResourceNotFoundException"))
+    with pytest.raises(NotFound, match="orders-fn does not exist"):
+        LambdaTarget(lambda: missing).check(Target("lambda", function="orders-fn"))
+
+
+def test_a_lambda_function_the_service_may_not_call_is_refused_and_a_throttled_lookup_passes(
+    caplog,
+):
+    denied = LookupLambda(_client_error("AccessDeniedException"))
+    with pytest.raises(InvalidMessage, match="target.function"):
+        LambdaTarget(lambda: denied).check(Target("lambda", function="elsewhere"))
+    throttled = LookupLambda(_client_error("TooManyRequestsException"))
+    LambdaTarget(lambda: throttled).check(Target("lambda", function="busy"))
+    assert "Could not check Lambda function busy" in caplog.text
+
+
+def test_targets_check_only_lambda_targets_and_local_functions_need_no_lambda():
+    targets = Targets(functions=LocalFunctions({"local": lambda e, c: None}))
+    targets.check(Target("lambda", function="local"))
+    targets.check(Target("webhook", url="https://hooks.example.com/x"))
+    with pytest.raises(NotFound, match="--function remote="):
+        targets.check(Target("lambda", function="remote"))
+    lookup = LookupLambda(None)
+    Targets(lambdas=LambdaTarget(lambda: lookup)).check(Target("lambda", function="remote"))
+    assert lookup.looked_up == ["remote"]
+
+
+def test_local_functions_announce_each_function_given_and_registered():
+    announced: list[str] = []
+    functions = LocalFunctions({"b": lambda e, c: None, "a": lambda e, c: None}, announced.append)
+    functions.register("c", lambda e, c: None)
+    assert announced == ["a", "b", "c"]
+    assert sorted(functions.handlers()) == ["a", "b", "c"]

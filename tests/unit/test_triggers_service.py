@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.adapters.targets import LocalFunctions, Targets
 from magnetar_core.domain.errors import (
     Conflict,
     InvalidMessage,
@@ -209,3 +210,25 @@ def test_deleting_the_topic_deletes_its_triggers(engine):
     engine.admin.delete_topic(TOPIC, False, False)
     engine.admin.create_topic(TOPIC, None)
     assert engine.triggers.names(TOPIC) == [] and engine.admin.subscriptions(TOPIC) == []
+
+
+def test_a_trigger_on_a_lambda_function_that_does_not_exist_is_refused_and_nothing_is_made(caplog):
+    engine = Engine.assemble(
+        memory_settings(), memory_stores(), targets=Targets(functions=LocalFunctions({"fn": lambda e, c: None}))
+    )  # fmt: skip
+    engine.tenants.initialize_cluster()
+    fresh = TopicName.parse("persistent://public/default/nowhere")
+    with pytest.raises(NotFound, match="Function missing does not exist"):
+        engine.triggers.put(fresh, "push", {"target": {"type": "lambda", "function": "missing"}})
+    with pytest.raises(TopicNotFound):  # the refused PUT did not auto-create the topic
+        engine.triggers.names(fresh)
+    trigger, created = engine.triggers.put(fresh, "push", {"target": LAMBDA})
+    assert created and trigger.spec.target.function == "fn"
+
+
+def test_a_target_that_fails_is_logged_each_time_its_batch_is_retried(engine, target, caplog):
+    engine.triggers.put(TOPIC, "push", {"target": LAMBDA, "initialPosition": "Earliest"})
+    produce(engine, ("k", {}))
+    target.answers = [TargetFailed("Invoking fn failed: ResourceNotFoundException")]
+    engine.delivery.deliver_once(engine.triggers.get(TOPIC, "push"))
+    assert "Trigger batch of 1 messages failed, retried: Invoking fn failed" in caplog.text

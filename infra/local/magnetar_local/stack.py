@@ -24,6 +24,7 @@ from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.history import LocalHistory
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
+from magnetar_local.lambda_mirror import LambdaMirror
 from magnetar_local.metrics import engine_backlog
 from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
@@ -69,7 +70,12 @@ class LocalStack:
         commit_signal: str = "local",
     ) -> None:
         self.front_door = front_door
-        self.functions = functions if functions is not None else LocalFunctions()
+        self._lambda_mirror = LambdaMirror()
+        self.functions = LocalFunctions(
+            functions.handlers() if functions is not None else None,
+            on_register=self._lambda_mirror.announce,
+        )
+        """The local functions (also functions of the emulator's Lambda: ``lambda_mirror``)."""
         self.commit_signal = commit_signal
         """``COMMIT_SIGNAL`` of the handlers: ``local`` (a commit wakes long-polls) or
         ``poll`` (they poll the head, as on Lambda: ``magnetar perf latency --signal poll``)."""
@@ -118,6 +124,7 @@ class LocalStack:
             self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
             self.notify = NotifyServer(host=host).start()
             provision(self.template, self.session, self.emulator.url)
+            self._lambda_mirror.connect(self.client("iam"), self.client("lambda"))
             self._prepare_process()
             self._initialize_cluster()
             self.gateway = Gateway(

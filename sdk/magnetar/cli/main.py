@@ -15,13 +15,15 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
                    magnetar.cli.admin)
     magnetar functions create|update|get|list|delete ...   (pulsar-admin functions; see
                    magnetar.cli.functions)
+    magnetar triggers create|update|get|list|delete TOPIC [NAME] ...   (push delivery to a
+                   Lambda function or a webhook; see magnetar.cli.triggers)
     magnetar status | stop [--pid PID]   (the local services running here: list, stop)
     magnetar tokens create-secret-key|create-key-pair|create|show|validate ...
                      (``pulsar tokens``' verbs; needs ``pip install 'magnetar-client[tokens]'``)
     magnetar verify [--service-url URL] [--auth-params X] [--json] ...   (checks a deployment
                    end to end on topics of its own; see magnetar.cli.verify.cli)
 
-``local``, ``jobs``, ``perf``, ``chaos`` and ``invoke`` live with the service (magnetar_local,
+``local``, ``jobs``, ``perf`` and ``chaos`` live with the service (magnetar_local,
 magnetar_bench, magnetar_chaos: the
 repository's root distribution); with only the client installed they say what to install
 and exit with status 2.
@@ -58,7 +60,6 @@ SERVER_VERBS = {
     "jobs": ("magnetar_local.jobs", "run"),
     "perf": ("magnetar_bench.cli", "main"),
     "chaos": ("magnetar_chaos.cli", "main"),
-    "invoke": ("magnetar_local.invoke", "run"),
 }
 # verb -> (module, function(argv) -> status) of the client's optional extras
 EXTRA_VERBS = {"tokens": ("magnetar.cli.tokens", "main")}
@@ -70,7 +71,7 @@ EXTRA_HINT = (
 INSTALL_HINT = (
     "`magnetar {verb}` needs {missing!r}, which is not installed here. The verb is part of the "
     "Magnetar service side ({package}); the client-only distribution (`pip install ./sdk`) has "
-    "produce, consume, admin, functions, status, stop, tokens and verify.\nFrom a checkout "
+    "produce, consume, admin, functions, triggers, invoke, status, stop, tokens and verify.\nFrom a checkout "
     "of the repository: `make install`, or "
     "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
 )
@@ -134,6 +135,8 @@ def _parser() -> argparse.ArgumentParser:
 
     functions = sub.add_parser("functions", help="Pulsar Functions: create|update|get|list|delete")  # fmt: skip
     functions.add_argument("rest", nargs=argparse.REMAINDER, help="create --py f.py --classname m.C --inputs T ...")  # fmt: skip
+    triggers = sub.add_parser("triggers", help="a topic's triggers: create|update|get|list|delete")  # fmt: skip
+    triggers.add_argument("rest", nargs=argparse.REMAINDER, help="create TOPIC NAME --lambda F | --webhook URL ...")  # fmt: skip
     admin = sub.add_parser("admin", help="pulsar-admin's clusters, tenants, namespaces, topics verbs")  # fmt: skip
     admin.add_argument("rest", nargs=argparse.REMAINDER, help="tenants list | namespaces create T/NS | ...")  # fmt: skip
     verify = sub.add_parser("verify", help="check a deployment end to end (a table of what held)")
@@ -276,6 +279,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.cli.functions import main as functions_main
 
         return functions_main(argv[1:])
+    if argv[:1] == ["triggers"]:
+        from magnetar.cli.triggers import main as triggers_main
+
+        return triggers_main(argv[1:])
+    if argv[:1] == ["invoke"]:
+        from magnetar.cli.invoke import run as invoke_run
+
+        return invoke_run(argv[1:])
     if argv[:1] and argv[0] in EXTRA_VERBS:
         return _run_extra_verb(argv[0], argv[1:])
     args = _parser().parse_args(argv)

@@ -62,6 +62,7 @@ def extensions(
     woken later through ``wakes`` (None: commits alone wake them); Pulsar Functions'
     batches run where ``hosting`` says, with their role's token."""
     topics, subscriptions = core.topics, core.subscriptions
+    others = targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks))
     triggers = Triggers(
         stores.triggers,
         topics,
@@ -70,8 +71,9 @@ def extensions(
         settings.commit_max_attempts,
         allow_private_webhooks=settings.trigger_private_webhooks,
         wakes=wakes,
+        # Lambda targets are looked up when stored, where the targets can say (not fakes)
+        directory=others if isinstance(others, ports.TargetDirectory) else None,
     )
-    others = targets or Targets(WebhookTarget(allow_private=settings.trigger_private_webhooks))
     sandbox = hosting.sandbox
     if sandbox is None and settings.function_runner:
         sandbox = LambdaSandbox(others, settings.function_runner)

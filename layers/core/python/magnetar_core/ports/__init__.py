@@ -29,6 +29,7 @@ from magnetar_core.ports.extensions import (
     MetricsHistory,
     Point,
     SchemaStore,
+    TargetDirectory,
     TriggerStore,
     TriggerTarget,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "TimerStarter",
     "TopicStore",
     "TriggerStore",
+    "TargetDirectory",
     "TriggerTarget",
     "TriggerWakes",
     "WatchStore",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.domain.schemas.data import SchemaVersion
@@ -45,6 +45,19 @@ class TriggerTarget(Protocol):
         webhook; the target's answer (a function's return: status 200 and its JSON). Raises
         TargetFailed (of ``domain.triggers.records``) when the target could not be reached,
         timed out or raised."""
+        ...
+
+
+@runtime_checkable
+class TargetDirectory(Protocol):
+    """Whether a trigger's target can be called at all, asked when the trigger is stored
+    (as Lambda's CreateEventSourceMapping refuses a function that does not exist)."""
+
+    def check(self, target: Target) -> None:
+        """Raise NotFound when ``target`` is a Lambda function that does not exist (nor is
+        registered locally), InvalidMessage when this service may not call it; webhooks
+        and Pulsar Functions are not checked here. A check that cannot tell (throttled, a
+        network error) passes: delivery reports the failure then."""
         ...
 
 

@@ -5,13 +5,20 @@ function is registered locally runs the local one."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from magnetar_core.adapters.targets.local import LocalFunctions
 from magnetar_core.adapters.targets.webhook import WebhookTarget
+from magnetar_core.domain.errors import NotFound
 from magnetar_core.domain.triggers.records import TargetAnswer, TargetFailed
 from magnetar_core.domain.triggers.spec import Target
-from magnetar_core.ports import TriggerTarget
+from magnetar_core.ports import TargetDirectory, TriggerTarget
 
 __all__ = ["LocalFunctions", "Targets", "WebhookTarget"]
+
+
+class LambdaFunctions(TriggerTarget, TargetDirectory, Protocol):
+    """Lambda: invokes functions and tells whether one exists (``aws.lambda_target``)."""
 
 
 class Targets:
@@ -21,11 +28,24 @@ class Targets:
         self,
         webhook: TriggerTarget | None = None,
         functions: LocalFunctions | None = None,
-        lambdas: TriggerTarget | None = None,
+        lambdas: LambdaFunctions | None = None,
     ) -> None:
         self.webhook = webhook or WebhookTarget()
         self.functions = functions or LocalFunctions()
         self.lambdas = lambdas
+
+    def check(self, target: Target) -> None:
+        """Raise NotFound for a Lambda target that is neither a local function nor a
+        function of Lambda (see ``ports.TargetDirectory``)."""
+        name = target.function
+        if target.type != "lambda" or name is None or name in self.functions:
+            return
+        if self.lambdas is None:
+            raise NotFound(
+                f"Function {name} does not exist: no function of that name is registered "
+                f"here (magnetar local --function {name}=path/file.py:handler)"
+            )
+        self.lambdas.check(target)
 
     def invoke(self, target: Target, body: bytes, timestamp_ms: int) -> TargetAnswer:
         """Send the batch to its target (see ``ports.TriggerTarget``); raises TargetFailed,

@@ -22,14 +22,31 @@ Handler = Callable[[Any, Any], Any]
 class LocalFunctions:
     """A thread-safe registry of handlers by function name."""
 
-    def __init__(self, handlers: dict[str, Handler] | None = None) -> None:
+    def __init__(
+        self,
+        handlers: dict[str, Handler] | None = None,
+        on_register: Callable[[str], None] | None = None,
+    ) -> None:
+        """``on_register(name)`` is called for each function, those given included (the
+        local stack makes each a function of its emulator's Lambda too)."""
         self._handlers = dict(handlers or {})
         self._lock = threading.Lock()
+        self._on_register = on_register
+        for name in sorted(self._handlers):
+            if on_register is not None:
+                on_register(name)
 
     def register(self, name: str, handler: Handler) -> None:
         """Make ``handler`` the function ``name`` (replacing one of that name)."""
         with self._lock:
             self._handlers[name] = handler
+        if self._on_register is not None:
+            self._on_register(name)
+
+    def handlers(self) -> dict[str, Handler]:
+        """The functions by name (a copy)."""
+        with self._lock:
+            return dict(self._handlers)
 
     def unregister(self, name: str) -> None:
         with self._lock:

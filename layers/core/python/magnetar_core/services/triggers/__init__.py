@@ -22,7 +22,7 @@ from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.domain.triggers.spec import Trigger, TriggerSpec, check_trigger_name
 from magnetar_core.domain.triggers.wakes import soonest_wake_ms
 from magnetar_core.domain.triggers.webhooks import check_webhook_url
-from magnetar_core.ports import TriggerStore, TriggerWakes
+from magnetar_core.ports import TargetDirectory, TriggerStore, TriggerWakes
 from magnetar_core.services import optimistic
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.topics import Topics
@@ -39,7 +39,8 @@ class Triggers:
     created with it (at its initial position, on every partition) and deleted with it.
     Webhooks may point at http or private addresses only when ``allow_private_webhooks``.
     A stored trigger's topic is woken through ``wakes`` (None: by its next commit only), so
-    a backlog from ``Earliest`` is delivered without waiting for a produce."""
+    a backlog from ``Earliest`` is delivered without waiting for a produce. A Lambda target
+    is looked up in ``directory`` before anything is stored (None: not checked)."""
 
     def __init__(
         self,
@@ -50,8 +51,10 @@ class Triggers:
         max_attempts: int = 16,
         allow_private_webhooks: bool = False,
         wakes: TriggerWakes | None = None,
+        directory: TargetDirectory | None = None,
     ) -> None:
         self._allow_private = allow_private_webhooks
+        self._directory = directory
         self._wakes = wakes
         self._store = store
         self._topics = topics
@@ -78,7 +81,8 @@ class Triggers:
         """Create or replace trigger ``name`` on ``topic`` from the request ``body``;
         returns it and whether it is new. Raises InvalidMessage (naming the bad field;
         nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound (its
-        namespace does not exist: a missing topic is auto-created, as subscribing does), Conflict
+        namespace does not exist: a missing topic is auto-created, as subscribing does),
+        NotFound (a Lambda target that does not exist; nothing stored or created), Conflict
         (a subscription of that name that is not a trigger's), ServiceUnitNotReady.
 
         A new trigger is written first, then its subscription created (a failure there
@@ -90,6 +94,8 @@ class Triggers:
         spec = TriggerSpec.parse(body)
         if spec.target.url is not None:
             check_webhook_url(spec.target.url, self._allow_private)
+        if self._directory is not None:
+            self._directory.check(spec.target)
         meta = self._topic(topic, create=True)
         if self._store.get(topic, name) is None:
             self._refuse_foreign_subscription(meta, name)

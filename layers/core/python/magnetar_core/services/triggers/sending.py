@@ -12,6 +12,7 @@ the target, never the subscription.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
@@ -24,6 +25,8 @@ from magnetar_core.domain.triggers.records import (
 )
 from magnetar_core.domain.triggers.spec import Target
 from magnetar_core.ports import TriggerTarget
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class BatchSender:
         body = batch_body([i.record for i in batch])
         try:
             answer = self._invoker.invoke(self._target, body, self._now_ms())
-        except TargetFailed:
+        except TargetFailed as failure:
+            # the batch is retried; said each time, so a target that cannot work is seen
+            log.warning("Trigger batch of %d messages failed, retried: %s", len(ids), failure)
             return None
         return failed_items(answer, ids)
