@@ -27,7 +27,7 @@ class Authentication:
     def __init__(self, dynamicLibPath: str = "", authParamsString: str = "") -> None:  # noqa: N803
         self._unsupported: str | None = (
             "Authentication plugins (dynamic libraries) do not exist in Magnetar; use "
-            "AuthenticationToken or AuthenticationBasic"
+            "AuthenticationToken, AuthenticationBasic or AuthenticationTLS"
         )
 
     def _headers(self) -> dict[str, str]:
@@ -37,6 +37,10 @@ class Authentication:
     def _check_supported(self) -> None:
         if getattr(self, "_unsupported", None):
             raise OperationNotSupported(self._unsupported)
+
+    def _client_cert(self) -> tuple[str, str] | None:
+        """The client certificate and key files to present in TLS handshakes (None: none)."""
+        return None
 
 
 class AuthenticationToken(Authentication):
@@ -129,13 +133,24 @@ def _basic_params(text: str) -> tuple[Any, Any, Any]:
 
 
 class AuthenticationTLS(Authentication):
-    """TLS client-certificate auth: not available in Magnetar (raises when used)."""
+    """TLS client-certificate auth, as pulsar-client's: the client presents the certificate
+    ``certificate_path`` (PEM) with its key ``private_key_path`` in the TLS handshake of an
+    ``https://`` service URL; the service's role for it is the certificate's CN (API Gateway
+    mutual TLS on AWS, ``magnetar local --tls-trust-certs`` locally). No header is sent.
+    Raises ValueError for a path that is not a str."""
 
     def __init__(self, certificate_path: str, private_key_path: str) -> None:
-        self._unsupported = (
-            "TLS client certificate authentication is not supported by Magnetar; use "
-            "AuthenticationToken or AuthenticationBasic"
-        )
+        check_type(str, certificate_path, "certificate_path")
+        check_type(str, private_key_path, "private_key_path")
+        self.certificate_path, self.private_key_path = certificate_path, private_key_path
+        self._unsupported = None
+
+    def _headers(self) -> dict[str, str]:
+        return {}
+
+    def _client_cert(self) -> tuple[str, str]:
+        """requests' ``cert``: the certificate and key files presented in the handshake."""
+        return self.certificate_path, self.private_key_path
 
 
 class AuthenticationOauth2(Authentication):
