@@ -76,7 +76,16 @@ def _certificate(subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Nam
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=2))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False
+        )
     )
+    if ca:
+        usage = x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                              data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                              crl_sign=True, encipher_only=False, decipher_only=False)  # fmt: skip
+        builder = builder.add_extension(usage, critical=True)
     if server:
         names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
@@ -125,10 +134,10 @@ def prepare(url: str, superuser_headers: dict[str, str], token: str, token_file:
     requests.HTTPError for a refusal (409 Conflict is fine: already there)."""
     session = requests.Session()
     session.headers.update(superuser_headers)
-    session.verify = verify
 
     def call(method: str, path: str, body: object = None) -> None:
-        answer = session.request(method, url + path, json=body, timeout=30)
+        # verify per request: requests' session.verify loses to $REQUESTS_CA_BUNDLE
+        answer = session.request(method, url + path, json=body, timeout=30, verify=verify)
         if answer.status_code != 409:
             answer.raise_for_status()
 

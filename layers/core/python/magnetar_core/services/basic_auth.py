@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 
 import bcrypt
-from passlib.hash import apr_md5_crypt, des_crypt
+from passlib.hash import apr_md5_crypt, des_crypt  # type: ignore[import-untyped]
 
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.security.model import Role
