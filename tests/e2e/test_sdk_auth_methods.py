@@ -159,6 +159,18 @@ def test_a_client_certificate_proves_its_cn_which_produces_and_consumes(service,
         client.close()
 
 
+def test_a_certificate_of_another_ca_fails_the_handshake(service, files, tmp_path):
+    stranger = write_files(tmp_path / "stranger")  # its own CA, the same CN
+    auth = pulsar.AuthenticationTLS(str(stranger.client_cert), str(stranger.client_key))
+    client = pulsar.Client(service.url, authentication=auth, operation_timeout_seconds=5,
+                           tls_trust_certs_file_path=str(files.ca))  # fmt: skip
+    try:
+        with pytest.raises(pulsar.ConnectError):
+            client.create_producer(_topic(PRIVATE))
+    finally:
+        client.close()
+
+
 def test_without_credentials_the_anonymous_role_gets_exactly_its_grants(service, files):
     client = _client(service, files, None)
     try:
