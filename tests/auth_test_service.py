@@ -10,7 +10,7 @@ Two steps, each usable alone:
   tenant ``public`` (admin role ``ANONYMOUS``, namespace ``public/default`` where the
   anonymous role may produce and consume) and tenant ``private`` with namespace
   ``private/auth`` whose grants are produce+consume for ``TOKEN_ROLE``, ``BASIC_USER``,
-  ``APR1_USER`` and ``TLS_ROLE``, and writes ``TOKEN_ROLE``'s token to ``token_file``.
+  ``APR1_USER``, ``TLS_ROLE`` and ``OAUTH2_ROLE``, and writes ``TOKEN_ROLE``'s token to ``token_file``.
 
 As a script (against a running ``magnetar local --auth``)::
 
@@ -44,7 +44,9 @@ TOKEN_ROLE = "token-principal"
 BASIC_USER, BASIC_PASSWORD = "basic-principal", "basic-secret"
 APR1_USER, APR1_PASSWORD = "apr1-principal", "apr1-secret"
 TLS_ROLE = "tls-principal"
-CLIENT_ROLES = (TOKEN_ROLE, BASIC_USER, APR1_USER, TLS_ROLE)
+OAUTH2_ROLE = "oauth2-principal"
+"""The OAuth 2.0 client id whose access tokens' ``sub`` is the role."""
+CLIENT_ROLES = (TOKEN_ROLE, BASIC_USER, APR1_USER, TLS_ROLE, OAUTH2_ROLE)
 
 
 @dataclass(frozen=True)

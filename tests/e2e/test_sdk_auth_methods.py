@@ -1,6 +1,6 @@
 """The SDK's authentication methods against ``magnetar local`` started with Pulsar's security
-options (``--auth --anonymous-role --htpasswd --tls-cert --tls-key --tls-trust-certs``, a
-free port), prepared as Pulsar's client test service (tests/auth_test_service.py): each
+options (``--auth --anonymous-role --htpasswd --tls-cert --tls-key --tls-trust-certs
+--oauth2-issuer --oauth2-audience``, a free port; a local OAuth 2.0 issuer), prepared as Pulsar's client test service (tests/auth_test_service.py): each
 method proves its role over https and gets exactly that role's grants."""
 
 from __future__ import annotations
@@ -22,16 +22,19 @@ from auth_test_service import (
     APR1_USER,
     BASIC_PASSWORD,
     BASIC_USER,
+    OAUTH2_ROLE,
     TOKEN_ROLE,
     AuthFiles,
     prepare,
     write_files,
 )
+from oauth2_issuer import Issuer
 
 import magnetar as pulsar
 from magnetar import admin_cli
 from magnetar_wire import tokens
 
+AUDIENCE = "urn:magnetar:e2e"
 PRIVATE = "persistent://private/auth"
 PUBLIC = "persistent://public/default"
 
@@ -39,12 +42,13 @@ PUBLIC = "persistent://public/default"
 class SecuredLocal:
     """``magnetar local`` with every security option, in ``folder``."""
 
-    def __init__(self, folder: Path, files: AuthFiles) -> None:
+    def __init__(self, folder: Path, files: AuthFiles, issuer: Issuer) -> None:
         env = {**os.environ, "MAGNETAR_HOME": str(folder / ".magnetar")}
         command = [sys.executable, "-m", "magnetar_local", "--port", "0", "--auth",
                    "--anonymous-role", "anonymous", "--htpasswd", str(files.htpasswd),
                    "--tls-cert", str(files.server_cert), "--tls-key", str(files.server_key),
-                   "--tls-trust-certs", str(files.ca)]  # fmt: skip
+                   "--tls-trust-certs", str(files.ca),
+                   "--oauth2-issuer", issuer.url, "--oauth2-audience", AUDIENCE]  # fmt: skip
         self.process = subprocess.Popen(  # noqa: S603 - our own module
             command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True,
@@ -77,9 +81,16 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> AuthFiles:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, files: AuthFiles) -> Iterator[SecuredLocal]:
+def issuer() -> Iterator[Issuer]:
+    running = Issuer({OAUTH2_ROLE: "oauth2-secret"}).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, files: AuthFiles, issuer: Issuer) -> Iterator[SecuredLocal]:  # fmt: skip
     folder = tmp_path_factory.mktemp("secured-local")
-    running = SecuredLocal(folder, files)
+    running = SecuredLocal(folder, files, issuer)
     try:
         admin = {"Authorization": f"Bearer {tokens.create(running.key, 'admin')}"}
         token = tokens.create(running.key, TOKEN_ROLE)
@@ -169,6 +180,27 @@ def test_a_certificate_of_another_ca_fails_the_handshake(service, files, tmp_pat
             client.create_producer(_topic(PRIVATE))
     finally:
         client.close()
+
+
+def test_an_oauth2_client_gets_tokens_from_the_issuer_and_its_client_id_produces_and_consumes(
+    service, files, issuer, tmp_path
+):
+    credentials = issuer.write_credentials(tmp_path / "credentials.json", OAUTH2_ROLE)
+    params = {"issuer_url": issuer.url, "private_key": credentials.as_uri(), "audience": AUDIENCE}
+    before = issuer.token_requests
+    client = _client(service, files, pulsar.AuthenticationOauth2(json.dumps(params)))
+    try:
+        assert _round_trip(client, _topic(PRIVATE)) == b"hello"
+        assert issuer.token_requests == before + 1  # one token for the whole round trip
+    finally:
+        client.close()
+    other = {**params, "audience": "urn:someone-else"}
+    refused = _client(service, files, pulsar.AuthenticationOauth2(json.dumps(other)))
+    try:
+        with pytest.raises(pulsar.AuthenticationError, match="audience"):
+            refused.create_producer(_topic(PRIVATE))
+    finally:
+        refused.close()
 
 
 def test_without_credentials_the_anonymous_role_gets_exactly_its_grants(service, files):

@@ -86,6 +86,14 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         help="with --auth: Basic authentication's users, an htpasswd file of bcrypt, apr1 or "
         "crypt entries (Pulsar's AuthenticationProviderBasic)",
     )
+    parser.add_argument("--oauth2-issuer", metavar="URL",
+                        help="with --auth: the OAuth 2.0 issuer whose access tokens prove "
+                        "roles (AuthenticationOauth2 clients; the role is the token's sub)")  # fmt: skip
+    parser.add_argument("--oauth2-jwks", metavar="URL|FILE",
+                        help="with --oauth2-issuer: its JWKS (default "
+                        "<issuer>/.well-known/jwks.json)")  # fmt: skip
+    parser.add_argument("--oauth2-audience", metavar="AUD",
+                        help="with --oauth2-issuer: the aud access tokens must hold")  # fmt: skip
     parser.add_argument("--tls-cert", type=Path, metavar="FILE",
                         help="serve https:// with this PEM certificate (and --tls-key)")  # fmt: skip
     parser.add_argument("--tls-key", type=Path, metavar="FILE",
@@ -130,15 +138,17 @@ def _prepare_auth(args: argparse.Namespace) -> LocalAuth | None:
     if not args.auth:
         if args.secret_key is not None or args.superuser_roles != DEFAULT_SUPERUSER:
             raise ValueError("--secret-key and --superuser-roles need --auth")
-        if args.anonymous_role is not None or args.htpasswd is not None:
-            raise ValueError("--anonymous-role and --htpasswd need --auth")
+        if any(v is not None for v in (args.anonymous_role, args.htpasswd, args.oauth2_issuer)):
+            raise ValueError("--anonymous-role, --htpasswd and --oauth2-issuer need --auth")
         return None
     from magnetar_local.jobs import state_dir
 
     auth = LocalAuth.prepare(state_dir(), args.secret_key, args.superuser_roles.split(","))
     return auth.with_providers(
-        args.anonymous_role, args.htpasswd, tls_client_auth=args.tls_trust_certs is not None
-    )
+        args.anonymous_role, args.htpasswd, tls_client_auth=args.tls_trust_certs is not None,
+        oauth2_issuer=args.oauth2_issuer, oauth2_jwks=args.oauth2_jwks,
+        oauth2_audience=args.oauth2_audience,
+    )  # fmt: skip
 
 
 def _listener_tls(args: argparse.Namespace) -> ListenerTls | None:

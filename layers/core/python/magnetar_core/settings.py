@@ -105,6 +105,15 @@ class Settings:
     tls_client_authentication: bool = False
     """A verified client certificate's CN is the role of a request without an
     ``Authorization`` header (``TLS_CLIENT_AUTHENTICATION``, Pulsar's AuthenticationProviderTls)."""
+    oauth2_issuer: str | None = None
+    """The OAuth 2.0 issuer whose access tokens prove roles (``OAUTH2_ISSUER``: its ``iss``,
+    e.g. an Amazon Cognito user pool's ``https://cognito-idp.<region>.amazonaws.com/<id>``)."""
+    oauth2_jwks_url: str | None = None
+    """Where its keys are (``OAUTH2_JWKS_URL``; None: ``<issuer>/.well-known/jwks.json``)."""
+    oauth2_audience: str | None = None
+    """The ``aud`` access tokens must hold (``OAUTH2_AUDIENCE``; None: not checked)."""
+    oauth2_role_claim: str = "sub"
+    """The claim that names the role (``OAUTH2_ROLE_CLAIM``, Pulsar's ``tokenAuthClaim``)."""
     authorization_cache_ms: int = 1_000
     """How long a container reuses a tenant's info and a namespace's permissions
     (``AUTHORIZATION_CACHE_MS``; 0: read them on every request)."""
@@ -187,6 +196,10 @@ class Settings:
             basic_auth_htpasswd=env.get("BASIC_AUTH_HTPASSWD") or None,
             basic_auth_secret=env.get("BASIC_AUTH_SECRET") or None,
             tls_client_authentication=flag("TLS_CLIENT_AUTHENTICATION", False),
+            oauth2_issuer=env.get("OAUTH2_ISSUER") or None,
+            oauth2_jwks_url=env.get("OAUTH2_JWKS_URL") or None,
+            oauth2_audience=env.get("OAUTH2_AUDIENCE") or None,
+            oauth2_role_claim=env.get("OAUTH2_ROLE_CLAIM") or "sub",
             authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
             download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
             trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),

@@ -68,7 +68,8 @@ def role_of(event: Mapping[str, Any], keys: VerificationKeys | None, now_s: int,
             raise BadSignature(NO_KEYS)
         return authenticate_header(authorization, keys, now_s)
 
-    return (providers or Providers()).role_of(header, client_certificate(event), token_role)
+    certificate = client_certificate(event)
+    return (providers or Providers()).role_of(header, certificate, token_role, now_s)
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

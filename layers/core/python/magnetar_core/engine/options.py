@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from magnetar_core.adapters.http.jwks import jwks_fetcher
 from magnetar_core.domain.response_budget import ResponseBudget
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
@@ -9,6 +10,7 @@ from magnetar_core.ports import SecretParameters, Stores
 from magnetar_core.services.authorization import Authorization, Security
 from magnetar_core.services.basic_auth import HtpasswdSource
 from magnetar_core.services.credentials import Providers
+from magnetar_core.services.oauth2 import OAuth2Tokens
 from magnetar_core.services.subscriptions import DispatchLimits
 from magnetar_core.settings import Settings
 from magnetar_wire import token_keys as token_keys_module
@@ -73,7 +75,18 @@ def providers_of(settings: Settings, secrets: SecretParameters | None = None) ->
     if settings.basic_auth_htpasswd or settings.basic_auth_secret:
         basic = HtpasswdSource(settings.basic_auth_htpasswd, settings.basic_auth_secret, secrets)
     anonymous = Role(settings.anonymous_user_role) if settings.anonymous_user_role else None
-    return Providers(basic, settings.tls_client_authentication, anonymous)
+    return Providers(basic, settings.tls_client_authentication, anonymous, oauth2_of(settings))
+
+
+def oauth2_of(settings: Settings) -> OAuth2Tokens | None:
+    """The OAuth 2.0 issuer's access tokens (``OAUTH2_*``; None without an issuer); its
+    JWKS is read on the first token. Raises ValueError for a JWKS URL of another scheme."""
+    if not settings.oauth2_issuer:
+        return None
+    issuer = settings.oauth2_issuer.rstrip("/")
+    location = settings.oauth2_jwks_url or f"{issuer}/.well-known/jwks.json"
+    return OAuth2Tokens(issuer, jwks_fetcher(location), settings.oauth2_audience,
+                        settings.oauth2_role_claim)  # fmt: skip
 
 
 def token_keys(settings: Settings) -> VerificationKeys | None:

@@ -140,7 +140,7 @@ class Authenticator:
         are not configured or unreadable (a deployment fault: the caller is refused and the
         fault logged); StorageFault when STS cannot be reached."""
         return self.providers.role_of(
-            authorization, certificate, lambda header: self._token_role(header, now_s)
+            authorization, certificate, lambda header: self._token_role(header, now_s), now_s
         )
 
     def _token_role(self, authorization: str | None, now_s: int) -> Role:

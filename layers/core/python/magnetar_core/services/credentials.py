@@ -3,8 +3,9 @@
 ``Providers.role_of`` picks, for one request:
 
 1. an ``Authorization`` header: ``Basic ...`` goes to the htpasswd users
-   (``AuthenticationProviderBasic``; ``services.basic_auth``), any other to the token check
-   the caller passes (Pulsar tokens, IAM tokens);
+   (``AuthenticationProviderBasic``; ``services.basic_auth``), a Bearer token of the OAuth
+   2.0 issuer (its ``iss``) to ``services.oauth2``, any other to the token check the caller
+   passes (Pulsar tokens, IAM tokens);
 2. no header, and a client certificate the TLS listener verified (API Gateway's mutual TLS
    on AWS, ``magnetar local --tls-trust-certs`` locally), when TLS authentication is on: the
    certificate's CN (``AuthenticationProviderTls``);
@@ -28,6 +29,7 @@ from cryptography.x509.oid import NameOID
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.security.model import Role
 from magnetar_core.services.basic_auth import HtpasswdSource
+from magnetar_core.services.oauth2 import OAuth2Tokens
 from magnetar_wire.tokens import AuthenticationError
 
 
@@ -66,21 +68,26 @@ def client_certificate(event: Mapping[str, Any]) -> str | None:
 class Providers:
     """The providers besides tokens: ``basic`` (None: Basic headers are refused), ``tls``
     (client certificates prove their CN), ``anonymous`` (the role of requests without
-    credentials; None: they are refused)."""
+    credentials; None: they are refused), ``oauth2`` (the OAuth 2.0 issuer's access
+    tokens; None: every Bearer token is a Pulsar or IAM token)."""
 
     basic: HtpasswdSource | None = None
     tls: bool = False
     anonymous: Role | None = None
+    oauth2: OAuth2Tokens | None = None
 
     def role_of(self, authorization: str | None, certificate: str | None,
-                token_role: Callable[[str | None], Role]) -> Role:  # fmt: skip
-        """The role of one request's credentials (see the module's docstring); raises the
-        AuthenticationError subclasses (401) and InvalidKey (the htpasswd file cannot be
-        read: a deployment fault)."""
+                token_role: Callable[[str | None], Role], now_s: int) -> Role:  # fmt: skip
+        """The role of one request's credentials at ``now_s`` (epoch seconds; see the
+        module's docstring); raises the AuthenticationError subclasses (401) and InvalidKey
+        (the htpasswd file or the issuer's JWKS cannot be read: a deployment fault)."""
         if authorization is not None and authorization.strip():
-            is_basic = authorization.strip().split(" ", 1)[0].lower() == "basic"
-            if is_basic and self.basic is not None:
+            scheme, _, rest = authorization.strip().partition(" ")
+            if scheme.lower() == "basic" and self.basic is not None:
                 return self.basic.role_of(authorization)
+            token = rest.strip()
+            if scheme.lower() == "bearer" and self.oauth2 is not None and self.oauth2.owns(token):
+                return self.oauth2.role_of(token, now_s)
             return token_role(authorization)  # a Basic header without users: MalformedToken
         if self.tls and certificate is not None:
             return certificate_role(certificate)
