@@ -396,3 +396,15 @@ def test_a_client_certificate_domain_maps_the_api_with_mutual_tls_from_the_trust
     assert mapping["Properties"]["DomainName"] == {"Ref": "MutualTlsDomain"}
     env = resources["AdminFunction"]["Properties"]["Environment"]["Variables"]
     assert env["TLS_CLIENT_AUTHENTICATION"] == {"Fn::If": ["MutualTlsOn", "true", "false"]}
+
+
+def test_a_cognito_user_pool_is_the_oauth2_issuer_when_a_domain_prefix_is_given(transformed):
+    resources = transformed["Resources"]
+    for name in ("CognitoUserPool", "CognitoUserPoolDomain", "CognitoResourceServer"):
+        assert resources[name]["Condition"] == "CreateCognitoIssuer", name
+    assert resources["CognitoResourceServer"]["Properties"]["Identifier"] == "magnetar"
+    env = resources["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
+    issuer = env["OAUTH2_ISSUER"]["Fn::If"]
+    assert issuer[0] == "CreateCognitoIssuer" and "cognito-idp" in issuer[1]["Fn::Sub"]
+    assert issuer[2] == {"Ref": "OAuth2Issuer"}
+    assert env["OAUTH2_ROLE_CLAIM"] == {"Ref": "OAuth2RoleClaim"}

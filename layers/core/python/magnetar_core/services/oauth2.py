@@ -88,9 +88,8 @@ class OAuth2Tokens:
             raise MalformedToken(f"the access token's {self._claim!r} is not a valid role: {exc.message}") from None  # fmt: skip
 
     def _claims(self, token: str, key: jwt.PyJWK, algorithm: str, now_s: int) -> dict[str, Any]:
-        options = {"require": ["exp", "iss"], "verify_aud": self._audience is not None}
         try:
-            return self._decode(token, key, algorithm, now_s, options)
+            return self._decode(token, key, algorithm, now_s)
         except jwt.ExpiredSignatureError:
             raise TokenExpired(f"the access token expired; {_HINT}") from None
         except jwt.ImmatureSignatureError:
@@ -104,12 +103,14 @@ class OAuth2Tokens:
         except jwt.PyJWTError as exc:
             raise MalformedToken(f"the access token is not valid ({exc}); {_HINT}") from None
 
-    def _decode(self, token: str, key: jwt.PyJWK, algorithm: str, now_s: int, options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    def _decode(self, token: str, key: jwt.PyJWK, algorithm: str, now_s: int) -> dict[str, Any]:
         """PyJWT's checks at ``now_s`` (its own clock is the wall clock: the times are
         checked here against ``now_s`` after the signature, issuer and audience)."""
         claims = jwt.decode(token, key.key, algorithms=[algorithm], issuer=self.issuer,
                             audience=self._audience,
-                            options={**options, "verify_exp": False, "verify_nbf": False,
+                            options={"require": ["exp", "iss"],
+                                     "verify_aud": self._audience is not None,
+                                     "verify_exp": False, "verify_nbf": False,
                                      "verify_iat": False})  # fmt: skip
         expires = claims.get("exp")
         if not isinstance(expires, (int, float)):
