@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -27,7 +29,7 @@ class Authentication:
     def __init__(self, dynamicLibPath: str = "", authParamsString: str = "") -> None:  # noqa: N803
         self._unsupported: str | None = (
             "Authentication plugins (dynamic libraries) do not exist in Magnetar; use "
-            "AuthenticationToken or AuthenticationBasic"
+            "AuthenticationToken, AuthenticationBasic or AuthenticationTLS"
         )
 
     def _headers(self) -> dict[str, str]:
@@ -37,6 +39,10 @@ class Authentication:
     def _check_supported(self) -> None:
         if getattr(self, "_unsupported", None):
             raise OperationNotSupported(self._unsupported)
+
+    def _client_cert(self) -> tuple[str, str] | None:
+        """The client certificate and key files to present in TLS handshakes (None: none)."""
+        return None
 
 
 class AuthenticationToken(Authentication):
@@ -129,23 +135,106 @@ def _basic_params(text: str) -> tuple[Any, Any, Any]:
 
 
 class AuthenticationTLS(Authentication):
-    """TLS client-certificate auth: not available in Magnetar (raises when used)."""
+    """TLS client-certificate auth, as pulsar-client's: the client presents the certificate
+    ``certificate_path`` (PEM) with its key ``private_key_path`` in the TLS handshake of an
+    ``https://`` service URL; the service's role for it is the certificate's CN (API Gateway
+    mutual TLS on AWS, ``magnetar local --tls-trust-certs`` locally). No header is sent.
+    Raises ValueError for a path that is not a str."""
 
     def __init__(self, certificate_path: str, private_key_path: str) -> None:
-        self._unsupported = (
-            "TLS client certificate authentication is not supported by Magnetar; use "
-            "AuthenticationToken or AuthenticationBasic"
-        )
+        check_type(str, certificate_path, "certificate_path")
+        check_type(str, private_key_path, "private_key_path")
+        self.certificate_path, self.private_key_path = certificate_path, private_key_path
+        self._unsupported = None
+
+    def _headers(self) -> dict[str, str]:
+        return {}
+
+    def _client_cert(self) -> tuple[str, str]:
+        """requests' ``cert``: the certificate and key files presented in the handshake."""
+        return self.certificate_path, self.private_key_path
 
 
 class AuthenticationOauth2(Authentication):
-    """OAuth2 client-credentials auth: not available yet (raises when used)."""
+    """OAuth 2.0 client credentials, as pulsar-client's: ``auth_params_string`` is a JSON
+    object with ``issuer_url`` and ``private_key`` (required), ``audience`` and ``scope``.
+    ``private_key`` locates the credentials JSON (``client_id``, ``client_secret``):
+    ``/path``, ``file:///path``, ``file:/path`` or ``data:application/json;base64,...``.
+
+    The first request fetches an access token: the issuer's token endpoint (from
+    ``<issuer_url>/.well-known/openid-configuration``) is asked with
+    ``grant_type=client_credentials``; the token is sent as ``Authorization: Bearer`` and
+    fetched again when 90 % of its ``expires_in`` has passed. A token that cannot be had
+    raises ErrorGettingAuthenticationData on the request. Raises ValueError for parameters
+    that are not such a JSON object."""
 
     def __init__(self, auth_params_string: str) -> None:
-        self._unsupported = (
-            "AuthenticationOauth2 is not supported by Magnetar yet; obtain a token yourself "
-            "and pass AuthenticationToken(callable)"
-        )
+        check_type(str, auth_params_string, "auth_params_string")
+        try:
+            params = json.loads(auth_params_string)
+        except ValueError as e:
+            raise ValueError(f"auth_params_string is not JSON: {e}") from None
+        if not isinstance(params, dict) or not all(
+            isinstance(params.get(k), str) and params[k] for k in ("issuer_url", "private_key")
+        ):
+            raise ValueError(
+                'auth_params_string must be a JSON object like {"issuer_url": "https://...", '
+                '"private_key": "file:///path/credentials.json", "audience": "..."}'
+            )
+        self.issuer_url: str = params["issuer_url"].rstrip("/")
+        self.private_key: str = params["private_key"]
+        self.audience: str | None = params.get("audience")
+        self.scope: str | None = params.get("scope")
+        self._token: tuple[str, float] | None = None  # (access token, refresh at: monotonic s)
+        self._lock = threading.Lock()
+        self._unsupported = None
+
+    def _headers(self) -> dict[str, str]:
+        with self._lock:
+            if self._token is None or time.monotonic() >= self._token[1]:
+                self._token = self._fetch()
+            return {"Authorization": f"Bearer {self._token[0]}"}
+
+    def _fetch(self) -> tuple[str, float]:
+        import requests
+
+        client_id, client_secret = _oauth2_credentials(self.private_key)
+        form = {"grant_type": "client_credentials", "client_id": client_id,
+                "client_secret": client_secret}  # fmt: skip
+        form.update({k: v for k, v in (("audience", self.audience), ("scope", self.scope)) if v})
+        try:
+            discovery = requests.get(
+                f"{self.issuer_url}/.well-known/openid-configuration", timeout=10
+            )
+            discovery.raise_for_status()
+            answer = requests.post(discovery.json()["token_endpoint"], data=form, timeout=10)
+            answer.raise_for_status()
+            body = answer.json()
+            token, expires_in = body["access_token"], float(body.get("expires_in", 3600))
+        except (requests.RequestException, ValueError, KeyError, TypeError) as e:
+            raise ErrorGettingAuthenticationData(
+                f"cannot get an access token from {self.issuer_url}: {e}"
+            ) from e
+        return str(token), time.monotonic() + 0.9 * expires_in
+
+
+def _oauth2_credentials(location: str) -> tuple[str, str]:
+    """``(client_id, client_secret)`` of the credentials JSON at ``location`` (see
+    AuthenticationOauth2); raises ErrorGettingAuthenticationData saying why not."""
+    try:
+        if location.startswith("data:"):
+            meta, _, data = location[len("data:") :].partition(",")
+            text = base64.b64decode(data).decode() if meta.endswith(";base64") else unquote(data)
+        else:
+            path = unquote(urlparse(location).path) if location.startswith("file:") else location
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        credentials = json.loads(text)
+        return str(credentials["client_id"]), str(credentials["client_secret"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ErrorGettingAuthenticationData(
+            f"cannot read the OAuth 2.0 credentials (client_id, client_secret) at {location!r}: {e!r}"
+        ) from e
 
 
 class AuthenticationAthenz(Authentication):

@@ -59,7 +59,7 @@ def test_the_token_plugin_takes_pulsar_admins_auth_params_and_an_unknown_plugin_
         auth = authentication(plugin, "token:abc", service)
         assert isinstance(auth, AuthenticationToken) and auth._headers() == {"Authorization": "Bearer abc"}  # fmt: skip
     with pytest.raises(ValueError, match="is not one of"):
-        authentication("AuthenticationTls", None, service)
+        authentication("AuthenticationSasl", None, service)
     with pytest.raises(ValueError, match="JSON object of strings"):
         authentication("AuthenticationAws", '{"regoin": "eu-west-1"}', service)
 

@@ -100,12 +100,23 @@ def test_a_served_path_under_another_method_is_a_405_naming_the_allowed_ones_and
     assert "DELETE is not allowed on /admin/v2/clusters" in body["message"] and seen == []
 
 
-def test_no_authorization_header_is_api_gateways_401_and_the_authorizer_is_not_asked():
+def test_no_authorization_header_is_api_gateways_401_unless_the_service_has_an_anonymous_role():
     authorizer = FakeAuthorizer()
     served, seen = door(authorizer)
-    result = served(url_event("GET", "/admin/v2/clusters"), None)
-    assert _answer(result) == (401, {"message": "Unauthorized"})
-    assert seen == [] and authorizer.events == []
+    for _ in range(2):  # the authorizer's answer for no credentials is cached as any other
+        result = served(url_event("GET", "/admin/v2/clusters"), None)
+        assert _answer(result) == (401, {"message": "Unauthorized"})
+    assert seen == [] and [e["identitySource"] for e in authorizer.events] == [[""]]
+
+    class Anonymous(FakeAuthorizer):
+        def __call__(self, event):
+            if event["identitySource"] == [""]:
+                return {"isAuthorized": True, "context": {"role": "anonymous"}}
+            return super().__call__(event)
+
+    served, seen = door(Anonymous())
+    assert served(url_event("GET", "/admin/v2/clusters"), None)["statusCode"] == 200
+    assert seen[0][1]["requestContext"]["authorizer"] == {"lambda": {"role": "anonymous"}}
 
 
 def test_a_token_the_authorizer_denies_is_api_gateways_403_and_runs_nothing():

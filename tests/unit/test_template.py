@@ -288,7 +288,8 @@ def test_only_the_authorizers_may_read_the_token_key_and_only_that_parameter(tra
         p for p in transformed["Resources"]["DataPlaneFunctionRole"]["Properties"]["Policies"]
         if "ssm:GetParameter" in str(p)
     ]  # fmt: skip
-    assert [p["Fn::If"][0] for p in conditional] == ["FunctionUrlWithAuthentication"]
+    # the token key, and the Basic users' secret (BasicAuthSecret set, authentication on)
+    assert [p["Fn::If"][0] for p in conditional] == ["FunctionUrlWithAuthentication", "BasicAuthOn"]
     assert str(conditional[0]["Fn::If"][1]["PolicyDocument"]) == str(
         _policies(transformed, "AuthorizerFunctionRole")[0]["PolicyDocument"]
     )
@@ -302,7 +303,16 @@ def test_only_the_authorizers_may_read_the_token_key_and_only_that_parameter(tra
     assert _allowed_actions(transformed, "AuthorizerFunctionRole") == {
         "ssm:GetParameter",
         "kms:Decrypt",
+        "secretsmanager:GetSecretValue",
     }
+    for role in ("AuthorizerFunctionRole", "DataPlaneFunctionRole", "NotifyFunctionRole"):
+        basic = [p for p in transformed["Resources"][role]["Properties"]["Policies"]
+                 if "ReadBasicAuthUsers" in str(p)]  # fmt: skip
+        assert [p["Fn::If"][0] for p in basic] == ["BasicAuthOn"], role
+        (statement,) = basic[0]["Fn::If"][1]["PolicyDocument"]["Statement"]
+        resources = [r["Fn::Sub"] for r in statement["Resource"]]
+        assert resources[0].endswith(":parameter/aws/reference/secretsmanager/${BasicAuthSecret}")
+        assert resources[1].endswith(":secret:${BasicAuthSecret}-??????")
     notify = _policies(transformed, "NotifyFunctionRole")
     key_statements = [s for p in notify for s in p["PolicyDocument"]["Statement"]
                       if s.get("Action") in ("ssm:GetParameter", "kms:Decrypt")]  # fmt: skip
@@ -341,6 +351,8 @@ def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
         assert env["AUTHENTICATION_ENABLED"] == "true", spec.logical_id
         assert env["TOKEN_KEY_PARAMETER"] == "/magnetar/token-key"
         assert {"SUPERUSER_ROLES", "CLUSTER_NAME", "DOWNLOAD_URL_EXPIRY_S"} <= set(env)
+        assert env["ANONYMOUS_USER_ROLE"] == env["BASIC_AUTH_SECRET"] == ""  # both off
+        assert env["TLS_CLIENT_AUTHENTICATION"] == "false"
 
 
 def test_every_http_route_points_at_an_existing_function_directory():
@@ -367,6 +379,32 @@ def test_the_core_layer_requirements_match_the_pinned_versions():
         "cramjam",
         "pyjwt",  # magnetar_wire.tokens: the service validates Pulsar tokens
         "cryptography",
+        "bcrypt",  # services.basic_auth: htpasswd's bcrypt entries
+        "passlib",  # and its apr1 and crypt ones
     }
     for pin in pins:
         assert f'"{pin}"' in pyproject
+
+
+def test_a_client_certificate_domain_maps_the_api_with_mutual_tls_from_the_truststore(transformed):
+    resources = transformed["Resources"]
+    domain, mapping = resources["MutualTlsDomain"], resources["MutualTlsApiMapping"]
+    assert domain["Condition"] == mapping["Condition"] == "MutualTlsOn"
+    tls = domain["Properties"]["MutualTlsAuthentication"]
+    assert tls["TruststoreUri"] == {"Ref": "ClientCertificateTruststoreUri"}
+    assert mapping["Properties"]["ApiId"] == {"Ref": "HttpApi"}
+    assert mapping["Properties"]["DomainName"] == {"Ref": "MutualTlsDomain"}
+    env = resources["AdminFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["TLS_CLIENT_AUTHENTICATION"] == {"Fn::If": ["MutualTlsOn", "true", "false"]}
+
+
+def test_a_cognito_user_pool_is_the_oauth2_issuer_when_a_domain_prefix_is_given(transformed):
+    resources = transformed["Resources"]
+    for name in ("CognitoUserPool", "CognitoUserPoolDomain", "CognitoResourceServer"):
+        assert resources[name]["Condition"] == "CreateCognitoIssuer", name
+    assert resources["CognitoResourceServer"]["Properties"]["Identifier"] == "magnetar"
+    env = resources["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
+    issuer = env["OAUTH2_ISSUER"]["Fn::If"]
+    assert issuer[0] == "CreateCognitoIssuer" and "cognito-idp" in issuer[1]["Fn::Sub"]
+    assert issuer[2] == {"Ref": "OAuth2Issuer"}
+    assert env["OAUTH2_ROLE_CLAIM"] == {"Ref": "OAuth2RoleClaim"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from magnetar.cli.service_url import TOKEN_FILE
@@ -22,7 +22,8 @@ DEFAULT_SUPERUSER = "admin"
 SECRET_KEY_FILE = "secret.key"
 PRIVATE_FILE_MODE = 0o600
 
-AUTH_OFF = {"AUTHENTICATION_ENABLED": "false", "TOKEN_KEY_PARAMETER": ""}
+AUTH_OFF = {"AUTHENTICATION_ENABLED": "false", "TOKEN_KEY_PARAMETER": "", "BASIC_AUTH_SECRET": "",
+            "OAUTH2_ISSUER": ""}  # fmt: skip
 """The handlers' environment without ``--auth`` (whatever template.yaml's defaults say)."""
 
 
@@ -43,6 +44,20 @@ class LocalAuth:
     superuser_roles: tuple[str, ...]
     token: str
     token_file: Path
+    anonymous_role: str | None = None
+    """``--anonymous-role``: the role of requests without credentials (Pulsar's
+    ``anonymousUserRole``); None: they are refused (401)."""
+    htpasswd_file: Path | None = None
+    """``--htpasswd``: Basic authentication's users (``AuthenticationProviderBasic``)."""
+    tls_client_auth: bool = False
+    """A client certificate the listener verified proves its CN (``--tls-trust-certs``)."""
+    oauth2_issuer: str | None = None
+    """``--oauth2-issuer``: the OAuth 2.0 issuer whose access tokens prove roles."""
+    oauth2_jwks: str | None = None
+    """``--oauth2-jwks``: its JWKS, a URL or a file's ``file://`` URL (None: the issuer's
+    ``/.well-known/jwks.json``)."""
+    oauth2_audience: str | None = None
+    """``--oauth2-audience``: the ``aud`` access tokens must hold (None: not checked)."""
 
     @classmethod
     def prepare(
@@ -69,6 +84,29 @@ class LocalAuth:
         write_private(token_file, token.encode() + b"\n")
         return cls(key_file, roles, token, token_file)
 
+    def with_providers(self, anonymous_role: str | None = None, htpasswd_file: Path | None = None,
+                       tls_client_auth: bool = False, oauth2_issuer: str | None = None,
+                       oauth2_jwks: str | None = None,
+                       oauth2_audience: str | None = None) -> LocalAuth:  # fmt: skip
+        """These settings with Pulsar's other providers: the anonymous role, Basic users of
+        an htpasswd file (checked now: it must read as one; raises InvalidKey, OSError),
+        client certificates, an OAuth 2.0 issuer (``oauth2_jwks``: a URL or a file path;
+        ValueError for a JWKS without an issuer)."""
+        if oauth2_jwks and not oauth2_issuer:
+            raise ValueError("--oauth2-jwks needs --oauth2-issuer")
+        if oauth2_jwks and "://" not in oauth2_jwks:
+            oauth2_jwks = Path(oauth2_jwks).resolve().as_uri()
+        if htpasswd_file is not None:
+            from magnetar_core.services.basic_auth import parse_htpasswd
+
+            htpasswd_file = htpasswd_file.resolve()
+            parse_htpasswd(htpasswd_file.read_text(encoding="utf-8"))
+        role = anonymous_role.strip() if anonymous_role else None
+        return replace(self, anonymous_role=role or None, htpasswd_file=htpasswd_file,
+                       tls_client_auth=tls_client_auth, oauth2_issuer=oauth2_issuer or None,
+                       oauth2_jwks=oauth2_jwks or None,
+                       oauth2_audience=oauth2_audience or None)  # fmt: skip
+
     @property
     def environment(self) -> dict[str, str]:
         """The handlers' environment: authentication on with this key and these roles."""
@@ -78,6 +116,13 @@ class LocalAuth:
             "TOKEN_SECRET_KEY": self.secret_key_file.as_uri(),
             "TOKEN_PUBLIC_KEY": "",
             "TOKEN_KEY_PARAMETER": "",
+            "ANONYMOUS_USER_ROLE": self.anonymous_role or "",
+            "BASIC_AUTH_HTPASSWD": self.htpasswd_file.as_uri() if self.htpasswd_file else "",
+            "BASIC_AUTH_SECRET": "",
+            "TLS_CLIENT_AUTHENTICATION": "true" if self.tls_client_auth else "false",
+            "OAUTH2_ISSUER": self.oauth2_issuer or "",
+            "OAUTH2_JWKS_URL": self.oauth2_jwks or "",
+            "OAUTH2_AUDIENCE": self.oauth2_audience or "",
         }
 
     def remove_token_file(self) -> None:

@@ -47,6 +47,8 @@ class HttpRequest:
     body: bytes
     source_ip: str = "127.0.0.1"
     protocol: str = "HTTP/1.1"
+    client_cert: dict[str, Any] | None = None
+    """The verified client certificate of a TLS connection (``magnetar_local.tls``)."""
 
 
 def build_event(
@@ -89,6 +91,8 @@ def build_event(
         },
         "isBase64Encoded": False,
     }
+    if request.client_cert is not None:  # as API Gateway's mutual TLS puts it
+        event["requestContext"]["authentication"] = {"clientCert": dict(request.client_cert)}
     if cookies:
         event["cookies"] = cookies
     query = _join_values(parse_qsl(request.raw_query, keep_blank_values=True))

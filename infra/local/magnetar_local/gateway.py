@@ -41,6 +41,7 @@ from magnetar_local.metrics import METRICS_PATH, MetricsRegistry
 from magnetar_local.routes import RouteMatch, RouteTable
 from magnetar_local.served_routes import hands_routing_to_app, served_routes
 from magnetar_local.template import FunctionSpec, RouteSpec
+from magnetar_local.tls import ListenerTls
 
 __all__ = [
     "Gateway",
@@ -87,6 +88,9 @@ class Gateway:
         None: not served)."""
         self.metrics = MetricsRegistry()
         """The handlers' metrics, served at ``GET /metrics`` (``magnetar_local.metrics``)."""
+        self.tls: ListenerTls | None = None
+        """TLS on the listener (``magnetar local --tls-cert``; set before ``start``): the
+        URL is then ``https://``, verified client certificates reach the events."""
         self.function_url: str | None = None
         """The function-URL front door (``magnetar local --front-door function-url``): the
         logical id of the function (``DataPlaneFunction``) that receives, as function-URL
@@ -117,8 +121,8 @@ class Gateway:
 
     @property
     def url(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:8080``."""
-        return f"http://{self.host}:{self.port}"
+        """Base URL, e.g. ``http://127.0.0.1:8080`` (``https://`` with TLS)."""
+        return f"{'https' if self.tls is not None else 'http'}://{self.host}:{self.port}"
 
     def add_route(
         self, method: str, path: str, handler: Handler, name: str | None = None, timeout_s: int = 30
@@ -174,6 +178,12 @@ class Gateway:
 
         self.server = BacklogServer((self.host, self.requested_port), GatewayRequestHandler)
         self.server.daemon_threads = True
+        if self.tls is not None:
+            try:
+                self.server.socket = self.tls.wrap(self.server.socket)
+            except BaseException:
+                self.server.server_close()
+                raise
         self._thread = threading.Thread(
             target=self.server.serve_forever,
             kwargs={"poll_interval": self.poll_interval_s},

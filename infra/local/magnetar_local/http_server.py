@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from magnetar_local.events import HttpRequest, HttpResponse, json_response
+from magnetar_local.tls import client_cert, handshake
 
 log = logging.getLogger("magnetar_local.gateway")  # the gateway's log, as before the split
 
@@ -87,6 +88,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "MagnetarLocalGateway/0.1"
     timeout = 120  # seconds an idle keep-alive connection may hold its thread
+    handshake_timeout_s = 10.0
 
     def setup(self) -> None:
         super().setup()
@@ -94,6 +96,18 @@ class RequestHandler(BaseHTTPRequestHandler):
         # and the client's delayed ACK add ~40 ms to every keep-alive request.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.owner.connections.add(self.connection)
+        self._client_cert: dict[str, Any] | None = None
+        self._refused = False
+        try:  # TLS listeners (magnetar_local.tls): the handshake runs in this thread
+            handshake(self.connection, self.handshake_timeout_s)
+            self._client_cert = client_cert(self.connection)
+        except (OSError, ValueError) as error:
+            log.info("TLS handshake with %s failed: %s", self.client_address[0], error)
+            self._refused = True
+
+    def handle(self) -> None:
+        if not self._refused:
+            super().handle()
 
     def finish(self) -> None:
         self.owner.connections.discard(self.connection)
@@ -117,6 +131,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             body=body,
             source_ip=self.client_address[0],
             protocol=self.request_version,
+            client_cert=self._client_cert,
         )
         response = self.owner.invoke(request)
         try:

@@ -16,6 +16,7 @@ from magnetar_core.adapters.targets import LocalFunctions
 from magnetar_local.auth import DEFAULT_SUPERUSER, LocalAuth
 from magnetar_local.emulator import EmulatorError
 from magnetar_local.stack import LocalStack, StackError
+from magnetar_local.tls import ListenerTls
 from magnetar_local.triggers import load_function
 
 if TYPE_CHECKING:
@@ -73,6 +74,38 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         f"(default {DEFAULT_SUPERUSER})",
     )
     parser.add_argument(
+        "--anonymous-role",
+        metavar="ROLE",
+        help="with --auth: the role of requests without credentials (Pulsar's "
+        "anonymousUserRole: exactly its grants); without it they are refused (401)",
+    )
+    parser.add_argument(
+        "--htpasswd",
+        type=Path,
+        metavar="FILE",
+        help="with --auth: Basic authentication's users, an htpasswd file of bcrypt, apr1 or "
+        "crypt entries (Pulsar's AuthenticationProviderBasic)",
+    )
+    parser.add_argument("--oauth2-issuer", metavar="URL",
+                        help="with --auth: the OAuth 2.0 issuer whose access tokens prove "
+                        "roles (AuthenticationOauth2 clients; the role is the token's sub)")  # fmt: skip
+    parser.add_argument("--oauth2-jwks", metavar="URL|FILE",
+                        help="with --oauth2-issuer: its JWKS (default "
+                        "<issuer>/.well-known/jwks.json)")  # fmt: skip
+    parser.add_argument("--oauth2-audience", metavar="AUD",
+                        help="with --oauth2-issuer: the aud access tokens must hold")  # fmt: skip
+    parser.add_argument("--tls-cert", type=Path, metavar="FILE",
+                        help="serve https:// with this PEM certificate (and --tls-key)")  # fmt: skip
+    parser.add_argument("--tls-key", type=Path, metavar="FILE",
+                        help="the private key of --tls-cert (PEM)")  # fmt: skip
+    parser.add_argument(
+        "--tls-trust-certs",
+        type=Path,
+        metavar="FILE",
+        help="with --tls-cert: the CA bundle client certificates are verified with; with "
+        "--auth a verified certificate's CN is the role (Pulsar's AuthenticationProviderTls)",
+    )
+    parser.add_argument(
         "--front-door",
         choices=["http-api", "function-url"],
         default="http-api",
@@ -105,10 +138,32 @@ def _prepare_auth(args: argparse.Namespace) -> LocalAuth | None:
     if not args.auth:
         if args.secret_key is not None or args.superuser_roles != DEFAULT_SUPERUSER:
             raise ValueError("--secret-key and --superuser-roles need --auth")
+        if any(v is not None for v in (args.anonymous_role, args.htpasswd, args.oauth2_issuer)):
+            raise ValueError("--anonymous-role, --htpasswd and --oauth2-issuer need --auth")
         return None
     from magnetar_local.jobs import state_dir
 
-    return LocalAuth.prepare(state_dir(), args.secret_key, args.superuser_roles.split(","))
+    auth = LocalAuth.prepare(state_dir(), args.secret_key, args.superuser_roles.split(","))
+    return auth.with_providers(
+        args.anonymous_role, args.htpasswd, tls_client_auth=args.tls_trust_certs is not None,
+        oauth2_issuer=args.oauth2_issuer, oauth2_jwks=args.oauth2_jwks,
+        oauth2_audience=args.oauth2_audience,
+    )  # fmt: skip
+
+
+def _listener_tls(args: argparse.Namespace) -> ListenerTls | None:
+    """TLS of the listener from ``--tls-cert/--tls-key/--tls-trust-certs`` (None: plain
+    HTTP); raises ValueError for an incomplete set, OSError / ssl.SSLError for files that
+    do not load."""
+    if args.tls_cert is None and args.tls_key is None:
+        if args.tls_trust_certs is not None:
+            raise ValueError("--tls-trust-certs needs --tls-cert and --tls-key")
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise ValueError("--tls-cert and --tls-key go together")
+    tls = ListenerTls(args.tls_cert, args.tls_key, args.tls_trust_certs)
+    tls.context()  # the files load, or the command says which does not now
+    return tls
 
 
 def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
@@ -145,8 +200,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Start the stack, print where it runs, serve until interrupted; returns the exit code.
 
     0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken), 2 for
-    wrong options (``--secret-key`` without ``--auth``, an unreadable key file, a
-    ``--function`` that does not load).
+    wrong options (``--secret-key`` without ``--auth``, an unreadable key file or htpasswd
+    file, TLS files that do not load, a ``--function`` that does not load).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(
@@ -154,9 +209,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     logging.getLogger("botocore").setLevel(logging.WARNING)
     try:
+        tls = _listener_tls(args)
         auth = _prepare_auth(args)
         functions = _load_functions(args.function)
-    except (ValueError, OSError) as error:  # InvalidKey is a ValueError
+    except (ValueError, OSError) as error:  # InvalidKey is a ValueError, ssl.SSLError an OSError
         print(f"magnetar local: {error}", file=sys.stderr)
         return 2
     stop = threading.Event()
@@ -164,7 +220,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
-    stack = LocalStack(auth=auth, functions=functions, front_door=args.front_door)
+    stack = LocalStack(auth=auth, functions=functions, front_door=args.front_door, tls=tls)
     try:
         try:
             stack.start(gateway_port=args.port, host=args.host)

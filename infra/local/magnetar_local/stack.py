@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -29,6 +30,7 @@ from magnetar_local.metrics import engine_backlog
 from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
+from magnetar_local.tls import ListenerTls
 from magnetar_local.triggers import TriggerDriver
 
 HEALTH_PATH = "/admin/v2/brokers/health"
@@ -68,8 +70,11 @@ class LocalStack:
         functions: LocalFunctions | None = None,
         front_door: str = "http-api",
         commit_signal: str = "local",
+        tls: ListenerTls | None = None,
     ) -> None:
         self.front_door = front_door
+        self.tls = tls
+        """TLS on the gateway's listener (``magnetar local --tls-cert``; None: plain HTTP)."""
         self._lambda_mirror = LambdaMirror()
         self.functions = LocalFunctions(
             functions.handlers() if functions is not None else None,
@@ -136,6 +141,7 @@ class LocalStack:
                 account_id=self.template.account_id,
             )
             self.gateway.function_url = front_door_function(self.front_door)
+            self.gateway.tls = self.tls
             self.gateway.lambda_api = LambdaInvokeApi(
                 self.gateway.loader,
                 invocable_functions(self.template),
@@ -355,7 +361,9 @@ class LocalStack:
                 probe = urllib.request.Request(
                     gateway.url + HEALTH_PATH, headers=self._probe_headers()
                 )
-                with urllib.request.urlopen(probe, timeout=10) as response:
+                # its own listener: the certificate may name another host than the one bound
+                unverified = ssl._create_unverified_context() if self.tls is not None else None
+                with urllib.request.urlopen(probe, timeout=10, context=unverified) as response:
                     body = response.read().decode(errors="replace").strip().strip('"')
                     if response.status == 200 and body == "ok":
                         return

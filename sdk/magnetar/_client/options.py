@@ -6,7 +6,8 @@ each request), ``connection_timeout_ms`` (the connect timeout), ``logger``, ``us
 ``https://`` URL is required), ``tls_trust_certs_file_path`` (the CA bundle that verifies the
 service's certificate), ``tls_allow_insecure_connection`` (certificates not verified),
 ``tls_certificate_file_path`` / ``tls_private_key_file_path`` (the client certificate
-presented in the TLS handshake, e.g. to API Gateway mutual TLS). The others are accepted,
+presented in the TLS handshake, e.g. to API Gateway mutual TLS; ``AuthenticationTLS``'s when
+these are not set). The others are accepted,
 type-checked no-ops; README.md "pulsar-client options" says why for each.
 
 ``service_url`` may be a ``ServiceInfoProvider`` instead of a URL (cluster failover): its
@@ -77,7 +78,7 @@ def client_settings(a: dict[str, Any]) -> ClientSettings:
         ValueError: a wrong type (pulsar-client's message), a bad service URL, a logger of
             another kind, ``use_tls`` with an ``http://`` URL, a TLS private key without its
             certificate, or a provider whose initial service info is not a ``ServiceInfo``.
-        OperationNotSupported: an ``authentication`` Magnetar does not have (plugins, TLS).
+        OperationNotSupported: an ``authentication`` Magnetar does not have (plugins, Athenz).
     """
     provider = a["service_url"] if isinstance(a["service_url"], ServiceInfoProvider) else None
     if provider is None:
@@ -105,6 +106,8 @@ def client_settings(a: dict[str, Any]) -> ClientSettings:
     if key_path and not cert_path:
         raise ValueError("tls_private_key_file_path needs tls_certificate_file_path")
     cert: str | tuple[str, str] | None = (cert_path, key_path) if key_path else cert_path
+    if not cert and a["authentication"] is not None:  # AuthenticationTLS's certificate
+        cert = a["authentication"]._client_cert()
     return ClientSettings(url=url, authentication=follower.authentication(info),
                           follower=follower, provider=provider, logger=_logger(a["logger"]),
                           operation_timeout_s=float(a["operation_timeout_seconds"]),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnetar._validate import check_type, check_type_or_none
 from magnetar.authentication import Authentication
+from magnetar.exceptions import OperationNotSupported
 
 if TYPE_CHECKING:
     from .http import Transport
@@ -41,6 +42,11 @@ class ServiceInfo:
         self._service_url = checked_service_url(service_url)
         if authentication is not None:
             authentication._check_supported()
+            if authentication._client_cert() is not None:  # the transport keeps one certificate
+                raise OperationNotSupported(
+                    "AuthenticationTLS is not supported per cluster: pass it as the Client's "
+                    "authentication (every cluster then gets the same client certificate)"
+                )
         self._authentication = authentication
         self._tls_trust_certs_file_path = tls_trust_certs_file_path
 

@@ -76,6 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--service-url", "--admin-url", dest="service_url", help="HTTP URL of the Magnetar API")  # fmt: skip
     p.add_argument("--auth-plugin", help=AUTH_PLUGIN_HELP)
     p.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+    p.add_argument("--tls-trust-cert-path", metavar="FILE",
+                   help="the CA bundle that verifies an https:// service's certificate")  # fmt: skip
     kinds = p.add_subparsers(dest="kind", required=True)
 
     clusters = kinds.add_parser("clusters", help="the service's cluster").add_subparsers(dest="verb", required=True)  # fmt: skip
@@ -241,7 +243,9 @@ def run(
     (PulsarException), ValueError (a usage error), CommandFailed."""
     from magnetar._transport.http import Transport
 
-    transport = Transport(service.url, authentication=authentication)
+    trust = getattr(args, "tls_trust_cert_path", None)
+    cert = authentication._client_cert() if authentication is not None else None
+    transport = Transport(service.url, authentication=authentication, verify=trust or True, cert=cert)  # fmt: skip
     try:
 
         def call(method: str, path: str, body: Any = None) -> Any:
@@ -262,7 +266,7 @@ def run(
     return 0
 
 
-GLOBAL_OPTIONS = ("--service-url", "--admin-url", "--auth-plugin", "--auth-params")
+GLOBAL_OPTIONS = ("--service-url", "--admin-url", "--auth-plugin", "--auth-params", "--tls-trust-cert-path")  # fmt: skip
 """Options of the whole command, taken anywhere on the line (pulsar-admin's users put them
 before the verb, pulsar-client's after it)."""
 

@@ -93,6 +93,27 @@ class Settings:
     """RS256/ES256 public key reference (``TOKEN_PUBLIC_KEY``), same forms."""
     token_key_parameter: str | None = None
     """SSM SecureString parameter holding the key reference (``TOKEN_KEY_PARAMETER``)."""
+    anonymous_user_role: str | None = None
+    """The role of requests without credentials when authentication is on
+    (``ANONYMOUS_USER_ROLE``, Pulsar's ``anonymousUserRole``; None: they are refused)."""
+    basic_auth_htpasswd: str | None = None
+    """The htpasswd file of Basic authentication as a key reference (``BASIC_AUTH_HTPASSWD``:
+    ``file:///path`` or ``data:;base64,...``, as Pulsar's ``basicAuthConf``)."""
+    basic_auth_secret: str | None = None
+    """The same held in a secret read through SSM (``BASIC_AUTH_SECRET``, e.g.
+    ``/aws/reference/secretsmanager/<secret id>``); the authorizer reads it."""
+    tls_client_authentication: bool = False
+    """A verified client certificate's CN is the role of a request without an
+    ``Authorization`` header (``TLS_CLIENT_AUTHENTICATION``, Pulsar's AuthenticationProviderTls)."""
+    oauth2_issuer: str | None = None
+    """The OAuth 2.0 issuer whose access tokens prove roles (``OAUTH2_ISSUER``: its ``iss``,
+    e.g. an Amazon Cognito user pool's ``https://cognito-idp.<region>.amazonaws.com/<id>``)."""
+    oauth2_jwks_url: str | None = None
+    """Where its keys are (``OAUTH2_JWKS_URL``; None: ``<issuer>/.well-known/jwks.json``)."""
+    oauth2_audience: str | None = None
+    """The ``aud`` access tokens must hold (``OAUTH2_AUDIENCE``; None: not checked)."""
+    oauth2_role_claim: str = "sub"
+    """The claim that names the role (``OAUTH2_ROLE_CLAIM``, Pulsar's ``tokenAuthClaim``)."""
     authorization_cache_ms: int = 1_000
     """How long a container reuses a tenant's info and a namespace's permissions
     (``AUTHORIZATION_CACHE_MS``; 0: read them on every request)."""
@@ -171,6 +192,14 @@ class Settings:
             token_secret_key=env.get("TOKEN_SECRET_KEY") or None,
             token_public_key=env.get("TOKEN_PUBLIC_KEY") or None,
             token_key_parameter=env.get("TOKEN_KEY_PARAMETER") or None,
+            anonymous_user_role=env.get("ANONYMOUS_USER_ROLE", "").strip() or None,
+            basic_auth_htpasswd=env.get("BASIC_AUTH_HTPASSWD") or None,
+            basic_auth_secret=env.get("BASIC_AUTH_SECRET") or None,
+            tls_client_authentication=flag("TLS_CLIENT_AUTHENTICATION", False),
+            oauth2_issuer=env.get("OAUTH2_ISSUER") or None,
+            oauth2_jwks_url=env.get("OAUTH2_JWKS_URL") or None,
+            oauth2_audience=env.get("OAUTH2_AUDIENCE") or None,
+            oauth2_role_claim=env.get("OAUTH2_ROLE_CLAIM") or "sub",
             authorization_cache_ms=number("AUTHORIZATION_CACHE_MS", 1_000),
             download_url_expiry_s=number("DOWNLOAD_URL_EXPIRY_S", 60),
             trigger_private_webhooks=flag("TRIGGER_PRIVATE_WEBHOOKS", False),

@@ -28,6 +28,7 @@ from typing import Any
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.engine import authenticator_from_settings
 from magnetar_core.services.authentication import Authenticator
+from magnetar_core.services.credentials import client_certificate
 from magnetar_core.settings import Settings
 from magnetar_wire.token_keys import InvalidKey
 from magnetar_wire.tokens import AuthenticationError
@@ -89,7 +90,9 @@ class RequestAuthorizer:
             return allowed(None)
         route = event.get("routeKey", "?")
         try:
-            role = self._authenticator.role_of(authorization_header(event), int(self._clock_s()))
+            role = self._authenticator.role_of(
+                authorization_header(event), int(self._clock_s()), client_certificate(event)
+            )
         except AuthenticationError as exc:
             log.info("denied %s: %s: %s", route, type(exc).__name__, exc.message)
             return denied()

@@ -11,7 +11,9 @@ existing handler apps run unchanged, in-process:
    ``NotAllowed`` with an Allow header when the path has routes under other methods). The
    event gets the ``routeKey`` and the URL-decoded ``pathParameters`` API Gateway would set.
 2. **Authenticate** as the API's Lambda authorizer does (``api.authorizer``): no
-   ``Authorization`` header: 401 ``{"message": "Unauthorized"}``; a token that proves no role:
+   ``Authorization`` header: the anonymous role when the service has one (``ANONYMOUS_USER_
+   ROLE``; the authorizer's answer for no credentials), else 401 ``{"message":
+   "Unauthorized"}``; a token that proves no role:
    403 ``{"message": "Forbidden"}``; the authorizer failing (key or STS unreachable): 500
    ``{"message": "Internal Server Error"}``, nothing cached — API Gateway's bodies. Answers are
    cached per ``Authorization`` value for ``cache_s`` seconds per container (API Gateway's
@@ -179,9 +181,7 @@ class FunctionUrlFrontDoor:
     def _admit(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """None when ``event`` may go on (its ``requestContext.authorizer.lambda`` set), else
         API Gateway's 401, 403 or 500."""
-        header = _authorization(event.get("headers") or {})
-        if not header:
-            return gateway_answer(401, "Unauthorized")
+        header = _authorization(event.get("headers") or {}) or ""
         answer = self._answers.get(header)
         if answer is None:
             try:
@@ -192,7 +192,8 @@ class FunctionUrlFrontDoor:
                 return gateway_answer(500, "Internal Server Error")
             self._answers.put(header, answer)
         if answer.get("isAuthorized") is not True:
-            return gateway_answer(403, "Forbidden")
+            # no credentials and no anonymous role: API Gateway's 401 for a missing header
+            return gateway_answer(403 if header else 401, "Forbidden" if header else "Unauthorized")
         event["requestContext"]["authorizer"] = {"lambda": dict(answer.get("context") or {})}
         return None
 

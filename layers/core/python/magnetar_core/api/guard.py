@@ -31,6 +31,7 @@ from magnetar_core.domain.security import Role
 from magnetar_core.domain.security.authentication import authenticate_header
 from magnetar_core.domain.security.routes import requirement_for
 from magnetar_core.engine import Engine
+from magnetar_core.services.credentials import Providers, client_certificate
 from magnetar_wire.tokens import BadSignature, MalformedToken, VerificationKeys, bearer_token
 
 ROLE_CONTEXT = "_magnetar_role"
@@ -42,11 +43,14 @@ NO_KEYS = (
 )
 
 
-def role_of(event: Mapping[str, Any], keys: VerificationKeys | None, now_s: int) -> Role:
+def role_of(event: Mapping[str, Any], keys: VerificationKeys | None, now_s: int,
+            providers: Providers | None = None) -> Role:  # fmt: skip
     """The role a payload 2.0 ``event`` proves at ``now_s`` (epoch seconds): the gateway
-    authorizer's role when present, else the Bearer token's ``sub`` verified with ``keys``.
-    Raises MissingToken, MalformedToken (also for an authorizer role that is not a valid
-    role), BadSignature (also when ``keys`` is None), TokenExpired."""
+    authorizer's role when present, else its credentials' (``providers``: Basic, the
+    client certificate, the anonymous role; a Bearer token's ``sub`` verified with
+    ``keys``). Raises MissingToken, MalformedToken (also for an authorizer role that is not
+    a valid role), BadSignature (also when ``keys`` is None), TokenExpired, BadCredentials,
+    BadCertificate."""
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
     given = (authorizer.get("lambda") or {}).get("role") or (authorizer.get("iam") or {}).get(
         "userArn"
@@ -57,10 +61,15 @@ def role_of(event: Mapping[str, Any], keys: VerificationKeys | None, now_s: int)
         except InvalidMessage as exc:
             raise MalformedToken(f"the authorizer's role is not valid: {exc.message}") from None
     header = _header(event.get("headers") or {}, "authorization")
-    if keys is None:
-        bearer_token(header)  # MissingToken / MalformedToken first, as with keys
-        raise BadSignature(NO_KEYS)
-    return authenticate_header(header, keys, now_s)
+
+    def token_role(authorization: str | None) -> Role:
+        if keys is None:
+            bearer_token(authorization)  # MissingToken / MalformedToken first, as with keys
+            raise BadSignature(NO_KEYS)
+        return authenticate_header(authorization, keys, now_s)
+
+    certificate = client_certificate(event)
+    return (providers or Providers()).role_of(header, certificate, token_role, now_s)
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -118,7 +127,8 @@ def guard(engine: Callable[[], Engine]) -> Callable[[APIGatewayHttpResolver, Nex
             app.append_context(**{ROLE_CONTEXT: None})
             return next_middleware(app)
         now_ms = current.runtime.now_ms()
-        role = role_of(app.current_event.raw_event, security.keys, int(now_ms // 1000))
+        event = app.current_event.raw_event
+        role = role_of(event, security.keys, int(now_ms // 1000), security.providers)
         arguments: dict[str, str] = app.context.get("_route_args", {})
         method, path = (route.method, route.path) if route is not None else ("", "")
         params = {camel_name(name): value for name, value in arguments.items()}

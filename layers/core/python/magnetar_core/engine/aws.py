@@ -30,6 +30,7 @@ from magnetar_core.adapters.aws.triggers import TriggerStore
 from magnetar_core.adapters.aws.watches import WatchStore
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.timers import TimerKinds
+from magnetar_core.engine.options import providers_of
 from magnetar_core.ports import Stores
 from magnetar_core.services.authentication import Authenticator, KeySource
 from magnetar_core.settings import Settings
@@ -144,7 +145,13 @@ def authenticator_from_settings(
     endpoint locally). Makes no AWS request."""
     keys = key_source_of(settings, ssm)
     extra = (settings.endpoint_url.rstrip("/"),) if settings.endpoint_url else ()
-    return Authenticator(keys, identity or StsCallerIdentity(), settings.cluster_name, extra)
+    secrets = None
+    if settings.basic_auth_secret:
+        secrets = SsmParameters(ssm or new_session(settings.region).client("ssm", endpoint_url=settings.endpoint_url))  # fmt: skip
+    providers = providers_of(settings, secrets)
+    return Authenticator(
+        keys, identity or StsCallerIdentity(), settings.cluster_name, extra, providers=providers
+    )
 
 
 def key_source_of(settings: Settings, ssm: BotoClient | None = None) -> KeySource:

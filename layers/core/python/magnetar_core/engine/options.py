@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from magnetar_core.adapters.http.jwks import jwks_fetcher
 from magnetar_core.domain.response_budget import ResponseBudget
 from magnetar_core.domain.security import Role
 from magnetar_core.domain.timers import TimerOptions
-from magnetar_core.ports import Stores
+from magnetar_core.ports import SecretParameters, Stores
 from magnetar_core.services.authorization import Authorization, Security
+from magnetar_core.services.basic_auth import HtpasswdSource
+from magnetar_core.services.credentials import Providers
+from magnetar_core.services.oauth2 import OAuth2Tokens
 from magnetar_core.services.subscriptions import DispatchLimits
 from magnetar_core.settings import Settings
 from magnetar_wire import token_keys as token_keys_module
@@ -59,7 +63,30 @@ def security_of(
         (Role(r) for r in settings.superuser_roles),
         settings.authorization_cache_ms,
     )
-    return Security(enabled, keys, authorization)
+    return Security(enabled, keys, authorization, providers_of(settings))
+
+
+def providers_of(settings: Settings, secrets: SecretParameters | None = None) -> Providers:
+    """The providers besides tokens the settings turn on: Basic (the htpasswd file
+    ``BASIC_AUTH_HTPASSWD``, or the secret ``BASIC_AUTH_SECRET`` read through ``secrets``,
+    on first use), client certificates (``TLS_CLIENT_AUTHENTICATION``), the anonymous role
+    (``ANONYMOUS_USER_ROLE``). Raises InvalidMessage for an anonymous role that is no role."""
+    basic = None
+    if settings.basic_auth_htpasswd or settings.basic_auth_secret:
+        basic = HtpasswdSource(settings.basic_auth_htpasswd, settings.basic_auth_secret, secrets)
+    anonymous = Role(settings.anonymous_user_role) if settings.anonymous_user_role else None
+    return Providers(basic, settings.tls_client_authentication, anonymous, oauth2_of(settings))
+
+
+def oauth2_of(settings: Settings) -> OAuth2Tokens | None:
+    """The OAuth 2.0 issuer's access tokens (``OAUTH2_*``; None without an issuer); its
+    JWKS is read on the first token. Raises ValueError for a JWKS URL of another scheme."""
+    if not settings.oauth2_issuer:
+        return None
+    issuer = settings.oauth2_issuer.rstrip("/")
+    location = settings.oauth2_jwks_url or f"{issuer}/.well-known/jwks.json"
+    return OAuth2Tokens(issuer, jwks_fetcher(location), settings.oauth2_audience,
+                        settings.oauth2_role_claim)  # fmt: skip
 
 
 def token_keys(settings: Settings) -> VerificationKeys | None:

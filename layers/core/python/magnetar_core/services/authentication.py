@@ -9,7 +9,9 @@ own check (defence in depth), so both accept exactly the same credentials:
   the SSM SecureString ``TOKEN_KEY_PARAMETER`` (``ports.SecretParameters``), read on first
   use and kept;
 * an IAM token (``domain.security.iam``): a presigned ``sts:GetCallerIdentity`` call that STS
-  answers with the caller's ARN (``ports.CallerIdentity``); the role is that ARN.
+  answers with the caller's ARN (``ports.CallerIdentity``); the role is that ARN;
+* and Pulsar's other providers (``services.credentials.Providers``): Basic credentials of
+  an htpasswd file, a client certificate's CN, the anonymous role.
 
 The parameter's value is a key reference (``data:;base64,...`` or plain base64: a secret key,
 what ``magnetar tokens create-secret-key --base64`` prints), a PEM public key, or a JSON
@@ -26,6 +28,7 @@ from magnetar_core.domain.security.authentication import authenticate
 from magnetar_core.domain.security.iam import caller_identity_request, is_iam_token, role_of_arn
 from magnetar_core.domain.security.model import Role
 from magnetar_core.ports import CallerIdentity, SecretParameters
+from magnetar_core.services.credentials import Providers
 from magnetar_wire.token_keys import InvalidKey, read_file, resolve
 from magnetar_wire.tokens import MalformedToken, VerificationKeys, bearer_token
 
@@ -110,7 +113,8 @@ class Authenticator:
     """The role of an ``Authorization`` header: a Pulsar token checked with ``keys``, or an
     IAM token for cluster ``cluster`` checked by STS through ``identity`` (None: IAM tokens
     refused). ``sts_endpoints``: origins accepted besides STS's HTTPS endpoints (the local
-    emulator's). ``leeway_s``: clock skew allowed on ``exp``/``nbf``."""
+    emulator's). ``leeway_s``: clock skew allowed on ``exp``/``nbf``. ``providers``: Basic,
+    client certificates and the anonymous role (``services.credentials``; default: none)."""
 
     def __init__(
         self,
@@ -119,19 +123,27 @@ class Authenticator:
         cluster: str,
         sts_endpoints: Iterable[str] = (),
         leeway_s: int = 0,
+        providers: Providers | None = None,
     ) -> None:
         self._keys = keys
         self._identity = identity
         self._cluster = cluster
         self._sts_endpoints = tuple(sts_endpoints)
         self._leeway_s = leeway_s
+        self.providers = providers or Providers()
 
-    def role_of(self, authorization: str | None, now_s: int) -> Role:
-        """The role the header proves at ``now_s`` (epoch seconds). Raises the
-        AuthenticationError subclasses (401): MissingToken, MalformedToken, BadSignature,
-        TokenExpired; InvalidKey when the service's keys are not configured or unreadable
-        (a deployment fault: the caller is refused and the fault logged); StorageFault when
-        STS cannot be reached."""
+    def role_of(self, authorization: str | None, now_s: int, certificate: str | None = None) -> Role:  # fmt: skip
+        """The role the header (or the verified client ``certificate``'s PEM, or none: the
+        anonymous role) proves at ``now_s`` (epoch seconds). Raises the AuthenticationError
+        subclasses (401): MissingToken, MalformedToken, BadSignature, TokenExpired,
+        BadCredentials, BadCertificate; InvalidKey when the service's keys or htpasswd file
+        are not configured or unreadable (a deployment fault: the caller is refused and the
+        fault logged); StorageFault when STS cannot be reached."""
+        return self.providers.role_of(
+            authorization, certificate, lambda header: self._token_role(header, now_s), now_s
+        )
+
+    def _token_role(self, authorization: str | None, now_s: int) -> Role:
         token = bearer_token(authorization)
         if not is_iam_token(token):
             return authenticate(token, self._keys.keys(), now_s, self._leeway_s)

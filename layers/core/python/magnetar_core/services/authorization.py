@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from magnetar_core.domain.security import (
@@ -32,6 +32,7 @@ from magnetar_core.domain.security import (
     Unclassified,
 )
 from magnetar_core.ports import PermissionStore, TenantStore
+from magnetar_core.services.credentials import Providers
 from magnetar_wire.tokens import VerificationKeys
 
 MAX_CACHED = 4096
@@ -116,8 +117,10 @@ class Authorization:
 class Security:
     """The edge's security: ``enabled`` (off: every request is the anonymous role, allowed
     everything, as Pulsar with authentication off), ``keys`` tokens are verified with
-    (None: none configured, so no token is valid), and the ``authorization``."""
+    (None: none configured, so no token is valid), the ``authorization``, and the other
+    ``providers`` (Basic, client certificates, the anonymous role)."""
 
     enabled: bool
     keys: VerificationKeys | None
     authorization: Authorization
+    providers: Providers = field(default_factory=Providers)
