@@ -34,13 +34,14 @@ MEASURED = {
 """Units per message by table of `magnetar perf cost --workloads unbatched --front-doors
 function-url -n 300 --subscriptions 1` (2026-11-28 04:23 UTC: one message per produce
 request, one Shared consumer acknowledging each): the log table's write is the commit, the
-cursors table's the sequencer, the receive's lease and the acks."""
+cursors table's are the sequencer, the receive's lease and the acks."""
 WORKLOADS = {
     "steady 1 msg/s": steady(1),
     "steady 10 msg/s": steady(10),
     "steady 100 msg/s": steady(100),
     "steady 1,000 msg/s": steady(1000),
     "daily wave 100 msg/s, peak 2x": daily(100, 2.0),
+    "hourly swings 100 msg/s, 1.4x for 20 min": spiky(100, 1.4, 20),
     "hourly bursts 100 msg/s, 10x for 5 min": spiky(100, 10, 5),
     "hourly bursts 100 msg/s, 50x for 1 min": spiky(100, 50, 1),
     "hourly bursts 1,000 msg/s, 10x for 5 min": spiky(1000, 10, 5),
@@ -65,7 +66,12 @@ def units_from_cost(rows: list[dict], workload: str, subscriptions: int = 1) -> 
 def row_of(name: str, rates: list[float], comparison: Comparison) -> str:
     mean, peak = sum(rates) / len(rates), max(rates)
     saving = 1 - comparison.provisioned_total / comparison.on_demand
-    verdict = f"provisioned, {saving:.0%} less" if saving > 0 else f"on-demand, {-saving:.0%} less"
+    if comparison.throttled_minutes:
+        verdict = f"on-demand (auto scaling throttles; {abs(saving):.0%} {'less' if saving > 0 else 'more'})"
+    else:
+        verdict = (
+            f"provisioned, {saving:.0%} less" if saving > 0 else f"on-demand, {-saving:.0%} less"
+        )
     cells = [name, f"{mean:,.0f}", f"{peak / mean:.1f}", f"{comparison.on_demand:,.2f}",
              f"{comparison.provisioned:,.2f} + {comparison.alarms:.2f}",
              f"{comparison.utilization['write']:.0%} / {comparison.utilization['read']:.0%}",
@@ -78,7 +84,7 @@ def table(units: dict[str, dict[str, float]], scaling: AutoScaling) -> str:
     head = ["workload", "mean msg/s", "peak / mean", "on-demand $/month",
             "auto scaling $/month (+ alarms)", "utilization W / R", "minutes throttled / day",
             "largest backlog (min of capacity)", "decreases / day", "fixed at the peak $/month",
-            "cheaper (auto scaling vs on-demand)"]  # fmt: skip
+            "choose"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += [row_of(name, rates, compare(rates, units, scaling)) for name, rates in WORKLOADS.items()]  # fmt: skip
     return "\n".join(lines)
