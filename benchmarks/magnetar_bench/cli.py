@@ -8,7 +8,9 @@ magnetar perf expire-cost [--partitions P] [--retained N] ...  (expire_cost, nee
 magnetar perf authorizer [--containers N] [--requests N] ... (authorizer)
 magnetar perf triggers [-n N] [--batch-sizes 1,10,100] ...  (triggers)
 magnetar perf quotas [--producers N] [--containers C] ...     (quotas)
-magnetar perf cost [--workloads unbatched,batched,delayed] ... (cost: $ per service, both front doors)
+magnetar perf cost [--workloads unbatched,batched,delayed] [--subscriptions 1,2,5] ... (cost: $ per service, both front doors)
+magnetar perf provisioned [--from-cost FILE] [--target 70] ...  (provisioned: DynamoDB capacity modes)
+magnetar perf fanout --from-cost FILE [--workloads unbatched]   (fanout: N subscriptions vs SNS + SQS)
 magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 magnetar perf scale [--scenarios a,b] [--duration S] [--seed N] [--json] (scale: AWS-shaped model)
 magnetar perf functions [--batches N] [--calls N]             (functions: isolation's cost)
@@ -32,6 +34,8 @@ HARNESSES = {
     "triggers": "magnetar_bench.triggers",
     "quotas": "magnetar_bench.quotas",
     "cost": "magnetar_bench.cost",
+    "provisioned": "magnetar_bench.provisioned_report",
+    "fanout": "magnetar_bench.fanout",
     "latency": "magnetar_bench.latency",
     "scale": "magnetar_bench.scale.cli",
     "functions": "magnetar_bench.functions",

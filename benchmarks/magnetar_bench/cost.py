@@ -26,8 +26,11 @@ so their reads and handler time are AWS's. Workloads (``--workloads``):
   cost of a consumer that stays idle (``idle-month``: ``perf idle``'s sleeping phase,
   keepalive cycles, connection minutes and reconnects, scaled to 30 days).
 
-Beside each row: SQS alone (one queue) and SNS + SQS fan-out with one queue per
-subscription (the anchor for a topic with several subscriptions; these runs have one).
+Beside each row: SQS alone (a queue per subscription, the producer sending to each) and SNS +
+SQS fan-out with one queue per subscription (the anchor for a topic with several
+subscriptions). ``--subscriptions 1,2,5`` runs each workload once per count, one Shared
+consumer per subscription: the dollars are per million messages published, every
+subscription receiving and acknowledging each.
 
 Not a test: a measurement whose output goes to docs/benchmarks.md.
 """
@@ -48,6 +51,7 @@ from dataclasses import dataclass, field
 from magnetar_bench.anchors import (
     SNS_SQS_USD_PER_MILLION,
     SQS_USD_PER_MILLION,
+    sns_sqs_usd_per_million,
 )
 from magnetar_bench.capacity import CapacityMeter
 from magnetar_bench.costs import (
@@ -81,6 +85,7 @@ class Workload:
     one_at_a_time: bool = False
     batch_max_bytes: int = 128 * 1024
     publish_delay_ms: int = 10
+    subscriptions: int = 1
 
 
 WORKLOADS = {
@@ -147,23 +152,26 @@ class Meters:
 
 
 def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> Usage:
-    """Produce and consume ``workload`` concurrently; the usage of both. Raises RuntimeError
-    when a send fails or not every message arrives within ``timeout_s``."""
+    """Produce and consume ``workload`` concurrently (one Shared consumer on each of its
+    subscriptions); the usage of both. Raises RuntimeError when a send fails or not every
+    message arrives on every subscription within ``timeout_s``."""
     import magnetar as pulsar
 
     topic = f"persistent://public/default/cost-{workload.name}-{uuid.uuid4().hex[:8]}"
     received, failures, lock, done = [0], [], threading.Lock(), threading.Event()
+    expected = workload.messages * workload.subscriptions
 
     def listener(consumer, message) -> None:
         consumer.acknowledge(message)
         with lock:
             received[0] += 1
-            if received[0] >= workload.messages:
+            if received[0] >= expected:
                 done.set()
 
     mark = meters.mark()
-    consumer = client.subscribe(topic, "cost", consumer_type=pulsar.ConsumerType.Shared,
-                                message_listener=listener)  # fmt: skip
+    consumers = [client.subscribe(topic, f"cost-{k}", consumer_type=pulsar.ConsumerType.Shared,
+                                  message_listener=listener)
+                 for k in range(workload.subscriptions)]  # fmt: skip
     producer = client.create_producer(
         topic, batching_enabled=workload.batch > 1, batching_max_messages=max(workload.batch, 1),
         batching_max_publish_delay_ms=workload.publish_delay_ms, block_if_queue_full=True,
@@ -184,9 +192,10 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
             producer.send_async(payload, sent, deliver_at=deliver_at)
     producer.flush()
     if not done.wait(timeout_s) or failures:
-        raise RuntimeError(f"{workload.name}: {received[0]} of {workload.messages} arrived, {len(failures)} sends failed")  # fmt: skip
+        raise RuntimeError(f"{workload.name}: {received[0]} of {expected} arrived, {len(failures)} sends failed")  # fmt: skip
     producer.close()
-    consumer.close()
+    for consumer in consumers:
+        consumer.close()
     return meters.since(mark)
 
 
@@ -202,15 +211,20 @@ def _idle(client, meters: Meters, seconds: float) -> Usage:
     return meters.since(mark)
 
 
-def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str) -> dict:
-    """One row: dollars ``per`` (million messages, a month, an idle spell) by service, with
-    SQS and SNS + SQS beside (for an idle spell: none)."""
+def report_of(name: str, front_door: str, usage: Usage, scale: float, per: str,
+              subscriptions: int = 1) -> dict:  # fmt: skip
+    """One row: dollars ``per`` (million messages published, a month, an idle spell) by
+    service, with SQS (one queue per subscription, the producer sending to each) and SNS +
+    SQS fan-out to ``subscriptions`` queues beside (for an idle spell: none)."""
     digits = 4 if scale > 1 else 8
     usd = {k: round(v * scale, digits) for k, v in usage.usd(front_door).items()}
-    sqs = SQS_USD_PER_MILLION.get(name)
-    return {"workload": name, "front_door": front_door, "per": per,
+    sqs, sns_sqs = SQS_USD_PER_MILLION.get(name), SNS_SQS_USD_PER_MILLION.get(name)
+    if sqs is not None and subscriptions > 1:
+        batch = 10 if name.startswith("batched") else 1
+        sqs, sns_sqs = round(sqs * subscriptions, 4), sns_sqs_usd_per_million(subscriptions, batch)
+    return {"workload": name, "front_door": front_door, "per": per, "subscriptions": subscriptions,
             "usd": {**usd, "total": round(sum(usd.values()), digits)}, "sqs_usd": sqs,
-            "sns_sqs_usd": SNS_SQS_USD_PER_MILLION.get(name),
+            "sns_sqs_usd": sns_sqs,
             "http_calls": round(usage.http_calls * scale), "aws_requests": {
                 op: round(n * scale) for op, n in sorted(usage.aws.items())},
             "dynamodb_wru": round(usage.write_units * scale), "dynamodb_rru": round(usage.read_units * scale),
@@ -234,7 +248,8 @@ def run_cost(front_doors: list[str], workloads: list[Workload], idle_seconds: fl
                 for workload in workloads:
                     usage = _run(client, meters, workload)
                     rows.append(report_of(workload.name, front_door, usage,
-                                          1e6 / workload.messages, "million messages"))  # fmt: skip
+                                          1e6 / workload.messages, "million messages",
+                                          workload.subscriptions))  # fmt: skip
                 if idle_seconds > 0:
                     usage = _idle(client, meters, idle_seconds)
                     rows.append(report_of("idle-spell", front_door, usage, 1.0,
@@ -253,7 +268,7 @@ COLUMNS = ("api_gateway", "lambda_requests", "lambda_duration", "dynamodb_writes
 
 def table(rows: list[dict]) -> str:
     """The rows as a Markdown table (dollars), SQS and SNS + SQS in the last columns."""
-    head = ["workload", "front door", "per", *COLUMNS, "SQS", "SNS+SQS"]
+    head = ["workload", "subscriptions", "front door", "per", *COLUMNS, "SQS", "SNS+SQS"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def money(value: float | None) -> str:
@@ -261,7 +276,7 @@ def table(rows: list[dict]) -> str:
         return "-" if value is None else f"{value:.1e}" if small else f"{value:.4f}"
 
     for row in rows:
-        cells = [row["workload"], row["front_door"], row["per"],
+        cells = [row["workload"], str(row.get("subscriptions", 1)), row["front_door"], row["per"],
                  *(money(row["usd"].get(c)) for c in COLUMNS),
                  money(row["sqs_usd"]), money(row["sns_sqs_usd"])]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
@@ -278,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="messages per workload (0: each workload's default)")  # fmt: skip
     parser.add_argument("--idle-seconds", type=float, default=0.0,
                         help="also measure an idle consumer this long (0: not)")  # fmt: skip
+    parser.add_argument("--subscriptions", default="1",
+                        help="comma-separated subscription counts: each workload runs once per "
+                             "count, one Shared consumer per subscription (e.g. 1,2,5)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="JSON rows instead of a table")
     args = parser.parse_args(argv)
     try:
@@ -290,6 +308,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown workload or front door {error}")
     if args.messages:
         chosen = [dataclasses.replace(w, messages=args.messages) for w in chosen]
+    try:
+        counts = [int(n) for n in args.subscriptions.split(",") if n]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        parser.error(f"--subscriptions: positive whole numbers, got {args.subscriptions!r}")
+    chosen = [dataclasses.replace(w, subscriptions=n) for w in chosen for n in counts]
     with contextlib.redirect_stdout(sys.stderr):  # handler logs must not mix with the report
         rows = run_cost(doors, chosen, args.idle_seconds)
     print(json.dumps(rows, indent=2) if args.json else table(rows))

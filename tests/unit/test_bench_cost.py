@@ -87,7 +87,7 @@ def test_a_report_row_scales_to_a_million_messages_and_puts_sqs_beside_it():
     assert row["http_calls"] == 1_000_000 and row["dynamodb_wru"] == 2_000_000
     assert row["usd"]["total"] == pytest.approx(0.20 + 1.25)
     assert row["sqs_usd"] == 1.20
-    assert "| unbatched | function-url | million messages |" in cost.table([row])
+    assert "| unbatched | 1 | function-url | million messages |" in cost.table([row])
 
 
 def test_express_timers_cost_a_start_and_their_64_mb_seconds_standard_ones_transitions():
@@ -120,6 +120,26 @@ def test_sns_and_sqs_fan_out_costs_a_publish_and_a_receive_and_delete_per_subscr
     assert (row["sqs_usd"], row["sns_sqs_usd"]) == (1.20, 1.30)
 
 
+def test_a_row_with_several_subscriptions_puts_a_queue_per_subscription_and_sns_fan_out_beside():
+    usage = cost.Usage(10, 0.0, Counter(), 20, 0, TimerUsage())
+    row = cost.report_of("unbatched", "function-url", usage, 1e6 / 10, "million messages", 5)
+    assert row["subscriptions"] == 5
+    assert row["sqs_usd"] == pytest.approx(5 * 1.20)  # the producer sends to each queue
+    assert row["sns_sqs_usd"] == pytest.approx(0.50 + 5 * 0.80)
+    batched = cost.report_of("batched", "function-url", usage, 1e6 / 10, "million messages", 2)
+    assert batched["sqs_usd"] == pytest.approx(0.24)
+    assert batched["sns_sqs_usd"] == pytest.approx(0.21)
+    assert "| unbatched | 5 | function-url |" in cost.table([row])
+
+
+def test_perf_cost_refuses_a_subscription_count_below_one_or_not_a_number(capsys):
+    for bad in ("0", "two", "1,-1", ","):
+        with pytest.raises(SystemExit) as exit_:
+            cost.main(["--subscriptions", bad])
+        assert exit_.value.code == 2
+        assert "--subscriptions: positive whole numbers" in capsys.readouterr().err
+
+
 def test_an_idle_spell_is_reported_as_measured_not_multiplied_by_a_month():
     usage = cost.Usage(6, 0.5, Counter({"dynamodb.Query": 12}), 0, 12, TimerUsage())
     row = cost.report_of("idle-spell", "http-api", usage, 1.0, "idle spell of 30 s")
@@ -130,6 +150,6 @@ def test_an_idle_spell_is_reported_as_measured_not_multiplied_by_a_month():
     month = {"workload": "idle-month", "front_door": "http-api", "per": "month",
              "usd": {"total": 0.037}, "sqs_usd": 0.05, "sns_sqs_usd": 0.05}  # fmt: skip
     lines = cost.table([row, month]).splitlines()
-    assert lines[2].startswith("| idle-spell | http-api | idle spell of 30 s |")
+    assert lines[2].startswith("| idle-spell | 1 | http-api | idle spell of 30 s |")
     assert lines[2].endswith("| - | - |") and "e-06 |" in lines[2]
-    assert lines[3] == "| idle-month | http-api | month | - | - | - | - | - | - | - | 0.0370 | 0.0500 | 0.0500 |"
+    assert lines[3] == "| idle-month | 1 | http-api | month | - | - | - | - | - | - | - | 0.0370 | 0.0500 | 0.0500 |"
