@@ -213,7 +213,7 @@ class FunctionConfig:
             del body[derived]
         return {k: v for k, v in body.items() if v is not None}
 
-    def trigger_body(self) -> dict[str, Any]:
+    def trigger_body(self, paused: bool = False) -> dict[str, Any]:
         """The body of the trigger on each input (``domain.triggers.spec``): a function
         target, one batch in flight and failed messages retried at once (they come back
         before later ones: results keep the input's order, which effectively-once sequence
@@ -240,4 +240,6 @@ class FunctionConfig:
             if self.dead_letter_topic is not None:
                 policy["deadLetterTopic"] = self.dead_letter_topic
             body["deadLetterPolicy"] = policy
+        if paused:  # a stopped function: its triggers keep their backlog
+            body["paused"] = True
         return body

@@ -1,0 +1,158 @@
+"""A function's status and stats, as Pulsar's ``functions status`` and ``functions stats``
+answer them (``FunctionStatus``, ``FunctionStatsImpl``), kept by the trusted side.
+
+The dispatcher (``dispatch``) records each batch as it comes back from the sandbox: the
+messages received, those processed successfully, the user exceptions (``process`` raised:
+the runner names them in its answer), the time ``process`` took, and a system exception
+when the batch could not run at all (the code does not load, the runner died or timed out).
+Counts are the function's counters (``ports.FunctionStateStore``, atomic adds) under the
+name ``<name>~stats``, which no function can have (``~`` is not allowed in a name) and no
+route reaches, so user code can neither read nor forge them; the latest exceptions (10 of
+each kind, best effort: two batches finishing together may each keep their own) are a state
+value there. They are deleted with the function.
+
+A function runs as one instance (instance 0): each batch in a child process of its own, so
+there is no long-lived process to count; ``numRestarts`` counts the batches whose instance
+failed to run (a system exception: Pulsar restarts its instance then) and the restarts
+asked for (``functions restart``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from magnetar_core.ports import FunctionStateStore
+
+STATS_SUFFIX = "~stats"
+LATEST = 10
+"""How many of the latest user and system exceptions status keeps, of each kind."""
+MAX_EXCEPTION_CHARS = 1000
+WORKER_ID = "magnetar"
+RECEIVED, PROCESSED, USER, SYSTEM = "received", "processed", "userExceptions", "systemExceptions"
+RESTARTS, LATENCY_US, TIMED, LAST = "restarts", "processMicros", "timedMessages", "lastInvocation"
+RESULTS = "triggerResults"
+LATEST_RESULTS = 16
+
+
+def stats_fqfn(fqfn: str) -> str:
+    """Where function ``fqfn``'s stats are kept (see the module)."""
+    return fqfn + STATS_SUFFIX
+
+
+def exception(text: str, now_ms: int) -> dict[str, Any]:
+    """Pulsar's ExceptionInformation."""
+    return {"exceptionString": text[:MAX_EXCEPTION_CHARS], "timestampMs": now_ms}
+
+
+class FunctionStats:
+    """Records batches and answers status and stats (see the module)."""
+
+    def __init__(self, state: FunctionStateStore, now_ms: Callable[[], int]) -> None:
+        self._state = state
+        self._now_ms = now_ms
+
+    def record_batch(self, fqfn: str, received: int, answer: Mapping[str, Any]) -> None:
+        """Count a batch of ``received`` messages that ran; ``answer`` is the runner's
+        (``processed``, ``processMs``, ``userExceptions``)."""
+        where = stats_fqfn(fqfn)
+        processed = int(answer.get("processed") or 0)
+        user = [e for e in answer.get("userExceptions") or [] if isinstance(e, Mapping)]
+        for key, value in ((RECEIVED, received), (PROCESSED, processed), (USER, len(user)),
+                           (TIMED, processed + len(user))):  # fmt: skip
+            if value:
+                self._state.incr_counter(where, key, value)
+        micros = int(float(answer.get("processMs") or 0) * 1000)
+        if micros > 0:
+            self._state.incr_counter(where, LATENCY_US, micros)
+        self._state.put_state(where, LAST, str(self._now_ms()).encode())
+        if user:
+            self._remember(where, "latestUserExceptions",
+                           [exception(str(e.get("exceptionString", "")), int(e.get("timestampMs") or self._now_ms())) for e in user])  # fmt: skip
+
+    def record_system_exception(self, fqfn: str, received: int, message: str) -> None:
+        """Count a batch of ``received`` messages that could not run (``message``: why)."""
+        where = stats_fqfn(fqfn)
+        for key, value in ((RECEIVED, received), (SYSTEM, 1), (RESTARTS, 1)):
+            self._state.incr_counter(where, key, value)
+        self._state.put_state(where, LAST, str(self._now_ms()).encode())
+        self._remember(where, "latestSystemExceptions", [exception(message, self._now_ms())])
+
+    def record_restart(self, fqfn: str) -> None:
+        self._state.incr_counter(stats_fqfn(fqfn), RESTARTS, 1)
+
+    def put_results(self, fqfn: str, results: Mapping[str, Any]) -> None:
+        """Keep triggered messages' results by message id (``functions trigger`` waits for
+        them; the latest ``LATEST_RESULTS`` are kept)."""
+        where = stats_fqfn(fqfn)
+        raw = self._state.get_state(where, RESULTS)
+        kept = {**(json.loads(raw) if raw else {}), **results}
+        self._state.put_state(where, RESULTS, json.dumps(dict(list(kept.items())[-LATEST_RESULTS:])).encode())  # fmt: skip
+
+    def result(self, fqfn: str, message_id: str) -> dict[str, Any] | None:
+        """A triggered message's result (None: not yet)."""
+        raw = self._state.get_state(stats_fqfn(fqfn), RESULTS)
+        found = json.loads(raw).get(message_id) if raw else None
+        return dict(found) if isinstance(found, dict) else None
+
+    def forget(self, fqfn: str) -> None:
+        self._state.delete_all(stats_fqfn(fqfn))
+
+    def _remember(self, where: str, key: str, new: list[dict[str, Any]]) -> None:
+        kept = self._latest(where, key)
+        self._state.put_state(where, key, json.dumps((kept + new)[-LATEST:]).encode())
+
+    def _latest(self, where: str, key: str) -> list[dict[str, Any]]:
+        raw = self._state.get_state(where, key)
+        return list(json.loads(raw)) if raw else []
+
+    def _counts(self, fqfn: str) -> dict[str, int]:
+        where = stats_fqfn(fqfn)
+        keys = (RECEIVED, PROCESSED, USER, SYSTEM, RESTARTS, LATENCY_US, TIMED)
+        return {key: self._state.get_counter(where, key) for key in keys}
+
+    def _last(self, fqfn: str) -> int:
+        raw = self._state.get_state(stats_fqfn(fqfn), LAST)
+        return int(raw) if raw else 0
+
+    def status(self, fqfn: str, running: bool) -> dict[str, Any]:
+        """Pulsar's FunctionStatus of the function's one instance."""
+        counts, where = self._counts(fqfn), stats_fqfn(fqfn)
+        system = self._latest(where, "latestSystemExceptions")
+        instance = {
+            "running": running,
+            "error": system[-1]["exceptionString"] if system else "",
+            "numRestarts": counts[RESTARTS],
+            "numReceived": counts[RECEIVED],
+            "numSuccessfullyProcessed": counts[PROCESSED],
+            "numUserExceptions": counts[USER],
+            "latestUserExceptions": self._latest(where, "latestUserExceptions"),
+            "numSystemExceptions": counts[SYSTEM],
+            "latestSystemExceptions": system,
+            "averageLatency": _average_ms(counts),
+            "lastInvocationTime": self._last(fqfn),
+            "workerId": WORKER_ID,
+        }
+        return {"numInstances": 1, "numRunning": int(running),
+                "instances": [{"instanceId": 0, "status": instance}]}  # fmt: skip
+
+    def stats(self, fqfn: str) -> dict[str, Any]:
+        """Pulsar's FunctionStatsImpl (no ``1min`` window: totals only)."""
+        counts = self._counts(fqfn)
+        totals = {
+            "receivedTotal": counts[RECEIVED],
+            "processedSuccessfullyTotal": counts[PROCESSED],
+            "systemExceptionsTotal": counts[SYSTEM],
+            "userExceptionsTotal": counts[USER],
+            "avgProcessLatency": _average_ms(counts),
+        }
+        last = self._last(fqfn)
+        instance = {**totals, "lastInvocation": last, "userMetrics": {}}
+        return {**totals, "lastInvocation": last,
+                "instances": [{"instanceId": 0, "metrics": instance}]}  # fmt: skip
+
+
+def _average_ms(counts: Mapping[str, int]) -> float:
+    """The mean time ``process`` took per message, in ms (0.0: none timed)."""
+    return round(counts[LATENCY_US] / counts[TIMED] / 1000, 3) if counts[TIMED] else 0.0
