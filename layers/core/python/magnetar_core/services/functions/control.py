@@ -112,6 +112,7 @@ class FunctionControl:
         entry = encode_entry([message], producer_name=f"{config.fqfn}#trigger")
         routed = self._topics.route(target, None, JAVA_STRING_HASH)
         message_id = self._producer.publish(routed, entry).message_ids[0]
+        self._triggers.wake(target)  # locally nothing else sees this commit (AWS: its stream)
         return self._await(config, message_id)
 
     def _input(self, config: FunctionConfig, topic: str | None) -> TopicName:
