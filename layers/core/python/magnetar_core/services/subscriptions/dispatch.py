@@ -268,10 +268,8 @@ class Dispatch:
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
         # as this receive can tell, so its share is bounded by what it asked for alone
-        share = (
-            None
-            if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
-            else state.share_of(consumer_id, len(candidates))
+        share = None if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES) else state.share_of(
+            consumer_id, len(candidates)
         )
         deliveries = state.dispatch(
             consumer_id,
