@@ -5,13 +5,17 @@ show; status and stats counters; stop and start; trigger."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import textwrap
 import types
+import urllib.error
+import urllib.request
 
 import pytest
 
+from magnetar.functions_cli import parser, request
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.domain.errors import InvalidMessage, ServiceUnitNotReady
 from magnetar_core.domain.runtime import Runtime
@@ -202,3 +206,47 @@ def test_deleting_a_function_forgets_its_stats(engine):
     create(engine, EXCLAMATION, "exclamation.ExclamationFunction")
 
     assert status(engine)["numReceived"] == 0
+
+
+def test_the_cli_maps_pulsar_admins_control_verbs_to_their_routes(tmp_path):
+    value = tmp_path / "value.txt"
+    value.write_text("from a file")
+    base = "/admin/v3/functions/public/default/f"
+
+    def sent(*argv: str) -> tuple:
+        return request(parser().parse_args(list(argv)))
+
+    assert sent("status", "--name", "f") == ("GET", f"{base}/status", None)
+    assert sent("stats", "--fqfn", "public/default/f") == ("GET", f"{base}/stats", None)
+    assert [sent(v, "--name", "f")[:2] for v in ("stop", "start", "restart")] == [
+        ("POST", f"{base}/{v}") for v in ("stop", "start", "restart")]  # fmt: skip
+    assert sent("trigger", "--name", "f", "--trigger-value", "hi") == ("POST", f"{base}/trigger", {"data": "hi"})  # fmt: skip
+    assert sent("trigger", "--name", "f", "--trigger-file", str(value), "--topic", "t")[2] == {
+        "data": "from a file", "topic": "t"}  # fmt: skip
+    with pytest.raises(ValueError, match="--trigger-file"):
+        sent("trigger", "--name", "f", "--trigger-file", str(tmp_path / "none.txt"))
+
+
+def test_the_routes_answer_pulsars_shapes_and_refuse_a_bad_trigger_body(svc):
+    svc.engine.functions.put("public", "default", "f", {"className": "myfunc.process", "code": NATIVE, "inputs": [str(IN)]})  # fmt: skip
+    base = f"{svc.url}/admin/v3/functions/public/default"
+
+    def call(method: str, path: str, body: object = None) -> tuple[int, object]:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(base + path, data, {"Content-Type": "application/json"}, method=method)  # fmt: skip
+        try:
+            with urllib.request.urlopen(req, timeout=10) as answer:  # noqa: S310 - the test's own service
+                text = answer.read()
+                return answer.status, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    assert call("POST", "/f/stop") == (204, None)
+    code, status = call("GET", "/f/status")
+    assert code == 200 and status["numRunning"] == 0 and status["instances"][0]["status"]["running"] is False  # type: ignore[index]  # fmt: skip
+    code, error = call("POST", "/f/trigger", {"topic": str(IN)})
+    assert code == 400 and error["error"] == "InvalidMessage" and "'data'" in error["message"]  # type: ignore[index]  # fmt: skip
+    code, error = call("POST", "/f/trigger", {"data": "x"})
+    assert code == 503 and "is stopped" in error["message"]  # type: ignore[index]
+    code, error = call("GET", "/nothing/stats")
+    assert code == 404 and error["error"] == "NotFound"  # type: ignore[index]
