@@ -17,6 +17,7 @@ import pytest
 
 from magnetar.functions_cli import parser, request
 from magnetar_core.adapters.memory import memory_stores
+from magnetar_core.domain import metering
 from magnetar_core.domain.errors import InvalidMessage, ServiceUnitNotReady
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
@@ -152,6 +153,20 @@ def test_status_and_stats_count_received_processed_and_user_exceptions_with_thei
     assert (stats["receivedTotal"], stats["processedSuccessfullyTotal"], stats["userExceptionsTotal"]) == (4, 2, 2)  # fmt: skip
     assert stats["avgProcessLatency"] > 0
     assert stats["instances"][0]["metrics"]["receivedTotal"] == 4
+
+
+def test_an_invocations_metrics_count_what_its_functions_processed_and_raised(engine):
+    create(engine, EXCLAMATION, "exclamation.ExclamationFunction")
+    create(engine, FOREIGN, "counted.Counted", name="g")
+    produce(engine, "a", "boom")
+    counts: dict[str, float] = {}
+    with metering.counting(lambda name, value: counts.update({name: counts.get(name, 0) + value})):  # fmt: skip
+        for trigger in engine.triggers.of_topic(IN):
+            engine.delivery.deliver_once(trigger)  # one step each: batches on a pool thread
+
+    assert counts[metering.FUNCTION_PROCESSED] == 1
+    assert counts[metering.FUNCTION_USER_EXCEPTIONS] == 1
+    assert counts[metering.FUNCTION_SYSTEM_EXCEPTIONS] >= 1
 
 
 def test_a_stopped_function_keeps_its_backlog_until_started(engine):

@@ -9,7 +9,9 @@ Counts are the function's counters (``ports.FunctionStateStore``, atomic adds) u
 name ``<name>~stats``, which no function can have (``~`` is not allowed in a name) and no
 route reaches, so user code can neither read nor forge them; the latest exceptions (10 of
 each kind, best effort: two batches finishing together may each keep their own) are a state
-value there. They are deleted with the function.
+value there. They are deleted with the function. The same counts go to the invocation's
+metrics (``domain.metering``: ``FunctionMessagesProcessed``, ``FunctionUserExceptions``,
+``FunctionSystemExceptions`` of the trigger fan-out's EMF record on AWS).
 
 A function runs as one instance (instance 0): each batch in a child process of its own, so
 there is no long-lived process to count; ``numRestarts`` counts the batches whose instance
@@ -23,6 +25,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from magnetar_core.domain import metering
 from magnetar_core.ports import FunctionStateStore
 
 STATS_SUFFIX = "~stats"
@@ -59,6 +62,8 @@ class FunctionStats:
         where = stats_fqfn(fqfn)
         processed = int(answer.get("processed") or 0)
         user = [e for e in answer.get("userExceptions") or [] if isinstance(e, Mapping)]
+        metering.count(metering.FUNCTION_PROCESSED, processed)
+        metering.count(metering.FUNCTION_USER_EXCEPTIONS, len(user))
         for key, value in ((RECEIVED, received), (PROCESSED, processed), (USER, len(user)),
                            (TIMED, processed + len(user))):  # fmt: skip
             if value:
@@ -74,6 +79,7 @@ class FunctionStats:
     def record_system_exception(self, fqfn: str, received: int, message: str) -> None:
         """Count a batch of ``received`` messages that could not run (``message``: why)."""
         where = stats_fqfn(fqfn)
+        metering.count(metering.FUNCTION_SYSTEM_EXCEPTIONS)
         for key, value in ((RECEIVED, received), (SYSTEM, 1), (RESTARTS, 1)):
             self._state.incr_counter(where, key, value)
         self._state.put_state(where, LAST, str(self._now_ms()).encode())
