@@ -117,6 +117,25 @@ def test_a_pulsar_client_of_the_process_is_neither_used_by_the_function_nor_shad
     assert sys.modules["pulsar"] is real
 
 
+def test_pulsars_module_paths_and_the_sdk_name_give_the_same_api_inside_a_function(engine):
+    code = textwrap.dedent("""
+        import pulsar
+        import magnetar
+        from pulsar.functions.function import Function
+        from pulsar.functions.context import Context
+
+        class Same(Function):
+            def process(self, input, context):
+                same = Function is pulsar.Function is magnetar.Function and isinstance(context, Context)
+                return f"{input} {same}"
+    """)
+    create(engine, code, "same.Same")
+    produce(engine, "x")
+    run(engine)
+
+    assert payloads(engine, OUT) == ["x True"]
+
+
 def test_a_native_function_is_called_with_the_input_and_its_return_value_published(engine):
     create(engine, NATIVE, "myfunc.process")
     produce(engine, "hi")

@@ -18,7 +18,8 @@ batch fails as a system exception (see ``dispatch``), never silently.
 
 **``pulsar`` inside a function.** Pulsar's docs write ``from pulsar import Function``. The
 function's module imports through its own ``__import__``: ``import pulsar`` (and ``from
-pulsar import ...``) there gives Magnetar's Functions API, the module ``magnetar`` (the SDK
+pulsar import ...``, ``from pulsar.functions.function import Function``) there gives
+Magnetar's Functions API, the module ``magnetar`` (the SDK
 locally; where it is not installed, the function runner Lambda, a module of the Functions
 API alone: ``ensure_functions_api``), whether or not pulsar-client is installed. Only the
 function's own module sees that alias: ``sys.modules`` is not touched, so a real
@@ -108,8 +109,8 @@ def function_builtins(api: types.ModuleType) -> dict[str, Any]:
     def import_(name: str, globals: Mapping[str, Any] | None = None,  # noqa: A002 - Python's names
                 locals: Mapping[str, Any] | None = None, fromlist: Sequence[str] = (),
                 level: int = 0) -> Any:  # fmt: skip
-        if name == PULSAR and level == 0:
-            return api
+        if level == 0 and (name == PULSAR or name.startswith(PULSAR + ".") and fromlist):
+            return api  # from pulsar.functions.function import Function: the API's too
         return real_import(name, globals, locals, fromlist, level)
 
     names = dict(vars(builtins))
