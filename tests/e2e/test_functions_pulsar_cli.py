@@ -88,7 +88,7 @@ def test_pulsar_docs_functions_run_unchanged_with_status_stats_trigger_stop_and_
 def test_a_native_function_is_triggered_and_a_foreign_base_class_shows_its_load_error(local_stack, capsys, tmp_path):  # fmt: skip
     url, uid = local_stack.url, uuid.uuid4().hex[:8]
     native = ("create", "--py", str(EXAMPLES / "pulsar_native_function.py"), "--classname",
-              "pulsar_native_function.process", "--inputs", f"in-{uid}", "--name", f"myfunc-{uid}")  # fmt: skip
+              "pulsar_native_function", "--inputs", f"in-{uid}", "--name", f"myfunc-{uid}")  # fmt: skip
     assert functions(capsys, url, *native)[0] == 0
     code, out, _ = functions(capsys, url, "trigger", "--name", f"myfunc-{uid}", "--trigger-value", "hello world")  # fmt: skip
     assert (code, out) == (0, "This function has been triggered with a value of hello world\n")

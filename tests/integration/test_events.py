@@ -806,7 +806,7 @@ def test_the_function_events_create_show_list_and_delete_a_function_with_its_tri
     local_stack, engine_clients
 ):
     run = Replay(local_stack, FUNCTION_EVENTS)
-    bad = run("admin_put_function", body='{"className": "NoModule", "code": "x", "inputs": []}')
+    bad = run("admin_put_function", body='{"className": "9Module", "code": "x", "inputs": []}')
     assert (bad.status, bad.error()) == (400, "InvalidMessage") and "'className'" in bad.text
     assert run("admin_list_functions").json == []  # the bad body stored nothing
     created = run("admin_put_function")

@@ -136,12 +136,21 @@ def test_pulsars_module_paths_and_the_sdk_name_give_the_same_api_inside_a_functi
     assert payloads(engine, OUT) == ["x True"]
 
 
-def test_a_native_function_is_called_with_the_input_and_its_return_value_published(engine):
-    create(engine, NATIVE, "myfunc.process")
+@pytest.mark.parametrize("class_name", ["myfunc", "myfunc.process"])
+def test_a_native_function_is_called_with_the_input_and_its_return_value_published(engine, class_name):  # fmt: skip
+    create(engine, NATIVE, class_name)  # myfunc: the module, as Pulsar's docs name it
     produce(engine, "hi")
     run(engine)
 
     assert payloads(engine, OUT) == ["This function has been triggered with a value of hi"]
+
+
+def test_a_bare_module_name_without_a_process_function_is_a_load_error(engine):
+    create(engine, EXCLAMATION, "exclamation")
+    produce(engine, "hi")
+    run(engine)
+
+    assert "module exclamation has no function process" in status(engine)["error"]
 
 
 def test_a_class_of_an_unknown_base_is_a_load_error_in_status_and_log_and_dead_letters(engine, caplog):  # fmt: skip

@@ -24,7 +24,7 @@ MAX_CODE_BYTES = 256 * 1024
 MAX_USER_CONFIG_BYTES = 16 * 1024
 MAX_INPUTS = 10
 _NAME = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-_CLASS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_CLASS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _FIELDS = {
     "className", "code", "inputs", "output", "userConfig", "subscriptionPosition",
     "maxMessageRetries", "deadLetterTopic", "batchSize",
@@ -143,7 +143,8 @@ class FunctionConfig:
                 raise _bad(required, "is required")
         class_name = body["className"]
         if not isinstance(class_name, str) or not _CLASS.match(class_name):
-            raise _bad("className", "must be module.Class (the .py file's name, then the class)")
+            raise _bad("className", "must be module.Class or module.function (the .py file's "
+                       "name, then the name in it), or module (its process function)")  # fmt: skip
         position = body.get("subscriptionPosition", "Latest")
         if position not in ("Latest", "Earliest"):
             raise _bad("subscriptionPosition", "must be Latest or Earliest")

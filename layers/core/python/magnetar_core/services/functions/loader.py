@@ -6,8 +6,9 @@ put in ``sys.modules``. What ``className`` names may be (Pulsar's three Python f
 
 * a class subclassing ``pulsar.Function``: made with no arguments, ``process(input,
   context)`` called on each message;
-* a plain function (``def process(input)``, ``--classname myfunc.process``): a native
-  function, called with the input (and the context when it takes two parameters);
+* a plain function (``def process(input)``): a native function, called with the input
+  (and the context when it takes two parameters); named ``myfunc.process``, or by the
+  module alone, ``--classname myfunc``, as Pulsar's docs do (its ``process``);
 * a class with no base (``class Upper: def process(self, input)``): made with no
   arguments, ``process(input)`` called, as Pulsar calls a class that is not a
   ``pulsar.Function``.
@@ -123,6 +124,8 @@ def load(config: FunctionConfig) -> Any:
     FunctionLoadError naming what failed."""
     api = ensure_functions_api()
     module_name, _, attribute = config.class_name.rpartition(".")
+    if not module_name:  # --classname myfunc: the module's process function
+        module_name, attribute = attribute, "process"
     module = types.ModuleType(module_name)
     module.__file__ = f"<function {config.fqfn}>/{module_name}.py"
     module.__dict__["__builtins__"] = function_builtins(api)
@@ -134,6 +137,11 @@ def load(config: FunctionConfig) -> Any:
     if inspect.isfunction(found):
         return NativeFunction(found, _positional(found) >= 2)
     if not isinstance(found, type) or not callable(getattr(found, "process", None)):
+        if "." not in config.class_name:
+            raise FunctionLoadError(
+                f"{config.fqfn}: module {module_name} has no function process (a className "
+                "without a dot names a module of a native function, as in Pulsar)"
+            )
         raise FunctionLoadError(
             f"{config.fqfn}: module {module_name} has no class {attribute} with a process "
             f"method, nor a function {attribute}"
