@@ -222,12 +222,13 @@ def test_an_update_keeps_a_stopped_function_stopped_and_restart_counts(engine):
     assert status(engine)["running"] and status(engine)["numRestarts"] == 1
 
 
-def test_trigger_answers_the_functions_result_on_the_value(engine):
+def test_trigger_answers_the_functions_result_on_the_value_each_time_even_with_deduplication(engine):  # fmt: skip
     create(engine, NATIVE, "myfunc.process")
+    engine.namespaces.set_deduplication("public", "default", True)
 
-    answer = engine.functions.control.trigger("public", "default", "f", "hello world")
+    answers = [engine.functions.control.trigger("public", "default", "f", v) for v in ("hello world", "again")]  # fmt: skip
 
-    assert answer == "This function has been triggered with a value of hello world"
+    assert answers == [f"This function has been triggered with a value of {v}" for v in ("hello world", "again")]  # fmt: skip
 
 
 def test_trigger_refuses_a_stopped_function_a_foreign_topic_and_reports_an_exception(engine):

@@ -109,7 +109,9 @@ class FunctionControl:
             raise ServiceUnitNotReady("Triggering functions is not available here")
         message = EntryMessage(payload=value.encode(), publish_time_ms=self._runtime.now_ms(),
                                properties={TRIGGERED: "1"})  # fmt: skip
-        entry = encode_entry([message], producer_name=f"{config.fqfn}#trigger")
+        # a producer of its own per call: with deduplication on, a reused name and sequence
+        # id would be dropped as a duplicate
+        entry = encode_entry([message], producer_name=f"{config.fqfn}#trigger-{self._runtime.new_id()}")  # fmt: skip
         routed = self._topics.route(target, None, JAVA_STRING_HASH)
         message_id = self._producer.publish(routed, entry).message_ids[0]
         self._triggers.wake(target)  # locally nothing else sees this commit (AWS: its stream)
