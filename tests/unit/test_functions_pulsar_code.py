@@ -21,6 +21,7 @@ from magnetar_core.domain import metering
 from magnetar_core.domain.errors import InvalidMessage, ServiceUnitNotReady
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
+from magnetar_core.services.functions.stats import BatchReport
 from magnetar_core.services.triggers.delivery import records_of
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire import EntryMessage, encode_entry
@@ -294,3 +295,15 @@ def test_the_routes_answer_pulsars_shapes_and_refuse_a_bad_trigger_body(svc):
     assert code == 503 and "is stopped" in error["message"]  # type: ignore[index]
     code, error = call("GET", "/nothing/stats")
     assert code == 404 and error["error"] == "NotFound"  # type: ignore[index]
+
+
+def test_a_forged_runner_report_counts_no_more_than_its_own_batch():
+    forged = {"processed": 10**30, "processMs": "x", "userExceptions": [{"exceptionString": "e" * 5000}] * 9,
+              "results": {"1:0:-1:-1": {"value": "v", "extra": "no"}, "9:9:-1:-1": {"value": "other"}}}  # fmt: skip
+
+    report = BatchReport.of(forged, ["1:0:-1:-1", "1:1:-1:-1"])
+
+    assert report.processed == 0 and report.process_ms == 0.0  # 2 raised: none processed
+    assert len(report.user_exceptions) == 2 and len(report.user_exceptions[0][0]) == 1000
+    assert report.results == {"1:0:-1:-1": {"value": "v"}}
+    assert BatchReport.of({"processed": 7, "processMs": 1.5}, ["a", "b"]).processed == 2

@@ -37,7 +37,7 @@ from magnetar_core.ports import (
 )
 from magnetar_core.services.functions.credentials import FunctionCredentials
 from magnetar_core.services.functions.runtime import FunctionRuntime, batch_event
-from magnetar_core.services.functions.stats import FunctionStats
+from magnetar_core.services.functions.stats import BatchReport, FunctionStats
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.topics import Topics
 from magnetar_wire.names import TopicName
@@ -115,25 +115,31 @@ class FunctionDispatcher:
             log.warning("function %s: its batch of %d message(s) did not run: %s",
                         config.fqfn, len(records), error)  # fmt: skip
             if self._stats is not None:
-                self._stats.record_system_exception(config.fqfn, len(records), str(error))
+                try:
+                    self._stats.record_system_exception(config.fqfn, len(records), str(error))
+                except Exception:  # stats are diagnostics: the batch's own failure is raised
+                    log.exception("function %s: its failure was not counted", config.fqfn)
             raise
-        return self._counted(config, len(records), answer)
+        ids = [str(r.get("messageId")) for r in records if isinstance(r, dict)]
+        return self._counted(config, ids, answer)
 
-    def _counted(self, config: FunctionConfig, received: int, answer: TargetAnswer) -> TargetAnswer:
-        """Record the batch's stats and triggered results; the answer the trigger gets."""
+    def _counted(self, config: FunctionConfig, ids: list[str], answer: TargetAnswer) -> TargetAnswer:  # fmt: skip
+        """Record the batch's stats and triggered results (a failure there is logged: the
+        batch ran); the answer the trigger gets, ``batchItemFailures`` alone."""
         try:
             document = json.loads(answer.body)
         except ValueError:
             return answer
         if not isinstance(document, dict):
             return answer
-        for failure in document.get("userExceptions") or []:
-            log.warning("function %s raised on message %s: %s", config.fqfn,
-                        failure.get("messageId"), failure.get("exceptionString"))  # fmt: skip
+        report = BatchReport.of(document, ids)
+        for text, message_id in report.user_exceptions:
+            log.warning("function %s raised on message %s: %s", config.fqfn, message_id, text)
         if self._stats is not None:
-            self._stats.record_batch(config.fqfn, received, document)
-            if document.get("results"):
-                self._stats.put_results(config.fqfn, document["results"])
+            try:
+                self._stats.record_batch(config.fqfn, len(ids), report)
+            except Exception:  # stats are diagnostics: never fail a batch that ran
+                log.exception("function %s: its batch's stats were not recorded", config.fqfn)
         failures = {"batchItemFailures": document.get("batchItemFailures") or []}
         return TargetAnswer(answer.status, json.dumps(failures).encode())
 

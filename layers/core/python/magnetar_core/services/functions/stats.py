@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from magnetar_core.domain import metering
@@ -32,11 +33,55 @@ STATS_SUFFIX = "~stats"
 LATEST = 10
 """How many of the latest user and system exceptions status keeps, of each kind."""
 MAX_EXCEPTION_CHARS = 1000
+MAX_RESULT_CHARS = 64 * 1024
 WORKER_ID = "magnetar"
 RECEIVED, PROCESSED, USER, SYSTEM = "received", "processed", "userExceptions", "systemExceptions"
 RESTARTS, LATENCY_US, TIMED, LAST = "restarts", "processMicros", "timedMessages", "lastInvocation"
 RESULTS = "triggerResults"
 LATEST_RESULTS = 16
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What the runner reported of a batch, checked: it comes from the process that ran
+    user code, so nothing in it is trusted beyond its own function's stats (counts clamped
+    to the batch, texts cut, results only of the batch's messages)."""
+
+    processed: int = 0
+    process_ms: float = 0.0
+    user_exceptions: tuple[tuple[str, str], ...] = ()
+    """``(exceptionString, messageId)`` of each message ``process`` raised on."""
+    results: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, answer: Mapping[str, Any], message_ids: list[str]) -> BatchReport:
+        """The report in ``answer`` (the runner's) of a batch of ``message_ids``."""
+        count = len(message_ids)
+        raised = answer.get("userExceptions")
+        user = tuple(
+            (str(e.get("exceptionString", ""))[:MAX_EXCEPTION_CHARS], str(e.get("messageId", "")))
+            for e in (raised if isinstance(raised, list) else [])[:count]
+            if isinstance(e, Mapping)
+        )
+        ms = answer.get("processMs")
+        results = answer.get("results")
+        kept = {}
+        if isinstance(results, Mapping):
+            for message_id in set(message_ids) & set(results):
+                value = results[message_id]
+                if isinstance(value, Mapping):
+                    kept[message_id] = {k: str(v)[:MAX_RESULT_CHARS] for k, v in value.items()
+                                        if k in ("value", "exception")}  # fmt: skip
+        return cls(
+            processed=max(0, min(_int(answer.get("processed")), count - len(user))),
+            process_ms=float(ms) if isinstance(ms, int | float) and 0 <= ms < 1e9 else 0.0,
+            user_exceptions=user,
+            results=kept,
+        )
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def stats_fqfn(fqfn: str) -> str:
@@ -56,25 +101,24 @@ class FunctionStats:
         self._state = state
         self._now_ms = now_ms
 
-    def record_batch(self, fqfn: str, received: int, answer: Mapping[str, Any]) -> None:
-        """Count a batch of ``received`` messages that ran; ``answer`` is the runner's
-        (``processed``, ``processMs``, ``userExceptions``)."""
+    def record_batch(self, fqfn: str, received: int, report: BatchReport) -> None:
+        """Count a batch of ``received`` messages that ran, as the runner reported it."""
         where = stats_fqfn(fqfn)
-        processed = int(answer.get("processed") or 0)
-        user = [e for e in answer.get("userExceptions") or [] if isinstance(e, Mapping)]
-        metering.count(metering.FUNCTION_PROCESSED, processed)
+        user = report.user_exceptions
+        metering.count(metering.FUNCTION_PROCESSED, report.processed)
         metering.count(metering.FUNCTION_USER_EXCEPTIONS, len(user))
-        for key, value in ((RECEIVED, received), (PROCESSED, processed), (USER, len(user)),
-                           (TIMED, processed + len(user))):  # fmt: skip
+        for key, value in ((RECEIVED, received), (PROCESSED, report.processed),
+                           (USER, len(user)), (TIMED, report.processed + len(user))):  # fmt: skip
             if value:
                 self._state.incr_counter(where, key, value)
-        micros = int(float(answer.get("processMs") or 0) * 1000)
+        micros = int(report.process_ms * 1000)
         if micros > 0:
             self._state.incr_counter(where, LATENCY_US, micros)
         self._state.put_state(where, LAST, str(self._now_ms()).encode())
         if user:
-            self._remember(where, "latestUserExceptions",
-                           [exception(str(e.get("exceptionString", "")), int(e.get("timestampMs") or self._now_ms())) for e in user])  # fmt: skip
+            self._remember(where, "latestUserExceptions", [exception(text, self._now_ms()) for text, _ in user])  # fmt: skip
+        if report.results:
+            self.put_results(fqfn, report.results)
 
     def record_system_exception(self, fqfn: str, received: int, message: str) -> None:
         """Count a batch of ``received`` messages that could not run (``message``: why)."""
