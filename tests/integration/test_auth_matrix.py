@@ -153,9 +153,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     # pulsar-admin's functions status, stats, start, stop, restart, trigger
     **{
         (m, f"/admin/v3/functions/{{tenant}}/{{namespace}}/{{name}}/{verb}"): "functions"
-        for m, verb in (("GET", "status"), ("GET", "stats"), ("POST", "start"),
-                        ("POST", "stop"), ("POST", "restart"), ("POST", "trigger"))
-    },  # fmt: skip
+        for m, verb in [("GET", "status"), ("GET", "stats")]
+        + [("POST", v) for v in ("start", "stop", "restart", "trigger")]
+    },
     # issue 14's subscription verbs: Pulsar's SUBSCRIBE, SKIP, EXPIRE_MESSAGES, RESET_CURSOR
     # and PEEK_MESSAGES are consume operations (with the subscription's permission where
     # the path names one); the namespace's CLEAR_BACKLOG and UNSUBSCRIBE need consume on it
