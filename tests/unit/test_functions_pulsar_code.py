@@ -232,6 +232,15 @@ def test_trigger_answers_the_functions_result_on_the_value_each_time_even_with_d
     assert answers == [f"This function has been triggered with a value of {v}" for v in ("hello world", "again")]  # fmt: skip
 
 
+def test_trigger_answers_for_a_partitioned_input_whatever_partition_the_value_lands_on(engine):
+    engine.topics.create(IN, 3)
+    create(engine, NATIVE, "myfunc")
+
+    answers = [engine.functions.control.trigger("public", "default", "f", f"v{i}") for i in range(4)]  # fmt: skip
+
+    assert answers == [f"This function has been triggered with a value of v{i}" for i in range(4)]
+
+
 def test_trigger_refuses_a_stopped_function_a_foreign_topic_and_reports_an_exception(engine):
     create(engine, EXCLAMATION, "exclamation.ExclamationFunction")
     with pytest.raises(InvalidMessage, match="raised on the value: ValueError: no booms here"):
