@@ -147,7 +147,7 @@ def test_a_native_function_is_called_with_the_input_and_its_return_value_publish
 
 
 def test_a_bare_module_name_without_a_process_function_is_a_load_error(engine):
-    create(engine, EXCLAMATION, "exclamation")
+    create(engine, EXCLAMATION, "exclamation", maxMessageRetries=1, deadLetterTopic=str(DLQ))
     produce(engine, "hi")
     run(engine)
 
@@ -242,7 +242,7 @@ def test_trigger_answers_for_a_partitioned_input_whatever_partition_the_value_la
 
 
 def test_trigger_refuses_a_stopped_function_a_foreign_topic_and_reports_an_exception(engine):
-    create(engine, EXCLAMATION, "exclamation.ExclamationFunction")
+    create(engine, EXCLAMATION, "exclamation.ExclamationFunction", maxMessageRetries=1, deadLetterTopic=str(DLQ))  # fmt: skip
     with pytest.raises(InvalidMessage, match="raised on the value: ValueError: no booms here"):
         engine.functions.control.trigger("public", "default", "f", "boom")
     with pytest.raises(InvalidMessage, match="is not an input"):
