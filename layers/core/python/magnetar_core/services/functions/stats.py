@@ -5,8 +5,8 @@ The dispatcher (``dispatch``) records each batch as it comes back from the sandb
 messages received, those processed successfully, the user exceptions (``process`` raised:
 the runner names them in its answer), the time ``process`` took, and a system exception
 when the batch could not run at all (the code does not load, the runner died or timed out).
-Counts are the function's counters (``ports.FunctionStateStore``, atomic adds) under the
-name ``<name>~stats``, which no function can have (``~`` is not allowed in a name) and no
+Counts are one counter item of the function's (``ports.FunctionStateStore.add_counts``: one
+atomic write per batch) under the name ``<name>~stats``, which no function can have (``~`` is not allowed in a name) and no
 route reaches, so user code can neither read nor forge them; the latest exceptions (10 of
 each kind, best effort: two batches finishing together may each keep their own) are a state
 value there. They are deleted with the function. The same counts go to the invocation's
@@ -38,6 +38,8 @@ WORKER_ID = "magnetar"
 RECEIVED, PROCESSED, USER, SYSTEM = "received", "processed", "userExceptions", "systemExceptions"
 RESTARTS, LATENCY_US, TIMED, LAST = "restarts", "processMicros", "timedMessages", "lastInvocation"
 RESULTS = "triggerResults"
+TOTALS = "totals"
+"""The counter item holding every count (one write per batch)."""
 LATEST_RESULTS = 16
 
 
@@ -102,19 +104,15 @@ class FunctionStats:
         self._now_ms = now_ms
 
     def record_batch(self, fqfn: str, received: int, report: BatchReport) -> None:
-        """Count a batch of ``received`` messages that ran, as the runner reported it."""
+        """Count a batch of ``received`` messages that ran, as the runner reported it: one
+        write, two more when ``process`` raised, two when a message was triggered."""
         where = stats_fqfn(fqfn)
         user = report.user_exceptions
         metering.count(metering.FUNCTION_PROCESSED, report.processed)
         metering.count(metering.FUNCTION_USER_EXCEPTIONS, len(user))
-        for key, value in ((RECEIVED, received), (PROCESSED, report.processed),
-                           (USER, len(user)), (TIMED, report.processed + len(user))):  # fmt: skip
-            if value:
-                self._state.incr_counter(where, key, value)
-        micros = int(report.process_ms * 1000)
-        if micros > 0:
-            self._state.incr_counter(where, LATENCY_US, micros)
-        self._state.put_state(where, LAST, str(self._now_ms()).encode())
+        self._add(where, {RECEIVED: received, PROCESSED: report.processed, USER: len(user),
+                          TIMED: report.processed + len(user),
+                          LATENCY_US: int(report.process_ms * 1000)})  # fmt: skip
         if user:
             self._remember(where, "latestUserExceptions", [exception(text, self._now_ms()) for text, _ in user])  # fmt: skip
         if report.results:
@@ -124,13 +122,15 @@ class FunctionStats:
         """Count a batch of ``received`` messages that could not run (``message``: why)."""
         where = stats_fqfn(fqfn)
         metering.count(metering.FUNCTION_SYSTEM_EXCEPTIONS)
-        for key, value in ((RECEIVED, received), (SYSTEM, 1), (RESTARTS, 1)):
-            self._state.incr_counter(where, key, value)
-        self._state.put_state(where, LAST, str(self._now_ms()).encode())
+        self._add(where, {RECEIVED: received, SYSTEM: 1, RESTARTS: 1})
         self._remember(where, "latestSystemExceptions", [exception(message, self._now_ms())])
 
     def record_restart(self, fqfn: str) -> None:
-        self._state.incr_counter(stats_fqfn(fqfn), RESTARTS, 1)
+        self._state.add_counts(stats_fqfn(fqfn), TOTALS, {RESTARTS: 1}, {})
+
+    def _add(self, where: str, counts: dict[str, int]) -> None:
+        self._state.add_counts(where, TOTALS, {k: v for k, v in counts.items() if v},
+                               {LAST: self._now_ms()})  # fmt: skip
 
     def put_results(self, fqfn: str, results: Mapping[str, Any]) -> None:
         """Keep triggered messages' results by message id (``functions trigger`` waits for
@@ -158,13 +158,9 @@ class FunctionStats:
         return list(json.loads(raw)) if raw else []
 
     def _counts(self, fqfn: str) -> dict[str, int]:
-        where = stats_fqfn(fqfn)
-        keys = (RECEIVED, PROCESSED, USER, SYSTEM, RESTARTS, LATENCY_US, TIMED)
-        return {key: self._state.get_counter(where, key) for key in keys}
-
-    def _last(self, fqfn: str) -> int:
-        raw = self._state.get_state(stats_fqfn(fqfn), LAST)
-        return int(raw) if raw else 0
+        found = self._state.get_counts(stats_fqfn(fqfn), TOTALS)
+        keys = (RECEIVED, PROCESSED, USER, SYSTEM, RESTARTS, LATENCY_US, TIMED, LAST)
+        return {key: int(found.get(key, 0)) for key in keys}
 
     def status(self, fqfn: str, running: bool) -> dict[str, Any]:
         """Pulsar's FunctionStatus of the function's one instance."""
@@ -181,7 +177,7 @@ class FunctionStats:
             "numSystemExceptions": counts[SYSTEM],
             "latestSystemExceptions": system,
             "averageLatency": _average_ms(counts),
-            "lastInvocationTime": self._last(fqfn),
+            "lastInvocationTime": counts[LAST],
             "workerId": WORKER_ID,
         }
         return {"numInstances": 1, "numRunning": int(running),
@@ -197,7 +193,7 @@ class FunctionStats:
             "userExceptionsTotal": counts[USER],
             "avgProcessLatency": _average_ms(counts),
         }
-        last = self._last(fqfn)
+        last = counts[LAST]
         instance = {**totals, "lastInvocation": last, "userMetrics": {}}
         return {**totals, "lastInvocation": last,
                 "instances": [{"instanceId": 0, "metrics": instance}]}  # fmt: skip
