@@ -70,3 +70,16 @@ def test_counters_add_up_and_state_keeps_bytes_per_function(stores, uid):
     assert state.get_counter(f, "m") == 0 and state.get_state(f, "s") is None
     assert state.get_counter(g, "n") == 7
     assert stores.topics.list(f"persistent://c/ns-{uid}") == []
+
+
+def test_named_counts_add_up_in_one_item_keep_the_latest_values_and_go_with_delete_all(stores, uid):  # fmt: skip
+    state, f = stores.function_state, f"c/ns-{uid}/f~stats"
+    assert state.get_counts(f, "totals") == {}
+
+    state.add_counts(f, "totals", {"received": 2, "processed": 1}, {"lastInvocation": 5})
+    state.add_counts(f, "totals", {"received": 3, "failed": 1}, {"lastInvocation": 4})
+    state.add_counts(f, "totals", {}, {})
+
+    assert state.get_counts(f, "totals") == {"received": 5, "processed": 1, "failed": 1, "lastInvocation": 4}  # fmt: skip
+    assert state.get_counts(f"c/ns-{uid}/f", "totals") == {}  # the function's own are apart
+    assert state.delete_all(f) == 1 and state.get_counts(f, "totals") == {}

@@ -150,6 +150,12 @@ EXPECTED: dict[tuple[str, str], str] = {
         (m, "/admin/v3/functions/{tenant}/{namespace}/{name}/counters/{key}"): "functions"
         for m in ("GET", "POST", "DELETE")
     },  # fmt: skip
+    # pulsar-admin's functions status, stats, start, stop, restart, trigger
+    **{
+        (m, f"/admin/v3/functions/{{tenant}}/{{namespace}}/{{name}}/{verb}"): "functions"
+        for m, verb in [("GET", "status"), ("GET", "stats")]
+        + [("POST", v) for v in ("start", "stop", "restart", "trigger")]
+    },
     # issue 14's subscription verbs: Pulsar's SUBSCRIBE, SKIP, EXPIRE_MESSAGES, RESET_CURSOR
     # and PEEK_MESSAGES are consume operations (with the subscription's permission where
     # the path names one); the namespace's CLEAR_BACKLOG and UNSUBSCRIBE need consume on it
@@ -222,6 +228,7 @@ BODIES: dict[str, Any] = {
     "schemaValidationEnforced": False,
     "state/{key}": {"stringValue": "v"},
     "counters/{key}": {"amount": 1},
+    "trigger": {"data": "m"},
 }
 
 

@@ -108,6 +108,12 @@ FUNCTION_EVENTS = (
     "admin_put_function",
     "admin_get_function",
     "admin_list_functions",
+    "admin_function_status",
+    "admin_function_stats",
+    "admin_stop_function",
+    "admin_trigger_function",
+    "admin_start_function",
+    "admin_restart_function",
     "admin_put_function_state",
     "admin_get_function_state",
     "admin_incr_function_counter",
@@ -810,7 +816,7 @@ def test_the_function_events_create_show_list_and_delete_a_function_with_its_tri
     local_stack, engine_clients
 ):
     run = Replay(local_stack, FUNCTION_EVENTS)
-    bad = run("admin_put_function", body='{"className": "NoModule", "code": "x", "inputs": []}')
+    bad = run("admin_put_function", body='{"className": "9Module", "code": "x", "inputs": []}')
     assert (bad.status, bad.error()) == (400, "InvalidMessage") and "'className'" in bad.text
     assert run("admin_list_functions").json == []  # the bad body stored nothing
     created = run("admin_put_function")
@@ -824,6 +830,17 @@ def test_the_function_events_create_show_list_and_delete_a_function_with_its_tri
     shown = run("admin_get_function")
     assert (shown.status, shown.json["className"]) == (200, "exclaim.Exclaim")
     assert run("admin_list_functions").json == ["demo-function"]
+    status = run("admin_function_status")
+    restarts = status.json["instances"][0]["status"]["numRestarts"]
+    assert (status.status, status.json["numInstances"], restarts) == (200, 1, 0)
+    stats = run("admin_function_stats")
+    assert (stats.status, stats.json["receivedTotal"]) == (200, 0)
+    assert run("admin_stop_function").status == 204
+    stopped = run("admin_trigger_function")  # a stopped function takes no trigger
+    assert (stopped.status, stopped.error()) == (503, "ServiceUnitNotReady")
+    assert run("admin_start_function").status == 204
+    assert run("admin_restart_function").status == 204
+    assert run("admin_function_status").json["instances"][0]["status"]["numRestarts"] == 1
     assert run("admin_put_function_state").status in (200, 204)
     state = run("admin_get_function_state")
     assert (state.status, state.json["stringValue"]) == (200, "hello")

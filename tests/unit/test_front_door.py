@@ -174,7 +174,7 @@ def test_the_data_plane_serves_exactly_the_template_routes_of_its_apps(data_plan
         if template.functions[route.function].code_dir.name in front_door.DATA_PLANE_TARGETS
     }
     assert {(r.method, r.path, r.target) for r in data_plane_routes} == expected
-    assert len(expected) == 146
+    assert len(expected) == 152
     unauthorized = [r for r in served if not r.authorized]
     assert all(template.functions[r.function].code_dir.name == "console" for r in unauthorized)
 

@@ -80,7 +80,8 @@ def test_the_runner_handler_runs_the_batch_it_is_sent_through_the_http_api(svc, 
 
     answer = _runner_handler()(event, None)
 
-    assert answer == {"batchItemFailures": []}
+    assert answer["batchItemFailures"] == [] and answer["processed"] == 1
+    assert answer["userExceptions"] == []
     assert svc.engine.subscriptions.last_message_id(TopicName.parse("out")) is not None
 
 

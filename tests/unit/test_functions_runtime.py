@@ -171,7 +171,7 @@ def test_a_missing_or_broken_function_fails_the_whole_batch(engine):
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"className": "NoModule"}, "className"),
+        ({"className": "no-module.Class"}, "className"),
         ({"inputs": []}, "inputs"),
         ({"output": "non-persistent://public/default/x"}, "output"),
         ({"code": ""}, "code"),

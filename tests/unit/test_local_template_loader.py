@@ -157,7 +157,7 @@ def test_the_real_template_yields_every_documented_route_the_admin_ones_through_
     assert routes[("POST", topic + "/subscription/{subscription}/skip/{numMessages}")] == "AdminFunction"  # fmt: skip
     assert routes[("POST", topic + "/terminate")] == "AdminFunction"
     assert routes[("GET", "/console/{proxy+}")] == "ConsoleFunction"
-    assert len(routes) == 149  # HTTP routes only: the notification channel's are WebSocket
+    assert len(routes) == 155  # HTTP routes only: the notification channel's are WebSocket
 
 
 def test_the_notification_channel_function_and_table_load_for_the_local_stack():

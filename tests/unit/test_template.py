@@ -358,7 +358,7 @@ def test_every_function_gets_the_security_settings_and_auth_is_on_by_default():
 def test_every_http_route_points_at_an_existing_function_directory():
     template = LocalTemplate()
     assert len(template.routes) == 38  # AdminFunction: one ANY /admin/{proxy+} route
-    assert len(default_served_routes()) == 149  # with the admin app's routes behind it
+    assert len(default_served_routes()) == 155  # with the admin app's routes behind it
     for route in template.routes:
         code_dir = template.functions[route.function].code_dir
         assert code_dir.is_dir(), f"{route.route_key}: {code_dir} does not exist"

@@ -16,6 +16,7 @@ from typing import Any
 import boto3
 
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
+from magnetar_local import commit_signal
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.events import LambdaContext
@@ -161,6 +162,7 @@ class LocalStack:
         """Stop the gateway and the emulator, restore os.environ and sys.path (idempotent)."""
         triggers, self.triggers = self.triggers, None
         if triggers is not None:
+            commit_signal.WAKES.remove(triggers)
             triggers.stop()
         sandbox, self.function_sandbox = self.function_sandbox, None
         if sandbox is not None:
@@ -314,6 +316,7 @@ class LocalStack:
             function_sandbox=self.function_sandbox,
         )
         self.triggers = TriggerDriver(engine).start()
+        commit_signal.WAKES.add(self.triggers)  # handlers' wakes (magnetar_local.commit_signal)
         gateway = self._running_gateway()
         gateway.metrics.backlog_of = engine_backlog(lambda: Engine.build(settings))
         self.history = LocalHistory(gateway.metrics.recent_topics, gateway.metrics.backlog_of)

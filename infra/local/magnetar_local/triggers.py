@@ -96,6 +96,12 @@ class TriggerDriver:
             self._with_triggers.add(topic)
             self.wake(topic)
 
+    def wake_known(self, topic: str) -> None:
+        """Wake ``topic`` when this driver knows it has triggers (a handler's wake, through
+        ``commit_signal.WAKES``)."""
+        if topic in self._with_triggers:
+            self.wake(topic)
+
     def wake(self, topic: str) -> None:
         """Run the triggers of ``topic`` (a base topic's full name) soon."""
         with self._lock:

@@ -203,8 +203,12 @@ def _request(args: argparse.Namespace, call: Call) -> tuple[str, str, Any]:
 
 
 def _print(answer: Any) -> None:
-    """``magnetar functions``' answers: names one a line, anything else JSON."""
+    """``magnetar functions``' answers: names one a line, text as it is (a triggered
+    function's result), anything else JSON."""
     if answer is None:
+        return
+    if isinstance(answer, str):
+        print(answer)
         return
     if isinstance(answer, list) and all(isinstance(a, str) for a in answer):
         for name in answer:

@@ -8,6 +8,8 @@
     magnetar functions update ...   (the same flags: replaces the function, or creates it)
     magnetar functions get|delete --name N [--tenant T] [--namespace NS]   (or --fqfn T/NS/N)
     magnetar functions list [--tenant T] [--namespace NS]
+    magnetar functions status|stats|start|stop|restart --name N [--tenant T] [--namespace NS]
+    magnetar functions trigger --name N --trigger-value V [--topic T]   (or --trigger-file F)
 
 The tenant and namespace default to ``public`` / ``default``, the name to the class's name
 (as pulsar-admin). ``create`` registers (``POST``): as pulsar-admin's, it refuses a name
@@ -16,7 +18,10 @@ with the very same definition succeeds and changes nothing; ``update`` creates o
 (``PUT``; pulsar-admin's refuses a missing function). Both send the file's text with the
 definition; the service runs
 the function on a trigger of each input (in-process under ``magnetar local``, in the
-deployment's function runner Lambda on AWS). Output and errors as ``magnetar admin``
+deployment's function runner Lambda on AWS). ``status`` and ``stats`` print Pulsar's
+FunctionStatus and FunctionStats as JSON; ``stop`` pauses the function (its inputs keep
+the backlog), ``start`` resumes it, ``restart`` starts it and counts a restart; ``trigger``
+produces the value to the input and prints what the function returned on it. Output and errors as ``magnetar admin``
 (``error: <name>: <message>`` on stderr, status 1); the service URL and token are found as
 for ``magnetar produce``.
 """
@@ -33,6 +38,7 @@ from urllib.parse import quote
 from magnetar.cli.service_url import AUTH_PARAMS_HELP
 
 PATH = "/admin/v3/functions"
+CONTROL = ("status", "stats", "start", "stop", "restart")
 
 
 def _names(p: argparse.ArgumentParser) -> None:
@@ -60,8 +66,14 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("--max-message-retries", type=int, help="retries before the DLQ")
         c.add_argument("--dead-letter-topic", help="needs --max-message-retries")
         c.add_argument("--batch-size", type=int, help="messages per invocation (default 1)")
-    for verb in ("get", "delete"):
+    for verb in ("get", "delete", *CONTROL):
         _names(verbs.add_parser(verb, help=f"{verb} a function"))
+    trigger = verbs.add_parser("trigger", help="run the function on a value, print its result")
+    _names(trigger)
+    value = trigger.add_mutually_exclusive_group(required=True)
+    value.add_argument("--trigger-value", help="the value to produce to the input")
+    value.add_argument("--trigger-file", help="a file whose text is the value")
+    trigger.add_argument("--topic", help="the input to produce to (default: the only one)")
     listing = verbs.add_parser("list", help="the namespace's functions")
     listing.add_argument("--tenant", default="public")
     listing.add_argument("--namespace", default="default")
@@ -93,6 +105,12 @@ def request(args: argparse.Namespace) -> tuple[str, str, Any]:
         return "GET", path, None
     if args.verb == "delete":
         return "DELETE", path, None
+    if args.verb in ("status", "stats"):
+        return "GET", f"{path}/{args.verb}", None
+    if args.verb in CONTROL:
+        return "POST", f"{path}/{args.verb}", None
+    if args.verb == "trigger":
+        return "POST", f"{path}/trigger", _trigger_body(args)
     return ("POST" if args.verb == "create" else "PUT"), path, _body(args)
 
 
@@ -115,6 +133,19 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     optional = {"output": args.output, "maxMessageRetries": args.max_message_retries,
                 "deadLetterTopic": args.dead_letter_topic, "batchSize": args.batch_size}  # fmt: skip
     body.update({k: v for k, v in optional.items() if v is not None})
+    return body
+
+
+def _trigger_body(args: argparse.Namespace) -> dict[str, Any]:
+    data = args.trigger_value
+    if data is None:
+        try:
+            data = Path(args.trigger_file).read_text(encoding="utf-8")
+        except OSError as error:
+            raise ValueError(f"--trigger-file {args.trigger_file}: {error.strerror or error}") from None  # fmt: skip
+    body: dict[str, Any] = {"data": data}
+    if args.topic:
+        body["topic"] = args.topic
     return body
 
 

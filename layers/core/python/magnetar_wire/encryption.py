@@ -1,7 +1,7 @@
 """The ``encryption`` object of an entry's metadata section (end-to-end encryption).
 
 Pure (no I/O, no cryptography): only the JSON form of ``EntryEncryption``. The cipher work is
-the SDK's (``magnetar._e2e``); the service and Spark jobs only carry these fields.
+the SDK's (``magnetar._encryption.cipher``); the service and Spark jobs only carry these fields.
 
 ``{"algorithm": str, "param": base64, "keys": [{"name": str, "value": base64,
 "metadata": {str: str}}]}``; ``metadata`` is omitted when empty; at least one key.

@@ -1,7 +1,9 @@
 """Pulsar Functions' Python API: ``pulsar.Function`` and its ``Context`` (``magnetar``
 re-exports them: ``import magnetar as pulsar; class F(pulsar.Function)``).
 
-Write a function as for Pulsar and register it with ``magnetar functions create``::
+Write a function as for Pulsar and register it with ``magnetar functions create``; inside a
+function ``from pulsar import Function`` gives this API too (the loader maps the name
+``pulsar`` in the function's module only)::
 
     import magnetar as pulsar
 

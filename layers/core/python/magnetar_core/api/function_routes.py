@@ -12,6 +12,14 @@ routes its runner calls with its role's token (Pulsar's ``.../state/{key}``, and
   ``POST`` with ``{"amount": n}`` adds atomically and answers the new value; ``DELETE``
   forgets it (204).
 
+And pulsar-admin's ``functions status|stats|start|stop|restart|trigger`` (Pulsar's paths
+and shapes; ``services.functions.control``):
+
+* ``GET .../{name}/status``: FunctionStatus; ``GET .../{name}/stats``: FunctionStats;
+* ``POST .../{name}/start|stop|restart``: 204;
+* ``POST .../{name}/trigger``: body ``{"data": value, "topic"?: input}`` (Pulsar's form
+  fields, as JSON); answers the function's return value on it as a JSON string.
+
 All need the namespace's ``functions`` permission (as Pulsar's state routes); a bad key or
 body is 400 InvalidMessage and changes nothing.
 """
@@ -106,3 +114,35 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
     def delete_counter(tenant: str, namespace: str, name: str, key: str) -> Response:
         engine().functions.del_counter(tenant, namespace, name, key)
         return http.no_content()
+
+    @app.get(FN + "/<name>/status")
+    def function_status(tenant: str, namespace: str, name: str) -> Response:
+        return http.ok(engine().functions.control.status(tenant, namespace, name))
+
+    @app.get(FN + "/<name>/stats")
+    def function_stats(tenant: str, namespace: str, name: str) -> Response:
+        return http.ok(engine().functions.control.stats(tenant, namespace, name))
+
+    @app.post(FN + "/<name>/start")
+    def start_function(tenant: str, namespace: str, name: str) -> Response:
+        engine().functions.control.start(tenant, namespace, name)
+        return http.no_content()
+
+    @app.post(FN + "/<name>/stop")
+    def stop_function(tenant: str, namespace: str, name: str) -> Response:
+        engine().functions.control.stop(tenant, namespace, name)
+        return http.no_content()
+
+    @app.post(FN + "/<name>/restart")
+    def restart_function(tenant: str, namespace: str, name: str) -> Response:
+        engine().functions.control.restart(tenant, namespace, name)
+        return http.no_content()
+
+    @app.post(FN + "/<name>/trigger")
+    def trigger_function(tenant: str, namespace: str, name: str) -> Response:
+        body = http.json_object(app)
+        data = http.field(body, "data", str, None)
+        if data is None:
+            raise InvalidMessage("Field 'data' is required: the value to trigger the function with")  # fmt: skip
+        topic = http.field(body, "topic", str, None)
+        return http.ok(engine().functions.control.trigger(tenant, namespace, name, data, topic))

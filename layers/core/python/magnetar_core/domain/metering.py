@@ -32,6 +32,13 @@ DEAD_LETTER_MOVES = "DeadLetterMoves"
 """Entries published to a dead letter topic."""
 TIMER_STARTS = "TimerStarts"
 """Delay timer executions started (Step Functions; one per new due bucket)."""
+FUNCTION_PROCESSED = "FunctionMessagesProcessed"
+"""Messages a Pulsar Function processed successfully (its ``process`` returned)."""
+FUNCTION_USER_EXCEPTIONS = "FunctionUserExceptions"
+"""Messages on which a Pulsar Function's ``process`` raised."""
+FUNCTION_SYSTEM_EXCEPTIONS = "FunctionSystemExceptions"
+"""A Pulsar Function's batches that could not run (its code does not load, its process
+died or timed out)."""
 
 BYTE_COUNTS = frozenset({BYTES_IN, BYTES_OUT})
 """The counts whose unit is bytes; every other one counts things."""

@@ -30,6 +30,7 @@ from magnetar_core.engine.aws import (
     function_keys_of,
     launcher_factory,
     launcher_from_settings,
+    local_wakes_of,
     make_lambda_client,
     make_management_client,
     metrics_history,
@@ -155,6 +156,8 @@ class Engine:
             sfn = rest[0] if rest else make_stepfunctions_client(settings)
             starter = timer_starter(sfn, timer_arn, settings, runtime) if timer_arn else starter
             wakes = TriggerWakes(sfn, wake_arn) if wake_arn else wakes
+        if wakes is None:
+            wakes = local_wakes_of(settings)
         stores = aws_stores(settings, dynamodb, s3)
         if targets is None:
             targets = Targets(

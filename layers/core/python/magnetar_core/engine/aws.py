@@ -117,6 +117,15 @@ def commit_signal_of(settings: Settings) -> ports.CommitSignal | None:
     raise ValueError(f"COMMIT_SIGNAL must be poll or local, not {settings.commit_signal!r}")
 
 
+def local_wakes_of(settings: Settings) -> ports.TriggerWakes | None:
+    """With ``COMMIT_SIGNAL=local`` (the local stack), its in-process trigger wakes
+    (``magnetar_local.commit_signal.WAKES``); else None."""
+    if settings.commit_signal != "local":
+        return None
+    wakes: ports.TriggerWakes = importlib.import_module(LOCAL_SIGNAL_MODULE).WAKES
+    return wakes
+
+
 def metrics_history(settings: Settings, service: str) -> ports.MetricsHistory:
     """The console's history source ``settings.metrics_history`` names: ``cloudwatch`` (the
     EMF metrics of the ``service`` dimension, in ``POWERTOOLS_METRICS_NAMESPACE``, default

@@ -20,6 +20,7 @@ from magnetar_core.services.functions.dispatch import (
     ProducerOutputs,
 )
 from magnetar_core.services.functions.runtime import FunctionRuntime
+from magnetar_core.services.functions.stats import FunctionStats
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery
 from magnetar_core.services.triggers.fanout import FanOut
@@ -85,7 +86,8 @@ def extensions(
         lambda: signing_key_of(hosting.keys()),
         lambda: runtime.now_ms() // 1000,
     )
-    function_targets = FunctionDispatcher(stores.functions, sandbox, credentials, others)
+    stats = FunctionStats(stores.function_state, runtime.now_ms)
+    function_targets = FunctionDispatcher(stores.functions, sandbox, credentials, others, stats)
     delivery = Delivery(subscriptions, topics, function_targets, runtime)
     functions = Functions(
         stores.functions,
@@ -94,6 +96,7 @@ def extensions(
         topics,
         runtime,
         settings.commit_max_attempts,
+        core.producer,
     )
     return Extensions(
         triggers, delivery, FanOut(triggers, delivery, runtime, wakes), functions, function_targets

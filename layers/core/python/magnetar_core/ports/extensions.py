@@ -118,6 +118,18 @@ class FunctionStateStore(FunctionStateAccess, Protocol):
         """Forget every counter and state of the function; how many items went."""
         ...
 
+    def add_counts(
+        self, fqfn: str, key: str, counts: Mapping[str, int], latest: Mapping[str, int]
+    ) -> None:
+        """In one atomic write of the counter item ``key``: add each of ``counts`` to its
+        named number (created at 0) and set each of ``latest`` (the last write wins). Names
+        are letters. Forgotten by ``delete_all``."""
+        ...
+
+    def get_counts(self, fqfn: str, key: str) -> dict[str, int]:
+        """The named numbers of counter item ``key`` ({}: none)."""
+        ...
+
 
 class FunctionOutputs(Protocol):
     """Where a function's outputs go (``context.publish`` and return values): the

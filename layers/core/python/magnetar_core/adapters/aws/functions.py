@@ -11,6 +11,7 @@ Query on a name prefix. Raises ConditionFailed, TooManyRequests, StorageFault.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from magnetar_core.adapters.aws.clients import (
     BotoClient,
@@ -158,6 +159,36 @@ class FunctionStateStore:
             return self._ddb.get_item(TableName=self._table, Key=key, ConsistentRead=True).get(
                 "Item"
             )
+
+    def add_counts(
+        self, fqfn: str, key: str, counts: Mapping[str, int], latest: Mapping[str, int]
+    ) -> None:
+        """One UpdateItem: ``ADD`` each count, ``SET`` each latest value."""
+        names: dict[str, str] = {}
+        values: dict[str, dict[str, str]] = {}
+        clauses = []
+        for kind, verb, items in (("c", "ADD", counts.items()), ("l", "SET", latest.items())):
+            parts = []
+            for i, (attribute, value) in enumerate(items):
+                names[f"#{kind}{i}"] = attribute
+                values[f":{kind}{i}"] = {"N": str(int(value))}
+                parts.append(f"#{kind}{i} :{kind}{i}" if verb == "ADD" else f"#{kind}{i} = :{kind}{i}")  # fmt: skip
+            if parts:
+                clauses.append(f"{verb} {', '.join(parts)}")
+        if not clauses:
+            return
+        with translated(f"adding counts {key} of {fqfn}"):
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(fqfn, COUNTER_PREFIX, key),
+                UpdateExpression=" ".join(clauses),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+
+    def get_counts(self, fqfn: str, key: str) -> dict[str, int]:
+        item = self._get(self._key(fqfn, COUNTER_PREFIX, key), f"reading counts {key} of {fqfn}")
+        return {k: int(v["N"]) for k, v in (item or {}).items() if "N" in v}
 
     def delete_all(self, fqfn: str) -> int:
         """Delete every counter and state item of the function (a Query per prefix, then

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.functions.config import FunctionConfig
@@ -92,6 +94,22 @@ class FunctionStateStore:
         pk, name = _split(fqfn)
         with self._tables.lock:
             return self._table.get(pk, f"{STATE_PREFIX}{name}/{key}")
+
+    def add_counts(
+        self, fqfn: str, key: str, counts: Mapping[str, int], latest: Mapping[str, int]
+    ) -> None:
+        pk, name = _split(fqfn)
+        with self._tables.lock:
+            current = dict(self._table.get(pk, f"{COUNTER_PREFIX}{name}/{key}") or {})
+            for count, amount in counts.items():
+                current[count] = current.get(count, 0) + amount
+            current.update(latest)
+            self._table.put(pk, f"{COUNTER_PREFIX}{name}/{key}", current)
+
+    def get_counts(self, fqfn: str, key: str) -> dict[str, int]:
+        pk, name = _split(fqfn)
+        with self._tables.lock:
+            return dict(self._table.get(pk, f"{COUNTER_PREFIX}{name}/{key}") or {})
 
     def delete_all(self, fqfn: str) -> int:
         pk, name = _split(fqfn)

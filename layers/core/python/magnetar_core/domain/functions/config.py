@@ -24,7 +24,7 @@ MAX_CODE_BYTES = 256 * 1024
 MAX_USER_CONFIG_BYTES = 16 * 1024
 MAX_INPUTS = 10
 _NAME = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-_CLASS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_CLASS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _FIELDS = {
     "className", "code", "inputs", "output", "userConfig", "subscriptionPosition",
     "maxMessageRetries", "deadLetterTopic", "batchSize",
@@ -143,7 +143,8 @@ class FunctionConfig:
                 raise _bad(required, "is required")
         class_name = body["className"]
         if not isinstance(class_name, str) or not _CLASS.match(class_name):
-            raise _bad("className", "must be module.Class (the .py file's name, then the class)")
+            raise _bad("className", "must be module.Class or module.function (the .py file's "
+                       "name, then the name in it), or module (its process function)")  # fmt: skip
         position = body.get("subscriptionPosition", "Latest")
         if position not in ("Latest", "Earliest"):
             raise _bad("subscriptionPosition", "must be Latest or Earliest")
@@ -213,7 +214,7 @@ class FunctionConfig:
             del body[derived]
         return {k: v for k, v in body.items() if v is not None}
 
-    def trigger_body(self) -> dict[str, Any]:
+    def trigger_body(self, paused: bool = False) -> dict[str, Any]:
         """The body of the trigger on each input (``domain.triggers.spec``): a function
         target, one batch in flight and failed messages retried at once (they come back
         before later ones: results keep the input's order, which effectively-once sequence
@@ -240,4 +241,6 @@ class FunctionConfig:
             if self.dead_letter_topic is not None:
                 policy["deadLetterTopic"] = self.dead_letter_topic
             body["deadLetterPolicy"] = policy
+        if paused:  # a stopped function: its triggers keep their backlog
+            body["paused"] = True
         return body

@@ -155,6 +155,13 @@ _SERVED: list[tuple[str, str, RouteClass, str]] = [
     ("GET", _FN + "/{name}/counters/{key}", NF, "read the counters of function {tenant}/{namespace}/{name}"),
     ("POST", _FN + "/{name}/counters/{key}", NF, "change the counters of function {tenant}/{namespace}/{name}"),
     ("DELETE", _FN + "/{name}/counters/{key}", NF, "delete a counter of function {tenant}/{namespace}/{name}"),
+    # pulsar-admin's functions status, stats, start, stop, restart, trigger
+    ("GET", _FN + "/{name}/status", NF, "read the status of function {tenant}/{namespace}/{name}"),
+    ("GET", _FN + "/{name}/stats", NF, "read the stats of function {tenant}/{namespace}/{name}"),
+    ("POST", _FN + "/{name}/start", NF, "start function {tenant}/{namespace}/{name}"),
+    ("POST", _FN + "/{name}/stop", NF, "stop function {tenant}/{namespace}/{name}"),
+    ("POST", _FN + "/{name}/restart", NF, "restart function {tenant}/{namespace}/{name}"),
+    ("POST", _FN + "/{name}/trigger", NF, "trigger function {tenant}/{namespace}/{name}"),
     # schema registry (issue 15), as Pulsar's SchemasResource: reads are GET_METADATA
     # (produce or consume), POST schema is PRODUCE, delete and compatibility tenant admin
     *_policy_rows(_NS, "namespace {tenant}/{namespace}", {

@@ -27,7 +27,7 @@ MAX_SECRET_BYTES = 1024
 MAX_URL_BYTES = 2048
 _FIELDS = {
     "target", "subscriptionType", "initialPosition", "batchSize", "maximumBatchingWindowMs",
-    "maximumConcurrency", "filter", "retry", "deadLetterPolicy", "outputTopic",
+    "maximumConcurrency", "filter", "retry", "deadLetterPolicy", "outputTopic", "paused",
 }  # fmt: skip
 _NAME = re.compile(r"^[A-Za-z0-9_=:.\-]{1,256}$")
 _FQFN = re.compile(r"^[A-Za-z0-9_=:.\-]{1,256}/[A-Za-z0-9_=:.\-]{1,256}/[A-Za-z0-9_\-]{1,64}$")
@@ -161,7 +161,8 @@ def _output_topic(raw: object) -> str | None:
 class TriggerSpec:
     """A trigger: its target, its subscription (type, initial position), batching (size in
     messages, window in ms), concurrency, filter, retry backoff, dead letter policy and
-    output topic (where a Pulsar Function target's results go)."""
+    output topic (where a Pulsar Function target's results go). A ``paused`` trigger sends
+    nothing: its subscription keeps the backlog until it is resumed (a stopped function)."""
 
     target: Target
     subscription_type: str = "Shared"
@@ -173,6 +174,7 @@ class TriggerSpec:
     retry: NackBackoff | None = None
     dead_letter: DeadLetterPolicy | None = None
     output_topic: str | None = None
+    paused: bool = False
 
     @classmethod
     def parse(cls, body: object) -> TriggerSpec:
@@ -199,6 +201,7 @@ class TriggerSpec:
             retry=_retry(body.get("retry")),
             dead_letter=_dead_letter(body.get("deadLetterPolicy")),
             output_topic=_output_topic(body.get("outputTopic")),
+            paused=_paused(body.get("paused", False)),
         )
 
     @property
@@ -231,7 +234,15 @@ class TriggerSpec:
             body["deadLetterPolicy"] = _dead_letter_body(self.dead_letter)
         if self.output_topic is not None:
             body["outputTopic"] = self.output_topic
+        if self.paused:
+            body["paused"] = True
         return body
+
+
+def _paused(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _bad("paused", "must be true or false")
+    return value
 
 
 def _dead_letter_body(policy: DeadLetterPolicy) -> dict[str, Any]:

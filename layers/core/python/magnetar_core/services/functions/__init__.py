@@ -1,8 +1,9 @@
 """Pulsar Functions (issue 13): the function resource (``Functions``: create or replace as the
 caller's role, read, list, delete, each with a trigger on every input; its counters and
 state for the routes its runner calls), the runtime that runs a function's batch wherever
-it runs (``runtime.FunctionRuntime``), and the trusted dispatcher that sends a batch to its
-sandbox with a token of the function's role (``dispatch``, ``credentials``)."""
+it runs (``runtime.FunctionRuntime``), the trusted dispatcher that sends a batch to its
+sandbox with a token of the function's role (``dispatch``, ``credentials``), and
+pulsar-admin's status, stats, stop/start/restart and trigger (``control``, ``stats``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ from magnetar_core.domain.triggers.spec import TriggerSpec
 from magnetar_core.ports import FunctionStateStore, FunctionStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.functions.context import check_key
+from magnetar_core.services.functions.control import FunctionControl
+from magnetar_core.services.functions.stats import FunctionStats
+from magnetar_core.services.produce import Producer
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_wire.names import TopicName, check_namespace
@@ -33,7 +37,8 @@ MAX_STATE_BYTES = 256 * 1024
 class Functions:
     """Functions of a namespace. A function's trigger on each input (named
     ``tenant.namespace.name``) is made with it, changed with it and deleted with it; its
-    counters and state are deleted with it."""
+    counters, state and stats are deleted with it. ``control``: its status, stats,
+    stop/start/restart and trigger."""
 
     def __init__(
         self,
@@ -43,6 +48,7 @@ class Functions:
         topics: Topics,
         runtime: Runtime,
         max_attempts: int = 16,
+        producer: Producer | None = None,
     ) -> None:
         self._store = store
         self._state = state
@@ -50,6 +56,8 @@ class Functions:
         self._topics = topics
         self._runtime = runtime
         self._max_attempts = max_attempts
+        self.stats = FunctionStats(state, runtime.now_ms)
+        self.control = FunctionControl(self.get, triggers, topics, self.stats, runtime, producer)
 
     def put(self, tenant: str, namespace: str, name: str, body: object, role: str | None = None,
             *, replace: bool = True) -> tuple[FunctionConfig, bool]:  # fmt: skip
@@ -70,10 +78,11 @@ class Functions:
         for topic in config.inputs:
             self._ensure_topic(TopicName.parse(topic))
         previous = self._store.get(tenant, namespace, name)
+        paused = previous is not None and not self.control.running(previous)  # stays stopped
         stored, created = self._write(config, replace)
         try:
             for topic in config.inputs:
-                self._triggers.put(TopicName.parse(topic), config.trigger_name, config.trigger_body())  # fmt: skip
+                self._triggers.put(TopicName.parse(topic), config.trigger_name, config.trigger_body(paused))  # fmt: skip
         except BaseException:
             if created:  # a new function whose triggers cannot be made is not kept
                 for topic in config.inputs:
@@ -145,6 +154,7 @@ class Functions:
         except ConditionFailed:
             raise ServiceUnitNotReady(f"Function {config.fqfn} changed meanwhile; retry") from None
         self._state.delete_all(config.fqfn)
+        self.stats.forget(config.fqfn)
 
     # -- counters and state (the routes a function's runner calls as the function's role) --
 

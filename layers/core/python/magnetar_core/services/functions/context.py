@@ -10,6 +10,7 @@ from typing import Any
 
 from magnetar_core.domain.functions.config import FunctionConfig
 from magnetar_core.ports import FunctionStateAccess
+from magnetar_wire.functions import Context
 from magnetar_wire.ids import parse_message_id
 
 Publish = Callable[[str, bytes, Mapping[str, str] | None, int | None], None]
@@ -24,7 +25,7 @@ def check_key(key: object) -> str:
     return key
 
 
-class FunctionContext:
+class FunctionContext(Context):
     """Pulsar's Context for one record (a dict as ``domain.triggers.records`` makes it)."""
 
     def __init__(

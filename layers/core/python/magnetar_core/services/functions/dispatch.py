@@ -9,11 +9,19 @@ reaches counters, state and topics only through the HTTP API with that token; lo
 subprocess with no AWS credentials (``magnetar_local.function_sandbox``). ``InProcessSandbox``
 runs it here, on the engine's stores: the in-memory service and unit tests only (no
 isolation). Other targets pass through to ``others``.
+
+The dispatcher also keeps each function's status and stats (``stats.FunctionStats``) from
+the runner's answers, and logs (``magnetar.functions``) a batch that could not run, with
+why: a function whose code does not load is a system exception in ``functions status``,
+its batch retried as the trigger's retry and dead letter settings say. Only
+``batchItemFailures`` of the answer goes back to the trigger; the results of messages
+``functions trigger`` produced are kept for it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,10 +37,13 @@ from magnetar_core.ports import (
 )
 from magnetar_core.services.functions.credentials import FunctionCredentials
 from magnetar_core.services.functions.runtime import FunctionRuntime, batch_event
+from magnetar_core.services.functions.stats import BatchReport, FunctionStats
 from magnetar_core.services.produce import Producer
 from magnetar_core.services.topics import Topics
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import JAVA_STRING_HASH
+
+log = logging.getLogger("magnetar.functions")
 
 
 class LambdaSandbox:
@@ -83,11 +94,13 @@ class FunctionDispatcher:
         sandbox: FunctionSandbox,
         credentials: FunctionCredentials,
         others: TriggerTarget,
+        stats: FunctionStats | None = None,
     ) -> None:
         self._store = store
         self._sandbox = sandbox
         self._credentials = credentials
         self._others = others
+        self._stats = stats
 
     def invoke(self, target: Target, body: bytes, timestamp_ms: int) -> TargetAnswer:
         """Send the batch to its target; raises TargetFailed."""
@@ -96,7 +109,39 @@ class FunctionDispatcher:
         config = self._config(target.function or "")
         records = list(json.loads(body).get("records") or [])
         event = batch_event(config, records, self._credentials.token_for(config))
-        return self._sandbox.run(event)
+        try:
+            answer = self._sandbox.run(event)
+        except TargetFailed as error:
+            log.warning("function %s: its batch of %d message(s) did not run: %s",
+                        config.fqfn, len(records), error)  # fmt: skip
+            if self._stats is not None:
+                try:
+                    self._stats.record_system_exception(config.fqfn, len(records), str(error))
+                except Exception:  # stats are diagnostics: the batch's own failure is raised
+                    log.exception("function %s: its failure was not counted", config.fqfn)
+            raise
+        ids = [str(r.get("messageId")) for r in records if isinstance(r, dict)]
+        return self._counted(config, ids, answer)
+
+    def _counted(self, config: FunctionConfig, ids: list[str], answer: TargetAnswer) -> TargetAnswer:  # fmt: skip
+        """Record the batch's stats and triggered results (a failure there is logged: the
+        batch ran); the answer the trigger gets, ``batchItemFailures`` alone."""
+        try:
+            document = json.loads(answer.body)
+        except ValueError:
+            return answer
+        if not isinstance(document, dict):
+            return answer
+        report = BatchReport.of(document, ids)
+        for text, message_id in report.user_exceptions:
+            log.warning("function %s raised on message %s: %s", config.fqfn, message_id, text)
+        if self._stats is not None:
+            try:
+                self._stats.record_batch(config.fqfn, len(ids), report)
+            except Exception:  # stats are diagnostics: never fail a batch that ran
+                log.exception("function %s: its batch's stats were not recorded", config.fqfn)
+        failures = {"batchItemFailures": document.get("batchItemFailures") or []}
+        return TargetAnswer(answer.status, json.dumps(failures).encode())
 
     def handle(self, fqfn: str, event: Mapping[str, Any]) -> dict[str, Any]:
         """Run function ``fqfn`` on ``event`` (``{"records": [...]}``) as a trigger would;

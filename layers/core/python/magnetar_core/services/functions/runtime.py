@@ -17,12 +17,18 @@ every later record of the batch, unprocessed: the answer's ``batchItemFailures``
 back in order (results keep the input's order, which increasing sequence ids need). A
 function that does not exist or does not load raises TargetFailed: the whole batch is
 retried.
+
+The answer also tells the trusted side what to count (``stats``): ``processed`` (records
+that succeeded), ``processMs`` (the time ``process`` took), ``userExceptions`` (what it
+raised, Pulsar's ExceptionInformation) and ``results``: of each record produced by
+``functions trigger`` (property ``TRIGGERED``), its return value as text or its exception.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,6 +49,9 @@ INPUT_TOPIC = "__pfn_input_topic__"
 """Property of every output: the input message's topic (as Pulsar's effectively-once sink)."""
 INPUT_MESSAGE_ID = "__pfn_input_msg_id__"
 """Property of every output: the input message's id, ``l:e:p:b``."""
+TRIGGERED = "__magnetar_triggered__"
+"""Property of a message ``functions trigger`` produced: its result goes in the answer."""
+MAX_RESULT_CHARS = 64 * 1024
 
 
 def batch_event(config: FunctionConfig, records: list[Any], token: str | None) -> dict[str, Any]:
@@ -90,14 +99,36 @@ class FunctionRuntime:
             raise TargetFailed(str(error)) from error
         records = list(event.get("records") or [])
         failed: list[str] = []
+        exceptions: list[dict[str, Any]] = []
+        results: dict[str, dict[str, str]] = {}
+        processed, process_s = 0, 0.0
         for i, record in enumerate(records):
+            started = time.perf_counter()
             try:
-                self._process(config, function, record, state, outputs)
-            except Exception:  # the function's failure, whatever it is: this and later retried
+                result = self._process(config, function, record, state, outputs)
+            except Exception as error:  # the function's failure: this record and later ones retried
                 log.exception("function %s failed on message %s", config.fqfn, record.get("messageId"))  # fmt: skip
+                text = f"{type(error).__name__}: {error}"
+                exceptions.append({"exceptionString": text, "timestampMs": self._now_ms(),
+                                   "messageId": str(record.get("messageId"))})  # fmt: skip
+                if _triggered(record):
+                    results[str(record["messageId"])] = {"exception": text[:MAX_RESULT_CHARS]}
                 failed = [str(r["messageId"]) for r in records[i:]]
                 break
-        return {"batchItemFailures": [{"itemIdentifier": i} for i in failed]}
+            finally:
+                process_s += time.perf_counter() - started
+            processed += 1
+            if _triggered(record):
+                results[str(record["messageId"])] = {"value": _text(result)}
+        answer: dict[str, Any] = {
+            "batchItemFailures": [{"itemIdentifier": i} for i in failed],
+            "processed": processed,
+            "processMs": round(process_s * 1000, 3),
+            "userExceptions": exceptions,
+        }
+        if results:
+            answer["results"] = results
+        return answer
 
     def _process(
         self,
@@ -106,7 +137,7 @@ class FunctionRuntime:
         record: Mapping[str, Any],
         state: FunctionStateAccess,
         outputs: FunctionOutputs,
-    ) -> None:
+    ) -> Any:
         def publish(
             topic: str, payload: bytes, properties: Mapping[str, str] | None, index: int | None
         ) -> None:
@@ -116,6 +147,7 @@ class FunctionRuntime:
         result = function.process(serde.deserialize(base64.b64decode(record["payload"])), context)
         if result is not None and config.output is not None:
             publish(config.output, serde.serialize(result), None, None)
+        return result
 
     def _publish(
         self,
@@ -147,3 +179,18 @@ class FunctionRuntime:
         )
         # a keyless output goes to the partition the input's id hashes to, never round robin
         outputs.publish(TopicName.parse(topic), entry, message_id if key is None else None)
+
+
+def _triggered(record: Mapping[str, Any]) -> bool:
+    return TRIGGERED in (record.get("properties") or {})
+
+
+def _text(result: Any) -> str:
+    """A return value as ``functions trigger`` prints it ("" for None)."""
+    if result is None:
+        return ""
+    try:
+        data = serde.serialize(result)
+    except TypeError:
+        return repr(result)[:MAX_RESULT_CHARS]
+    return data.decode("utf-8", "replace")[:MAX_RESULT_CHARS]

@@ -112,6 +112,10 @@ class Triggers:
         self._wake(topic)
         return trigger, created
 
+    def wake(self, topic: TopicName) -> None:
+        """Wake ``topic``'s triggers now (the next whole second); a failure is logged."""
+        self._wake(topic)
+
     def _wake(self, topic: TopicName) -> None:
         """Wake the topic's triggers now (the next whole second); a failure is logged, not
         raised: the trigger is stored, and the topic's next commit wakes it too."""

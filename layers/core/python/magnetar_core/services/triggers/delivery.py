@@ -125,8 +125,11 @@ class Delivery:
     def deliver_once(self, trigger: Trigger) -> DeliveryOutcome:
         """One step on every partition of the trigger's topic (see the module). Raises
         what the subscriptions service raises (TopicNotFound when the topic went); a
-        target's failure is not raised: its messages are retried."""
+        target's failure is not raised: its messages are retried. A paused trigger does
+        nothing (its backlog waits)."""
         spec = trigger.spec
+        if spec.paused:
+            return DeliveryOutcome()
         meta = self._topics.get(TopicName.parse(trigger.topic))
         policy = DispatchPolicy(
             spec.subscription_type,

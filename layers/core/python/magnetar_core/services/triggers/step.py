@@ -8,6 +8,7 @@ ordering groups for the next batch.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -127,7 +128,10 @@ class Step:
                     pending = [i for n, i in enumerate(pending) if n not in taken]
                     groups = {i.group for i in batch if i.group is not None}
                     busy |= groups
-                    running[pool.submit(sender.send, batch)] = groups
+                    # in a copy of this context: the invocation's metering sees its counts
+                    running[pool.submit(contextvars.copy_context().run, sender.send, batch)] = (
+                        groups
+                    )
                 if not running:
                     return pending
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
