@@ -142,6 +142,14 @@ class PatternWatcher:
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
+    def listed(self, topic: str) -> bool:
+        """Whether the namespace lists ``topic`` (a partition: its topic) now; False when it
+        cannot be listed (the next discovery round decides)."""
+        try:
+            return _PARTITION.sub("", topic) in self._pattern.list(self._core.t, self._core.log)
+        except exc.PulsarException:
+            return False
+
     def subscribe_new(self, found: set[str], *, strict: bool = False) -> None:
         """Subscribe to the topics of ``found`` not subscribed yet, skipping refused ones.
         Other failures are retried next round, or raised when ``strict`` (at subscribe)."""

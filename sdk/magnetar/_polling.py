@@ -4,7 +4,7 @@ sub-consumer's own daemon thread, filling the consumer's shared receiver queue.
 Each sub-consumer may fill its share of the queue (``queue_size`` / sub-consumers); while
 its share is full it sends a heartbeat every ``HEARTBEAT_SECONDS`` instead. A failing
 receive is retried with a jittered backoff (``Streak``); when the service forgot the
-consumer or its subscription, the sub-consumer subscribes again (``_recovery``). A receive
+consumer, its subscription or its topic, the sub-consumer subscribes again (``_recovery``). A receive
 that failed after it may have been served (a timeout, a 5xx: the Lambda may have leased
 entries to this consumer and died before answering, or its answer was lost) leaves those
 entries leased to a consumer that never got them: before its next receive the sub-consumer
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from . import exceptions as exc
 from ._entries import decode_response
-from ._failures import consumer_gone, describe, retryable
+from ._failures import describe, retryable
 from ._long_poll import LongPoll
 from ._notify import IDLE_POLLS
-from ._recovery import Streak, follow_switch, resubscribe
+from ._recovery import Streak, follow_switch, registration_lost, resubscribe
 from .message import Message, MessageId
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def poll_loop(core: ConsumerCore, sub: Sub, poll: LongPoll) -> None:
                 return
             sub.connected = False
             pause = streak.failed(e)
-            if consumer_gone(e):
+            if registration_lost(core, sub, e):
                 if resubscribe(core, sub, consumer_id, e):
                     pause = 0.0
             elif retryable(e):
@@ -133,11 +133,11 @@ def redeliver_lost(core: ConsumerCore, sub: Sub, streak: Streak) -> bool:
     request failed (after the streak's pause: the loop tries again)."""
     consumer_id = sub.consumer_id
     try:
-        core.post(sub, "redeliver", {})
+        post_abortable(core, sub, "redeliver")
     except exc.AlreadyClosed:
         return False
     except exc.PulsarException as e:
-        if consumer_gone(e) and resubscribe(core, sub, consumer_id, e):
+        if registration_lost(core, sub, e) and resubscribe(core, sub, consumer_id, e):
             sub.lost_receive = False  # a new registration holds nothing
             return True
         core.closed_event.wait(streak.failed(e))
@@ -151,11 +151,23 @@ def heartbeat(core: ConsumerCore, sub: Sub) -> None:
     """Tell the service the consumer lives while it is not receiving (full queue)."""
     consumer_id = sub.consumer_id
     try:
-        core.post(sub, "heartbeat", {})
+        post_abortable(core, sub, "heartbeat")
+    except exc.AlreadyClosed:
+        return
     except exc.PulsarException as e:
         core.log.warning("heartbeat on %s failed: %s", sub.topic, describe(e))
-        if consumer_gone(e):
+        if registration_lost(core, sub, e):
             resubscribe(core, sub, consumer_id, e)
+
+
+def post_abortable(core: ConsumerCore, sub: Sub, action: str) -> None:
+    """POST ``{}`` to the sub-consumer's ``action`` on its poll's connection: the close
+    aborts it at once (``AlreadyClosed``) instead of waiting for the service's answer."""
+    poll = sub.poll
+    if poll is None:
+        core.post(sub, action, {})
+    else:
+        poll.post(f"{sub.base}/{sub.consumer_id}/{action}", {}, core.t.operation_timeout)
 
 
 def chunks_dropped(core: ConsumerCore, sub: Sub, ids: list[MessageId], ack: bool) -> None:

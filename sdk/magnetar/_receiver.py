@@ -1,8 +1,8 @@
 """The consumer's engine: one sub-consumer (``Sub``) per topic / partition, each with ONE
 long-poll receive in flight on its own daemon thread (``_polling``), a shared receiver queue,
-and the listener thread. ``close()`` aborts the in-flight long polls (socket shutdown),
-sends the pending acks and unregisters every sub-consumer at once, all within one operation
-timeout, and joins the threads it started.
+and the listener thread. ``close()`` aborts the poll threads' in-flight requests (socket
+shutdown), sends the pending acks and unregisters every sub-consumer at once, all within
+one operation timeout, and joins the threads it started.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from . import exceptions as exc
 from ._chunks import ChunkAssembler
 from ._encrypted import Crypto
-from ._failures import consumer_gone, describe
+from ._failures import describe
 from ._http import Transport
 from ._long_poll import LongPoll
 from ._notify import Channel, channel_for
 from ._polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
-from ._recovery import resubscribe, run_parallel
+from ._recovery import registration_lost, resubscribe, run_parallel
 from ._sub import Sub
 from ._writer_schemas import WriterSchemas
 from .message import Message
@@ -152,7 +152,7 @@ class ConsumerCore:
         try:
             return self.post(sub, action, body, timeout)
         except exc.PulsarException as e:
-            if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
+            if registration_lost(self, sub, e) and resubscribe(self, sub, consumer_id, e):
                 raise exc.ServiceUnitNotReady("subscribed again; send once more") from e
             raise
 
@@ -289,16 +289,16 @@ class ConsumerCore:
         me = threading.current_thread()
         for sub in self.subs:
             if sub.poll is not None:
-                sub.poll.abort()
-        for sub in self.subs:
-            if sub.thread is not None and sub.thread is not me:
-                sub.thread.join(max(deadline - time.monotonic(), 0.0))
-        if self.acks is not None:
+                sub.poll.abort()  # its receive, redelivery or heartbeat returns at once
+        if self.acks is not None:  # the acks first: never behind a poll thread's request
             self.acks.stop(max(deadline - time.monotonic(), 0.0))
             if flush_acks:
                 self.acks.flush(timeout=max(deadline - time.monotonic(), 0.0))
         if delete:
             run_parallel([partial(self._unregister, s, deadline) for s in self.subs], "close")
+        for sub in self.subs:
+            if sub.thread is not None and sub.thread is not me:
+                sub.thread.join(max(deadline - time.monotonic(), 0.0))
         if self._listener_thread is not None and self._listener_thread is not me:
             self._listener_thread.join()
         self.listener = None
