@@ -306,7 +306,10 @@ class ConsumerCore:
             self.retry.close()
 
     def _unregister(self, sub: Sub, deadline: float) -> None:
-        """DELETE ``sub``'s consumer if time is left before ``deadline``."""
+        """DELETE ``sub``'s consumer if time is left before ``deadline`` (the registration
+        a poll thread's re-subscribe in flight makes, once it is made)."""
+        if sub.lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+            sub.lock.release()
         left = deadline - time.monotonic()
         try:
             if left <= 0:
