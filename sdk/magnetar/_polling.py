@@ -4,13 +4,14 @@ sub-consumer's own daemon thread, filling the consumer's shared receiver queue.
 Each sub-consumer may fill its share of the queue (``queue_size`` / sub-consumers); while
 its share is full it sends a heartbeat every ``HEARTBEAT_SECONDS`` instead. A failing
 receive is retried with a jittered backoff (``Streak``); when the service forgot the
-consumer, its subscription or its topic, the sub-consumer subscribes again (``_recovery``). A receive
-that failed after it may have been served (a timeout, a 5xx: the Lambda may have leased
-entries to this consumer and died before answering, or its answer was lost) leaves those
-entries leased to a consumer that never got them: before its next receive the sub-consumer
-asks the service to redeliver everything in flight to it and drops its queued messages (as
-Pulsar's client does when its connection breaks), so nothing stays stuck while the consumer
-lives.
+consumer, its subscription or its topic, the sub-consumer subscribes again
+(``_recovery``). A receive that failed after it may have been served (a timeout, a 5xx: the
+Lambda may have leased entries to this consumer and died before answering, or its answer
+was lost) leaves those entries leased to a consumer that never got them: before its next
+receive the sub-consumer asks the service to redeliver everything in flight to it and drops
+its queued messages (as Pulsar's client does when its connection breaks), so nothing stays
+stuck while the consumer lives. Its redelivery and heartbeat requests go on the poll's
+connection, which the consumer's close aborts.
 """
 
 from __future__ import annotations

@@ -105,11 +105,15 @@ def resubscribe(
 
 def registration_lost(core: ConsumerCore, sub: Sub, error: BaseException) -> bool:
     """Whether ``error`` says the service forgot the consumer, its subscription or its
-    topic: subscribe again (``resubscribe``, which creates a missing topic). A regex
-    subscription does so only while the namespace still lists the topic: its discovery
-    drops deleted topics (``_multitopic``), which must not come back for it."""
+    topic: subscribe again (``resubscribe``, which creates a missing topic). Not for a
+    missing partition (subscribing would create a topic of that name, not the partitioned
+    one: it waits until its topic is created again). A regex subscription does so only
+    while the namespace still lists the topic: its discovery drops deleted topics
+    (``_multitopic``), which must not come back for it."""
     if isinstance(error, exc.ConsumerNotFound):
         return True
+    if isinstance(error, exc.TopicNotFound) and sub.partition >= 0:
+        return False
     if not isinstance(error, (exc.SubscriptionNotFound, exc.TopicNotFound)):
         return False
     return core.watcher is None or core.watcher.listed(sub.topic)
