@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from . import exceptions as exc
 from ._enums import RegexSubscriptionMode
+from ._growth import follow_partitions
 from ._topics import TopicName, parse_pattern, parse_topic
 
 if TYPE_CHECKING:
@@ -106,10 +107,13 @@ class Pattern:
 
 
 def subscribe_topic(client: Client, core: ConsumerCore, name: TopicName, subscription: str) -> None:
-    """Register ``core`` on ``name`` (on every partition of a partitioned topic)."""
+    """Register ``core`` on ``name`` (on every partition of a partitioned topic, and on the
+    partitions it gains later: ``_growth``)."""
     n = client._partitions(name)
     for i, t in enumerate([name.partition(i) for i in range(n)] if n else [name]):
         core.register(str(t), t.path(), subscription, i if n else -1)
+    if n:
+        follow_partitions(client, core, name, subscription, n)
 
 
 class PatternWatcher:

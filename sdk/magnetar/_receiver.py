@@ -67,6 +67,7 @@ class ConsumerCore:
         self.closed_event = threading.Event()
         self.waiters: list[Callable[[], None]] = []  # of asyncio receives (magnetar.asyncio)
         self.channel: Channel | None = None  # where idle sub-consumers wait (``_notify``)
+        self.helpers: list[threading.Thread] = []  # joined on close (``_growth``)
 
     @property
     def ack_tracker(self) -> AckTracker:
@@ -78,15 +79,17 @@ class ConsumerCore:
 
     # ------------------------------------------------------------------ registration
 
-    def register(self, topic: str, path: str, subscription: str, partition: int) -> Sub:
-        """POST subscribe for one topic / partition; return the sub-consumer."""
+    def register(self, topic: str, path: str, subscription: str, partition: int,
+                 body: dict | None = None) -> Sub:  # fmt: skip
+        """POST subscribe (``body``, default the consumer's) for one topic / partition;
+        return the sub-consumer."""
         from urllib.parse import quote
 
         sub = Sub(topic, f"/v1/{path}/subscriptions/{quote(subscription, safe='')}/consumers",
                   partition, subscription=subscription)  # fmt: skip
         sub.chunks = ChunkAssembler(*self.chunk_limits,
                                     on_drop=partial(chunks_dropped, self, sub))  # fmt: skip
-        self.subscribe(sub, self.body)
+        self.subscribe(sub, self.body if body is None else body)
         with self.cond:
             self.subs = [*self.subs, sub]  # copied: other threads iterate it unlocked
             if self.started and not self.stopping:
@@ -296,9 +299,9 @@ class ConsumerCore:
                 self.acks.flush(timeout=max(deadline - time.monotonic(), 0.0))
         if delete:
             run_parallel([partial(self._unregister, s, deadline) for s in self.subs], "close")
-        for sub in self.subs:
-            if sub.thread is not None and sub.thread is not me:
-                sub.thread.join(max(deadline - time.monotonic(), 0.0))
+        for thread in [s.thread for s in self.subs] + self.helpers:
+            if thread is not None and thread is not me:
+                thread.join(max(deadline - time.monotonic(), 0.0))
         if self._listener_thread is not None and self._listener_thread is not me:
             self._listener_thread.join()
         self.listener = None
