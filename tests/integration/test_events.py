@@ -247,6 +247,8 @@ class Replay:
     create_namespace: bool = True
     """Create ``public/<namespace>`` first (the namespace policy samples need it)."""
     ran: set[str] = field(default_factory=set)
+    ledger: str | None = None
+    """The topic's ledger, once known: the samples' ids of ledger 1 are aimed at it."""
 
     def __post_init__(self) -> None:
         if self.create_namespace:
@@ -259,6 +261,8 @@ class Replay:
     def __call__(self, name: str, body: str | None = None, **replacements: str) -> Reply:
         """Replay ``name``; ``body`` replaces the sample's (JSON text) for a bad-input case."""
         assert name in self.declared, f"{name} is not declared for this scenario"
+        if self.ledger is not None:
+            replacements.setdefault("ledger", self.ledger)
         event = load_event(
             name, topic=self.topic, namespace=self.namespace, tenant=self.tenant, **replacements
         )
@@ -323,7 +327,11 @@ def test_every_template_route_has_at_least_one_sample_event():
     sampled = set()
     for name in event_names():
         event = load_event(name)
-        sampled.add(served.match(event["requestContext"]["http"]["method"], event["rawPath"]).route.route_key)
+        sampled.add(
+            served.match(
+                event["requestContext"]["http"]["method"], event["rawPath"]
+            ).route.route_key
+        )
     missing = sorted(r.route_key for r in served.routes if r.route_key not in sampled)
     assert missing == [], f"routes without a sample in {EVENTS_DIR}: {missing}"
 
@@ -465,11 +473,13 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
     }
 
     produced = run("produce_json")
+    ledger = produced.json["ledgerId"]  # epoch-ms based, never another incarnation's
+    run.ledger = str(ledger)
     assert (produced.status, produced.json) == (
         200,
         {
-            "messageIds": ["1:0:-1:-1"],
-            "ledgerId": 1,
+            "messageIds": [f"{ledger}:0:-1:-1"],
+            "ledgerId": ledger,
             "entryId": 0,
             "partition": -1,
             "topic": run.full_topic,
@@ -477,7 +487,7 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
         },
     )
     entry = run("produce_entry")
-    assert (entry.status, entry.json["messageIds"]) == (200, ["1:1:-1:-1"])
+    assert (entry.status, entry.json["messageIds"]) == (200, [f"{ledger}:1:-1:-1"])
     bad = run("produce_bad_topic")
     assert (bad.status, bad.error()) == (400, "InvalidTopicName")
 
@@ -486,7 +496,7 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
     messages = received.json["messages"]
     json_message = json.loads(_sample_body("produce_json"))["messages"][0]
     entry_payload = decode_entry(base64.b64decode(_sample_body("produce_entry"))).messages[0]
-    assert [m["messageId"] for m in messages] == ["1:0:-1:-1", "1:1:-1:-1"]
+    assert [m["messageId"] for m in messages] == [f"{ledger}:0:-1:-1", f"{ledger}:1:-1:-1"]
     assert [m["payload"] for m in messages] == [
         json_message["payload"],
         base64.b64encode(entry_payload.payload).decode(),
@@ -506,24 +516,31 @@ def test_the_data_events_produce_receive_acknowledge_and_redeliver_on_a_shared_s
 
     again = run("receive", consumer_id=consumer)
     assert [(m["messageId"], m["redeliveryCount"]) for m in again.json["messages"]] == [
-        ("1:1:-1:-1", 1)
+        (f"{ledger}:1:-1:-1", 1)
     ]
     redelivered = run("redeliver", consumer_id=consumer)
     assert (redelivered.status, redelivered.json) == (200, {"redelivered": 1})
 
     stats = run("admin_stats")
     assert stats.status == 200
-    assert stats.json["msgInCounter"] == 2 and stats.json["lastMessageId"] == "1:1:-1:-1"
+    assert stats.json["msgInCounter"] == 2 and stats.json["lastMessageId"] == f"{ledger}:1:-1:-1"
     subscription = stats.json["subscriptions"]["demo"]
     assert subscription["type"] == "Shared"
-    assert subscription["msgBacklog"] == 1 and subscription["markDeletePosition"] == "1:0"
+    assert subscription["msgBacklog"] == 1 and subscription["markDeletePosition"] == f"{ledger}:0"
     assert [c["consumerId"] for c in subscription["consumers"]] == [consumer]
     last = run("admin_last_message_id")
-    assert (last.status, last.json["messageId"], last.json["entryId"]) == (200, "1:1:-1:-1", 1)
+    assert (last.status, last.json["messageId"], last.json["entryId"]) == (
+        200,
+        f"{ledger}:1:-1:-1",
+        1,
+    )
     seeked = run("seek", consumer_id=consumer)
     assert (seeked.status, seeked.json) == (200, {"seeked": True})
     replayed = run("receive", consumer_id=consumer)
-    assert [m["messageId"] for m in replayed.json["messages"]] == ["1:0:-1:-1", "1:1:-1:-1"]
+    assert [m["messageId"] for m in replayed.json["messages"]] == [
+        f"{ledger}:0:-1:-1",
+        f"{ledger}:1:-1:-1",
+    ]
     listed = run("admin_subscriptions")
     assert (listed.status, listed.json) == (200, ["demo"])
 
@@ -764,7 +781,9 @@ def test_the_compaction_events_start_a_run_report_it_running_then_done(
     fresh = run("admin_compaction_status")
     assert (fresh.status, fresh.json) == (200, {"status": "NOT_RUN", "lastError": ""})
     message = EntryMessage(payload=b"v", sequence_id=0, publish_time_ms=1, key="k")
-    engine.producer.publish(TopicName.parse(run.full_topic), encode_entry([message], producer_name="p"))
+    engine.producer.publish(
+        TopicName.parse(run.full_topic), encode_entry([message], producer_name="p")
+    )
     assert run("admin_trigger_compaction").status == 204
     assert run("admin_compaction_status").json == {"status": "RUNNING", "lastError": ""}
     again = run("admin_trigger_compaction")
@@ -904,7 +923,7 @@ def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subsc
     run = Replay(local_stack, SUBSCRIPTION_VERB_EVENTS)
     missing = run("admin_create_subscription")
     assert (missing.status, missing.error()) == (404, "TopicNotFound")
-    for n in range(3):  # entries 1:0, 1:1, 1:2
+    for n in range(3):  # entries 0, 1, 2 of the topic's ledger
         body = json.dumps({"messages": [{"payload": base64.b64encode(b"m%d" % n).decode()}]})
         request = urllib.request.Request(
             f"{local_stack.url}/v1/persistent/public/default/{run.topic}/messages",
@@ -913,6 +932,7 @@ def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subsc
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
             assert answer.status == 200
+            run.ledger = str(json.loads(answer.read())["ledgerId"])
 
     def backlog() -> int:
         url = f"{local_stack.url}/admin/v2/persistent/public/default/{run.topic}/stats"
@@ -924,10 +944,14 @@ def test_the_subscription_verb_events_create_reset_skip_clear_and_expire_a_subsc
     assert (again.status, again.error()) == (409, "Conflict")
     assert backlog() == 3
     peeked = run("admin_peek_message")  # position 1 of the backlog, consuming nothing
-    assert (peeked.status, peeked.text, peeked.headers["x-pulsar-message-id"]) == (200, "m0", "1:0")
+    assert (peeked.status, peeked.text, peeked.headers["x-pulsar-message-id"]) == (
+        200,
+        "m0",
+        f"{run.ledger}:0",
+    )
     examined = run("admin_examine_message")  # earliest, position 2
     assert (examined.status, examined.text) == (200, "m1")
-    by_id = run("admin_get_message_by_id")  # 1:2
+    by_id = run("admin_get_message_by_id")  # entry 2
     assert (by_id.status, by_id.text) == (200, "m2")
     assert backlog() == 3
     assert run("admin_skip_messages").status == 204 and backlog() == 2

@@ -27,11 +27,11 @@ def filled(engine, topic, make_entry):
 @pytest.mark.parametrize(
     ("start", "inclusive", "expected"),
     [
-        ("1:0:-1:-1", False, [b"b0", b"b1", b"b2", b"c"]),
-        ("1:0:-1:-1", True, [b"a", b"b0", b"b1", b"b2", b"c"]),
-        ("1:1:-1:0", False, [b"b1", b"b2", b"c"]),
-        ("1:1:-1:1", True, [b"b1", b"b2", b"c"]),
-        ("1:1:-1:2", False, [b"c"]),
+        ("L:0:-1:-1", False, [b"b0", b"b1", b"b2", b"c"]),
+        ("L:0:-1:-1", True, [b"a", b"b0", b"b1", b"b2", b"c"]),
+        ("L:1:-1:0", False, [b"b1", b"b2", b"c"]),
+        ("L:1:-1:1", True, [b"b1", b"b2", b"c"]),
+        ("L:1:-1:2", False, [b"c"]),
         ("earliest", False, [b"a", b"b0", b"b1", b"b2", b"c"]),
         ("latest", False, []),
     ],
@@ -40,6 +40,7 @@ def test_a_subscription_starts_after_its_start_id_or_at_it_when_inclusive(
     engine, filled, start, inclusive, expected
 ):
     subs = engine.subscriptions
+    start = start.replace("L", str(engine.topics.get(filled).ledger_id))  # the topic's ledger
     c = subs.subscribe(
         filled,
         f"r-{abs(hash((start, inclusive)))}",
@@ -68,9 +69,11 @@ def test_seek_by_message_id_redelivers_from_there_even_inside_a_batch(engine, fi
     subs = engine.subscriptions
     c = subs.subscribe(filled, "sk", None, "Exclusive", earliest=True)
     first = subs.receive(filled, "sk", c.consumer_id, 100, 0)
-    subs.acknowledge(filled, "sk", c.consumer_id, ["1:0:-1:-1", "1:2:-1:-1"], cumulative=False)
+    ledger = engine.topics.get(filled).ledger_id
+    acked = [f"{ledger}:0:-1:-1", f"{ledger}:2:-1:-1"]
+    subs.acknowledge(filled, "sk", c.consumer_id, acked, cumulative=False)
 
-    subs.seek(filled, "sk", c.consumer_id, message_id="1:1:-1:0")
+    subs.seek(filled, "sk", c.consumer_id, message_id=f"{ledger}:1:-1:0")
     again = subs.receive(filled, "sk", c.consumer_id, 100, 0)
 
     assert payloads(first) == [b"a", b"b0", b"b1", b"b2", b"c"]
@@ -95,12 +98,12 @@ def test_seek_by_publish_time_lands_on_the_first_message_at_or_after_it(engine, 
 
 
 def test_the_last_message_id_names_the_last_batch_index(engine, topic, make_entry):
-    engine.topics.create(topic, 0)
+    ledger = engine.topics.create(topic, 0).ledger_id
     assert engine.subscriptions.last_message_id(topic) is None
     engine.producer.publish(topic, make_entry(b"x"))
-    assert engine.subscriptions.last_message_id(topic) == "1:0:-1:-1"
+    assert engine.subscriptions.last_message_id(topic) == f"{ledger}:0:-1:-1"
     engine.producer.publish(topic, make_entry(b"y0", b"y1"))
-    assert engine.subscriptions.last_message_id(topic) == "1:1:-1:1"
+    assert engine.subscriptions.last_message_id(topic) == f"{ledger}:1:-1:1"
 
 
 def test_the_last_message_id_passes_over_markers_and_expired_ids_in_one_backward_query(
@@ -108,17 +111,17 @@ def test_the_last_message_id_passes_over_markers_and_expired_ids_in_one_backward
 ):
     from magnetar_core.domain.log import IndexEntry
 
-    engine.topics.create(topic, 0)
+    ledger = engine.topics.create(topic, 0).ledger_id
     for payload in (b"a", b"b", b"c"):
         engine.producer.publish(topic, make_entry(payload))
     key = engine.topics.resolve(topic, create=False).key
     log = engine.subscriptions.context.log
     for entry_id in range(3, 250):  # a long run of epoch markers at the head
         log.append(key, IndexEntry.epoch_marker(entry_id, 1, False, "p"))
-    assert engine.subscriptions.last_message_id(topic) == "1:2:-1:-1"
+    assert engine.subscriptions.last_message_id(topic) == f"{ledger}:2:-1:-1"
 
     for entry_id in (1, 2):  # the expiry job deleted them
         aws_clients.dynamodb.delete_item(
             TableName=settings.log_table, Key={"pk": {"S": key}, "eid": {"N": str(entry_id)}}
         )
-    assert new_engine().subscriptions.last_message_id(topic) == "1:0:-1:-1"
+    assert new_engine().subscriptions.last_message_id(topic) == f"{ledger}:0:-1:-1"

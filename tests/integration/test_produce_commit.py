@@ -13,9 +13,10 @@ from magnetar_core.services.entries import entry_bytes
 from magnetar_wire import decode_entry
 
 
-def _committed_payloads(engine, topic, ledger: int = 1) -> dict[int, bytes]:
-    """entry id -> first payload, read back through the index (and S3 for entries there)."""
-    key = log_key(str(topic), ledger)
+def _committed_payloads(engine, topic, ledger: int | None = None) -> dict[int, bytes]:
+    """entry id -> first payload of the topic's ledger (``ledger``: that one instead), read
+    back through the index (and S3 for entries there)."""
+    key = log_key(str(topic), ledger or engine.topics.get(topic).ledger_id)
     out = {}
     for item in engine.producer._log.read_from(key, 0, 1000):
         if not item.marker:  # fences, epoch markers, holes
@@ -61,8 +62,9 @@ def test_a_batch_entry_gets_one_entry_id_and_batch_indexes(engine, topic, make_e
     first = engine.producer.publish(topic, make_entry(b"a"))
     batch = engine.producer.publish(topic, make_entry(b"x", b"y", b"z"))
 
-    assert first.message_ids == ("1:0:-1:-1",)
-    assert batch.message_ids == ("1:1:-1:0", "1:1:-1:1", "1:1:-1:2")
+    ledger = engine.topics.get(topic).ledger_id
+    assert first.message_ids == (f"{ledger}:0:-1:-1",)
+    assert batch.message_ids == tuple(f"{ledger}:1:-1:{i}" for i in range(3))
 
 
 def test_a_crash_before_the_index_write_commits_nothing_and_its_id_becomes_a_hole(
@@ -88,18 +90,19 @@ def test_a_crash_before_the_index_write_commits_nothing_and_its_id_becomes_a_hol
     deadline = time.monotonic() + 10
     while _committed_payloads(engine, topic) != {0: b"kept", 2: b"next"}:
         assert time.monotonic() < deadline, "readers never settled the crashed writer's id"
-    assert engine.producer._log.get_many(log_key(str(topic), 1), [1]) == {}
+    assert engine.producer._log.get_many(engine.topics.resolve(topic, create=False).key, [1]) == {}
 
 
 def test_a_producer_with_a_stale_ledger_lands_in_the_recreated_topic(new_engine, topic, make_entry):
     producer_side, admin_side = new_engine(), new_engine()
-    producer_side.producer.publish(topic, make_entry(b"old"))
+    old = producer_side.producer.publish(topic, make_entry(b"old"))
     admin_side.topics.delete(topic, partitioned=False, force=True)
 
     result = producer_side.producer.publish(topic, make_entry(b"new"))
 
-    assert (result.ledger_id, result.entry_id) == (2, 0)
-    assert _committed_payloads(admin_side, topic, ledger=2) == {0: b"new"}
+    assert result.entry_id == 0 and result.ledger_id > old.ledger_id  # never the old ids
+    assert result.ledger_id == admin_side.topics.get(topic).ledger_id
+    assert _committed_payloads(admin_side, topic, ledger=result.ledger_id) == {0: b"new"}
 
 
 def test_bad_entries_are_refused_and_change_nothing(engine, topic, make_entry):

@@ -51,14 +51,24 @@ def test_identity_serde_refuses_other_types_naming_them():
         serde.serialize({"a": 1})
 
 
-def test_sequence_ids_increase_with_the_position_in_a_partition_and_refuse_out_of_bounds():
-    ids = ["1:0:-1:-1", "1:0:-1:0", "1:0:-1:1", "1:1:-1:-1", "2:0:-1:-1"]
+def test_sequence_ids_increase_with_the_position_in_a_ledger_and_refuse_out_of_bounds():
+    ledger = 1_764_300_000_000_000  # epoch-ms based, as the service makes them
+    ids = [f"{ledger}:{e}" for e in ("0:-1:-1", "0:-1:0", "0:-1:1", "1:-1:-1", "2:-1:-1")]
     sequences = [sequence_id(i) for i in ids]
     assert sequences == sorted(sequences) and len(set(sequences)) == len(ids)
-    assert sequence_id("524287:1073741823:3:16382") < 2**63
+    assert sequence_id(f"{2**63 - 1}:{2**48 - 1}:3:16382") < 2**63
     with pytest.raises(ValueError, match="bounds"):
-        sequence_id(f"1:{2**30}:-1:-1")
-    assert producer_name("t/n/f", "persistent://t/n/in") != producer_name("t/n/f", "persistent://t/n/in", 0)  # fmt: skip
+        sequence_id(f"1:{2**48}:-1:-1")
+
+
+def test_each_ledger_and_each_output_of_an_input_partition_has_its_own_producer():
+    topic, first = "persistent://t/n/in", "1764300000000000:5:-1:-1"
+    names = {producer_name("t/n/f", topic, first), producer_name("t/n/f", topic, first, 0),
+             producer_name("t/n/f", topic, "1764300000001000:5:-1:-1")}  # fmt: skip
+    assert len(names) == 3
+    assert producer_name("t/n/f", topic, first) == producer_name(
+        "t/n/f", topic, "1764300000000000:9"
+    )
 
 
 def test_without_the_sdk_user_code_still_imports_magnetar_for_the_functions_api(monkeypatch):

@@ -64,7 +64,9 @@ def test_a_dead_writers_id_holds_consumers_back_until_the_bound_then_they_step_o
     second = engine.subscriptions.receive(TOPIC, "s", consumer, 10, 0)
     assert (dead, [d.entry_id for d in second]) == (1, [2])
 
-    engine.subscriptions.acknowledge(TOPIC, "s", consumer, ["1:0:-1:-1", "1:2:-1:-1"], False)
+    ledger = engine.topics.get(TOPIC).ledger_id
+    acked = [f"{ledger}:0:-1:-1", f"{ledger}:2:-1:-1"]
+    engine.subscriptions.acknowledge(TOPIC, "s", consumer, acked, False)
     stats = engine.stats.topic_stats(engine.topics.get(TOPIC))
     assert stats["subscriptions"]["s"]["msgBacklog"] == 0
 

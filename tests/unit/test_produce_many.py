@@ -79,8 +79,9 @@ def test_entries_are_committed_in_order_at_consecutive_positions_each_with_its_i
     body = encode_frames([entry(b"a", 0), entry(b"b", 1), entry(b"later", 2, 1_900_000_000_000)])
     result = engine.produce_many.publish(TOPIC, body)
     assert result.committed == 3
+    ledger = engine.topics.get(TOPIC).ledger_id
     assert [r.message_ids for r in result.results if isinstance(r, PublishResult)] == [
-        ("1:0:-1:-1",), ("1:1:-1:-1",), ("1:2:-1:-1",)
+        (f"{ledger}:0:-1:-1",), (f"{ledger}:1:-1:-1",), (f"{ledger}:2:-1:-1",)
     ]  # fmt: skip
 
 

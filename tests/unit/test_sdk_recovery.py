@@ -15,6 +15,9 @@ import pytest
 import magnetar as pulsar
 from magnetar._consumer.acks import tracker as _acks
 from magnetar_local.memory_service import MemoryService, sdk_threads
+from magnetar_wire.names import TopicName
+
+topic_name = TopicName.parse
 
 SHARED = pulsar.ConsumerType.Shared
 EARLIEST = pulsar.InitialPosition.Earliest
@@ -153,6 +156,54 @@ def test_a_reader_that_was_forgotten_goes_on_after_the_last_message_it_read(svc,
     reader.close()
 
 
+def delete_topic(svc, topic="persistent://public/default/t"):
+    svc.engine.admin.delete_topic(topic_name(topic), partitioned=False, force=True)
+
+
+def test_a_consumer_and_a_reader_go_on_in_a_topic_deleted_and_created_again(svc, client):
+    produce(client, "t", [b"old-0", b"old-1"])
+    consumer = client.subscribe("t", "s", initial_position=EARLIEST)
+    reader = client.create_reader("t", pulsar.MessageId.earliest)
+    for _ in range(2):
+        consumer.acknowledge(consumer.receive(5000))
+        reader.read_next(5000)
+    consumer._core.ack_tracker.flush()
+    delete_topic(svc)
+    new = [b"new-%d" % i for i in range(30)]
+    produce(client, "t", new)
+    got = [consumer.receive(10_000) for _ in new]
+    for msg in got:
+        consumer.acknowledge(msg)
+    assert [m.data() for m in got] == new  # in its first ledger's ids, none taken as acked
+    assert [reader.read_next(10_000).data() for _ in new] == new  # from the new start
+    assert got[0].message_id().ledger_id() > 1  # the topic's second ledger
+
+
+def test_a_consumer_whose_topic_vanished_subscribes_again_creating_it(svc, client):
+    consumer = client.subscribe("t", "s", initial_position=pulsar.InitialPosition.Latest)
+    assert svc.wait_for(lambda s: s.recorded("receive"))
+    delete_topic(svc)  # as a restart without its state: no topic, no subscription
+    assert svc.wait_for(lambda s: len(s.recorded("subscribe")) == 2, timeout=10)
+    produce(client, "t", [b"after"])  # after it subscribed again: at Latest, not skipped
+    assert consumer.receive(5000).data() == b"after"
+
+
+def test_a_reader_whose_old_registration_holds_its_cursor_takes_a_new_one_instead(svc, client):
+    produce(client, "t", [b"0", b"1"])
+    reader = client.create_reader("t", pulsar.MessageId.earliest, receiver_queue_size=1)
+    assert reader.read_next(5000).data() == b"0"
+    sub = reader._consumer._core.subs[0]
+    with sub.lock:
+        orphan, sub.consumer_id = sub.consumer_id, "forgotten"  # its registration lives on
+    produce(client, "t", [b"2"])
+    assert [reader.read_next(5000).data() for _ in range(2)] == [b"1", b"2"]
+    names = [r.path.split("/")[-2] for r in svc.recorded("subscribe")]
+    # the first name again (ConsumerBusy: its orphan holds it), once, then a new cursor
+    assert names[:2] == [names[0]] * 2 and names[2:] == [sub.subscription] != names[:1]
+    assert sub.consumer_id not in (orphan, "forgotten")
+    reader.close()
+
+
 # ------------------------------------------------------------------ closing
 
 
@@ -165,6 +216,25 @@ def test_close_takes_one_request_timeout_however_many_partitions_stall(svc):
     consumer.close()
     assert time.monotonic() - start < 1.5
     assert len(svc.recorded("close")) == 4  # every partition was asked at once
+    client.close()
+
+
+def test_close_aborts_a_stalled_redelivery_and_sends_the_acks_at_once(svc, monkeypatch):
+    monkeypatch.setattr(_acks, "ACK_GROUP_TIME", 3600.0)
+    client = pulsar.Client(svc.url, operation_timeout_seconds=2)
+    consumer = client.subscribe("t", "s", initial_position=EARLIEST)
+    produce(client, "t", [b"x"])
+    msg = consumer.receive(5000)
+    svc.delay["redeliver"] = 5.0  # the service is slow to answer the redelivery
+    svc.fail_next("receive", 503, "ServiceUnitNotReady", INTERNAL)  # it may have served it
+    assert svc.wait_for(lambda s: s.recorded("redeliver"), timeout=10)
+    consumer.acknowledge(msg)
+    start = time.monotonic()
+    consumer.close()
+    took = time.monotonic() - start
+    svc.delay.clear()
+    assert took < 1.0  # not the 2 s a poll thread's request in flight held it
+    assert cursor(svc).mark_delete == 0
     client.close()
 
 

@@ -67,6 +67,23 @@ def test_a_partitioned_producer_sends_to_new_partitions_after_its_refresh(client
     assert partitions == {0, 1, 2, 3}
 
 
+def test_a_consumer_and_a_reader_of_a_partitioned_topic_read_its_new_partitions_too(client, svc):
+    svc.create_partitioned_topic("persistent/public/default/grow-read", 2)
+    client._partitions_update_interval_s = 0.1
+    consumer = client.subscribe("persistent://public/default/grow-read", "s")  # at Latest
+    reader = client.create_reader(
+        "persistent://public/default/grow-read", pulsar.MessageId.earliest
+    )
+    status, answer, _ = call(f"{svc.url}/admin/v2/persistent/public/default/grow-read/partitions",
+                             body=json.dumps(3).encode())  # fmt: skip
+    assert status == 204, answer
+    added = client.create_producer("persistent://public/default/grow-read-partition-2")
+    added.send(b"new")  # maybe before they noticed the partition: they read it from its start
+    assert consumer.receive(5000).data() == b"new"
+    assert reader.read_next(5000).data() == b"new"
+    assert svc.wait_for(lambda s: len(s.recorded("subscribe")) == 6)  # 2 + 1 each
+
+
 def test_the_partition_watch_asks_at_most_once_per_interval_and_never_shrinks():
     now, asked, grown = [0.0], [], []
     counts = iter([2, 3, 1])

@@ -33,7 +33,7 @@ from magnetar_core.adapters.memory import (
 from magnetar_core.adapters.memory.commit_signal import CommitSignal
 from magnetar_core.api.http import ENTRIES_CONTENT_TYPE, ENTRY_CONTENT_TYPE
 from magnetar_core.domain.errors import StorageFault
-from magnetar_core.domain.runtime import Runtime
+from magnetar_core.domain.runtime import LedgerIds, Runtime, numbered_ledgers
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_local.events import HttpRequest, HttpResponse, json_response
@@ -101,10 +101,16 @@ class MemoryService:
     ) -> None:
         self.settings = settings or memory_settings()
         self._clock = _Clock()
+        runtime = runtime or Runtime()
         self.runtime = replace(
-            runtime or Runtime(),
+            runtime,
             sleep_ms=self._clock.sleep_ms,
             monotonic_ms=self._clock.monotonic_ms,
+            # ledgers numbered 1, 2, ... per topic, so tests can name ids (unless a test
+            # passes its own source): the service's epoch-ms ones are tested on their own
+            new_ledger_id=numbered_ledgers
+            if isinstance(runtime.new_ledger_id, LedgerIds)
+            else runtime.new_ledger_id,
         )
         self.tables = MemoryTables()
         self.stores = memory_stores(self.tables, now_ms=self.runtime.now_ms)

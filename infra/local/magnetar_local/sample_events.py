@@ -14,7 +14,10 @@ one path parameter at a time (the segments of ``rawPath`` line up with the ``{pa
 segments of the ``routeKey``, or of the app's route for a greedy ``ANY /admin/{proxy+}``
 event, whose ``proxy`` parameter follows the new path): a value equal to the placeholder is replaced; for ``topic``
 also one that starts with ``events-demo-`` (``events-demo-partitioned`` becomes
-``orders-1a2b-partitioned``). ``routeKey``, headers and the body are left alone.
+``orders-1a2b-partitioned``). ``routeKey``, headers and the body are left alone, except for
+``ledger``: the samples name ledger ``1``, a service's ledgers are epoch-ms based (never
+reused), so ``ledger=`` aims the ``ledgerId`` path parameter and the body's message ids
+(``messageIds``, ``ledgerId``) at the topic's ledger (``content-length`` follows).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ PLACEHOLDERS = {
     "consumer_id": "demo-consumer-id",
     "namespace": "events-demo-ns",
     "tenant": "events-demo-tenant",
+    "ledger": "1",
 }
 
 # The pathParameters each placeholder may appear in.
@@ -47,6 +51,7 @@ _PARAMETERS = {
     "consumer_id": ("consumerId",),
     "namespace": ("namespace",),
     "tenant": ("tenant",),
+    "ledger": ("ledgerId",),
 }
 
 
@@ -89,8 +94,26 @@ def load_event(
     if greedy:  # the greedy parameter: the rest of the path, decoded as API Gateway does
         (name, _), = parameters.items()  # fmt: skip
         prefix = str(event["routeKey"]).partition(" ")[2].rsplit("/", 1)[0] + "/"
-        parameters[name] = unquote(event["rawPath"][len(prefix):])
+        parameters[name] = unquote(event["rawPath"][len(prefix) :])
+    if "ledger" in replacements and event.get("body") and not event.get("isBase64Encoded"):
+        _replace_ledger(event, int(replacements["ledger"]))
     return event
+
+
+def _replace_ledger(event: dict[str, Any], ledger: int) -> None:
+    """Aim the body's message ids of the samples' ledger 1 at ``ledger``."""
+    body = json.loads(event["body"])
+    if not isinstance(body, dict):
+        return
+    placeholder = PLACEHOLDERS["ledger"] + ":"
+    if isinstance(body.get("messageIds"), list):
+        body["messageIds"] = [f"{ledger}:{i[len(placeholder):]}"
+                              if isinstance(i, str) and i.startswith(placeholder) else i
+                              for i in body["messageIds"]]  # fmt: skip
+    if body.get("ledgerId") == int(PLACEHOLDERS["ledger"]):
+        body["ledgerId"] = ledger
+    event["body"] = json.dumps(body)
+    event.setdefault("headers", {})["content-length"] = str(len(event["body"].encode()))
 
 
 def _replace_value(keyword: str, current: str, value: str) -> str:

@@ -24,6 +24,7 @@ class ClientView(Protocol):
     _t: Transport
     _log: logging.Logger
     _consumers: weakref.WeakSet[Any]  # the ConsumerCores closed with the client
+    _partitions_update_interval_s: float  # how often partitioned readers look for growth
 
     def _partitions(self, name: TopicName) -> int: ...
 

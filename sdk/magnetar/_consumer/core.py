@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["Core"]
 
 
+class TopicListing(Protocol):
+    """A regex subscription's view of its namespace (``multitopic.PatternWatcher``)."""
+
+    def listed(self, topic: str) -> bool: ...
+
+
 class Core(Protocol):
     """A consumer's (or reader's) shared state and the operations its parts call."""
 
@@ -41,11 +47,17 @@ class Core(Protocol):
     acks: AckTracker | None
     closed_event: threading.Event
     channel: Channel | None
+    helpers: list[threading.Thread]  # joined on close (``partitions``)
+
+    @property
+    def watcher(self) -> TopicListing | None: ...  # of a regex subscription
 
     @property
     def ack_tracker(self) -> AckTracker: ...
 
-    def register(self, topic: str, path: str, subscription: str, partition: int) -> Sub: ...
+    def register(
+        self, topic: str, path: str, subscription: str, partition: int, body: dict | None = None
+    ) -> Sub: ...
 
     def remove_topic(self, topic: str) -> None: ...
 

@@ -27,6 +27,8 @@ from magnetar import exceptions as exc
 from magnetar._enums import RegexSubscriptionMode
 from magnetar._topics import TopicName, parse_pattern, parse_topic
 
+from .partitions import follow_partitions
+
 if TYPE_CHECKING:
     from magnetar._transport.http import Transport
 
@@ -107,10 +109,13 @@ class Pattern:
 
 
 def subscribe_topic(client: ClientView, core: Core, name: TopicName, subscription: str) -> None:
-    """Register ``core`` on ``name`` (on every partition of a partitioned topic)."""
+    """Register ``core`` on ``name`` (on every partition of a partitioned topic, and on the
+    partitions it gains later: ``partitions``)."""
     n = client._partitions(name)
     for i, t in enumerate([name.partition(i) for i in range(n)] if n else [name]):
         core.register(str(t), t.path(), subscription, i if n else -1)
+    if n:
+        follow_partitions(client, core, name, subscription, n)
 
 
 class PatternWatcher:
@@ -142,6 +147,14 @@ class PatternWatcher:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join()
+
+    def listed(self, topic: str) -> bool:
+        """Whether the namespace lists ``topic`` (a partition: its topic) now; False when it
+        cannot be listed (the next discovery round decides)."""
+        try:
+            return _PARTITION.sub("", topic) in self._pattern.list(self._core.t, self._core.log)
+        except exc.PulsarException:
+            return False
 
     def subscribe_new(self, found: set[str], *, strict: bool = False) -> None:
         """Subscribe to the topics of ``found`` not subscribed yet, skipping refused ones.

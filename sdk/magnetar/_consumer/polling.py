@@ -4,13 +4,14 @@ sub-consumer's own daemon thread, filling the consumer's shared receiver queue.
 Each sub-consumer may fill its share of the queue (``queue_size`` / sub-consumers); while
 its share is full it sends a heartbeat every ``HEARTBEAT_SECONDS`` instead. A failing
 receive is retried with a jittered backoff (``Streak``); when the service forgot the
-consumer or its subscription, the sub-consumer subscribes again (``recovery``). A receive
-that failed after it may have been served (a timeout, a 5xx: the Lambda may have leased
-entries to this consumer and died before answering, or its answer was lost) leaves those
-entries leased to a consumer that never got them: before its next receive the sub-consumer
-asks the service to redeliver everything in flight to it and drops its queued messages (as
-Pulsar's client does when its connection breaks), so nothing stays stuck while the consumer
-lives.
+consumer, its subscription or its topic, the sub-consumer subscribes again
+(``recovery``). A receive that failed after it may have been served (a timeout, a 5xx: the
+Lambda may have leased entries to this consumer and died before answering, or its answer
+was lost) leaves those entries leased to a consumer that never got them: before its next
+receive the sub-consumer asks the service to redeliver everything in flight to it and drops
+its queued messages (as Pulsar's client does when its connection breaks), so nothing stays
+stuck while the consumer lives. Its redelivery and heartbeat requests go on the poll's
+connection, which the consumer's close aborts.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from magnetar import exceptions as exc
-from magnetar._transport.failures import consumer_gone, describe, retryable
+from magnetar._transport.failures import describe, retryable
 from magnetar._transport.long_poll import LongPoll
 from magnetar._transport.notify import IDLE_POLLS
 from magnetar.message import Message, MessageId
 
 from .entries import decode_response
-from .recovery import Streak, follow_switch, resubscribe
+from .recovery import Streak, follow_switch, registration_lost, resubscribe
 
 if TYPE_CHECKING:
     from .core import Core
@@ -87,7 +88,7 @@ def poll_loop(core: Core, sub: Sub, poll: LongPoll) -> None:
                 return
             sub.connected = False
             pause = streak.failed(e)
-            if consumer_gone(e):
+            if registration_lost(core, sub, e):
                 if resubscribe(core, sub, consumer_id, e):
                     pause = 0.0
             elif retryable(e):
@@ -134,11 +135,11 @@ def redeliver_lost(core: Core, sub: Sub, streak: Streak) -> bool:
     request failed (after the streak's pause: the loop tries again)."""
     consumer_id = sub.consumer_id
     try:
-        core.post(sub, "redeliver", {})
+        post_abortable(core, sub, "redeliver")
     except exc.AlreadyClosed:
         return False
     except exc.PulsarException as e:
-        if consumer_gone(e) and resubscribe(core, sub, consumer_id, e):
+        if registration_lost(core, sub, e) and resubscribe(core, sub, consumer_id, e):
             sub.lost_receive = False  # a new registration holds nothing
             return True
         core.closed_event.wait(streak.failed(e))
@@ -152,11 +153,23 @@ def heartbeat(core: Core, sub: Sub) -> None:
     """Tell the service the consumer lives while it is not receiving (full queue)."""
     consumer_id = sub.consumer_id
     try:
-        core.post(sub, "heartbeat", {})
+        post_abortable(core, sub, "heartbeat")
+    except exc.AlreadyClosed:
+        return
     except exc.PulsarException as e:
         core.log.warning("heartbeat on %s failed: %s", sub.topic, describe(e))
-        if consumer_gone(e):
+        if registration_lost(core, sub, e):
             resubscribe(core, sub, consumer_id, e)
+
+
+def post_abortable(core: Core, sub: Sub, action: str) -> None:
+    """POST ``{}`` to the sub-consumer's ``action`` on its poll's connection: the close
+    aborts it at once (``AlreadyClosed``) instead of waiting for the service's answer."""
+    poll = sub.poll
+    if poll is None:
+        core.post(sub, action, {})
+    else:
+        poll.post(f"{sub.base}/{sub.consumer_id}/{action}", {}, core.t.operation_timeout)
 
 
 def chunks_dropped(core: Core, sub: Sub, ids: list[MessageId], ack: bool) -> None:

@@ -1,8 +1,8 @@
 """The consumer's engine: one sub-consumer (``Sub``) per topic / partition, each with ONE
 long-poll receive in flight on its own daemon thread (``polling``), a shared receiver queue,
-and the listener thread. ``close()`` aborts the in-flight long polls (socket shutdown),
-sends the pending acks and unregisters every sub-consumer at once, all within one operation
-timeout, and joins the threads it started.
+and the listener thread. ``close()`` aborts the poll threads' in-flight requests (socket
+shutdown), sends the pending acks and unregisters every sub-consumer at once, all within
+one operation timeout, and joins the threads it started.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
 from magnetar._encryption.key_reader import Crypto
-from magnetar._transport.failures import consumer_gone, describe
+from magnetar._transport.failures import describe
 from magnetar._transport.http import Transport
 from magnetar._transport.long_poll import LongPoll
 from magnetar._transport.notify import Channel, channel_for
@@ -26,7 +26,7 @@ from magnetar.message import Message
 from .chunks import ChunkAssembler
 from .parallel import run_parallel
 from .polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
-from .recovery import resubscribe
+from .recovery import registration_lost, resubscribe
 from .sub import Sub
 from .writer_schemas import WriterSchemas
 
@@ -70,6 +70,7 @@ class ConsumerCore:
         self.closed_event = threading.Event()
         self.waiters: list[Callable[[], None]] = []  # of asyncio receives (magnetar.asyncio)
         self.channel: Channel | None = None  # where idle sub-consumers wait (``notify``)
+        self.helpers: list[threading.Thread] = []  # joined on close (``partitions``)
 
     @property
     def ack_tracker(self) -> AckTracker:
@@ -81,15 +82,17 @@ class ConsumerCore:
 
     # ------------------------------------------------------------------ registration
 
-    def register(self, topic: str, path: str, subscription: str, partition: int) -> Sub:
-        """POST subscribe for one topic / partition; return the sub-consumer."""
+    def register(self, topic: str, path: str, subscription: str, partition: int,
+                 body: dict | None = None) -> Sub:  # fmt: skip
+        """POST subscribe (``body``, default the consumer's) for one topic / partition;
+        return the sub-consumer."""
         from urllib.parse import quote
 
         sub = Sub(topic, f"/v1/{path}/subscriptions/{quote(subscription, safe='')}/consumers",
                   partition, subscription=subscription)  # fmt: skip
         sub.chunks = ChunkAssembler(*self.chunk_limits,
                                     on_drop=partial(chunks_dropped, self, sub))  # fmt: skip
-        self.subscribe(sub, self.body)
+        self.subscribe(sub, self.body if body is None else body)
         with self.cond:
             self.subs = [*self.subs, sub]  # copied: other threads iterate it unlocked
             if self.started and not self.stopping:
@@ -155,7 +158,7 @@ class ConsumerCore:
         try:
             return self.post(sub, action, body, timeout)
         except exc.PulsarException as e:
-            if consumer_gone(e) and resubscribe(self, sub, consumer_id, e):
+            if registration_lost(self, sub, e) and resubscribe(self, sub, consumer_id, e):
                 raise exc.ServiceUnitNotReady("subscribed again; send once more") from e
             raise
 
@@ -292,16 +295,16 @@ class ConsumerCore:
         me = threading.current_thread()
         for sub in self.subs:
             if sub.poll is not None:
-                sub.poll.abort()
-        for sub in self.subs:
-            if sub.thread is not None and sub.thread is not me:
-                sub.thread.join(max(deadline - time.monotonic(), 0.0))
-        if self.acks is not None:
+                sub.poll.abort()  # its receive, redelivery or heartbeat returns at once
+        if self.acks is not None:  # the acks first: never behind a poll thread's request
             self.acks.stop(max(deadline - time.monotonic(), 0.0))
             if flush_acks:
                 self.acks.flush(timeout=max(deadline - time.monotonic(), 0.0))
         if delete:
             run_parallel([partial(self._unregister, s, deadline) for s in self.subs], "close")
+        for thread in [s.thread for s in self.subs] + self.helpers:
+            if thread is not None and thread is not me:
+                thread.join(max(deadline - time.monotonic(), 0.0))
         if self._listener_thread is not None and self._listener_thread is not me:
             self._listener_thread.join()
         self.listener = None
@@ -309,7 +312,10 @@ class ConsumerCore:
             self.retry.close()
 
     def _unregister(self, sub: Sub, deadline: float) -> None:
-        """DELETE ``sub``'s consumer if time is left before ``deadline``."""
+        """DELETE ``sub``'s consumer if time is left before ``deadline`` (the registration
+        a poll thread's re-subscribe in flight makes, once it is made)."""
+        if sub.lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+            sub.lock.release()
         left = deadline - time.monotonic()
         try:
             if left <= 0:

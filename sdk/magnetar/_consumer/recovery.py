@@ -2,13 +2,19 @@
 pulsar-client reconnects and re-subscribes by itself:
 
 - ``resubscribe``: the service forgot the consumer (ConsumerNotFound: restarted, or the lease
-  ran out) or its subscription (SubscriptionNotFound): register again with the original
+  ran out), its subscription (SubscriptionNotFound) or its topic (TopicNotFound: deleted,
+  or a restart without its state; ``registration_lost``): register again with the original
   subscribe body — same name, type, policies and initial position (the service keeps an
   existing cursor and its acks; a missing subscription is created at the initial position,
-  as Pulsar's broker does). The sub-consumer's receiver queue is dropped, as Pulsar's client
-  clears it on reconnect: the service sends those messages again, and ids this consumer
-  acknowledged are never handed out twice (``AckTracker.is_acked``). A reader (non-durable
-  cursor) starts again after the last message it handed out.
+  and a missing topic with it, as Pulsar's client reconnecting and its broker do). The
+  sub-consumer's receiver queue is dropped, as Pulsar's client clears it on reconnect: the
+  service sends those messages again, and ids this consumer acknowledged are never handed
+  out twice (``AckTracker.skip_if_acked``; ids carry the ledger, which a topic created
+  again or a restarted service never reuses, so no new message is taken for an old one). A
+  reader (non-durable cursor) starts again after the last message it handed out: in a topic
+  created again (a later ledger) that is its first message, as Pulsar's reader does. A
+  reader whose old registration still holds its cursor (ConsumerBusy: the service had not
+  dropped it yet) does not fight it: it takes a new cursor name and starts there instead.
 - ``follow_switch``: the client moved to another deployment (cluster failover,
   ``magnetar._transport.failover``): register there as above before the next receive; a reader starts
   again at its original start position (the ids it handed out name the other deployment's
@@ -21,6 +27,7 @@ pulsar-client reconnects and re-subscribes by itself:
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import TYPE_CHECKING
 
 from magnetar import exceptions as exc
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
     from .core import Core
     from .sub import Sub
 
-__all__ = ["Streak", "follow_switch", "resubscribe"]
+__all__ = ["Streak", "follow_switch", "registration_lost", "resubscribe"]
 
 RECEIVE_RETRY = JitteredBackoff(base=0.1, cap=5.0)  # waits between failed receives
 
@@ -67,7 +74,7 @@ def resubscribe(
     with sub.lock:
         if sub.consumer_id != failed_id:
             return True  # another thread subscribed again meanwhile
-        closing = core.stopping and isinstance(error, exc.SubscriptionNotFound)
+        closing = core.stopping and isinstance(error, (exc.SubscriptionNotFound, exc.TopicNotFound))
         if core.unsubscribing or sub.stopped or closing:
             return False
         body = dict(core.body)
@@ -75,7 +82,13 @@ def resubscribe(
             body["startMessageId"] = str(sub.last_taken)  # a reader goes on where it was
             body["startMessageIdInclusive"] = False
         try:
-            core.subscribe(sub, body)
+            try:
+                core.subscribe(sub, body)
+            except exc.ConsumerBusy:
+                if body.get("durable") is not False:
+                    raise
+                renew_reader_cursor(sub)  # its orphaned registration lapses by itself
+                core.subscribe(sub, body)
         except exc.PulsarException as e:
             core.log.warning("consumer on %s: subscribing again failed: %s", sub.topic,
                              describe(e))  # fmt: skip
@@ -85,6 +98,30 @@ def resubscribe(
     core.log.info("consumer on %s subscribed again as %s (%s)", sub.topic, sub.consumer_id,
                   why)  # fmt: skip
     return True
+
+
+def registration_lost(core: Core, sub: Sub, error: BaseException) -> bool:
+    """Whether ``error`` says the service forgot the consumer, its subscription or its
+    topic: subscribe again (``resubscribe``, which creates a missing topic). Not for a
+    missing partition (subscribing would create a topic of that name, not the partitioned
+    one: it waits until its topic is created again). A regex subscription does so only
+    while the namespace still lists the topic: its discovery drops deleted topics
+    (``multitopic``), which must not come back for it."""
+    if isinstance(error, exc.ConsumerNotFound):
+        return True
+    if isinstance(error, exc.TopicNotFound) and sub.partition >= 0:
+        return False
+    if not isinstance(error, (exc.SubscriptionNotFound, exc.TopicNotFound)):
+        return False
+    return core.watcher is None or core.watcher.listed(sub.topic)
+
+
+def renew_reader_cursor(sub: Sub) -> None:
+    """Give a reader's sub-consumer a new cursor name (``reader-<random>``, as readers are
+    named): the old name's cursor is held by an orphaned registration of its own."""
+    name = f"reader-{uuid.uuid4().hex[:12]}"
+    prefix = sub.base.rsplit("/subscriptions/", 1)[0]
+    sub.base, sub.subscription = f"{prefix}/subscriptions/{name}/consumers", name
 
 
 class Streak:

@@ -2,7 +2,7 @@
 (``partitionsUpdateInterval``, 60 s by default in the C++ client pulsar-client wraps): at most
 once per interval, checked when a message is routed (no thread of its own). When the topic
 grew (``POST .../partitions``), the producer registers on the new partitions and routes to
-them from then on. Partition counts never shrink."""
+them from then on. Partition counts never shrink (consumers: ``_consumer.partitions``)."""
 
 from __future__ import annotations
 
@@ -51,3 +51,4 @@ class PartitionWatch:
                 return []
             self.partitions = new
             return leases
+

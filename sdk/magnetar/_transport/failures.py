@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from magnetar import exceptions as exc
 
-__all__ = ["RETRYABLE", "JitteredBackoff", "consumer_gone", "describe", "retryable"]
+__all__ = ["RETRYABLE", "JitteredBackoff", "describe", "retryable"]
 
 # Errors after which the same request may succeed later: the service was busy, throttled,
 # slow, unreachable or failed inside (5xx without a Pulsar error name).
@@ -24,11 +24,6 @@ RETRYABLE: tuple[type[exc.PulsarException], ...] = (
     exc.ConnectError,
     exc.UnknownError,
 )
-# Errors saying the service no longer knows the consumer or its subscription (it restarted,
-# or the consumer's lease ran out): subscribe again, then retry. Not TopicNotFound: a
-# consumer must not bring a deleted topic back (its receive retries until a producer or an
-# administrator creates it again; then the subscription is missing, and it subscribes).
-GONE: tuple[type[exc.PulsarException], ...] = (exc.ConsumerNotFound, exc.SubscriptionNotFound)
 
 _TERMS: list[tuple[type[exc.PulsarException], str]] = [
     (exc.ConnectError, "the service cannot be reached"),
@@ -48,11 +43,6 @@ _TERMS: list[tuple[type[exc.PulsarException], str]] = [
 def retryable(error: BaseException) -> bool:
     """Whether the failed request may succeed if sent again later."""
     return isinstance(error, RETRYABLE)
-
-
-def consumer_gone(error: BaseException) -> bool:
-    """Whether the service forgot the consumer, its subscription or its topic."""
-    return isinstance(error, GONE)
 
 
 def describe(error: BaseException) -> str:

@@ -77,8 +77,12 @@ class Topics:
         return self._meta(name, fresh=True)
 
     def invalidate(self, name: TopicName) -> None:
+        """Forget this process's cached metadata of ``name`` (and, for a partition, of its
+        partitioned topic): the next operation reads it again."""
         with self._lock:
             self._cache.pop(name, None)
+            if name.partition_index >= 0:
+                self._cache.pop(name.base, None)
 
     def terminated(self, ref: PartitionRef) -> bool:
         """True when the log of ``ref`` was terminated, by this process's cached metadata
@@ -132,15 +136,23 @@ class Topics:
             if cached is not None:
                 return cached
         meta = self._store.get(name)
-        if meta is not None and meta.active:
-            with self._lock:
+        with self._lock:
+            if meta is not None and meta.active:
                 self._cache[name] = meta
+            else:  # deleted since it was cached: forget the dead ledger
+                self._cache.pop(name, None)
         return meta
 
     def resolve(
-        self, name: TopicName, *, create: bool, allow_non_persistent: bool = False
+        self,
+        name: TopicName,
+        *,
+        create: bool,
+        allow_non_persistent: bool = False,
+        fresh: bool = False,
     ) -> PartitionRef:
-        """The log a data operation on ``name`` uses.
+        """The log a data operation on ``name`` uses (``fresh``: by metadata read now, not
+        this process's cached copy, which may name the ledger of a deleted incarnation).
 
         Auto-creates a missing non-partitioned topic when ``create``. Raises TopicNotFound
         (unknown topic, partition out of range, a topic to create in a namespace that does
@@ -153,7 +165,7 @@ class Topics:
             )
         index = name.partition_index
         if index >= 0:
-            parent = self._meta(name.base)
+            parent = self._meta(name.base, fresh=fresh)
             if parent is not None and parent.active and 0 < parent.partitions <= index:
                 parent = self._meta(name.base, fresh=True)  # grown since it was cached?
             if parent is not None and parent.active and parent.partitions > 0:
@@ -162,7 +174,7 @@ class Topics:
                         f"Topic {name} does not exist: {name.base} has {parent.partitions} partitions"
                     )
                 return PartitionRef(name, index, parent.ledger_id)
-        meta = self._meta(name)
+        meta = self._meta(name, fresh=fresh)
         if meta is None or not meta.active:
             if not create:
                 raise TopicNotFound(f"Topic {name} does not exist")
@@ -206,9 +218,11 @@ class Topics:
         self, name: TopicName, partitions: int, previous: TopicMeta | None, exists_ok: bool
     ) -> TopicMeta:
         self._registry.require_topic_namespace(name)
+        # a ledger no earlier incarnation had, even one this store forgot (never reused ids)
+        ledger_id = max(self._rt.new_ledger_id(), (previous.ledger_id + 1) if previous else 1)
         meta = TopicMeta(
             name=name,
-            ledger_id=(previous.ledger_id + 1) if previous else 1,
+            ledger_id=ledger_id,
             partitions=partitions,
             state=ACTIVE,
             version=(previous.version + 1) if previous else 1,

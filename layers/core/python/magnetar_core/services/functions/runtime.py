@@ -175,7 +175,7 @@ class FunctionRuntime:
             event_time_ms=int(record.get("eventTime") or 0),
         )
         entry = encode_entry(
-            [message], producer_name=producer_name(config.fqfn, input_topic, index)
+            [message], producer_name=producer_name(config.fqfn, input_topic, message_id, index)
         )
         # a keyless output goes to the partition the input's id hashes to, never round robin
         outputs.publish(TopicName.parse(topic), entry, message_id if key is None else None)

@@ -102,9 +102,16 @@ class SubscriptionContext:
         bound to ``role``). Raises SubscriptionNotFound, ConsumerNotFound, AuthorizationError."""
         state = self.cursors.get(ref.key, subscription)
         if state is None:
-            raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
+            raise self.missing(ref, subscription)
         self.require_consumer(state, consumer_id, role)
         return state
+
+    def missing(self, ref: PartitionRef, subscription: str) -> Exception:
+        """The error for a cursor that is not there. The topic's cached metadata is dropped:
+        the topic may have been deleted and created again (a new ledger, where the client's
+        next subscribe and requests go), so the next request reads it fresh."""
+        self.topics.invalidate(ref.topic)
+        return SubscriptionNotFound(f"Subscription {subscription} does not exist on {ref.topic}")
 
     @staticmethod
     def require_consumer(state: CursorState, consumer_id: str, role: str | None = None) -> None:
@@ -159,9 +166,7 @@ class SubscriptionContext:
         def read() -> CursorState | None:
             state = self.cursors.get(ref.key, subscription)
             if state is None and not missing_ok:
-                raise SubscriptionNotFound(
-                    f"Subscription {subscription} does not exist on {ref.topic}"
-                )
+                raise self.missing(ref, subscription)
             return state
 
         def apply(state: CursorState | None) -> tuple[T | None, CursorState | None]:

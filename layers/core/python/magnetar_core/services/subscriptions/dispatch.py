@@ -23,7 +23,6 @@ from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
     InvalidMessage,
     ServiceUnitNotReady,
-    SubscriptionNotFound,
 )
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.ports import CommitSignal
@@ -162,9 +161,7 @@ class Dispatch:
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
             if state is None:
-                raise SubscriptionNotFound(
-                    f"Subscription {subscription} does not exist on {ref.topic}"
-                )
+                raise ctx.missing(ref, subscription)
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
@@ -268,8 +265,10 @@ class Dispatch:
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
         # as this receive can tell, so its share is bounded by what it asked for alone
-        share = None if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES) else state.share_of(
-            consumer_id, len(candidates)
+        share = (
+            None
+            if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
+            else state.share_of(consumer_id, len(candidates))
         )
         deliveries = state.dispatch(
             consumer_id,

@@ -87,7 +87,9 @@ class Lifecycle:
         if read_compacted:
             check_read_compacted(topic, sub_type)
         ctx = self._ctx
-        ref = ctx.topics.resolve(topic, create=True, allow_non_persistent=True)
+        # read fresh: a consumer subscribing again after its topic was deleted (and maybe
+        # created again) must join the topic's current ledger, never the cached dead one
+        ref = ctx.topics.resolve(topic, create=True, allow_non_persistent=True, fresh=True)
         now = ctx.runtime.now_ms()
         name = consumer_name or ctx.runtime.new_id()[:5]
         info = ConsumerInfo(ctx.runtime.new_id()[:16], name, now, now, priority_level, spread, role)
