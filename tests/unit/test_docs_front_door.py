@@ -51,3 +51,22 @@ def test_an_example_names_no_service_but_through_magnetar_service_url(example):
         reads = "${MAGNETAR_SERVICE_URL:-http://127.0.0.1:8080}" in text or "curl" not in text
     assert reads, f"{example.name} does not take the service from MAGNETAR_SERVICE_URL"
     assert text.count("127.0.0.1:8080") <= 1, "the default URL is written once, as a default"
+
+
+USER_READS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    *sorted((ROOT / "events").rglob("README.md")),
+    *sorted((ROOT / "examples").iterdir()),
+]
+ISSUE_NUMBER = re.compile(r"\bissues? \d+|issue-\d+|(?<!PKCS)#\d+\b", re.I)
+
+
+@pytest.mark.parametrize("page", USER_READS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_a_user_reads_names_an_issue_number(page):
+    found = [
+        f"{page.name}:{n}: {line.strip()[:100]}"
+        for n, line in enumerate(page.read_text().splitlines(), 1)
+        if ISSUE_NUMBER.search(line)
+    ]
+    assert found == []
