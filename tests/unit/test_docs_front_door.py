@@ -70,3 +70,10 @@ def test_no_page_a_user_reads_names_an_issue_number(page):
         if ISSUE_NUMBER.search(line)
     ]
     assert found == []
+
+
+def test_every_relative_link_of_the_readme_names_a_file_that_exists():
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README)
+    relative = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert len(relative) >= 20
+    assert [t for t in relative if not (ROOT / t).exists()] == []
