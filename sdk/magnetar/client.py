@@ -63,7 +63,7 @@ class Client:
                  memory_limit_bytes: int = 64 * 1024 * 1024) -> None:  # fmt: skip
         """pulsar-client 3.13's arguments, in its order, with its type checks; what each
         becomes over HTTP(S) is in ``magnetar._client.options`` (several are documented
-        no-ops, listed in README.md "pulsar-client options"). Timeouts: seconds
+        no-ops, listed in docs/guide/sdk.md, "pulsar-client options"). Timeouts: seconds
         (``operation_timeout_seconds``) and ms (``connection_timeout_ms``). ``service_url``
         is the Magnetar API's HTTP(S) URL or a ``ServiceInfoProvider`` (``AutoClusterFailover``)
         that names the deployment and switches it (``magnetar._transport.failover``), closed with it.

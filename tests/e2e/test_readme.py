@@ -1,30 +1,30 @@
-"""Every code block of README.md runs as written, each on its own, against the local stack.
+"""Every code block of README.md and of the user guide (docs/guide/), and every program in
+examples/, runs as written against the local stack, each on its own, twice.
 
 A newcomer copies each fenced ``python`` or ``bash`` block into a file of its own and runs
 it (``.venv/bin/python tour.py``, ``bash tour.sh``) from the repository root while ``make
 run`` serves. These tests do the same: each block is written to a file and run in a
 subprocess, from the repository root, with the venv's ``bin`` first on the PATH; the
-README's ``http://127.0.0.1:8080`` is replaced by the test stack's URL (the README stays
+pages' ``http://127.0.0.1:8080`` is replaced by the test stack's URL (the pages stay
 literal), and ``MAGNETAR_HOME`` names a folder with the stack's record, so the CLI and
 ``magnetar jobs`` find the stack as they find ``make run``'s.
 
-The rule for which blocks run, written in the README as an HTML comment on the line before
-the block:
+The rule for which blocks run, written as an HTML comment on the line before the block:
 
 - ``<!-- not run: <reason> -->``: not run (set-up, installs, deploying to AWS);
 - ``<!-- runs Spark -->``: starts a Spark job (a JVM, 15-30 s each): run by the ``spark``
   test, on a service of its own (``magnetar local`` in a subprocess: the jobs sweep the whole
   stack, which must not be the worker's shared one);
-- ``<!-- runs with --auth -->``: Secure it's blocks, run by
-  ``test_every_secured_readme_block_runs_twice_against_a_service_with_authentication_on``
+- ``<!-- runs with --auth -->``: the blocks of "Securing a service", run by
+  ``test_every_secured_block_runs_twice_against_a_service_with_authentication_on``
   from a folder laid out as the repository root is while ``magnetar local --auth`` serves
   (``.venv``, ``.magnetar/services/<pid>.json``, ``local.token``, ``secret.key``);
-- no comment: run by ``test_every_readme_block_runs_alone_in_order``.
+- no comment: run by ``test_every_page_block_runs_twice_in_order_with_the_same_output``.
 
-Every run block must exit with status 0. Independence: every block runs in a process of its
-own, in README order, on one stack; the python blocks then run once more in reverse order
-(each after later blocks, and re-run), which a block that leans on an earlier one, or that
-cannot run twice, fails.
+Every run block and example must exit with status 0, and print the same the second time as
+the first (each has topics of its own and acknowledges what it receives), but for what names
+one run (``same_run``: message ids, times, random ids). Examples read
+``MAGNETAR_SERVICE_URL``; they run one after the other on the worker's one stack.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.suffix in (".py", ".sh"))
 README_URL = "http://127.0.0.1:8080"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 MARK = re.compile(r"<!--\s*(not run|runs Spark|runs with --auth)(.*?)-->")
@@ -57,13 +59,14 @@ class Block:
     text: str
     line: int
     mark: str | None
+    page: str = "README.md"
 
     @property
     def name(self) -> str:
-        return f"README.md:{self.line} ({self.language})"
+        return f"{self.page}:{self.line} ({self.language})"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def readme_blocks(text: str, page: str = "README.md") -> list[Block]:
     """The fenced blocks of a markdown text with the marker comment on the line before each
     (blank lines between them allowed)."""
     blocks = []
@@ -71,8 +74,30 @@ def readme_blocks(text: str) -> list[Block]:
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         mark = MARK.search(before)
         line = text.count("\n", 0, match.start()) + 1
-        blocks.append(Block(match.group(1), match.group(2), line, mark and mark.group(1)))
+        blocks.append(Block(match.group(1), match.group(2), line, mark and mark.group(1), page))
     return blocks
+
+
+def page_blocks() -> list[Block]:
+    """The blocks of README.md, then of each user guide page."""
+    return [b for page in PAGES for b in readme_blocks(page.read_text(), page.name)]
+
+
+SAME_RUN = [
+    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?Z?"), "<time>"),
+    (re.compile(r"\b\d+:\d+(:-?\d+:-?\d+)?\b"), "<message id>"),
+    (re.compile(r"\b1\d{12}\b"), "<epoch ms>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<random id>"),
+    (re.compile(r'"(ledgerId|entryId)": \d+'), r'"\1": <position>'),
+]
+
+
+def same_run(output: str) -> str:
+    """``output`` with what names one run masked: times, message ids and positions, random
+    ids."""
+    for pattern, mask in SAME_RUN:
+        output = pattern.sub(mask, output)
+    return output
 
 
 def runnable(blocks: list[Block], mark: str | None) -> list[Block]:
@@ -85,14 +110,19 @@ def run_block(block: Block, folder: Path, url: str, env: dict[str, str], cwd: Pa
     it from ``cwd`` (the repository root); returns its stdout. Fails the test on a non-zero
     status."""
     suffix = ".py" if block.language == "python" else ".sh"
-    path = folder / f"block_{block.line}{suffix}"
+    path = folder / f"{Path(block.page).stem}_{block.line}{suffix}"
     path.write_text(block.text.replace(README_URL, url))
-    command = [sys.executable, str(path)] if suffix == ".py" else ["bash", "-e", str(path)]
+    return run_file(path, block.name, env, cwd)
+
+
+def run_file(path: Path, name: str, env: dict[str, str], cwd: Path = ROOT) -> str:
+    """Run a python or bash file from ``cwd``; returns its stdout. Fails the test on a
+    non-zero status."""
+    command = [sys.executable, str(path)] if path.suffix == ".py" else ["bash", "-e", str(path)]
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)  # fmt: skip
     assert done.returncode == 0, (
-        f"{block.name} exited {done.returncode}\n--- stdout\n{done.stdout}\n"
-        f"--- stderr\n{done.stderr}"
+        f"{name} exited {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
     )
     return done.stdout
 
@@ -111,31 +141,74 @@ def newcomer_env(local_stack, tmp_path) -> dict[str, str]:
     return env
 
 
-def test_the_readme_marks_only_setup_installs_deploys_and_the_auth_service_as_not_run():
-    blocks = readme_blocks(README.read_text())
+def test_the_pages_mark_only_setup_installs_deploys_and_the_auth_service_as_not_run():
+    blocks = page_blocks()
     skipped = [b.text.split("\n", 1)[0] for b in runnable(blocks, "not run")]
     assert skipped == [
         "make run    # installs into .venv, starts the service on an embedded AWS emulator at http://127.0.0.1:8080",
         "pip install ./sdk",
         ".venv/bin/magnetar local --auth                  # prints the superuser's token; serves at http://127.0.0.1:8080",
-        "# authentication is on by default: the authorizer reads the token key from SSM",
     ]  # fmt: skip
-    assert len(runnable(blocks, None)) >= 9 and len(runnable(blocks, "runs Spark")) >= 2
+    assert len(runnable(blocks, None)) >= 5 and len(runnable(blocks, "runs Spark")) >= 2
     assert len(runnable(blocks, "runs with --auth")) == 3
 
 
 @pytest.mark.slow
-def test_every_readme_block_runs_alone_in_order(local_stack, newcomer_env, tmp_path):
-    blocks = runnable(readme_blocks(README.read_text()), None)
-    outputs = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
-    tour = outputs[0].splitlines()
-    assert len(tour) == 10 and all("b'order-" in line for line in tour), outputs[0]
-    cli = next(o for b, o in zip(blocks, outputs, strict=True) if "magnetar consume" in b.text)
-    assert "3 messages successfully produced" in cli
-    assert "3 messages successfully consumed" in cli
-    python = [b for b in blocks if b.language == "python"]
-    for block in reversed(python):  # after the later ones, and a second time
-        run_block(block, tmp_path, local_stack.url, newcomer_env)
+def test_every_page_block_runs_twice_in_order_with_the_same_output(
+    local_stack, newcomer_env, tmp_path
+):
+    blocks = runnable(page_blocks(), None)
+    first = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
+    again = [run_block(b, tmp_path, local_stack.url, newcomer_env) for b in blocks]
+    for block, one, two in zip(blocks, first, again, strict=True):
+        assert one.strip(), f"{block.name} printed nothing"
+        assert same_run(one) == same_run(two), f"{block.name}\n--- first\n{one}\n--- again\n{two}"
+    out = dict(zip((b.text for b in blocks), first, strict=True))
+    tour = next(o for text, o in out.items() if "tour-orders" in text).splitlines()
+    assert len(tour) == 6 and tour[-1] == "b'order-3' customer-1 redelivered: 1", tour
+    cli = next(o for text, o in out.items() if "magnetar consume tour-cli" in text)
+    assert "3 messages successfully produced" in cli and "3 messages successfully consumed" in cli
+    assert "backlog: 0" in cli, cli
+    curl = next(o for text, o in out.items() if "tour-payments" in text)
+    assert '{"acknowledged": 1}' in curl and '"InvalidTopicName"' in curl, curl
+    assert "content:hello!" in next(o for text, o in out.items() if "Exclaim" in text)
+
+
+# what each example prints, in part: the rest is held to the same output twice
+EXAMPLE_SAYS = {
+    "admin.sh": "backlog: 2",
+    "asyncio_client.py": "b'hello'",
+    "delayed_delivery.sh": "content:later",
+    "encryption.py": "b'the code is 1234' ['vault-key']",
+    "failover.py": "in use: the primary",
+    "functions.sh": "content:hello!",
+    "http_api.sh": '{"acknowledged": 2}',
+    "inbound.sh": '"duplicate": true',
+    "produce_and_consume.py": "b'order-3' customer-0 {'n': '3'} redelivered: 1",
+    "producer_features.py": "chunked message arrives whole: 6000000",
+    "redelivery.py": "dead letter: b'poison'",
+    "schemas.py": "AvroSchema 1 c-7 ['book'] version 0",
+    "subscription_types.py": "regex: [b'to a', b'to b']",
+    "table_view.py": "None 1",
+    "tokens.sh": '"sub": "billing"',
+    "verify.sh": "cleanup passed",
+}
+
+
+def test_every_example_has_what_it_prints_named():
+    assert sorted(EXAMPLE_SAYS) == [p.name for p in EXAMPLES]
+
+
+@pytest.mark.slow
+def test_every_example_runs_twice_with_the_same_output(local_stack, newcomer_env):
+    env = {**newcomer_env, "MAGNETAR_SERVICE_URL": local_stack.url}
+    for example in EXAMPLES:  # one after the other, on the one stack
+        first = run_file(example, f"examples/{example.name}", env)
+        again = run_file(example, f"examples/{example.name}", env)
+        assert EXAMPLE_SAYS[example.name] in first, f"examples/{example.name}\n{first}"
+        assert same_run(first) == same_run(again), (
+            f"examples/{example.name}\n--- first\n{first}\n--- again\n{again}"
+        )
 
 
 @pytest.fixture
@@ -171,7 +244,7 @@ def fresh_service(tmp_path):
 def test_every_readme_block_that_runs_spark_runs_alone_on_a_fresh_service(fresh_service, tmp_path):
     records = (Path(fresh_service["MAGNETAR_HOME"]) / "services").glob("*.json")
     url = json.loads(next(records).read_text())["url"]
-    blocks = runnable(readme_blocks(README.read_text()), "runs Spark")
+    blocks = runnable(page_blocks(), "runs Spark")
     outputs = [run_block(b, tmp_path, url, fresh_service) for b in blocks]
     jobs = next(o for b, o in zip(blocks, outputs, strict=True) if "jobs run expire" in b.text)
     expire, segments = [json.loads(line.split(" ", 1)[1]) for line in jobs.splitlines()
@@ -201,10 +274,10 @@ def secured_root(secured_gateway, tmp_path) -> Path:
 
 
 @pytest.mark.slow
-def test_every_secured_readme_block_runs_twice_against_a_service_with_authentication_on(
+def test_every_secured_block_runs_twice_against_a_service_with_authentication_on(
     secured_gateway, secured_root, tmp_path
 ):
-    blocks = runnable(readme_blocks(README.read_text()), "runs with --auth")
+    blocks = runnable(page_blocks(), "runs with --auth")
     hidden = ("MAGNETAR_SERVICE_URL", "MAGNETAR_HOME", "MAGNETAR_AUTH_TOKEN")
     env = {k: v for k, v in os.environ.items() if k not in hidden}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])

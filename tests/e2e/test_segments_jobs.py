@@ -1,7 +1,7 @@
 """Running compact-segments on the embedded stack as the local JobLauncher's command from
 inside the stack's process (as the admin handlers and the ticker make it); consumers read
 the same messages afterwards. `magnetar jobs run` in a terminal (a subprocess with its own
-JVM) is run by the README's Spark blocks (``tests/e2e/test_readme.py``)."""
+JVM) is run by the Spark blocks of docs/guide/spark.md (``tests/e2e/test_readme.py``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""docs/http-api.md lists each route's required permission, generated from
+"""docs/http-api/permissions.md lists each route's required permission, generated from
 ``domain.security.routes.ROUTES`` (the table the edge enforces): this test fails when the two
 differ and prints the table to paste between the markers."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from magnetar_core.domain.security.routes import PUBLIC_ROUTES, ROUTES, RouteClass
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "http-api" / "permissions.md"
 BEGIN = "<!-- permissions: generated from domain/security/routes.py by tests/unit/test_http_api_permissions.py -->"  # noqa: E501
 END = "<!-- end of permissions -->"
 WHO = {

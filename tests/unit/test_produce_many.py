@@ -1,5 +1,5 @@
 """Multi-entry produce requests: the framing (magnetar_wire.frames) and the service that
-commits the frames in order on the in-memory engine (services.produce_many)."""
+commits the frames in order on the in-memory engine (services.produce.many)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.engine import Engine
 from magnetar_core.services.entries import PublishResult
-from magnetar_core.services.produce_many import EntryFailure, ProduceMany
+from magnetar_core.services.produce.many import EntryFailure, ProduceMany
 from magnetar_local.memory_service import memory_settings
 from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.frames import (

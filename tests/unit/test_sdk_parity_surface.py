@@ -2,7 +2,7 @@
 in ``magnetar`` (the lists below are taken from that file by hand). Not listed here, and
 why: ``EncryptionKey`` / ``EncryptionContext`` come with end-to-end encryption (its own
 branch); ``MessageBatch`` parses Pulsar's binary batch format, which Magnetar entries are
-not (README.md "pulsar-client options")."""
+not (docs/guide/sdk.md, "pulsar-client options")."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from magnetar_bench.scale.clients import FAILURES, ProducerSpec, failed, sdk_bac
 from magnetar_bench.scale.world import World
 from magnetar_core.engine import Engine
 from magnetar_core.services.entries import PublishResult
-from magnetar_core.services.produce_many import ManyResult
+from magnetar_core.services.produce.many import ManyResult
 from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST, encode_frames
 

@@ -8,7 +8,7 @@ service's certificate), ``tls_allow_insecure_connection`` (certificates not veri
 ``tls_certificate_file_path`` / ``tls_private_key_file_path`` (the client certificate
 presented in the TLS handshake, e.g. to API Gateway mutual TLS; ``AuthenticationTLS``'s when
 these are not set). The others are accepted,
-type-checked no-ops; README.md "pulsar-client options" says why for each.
+type-checked no-ops; docs/guide/sdk.md, "pulsar-client options", says why for each.
 
 ``service_url`` may be a ``ServiceInfoProvider`` instead of a URL (cluster failover): its
 initial ``ServiceInfo`` gives the URL, and its authentication and CA bundle, where set,

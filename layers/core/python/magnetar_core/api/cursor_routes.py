@@ -2,7 +2,7 @@
 ``/admin/v2/{domain}/{tenant}/{namespace}/{topic}``): skip, skip_all, expireMessages (one
 subscription or all), resetcursor (a time or a message id body), and PUT a subscription.
 Registered on the admin app by ``register``; each answers 204 as Pulsar, or a Pulsar-named
-error (``services.subscription_admin`` says which) having changed nothing. And the reads
+error (``services.admin.subscriptions`` says which) having changed nothing. And the reads
 that consume nothing: peek (``subscription/{subscription}/position/{n}``),
 ``examinemessage`` and ``ledger/{ledgerId}/entry/{entryId}`` (``api.peek_views``). And a
 namespace's: ``clearBacklog[/{subscription}]`` and ``unsubscribe/{subscription}``."""

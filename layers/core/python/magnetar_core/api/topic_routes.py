@@ -3,7 +3,7 @@
 id), ``terminate/partitions`` (200: each partition's last message id by index), ``unload``
 (204), ``truncate`` (204) and ``POST partitions`` (204: grow a partitioned topic). Registered
 on the admin app by ``register``; each answers a Pulsar-named error
-(``services.topic_admin`` says which) having changed nothing."""
+(``services.admin.topics`` says which) having changed nothing."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
 from magnetar_core.api import bodies, http, views
 from magnetar_core.engine import Engine
-from magnetar_core.services.topic_admin import TopicAdmin
+from magnetar_core.services.admin.topics import TopicAdmin
 
 TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
 

@@ -9,7 +9,7 @@ from typing import Any
 from magnetar_core.api.limits import INT64_MAX, MAX_PRODUCER_NAME_BYTES
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.services.entries import PublishResult, delivered_messages
-from magnetar_core.services.produce_many import EntryFailure, ManyResult
+from magnetar_core.services.produce.many import EntryFailure, ManyResult
 from magnetar_core.services.subscriptions import ConsumerHandle, DeliveredEntry
 from magnetar_core.services.uploads import Upload
 from magnetar_wire import EntryFormatError, EntryMessage, encode_entry

@@ -42,6 +42,9 @@ from magnetar_core.engine.options import security_of, token_keys
 from magnetar_core.ports import Stores
 from magnetar_core.services.access import ProducerAccess
 from magnetar_core.services.admin import Admin
+from magnetar_core.services.admin.namespaces import NamespaceAdmin
+from magnetar_core.services.admin.tenants import Tenants
+from magnetar_core.services.admin.topics import TopicAdmin
 from magnetar_core.services.authorization import Security
 from magnetar_core.services.compaction import Compaction
 from magnetar_core.services.functions import Functions
@@ -50,16 +53,13 @@ from magnetar_core.services.ingest import Ingest
 from magnetar_core.services.namespaces import Namespaces
 from magnetar_core.services.notify import Notify
 from magnetar_core.services.produce import Producer
-from magnetar_core.services.produce_many import ProduceMany
+from magnetar_core.services.produce.many import ProduceMany
 from magnetar_core.services.quotas import Quotas
 from magnetar_core.services.schemas import SchemaPolicies, Schemas
 from magnetar_core.services.stats import Stats
 from magnetar_core.services.subscriptions import Subscriptions
-from magnetar_core.services.tenancy_namespaces import NamespaceAdmin
-from magnetar_core.services.tenancy_permissions import Permissions
-from magnetar_core.services.tenancy_tenants import Tenants
+from magnetar_core.services.tenancy.permissions import Permissions
 from magnetar_core.services.throttling import Throttling
-from magnetar_core.services.topic_admin import TopicAdmin
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_core.services.triggers.delivery import Delivery

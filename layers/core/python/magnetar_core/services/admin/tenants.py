@@ -20,8 +20,8 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.security.model import TenantInfo
 from magnetar_core.ports import TenantStore
 from magnetar_core.services import optimistic
+from magnetar_core.services.admin.namespaces import NamespaceAdmin
 from magnetar_core.services.tenancy import Registry, tenant_name
-from magnetar_core.services.tenancy_namespaces import NamespaceAdmin
 
 UPDATE_ATTEMPTS = 8
 

@@ -29,8 +29,8 @@ from magnetar_core.domain.compaction import ERROR, SUCCESS, CompactionState
 from magnetar_core.domain.counters import EntryCounts, last_window, per_second
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.ports import CompactionStore, CursorStore, LogStore, ProducerStateStore
-from magnetar_core.services.stats_subscription import subscription_stats
-from magnetar_core.services.stats_sum import partitioned
+from magnetar_core.services.stats.subscription import subscription_stats
+from magnetar_core.services.stats.sums import partitioned
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.ids import format_message_id
 

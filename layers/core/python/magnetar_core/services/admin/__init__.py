@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from magnetar_core.domain.errors import InvalidMessage, TopicNotFound
+from magnetar_core.services.admin.subscriptions import SubscriptionAdmin
+from magnetar_core.services.admin.topics import MAX_PARTITIONS, TopicAdmin
 from magnetar_core.services.peeking import Peeking
 from magnetar_core.services.stats import Stats
-from magnetar_core.services.subscription_admin import SubscriptionAdmin
 from magnetar_core.services.subscriptions import Subscriptions
 from magnetar_core.services.tenancy import Registry
-from magnetar_core.services.topic_admin import MAX_PARTITIONS, TopicAdmin
 from magnetar_core.services.topics import Topics
 from magnetar_core.services.triggers import Triggers
 from magnetar_wire.names import TopicName
