@@ -56,6 +56,7 @@ def write_state(stack: LocalStack, folder: Path | None = None, auth: bool = Fals
         "topics_table": stack.name("TopicsTable"),
         "log_table": stack.name("LogTable"),
         "cursors_table": stack.name("CursorsTable"),
+        "data_dir": None if stack.data_dir is None else str(stack.data_dir),
     }
     partial = path.with_suffix(".tmp")
     partial.write_text(json.dumps(state, indent=2) + "\n")
@@ -81,7 +82,9 @@ def read_state(folder: Path | None = None) -> dict:
         raise FileNotFoundError(f"no running local stack has a record in {folder / SERVICES_DIR}")
     if len(services) > 1:
         listed = ", ".join(service.describe() for service in services)
-        raise AmbiguousService(f"{len(services)} local stacks run with records in {folder}: {listed}")
+        raise AmbiguousService(
+            f"{len(services)} local stacks run with records in {folder}: {listed}"
+        )
     return json.loads((folder / SERVICES_DIR / f"{services[0].pid}.json").read_text())
 
 

@@ -23,6 +23,7 @@ from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.history import LocalHistory
+from magnetar_local.journal import lock_data_dir
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
 from magnetar_local.metrics import engine_backlog
 from magnetar_local.notify import NoticeFeeder, NotifyServer
@@ -55,6 +56,8 @@ class LocalStack:
     targets are the handlers registered in ``functions`` (``magnetar local --function``);
     Pulsar Functions (``magnetar functions create``) run in-process too. ``front_door``:
     ``http-api`` or ``function-url`` (``magnetar_local.function_url``; else ValueError).
+    ``data_dir``: keep the emulator's state there (``magnetar_local.durable``; held by this
+    stack while it runs, ``DataDirInUse`` if another holds it); None keeps it in memory.
     """
 
     def __init__(
@@ -67,8 +70,11 @@ class LocalStack:
         functions: LocalFunctions | None = None,
         front_door: str = "http-api",
         commit_signal: str = "local",
+        data_dir: Path | None = None,
     ) -> None:
         self.front_door = front_door
+        self.data_dir = data_dir
+        self._data_lock: int | None = None
         self.functions = functions if functions is not None else LocalFunctions()
         self.commit_signal = commit_signal
         """``COMMIT_SIGNAL`` of the handlers: ``local`` (a commit wakes long-polls) or
@@ -115,7 +121,10 @@ class LocalStack:
         started so far is stopped.
         """
         try:
-            self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
+            if self.data_dir is not None:
+                self._data_lock = lock_data_dir(self.data_dir)
+            self.emulator = Emulator(host=host, port=emulator_port, data_dir=self.data_dir)
+            self.emulator.start(timeout_s=ready_timeout_s)
             self.notify = NotifyServer(host=host).start()
             provision(self.template, self.session, self.emulator.url)
             self._prepare_process()
@@ -167,6 +176,9 @@ class LocalStack:
         emulator, self.emulator = self.emulator, None
         if emulator is not None:
             emulator.stop()
+        data_lock, self._data_lock = self._data_lock, None
+        if data_lock is not None:
+            os.close(data_lock)  # after the emulator's end: its journal is closed
         for name, value in self._saved_environ.items():
             if value is None:
                 os.environ.pop(name, None)
