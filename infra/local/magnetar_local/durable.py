@@ -77,6 +77,8 @@ JOURNALED = {
 by ``put_item`` / ``delete_item`` calls, each journaled)."""
 STATE = {"dynamodb": "tables", "s3": "buckets"}
 """service -> the backend attribute a snapshot holds."""
+_active: Recorder | None = None
+"""The recorder the wrapped methods journal into (one per emulator process)."""
 SNAPSHOT_EVERY = 20_000
 """Records between snapshots: replaying one costs about 0.1 ms (moto's own write), so a
 restart replays at most about 2 s of journal after loading the snapshot."""
@@ -118,6 +120,35 @@ def _backend(service: str, account: str, region: str) -> Any:
     return get_backend(service)[account][region]  # type: ignore[call-overload]
 
 
+def _journaled(service: str, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run under the write lock, then its call journaled and flushed (outermost
+    calls only; none while replaying)."""
+
+    @functools.wraps(method)
+    def call(backend: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder = _active
+        if recorder is None:
+            return method(backend, *args, **kwargs)
+        depth = getattr(recorder.depth, "n", 0)
+        with recorder.lock:
+            recorder.depth.n = depth + 1
+            try:
+                result = method(backend, *args, **kwargs)
+            finally:
+                recorder.depth.n = depth
+            if depth or recorder.replaying or recorder.journal is None:
+                return result
+            journal = recorder.journal
+            record = (service, backend.account_id, backend.region_name, name, args, kwargs)
+            seq = journal.append(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+            recorder.since_snapshot += 1
+        journal.sync(seq)  # the answer waits for its record on disk, not for the lock
+        return result
+
+    call.__magnetar_journaled__ = True  # type: ignore[attr-defined]
+    return call
+
+
 class Recorder:
     """Journals the wrapped writes of the backends into a data directory."""
 
@@ -127,42 +158,19 @@ class Recorder:
         self.journal: Journal | None = None
         self.segment = 0
         self.since_snapshot = 0
-        self._depth = threading.local()
+        self.depth = threading.local()
         self.replaying = False
 
     def install(self) -> None:
-        """Wrap the journaled methods (idempotent per class: a wrapped one is left)."""
+        """Journal the backends' writes into this recorder from now on (the methods are
+        wrapped once per process; the wrappers write to the recorder installed last)."""
+        global _active
+        _active = self
         for service, cls in _backend_classes().items():
             for name in JOURNALED[service]:
                 method = getattr(cls, name)
-                if getattr(method, "__magnetar_journaled__", False):
-                    continue
-                wrapped = self._wrap(service, name, method)
-                wrapped.__magnetar_journaled__ = True  # type: ignore[attr-defined]
-                setattr(cls, name, wrapped)
-
-    def _wrap(self, service: str, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        recorder = self
-
-        @functools.wraps(method)
-        def call(backend: Any, *args: Any, **kwargs: Any) -> Any:
-            depth = getattr(recorder._depth, "n", 0)
-            with recorder.lock:
-                recorder._depth.n = depth + 1
-                try:
-                    result = method(backend, *args, **kwargs)
-                finally:
-                    recorder._depth.n = depth
-                if depth or recorder.replaying or recorder.journal is None:
-                    return result
-                journal = recorder.journal
-                record = (service, backend.account_id, backend.region_name, name, args, kwargs)
-                seq = journal.append(pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
-                recorder.since_snapshot += 1
-            journal.sync(seq)  # the answer waits for its record on disk, not for the lock
-            return result
-
-        return call
+                if not getattr(method, "__magnetar_journaled__", False):
+                    setattr(cls, name, _journaled(service, name, method))
 
     def restore(self) -> int:
         """Load the newest snapshot and replay the journal after it; start a new segment.
