@@ -79,9 +79,11 @@ STATE = {"dynamodb": "tables", "s3": "buckets"}
 """service -> the backend attribute a snapshot holds."""
 _active: Recorder | None = None
 """The recorder the wrapped methods journal into (one per emulator process)."""
-SNAPSHOT_EVERY = 20_000
-"""Records between snapshots: replaying one costs about 0.1 ms (moto's own write), so a
-restart replays at most about 2 s of journal after loading the snapshot."""
+SNAPSHOT_EVERY = 10_000
+"""Records between snapshots: a restart loads the snapshot, then replays at most this many
+records at about 0.1 ms each (moto's own write; several times that on a loaded machine). A
+snapshot holds the writes for the time it takes to pickle the state (about 2 s at 100,000
+entries)."""
 
 
 def _limited_size_dict(items: dict[str, Any]) -> Any:
