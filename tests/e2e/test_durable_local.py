@@ -11,6 +11,7 @@ import random
 import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from durable_service import RecordingProxy, Service
@@ -154,13 +155,46 @@ def _admin(url: str, method: str, path: str, body: object = None) -> object:
 FUNCTION = (
     "class Shout(pulsar.Function):\n    def process(self, input, context):\n        return input\n"
 )
-TRIGGER = {"target": {"type": "webhook", "url": "http://127.0.0.1:9/hook", "secret": "s" * 32},
-           "batchSize": 10}  # fmt: skip
 
 
-def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, capsys):
+class Webhook:
+    """A local webhook target counting the batches pushed to it."""
+
+    def __init__(self) -> None:
+        self.posts = 0
+        webhook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                webhook.posts += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook():
+    hook = Webhook()
+    yield hook
+    hook.close()
+
+
+def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, capsys, webhook):
     home, data = tmp_path / "home", tmp_path / "data"
     topic, placed = "persistent://acme/orders/placed", "/admin/v2/persistent/acme/orders/placed"
+    audited = "/admin/v2/persistent/acme/orders/audited"
     source = tmp_path / "shout.py"
     source.write_text("import magnetar as pulsar\n" + FUNCTION)
     service = Service(home, data)
@@ -170,7 +204,8 @@ def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, ca
         _admin(url, "PUT", "/admin/v2/namespaces/acme/orders")
         _admin(url, "POST", "/admin/v2/namespaces/acme/orders/messageTTL", 3600)
         _admin(url, "PUT", "/admin/v2/persistent/acme/orders/audited")
-        _admin(url, "PUT", "/admin/v2/persistent/acme/orders/audited/triggers/push", TRIGGER)
+        target = {"type": "webhook", "url": webhook.url, "secret": "s" * 32}
+        _admin(url, "PUT", f"{audited}/triggers/push", {"target": target, "batchSize": 10})
         create = ["functions", "--service-url", url, "create", "--py", str(source),
                   "--classname", "shout.Shout", "--inputs", "persistent://acme/orders/in",
                   "--output", "persistent://acme/orders/out", "--name", "shout",
@@ -194,8 +229,7 @@ def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, ca
         assert topic in _admin(url, "GET", "/admin/v2/persistent/acme/orders")
         assert _admin(url, "GET", f"{placed}/subscriptions") == ["billing"]
         assert _admin(url, "GET", "/admin/v2/schemas/acme/orders/placed/schema")["type"] == "STRING"
-        trigger = _admin(url, "GET", "/admin/v2/persistent/acme/orders/audited/triggers/push")
-        assert trigger["target"]["url"] == TRIGGER["target"]["url"]
+        assert _admin(url, "GET", f"{audited}/triggers/push")["target"]["url"] == webhook.url
         capsys.readouterr()
         get = ["functions", "--service-url", url, "get", "--name", "shout",
                "--tenant", "acme", "--namespace", "orders"]  # fmt: skip
@@ -204,6 +238,11 @@ def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, ca
         client = pulsar.Client(url)
         consumer = client.subscribe(topic, "billing", schema=pulsar.schema.StringSchema())
         assert [consumer.receive(5000).value() for _ in range(2)] == ["two", "three"]
+        client.create_producer("persistent://acme/orders/audited").send(b"pushed")
         client.close()
+        deadline = time.monotonic() + 30
+        while webhook.posts == 0:  # the restored trigger pushes without being PUT again
+            assert time.monotonic() < deadline, "the restored trigger never pushed"
+            time.sleep(0.05)
     finally:
         service.terminate()

@@ -29,7 +29,7 @@ from magnetar_local.metrics import engine_backlog
 from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
-from magnetar_local.triggers import TriggerDriver
+from magnetar_local.triggers import TriggerDriver, topics_with_triggers
 
 HEALTH_PATH = "/admin/v2/brokers/health"
 LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
@@ -313,6 +313,10 @@ class LocalStack:
             function_sandbox=self.function_sandbox,
         )
         self.triggers = TriggerDriver(engine).start()
+        if self.data_dir is not None:  # restored triggers: their routes were not seen here
+            self.triggers.resume(
+                topics_with_triggers(self.client("dynamodb"), settings.topics_table)
+            )
         gateway = self._running_gateway()
         gateway.metrics.backlog_of = engine_backlog(lambda: Engine.build(settings))
         self.history = LocalHistory(gateway.metrics.recent_topics, gateway.metrics.backlog_of)
