@@ -10,7 +10,7 @@ from moto import mock_aws
 from moto.dynamodb.models import DynamoDBBackend
 from moto.s3.models import S3Backend
 
-from magnetar_local.durable import JOURNALED, Recorder
+from magnetar_local.durable import JOURNALED, IncompatibleDataDir, Recorder, check_format
 from magnetar_local.journal import DataDir
 
 TABLE = {
@@ -100,3 +100,17 @@ def test_a_snapshot_then_more_writes_restore_as_the_state_after_them(tmp_path, r
     assert before == ({"a": "1", "c": "0", "d": "4"}, ["three", "two"])
     assert DataDir(tmp_path).snapshots() == [1] and DataDir(tmp_path).segments() == [1]
     assert _restored(recorder_in, tmp_path) == before
+
+
+def test_a_data_directory_written_by_another_moto_version_is_refused_naming_both(tmp_path):
+    import json
+
+    import moto
+
+    data = DataDir(tmp_path)
+    check_format(data)  # a new directory is marked with this version
+    check_format(data)  # and accepted again
+    (tmp_path / "format.json").write_text(json.dumps({"format": 1, "moto": "4.0.0"}))
+
+    with pytest.raises(IncompatibleDataDir, match=f"moto 4.0.0 .*this is moto {moto.__version__}"):
+        check_format(data)

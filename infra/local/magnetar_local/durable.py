@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from magnetar_local.journal import DataDir, Journal
+from magnetar_local.journal import DataDir, Journal, hold_directory
 
 log = logging.getLogger(__name__)
 
@@ -237,26 +237,34 @@ class Snapshotter(threading.Thread):
                     log.exception("snapshot failed; the journal keeps growing")
 
 
-def hold_directory(data: DataDir, timeout_s: float = 30.0) -> int:
-    """Lock the data directory for this emulator process (``emulator.lock``); waits up to
-    ``timeout_s`` for a previous emulator of the directory to exit (one whose parent was
-    killed gets SIGTERM and is ending). Returns the lock's file descriptor (held until
-    exit). Raises TimeoutError."""
-    import fcntl
-    import os
-    import time
+FORMAT = 1
+"""The data directory's format: records are calls of moto's backend methods and snapshots
+pickle moto's objects, so a directory is read only by the moto version that wrote it."""
 
-    fd = os.open(data.path / "emulator.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                os.close(fd)
-                raise TimeoutError(f"another emulator still holds {data.path}") from None
-            time.sleep(0.05)
+
+class IncompatibleDataDir(RuntimeError):
+    """The data directory was written by another moto version or format."""
+
+
+def check_format(data: DataDir) -> None:
+    """Accept ``data`` if it was written by this format and moto version (marking a new one
+    so); raises IncompatibleDataDir naming both otherwise."""
+    import json
+
+    import moto
+
+    wanted = {"format": FORMAT, "moto": moto.__version__}
+    marker = data.path / "format.json"
+    if not marker.exists():
+        marker.write_text(json.dumps(wanted) + "\n")
+        return
+    found = json.loads(marker.read_text())
+    if found != wanted:
+        raise IncompatibleDataDir(
+            f"{data.path} holds state written by moto {found.get('moto')} (format "
+            f"{found.get('format')}); this is moto {wanted['moto']} (format {FORMAT}): run the "
+            "version that wrote it, or move the directory away to start afresh"
+        )
 
 
 def start(path: str, lock: threading.RLock, fsync: bool = True) -> Recorder:
@@ -266,6 +274,7 @@ def start(path: str, lock: threading.RLock, fsync: bool = True) -> Recorder:
 
     data = DataDir(path, fsync=fsync)
     hold_directory(data)
+    check_format(data)
     recorder = Recorder(data, lock)
     recorder.install()
     began = time.monotonic()

@@ -218,3 +218,24 @@ def lock_data_dir(path: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
+
+
+def hold_directory(data: DataDir, timeout_s: float = 30.0) -> int:
+    """Lock the data directory for this emulator process (``emulator.lock``); waits up to
+    ``timeout_s`` for a previous emulator of the directory to exit (one whose parent was
+    killed gets SIGTERM and is ending). Returns the lock's file descriptor (held until
+    exit). Raises TimeoutError."""
+    import fcntl
+    import time
+
+    fd = os.open(data.path / "emulator.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                raise TimeoutError(f"another emulator still holds {data.path}") from None
+            time.sleep(0.05)
