@@ -114,3 +114,14 @@ def test_a_data_directory_written_by_another_moto_version_is_refused_naming_both
 
     with pytest.raises(IncompatibleDataDir, match=f"moto 4.0.0 .*this is moto {moto.__version__}"):
         check_format(data)
+
+
+def test_a_commit_replays_without_its_condition_and_a_condition_with_values_keeps_it():
+    from magnetar_local.durable import _unconditional_put
+
+    commit = ("log", {"eid": {"N": "1"}}, None, "attribute_not_exists(eid)", {}, {}, False, None)
+    versioned = ("t", {"k": {"S": "a"}}, None, "ver = :v", {}, {":v": {"N": "1"}}, False, None)
+
+    assert _unconditional_put(commit, {}) == (("log", {"eid": {"N": "1"}}, None, None, {}, {}, False, None), {})  # fmt: skip
+    assert _unconditional_put(versioned, {}) == (versioned, {})
+    assert _unconditional_put(commit[:2], {"condition_expression": "x"})[1] == {"condition_expression": "x"}  # fmt: skip
