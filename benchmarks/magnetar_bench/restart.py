@@ -96,7 +96,10 @@ def _append_directly(data_dir: Path, env: dict[str, str], count: int) -> float:
         recorder.restore()
         dynamodb = get_backend("dynamodb")["123456789012"]["us-east-1"]  # moto's default
         key = {"pk": {"S": f"{TOPIC}|1"}, "sub": {"S": "$seq"}}
-        first = int(dynamodb.get_item(cursors_table, key).attrs["nxt"].value)
+        sequencer = dynamodb.get_item(cursors_table, key)
+        if sequencer is None:
+            raise RuntimeError(f"{TOPIC} has no sequencer: the SDK produced nothing")
+        first = int(sequencer.attrs["nxt"].value)
         began = time.monotonic()
         for n in range(first, first + count):
             now = int(time.time() * 1000)
