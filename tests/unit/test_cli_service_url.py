@@ -105,8 +105,10 @@ def test_the_record_magnetar_local_writes_is_the_one_the_cli_reads(tmp_path):
     from magnetar_local.jobs import remove_state, write_state
 
     stack = SimpleNamespace(url="http://127.0.0.1:9191", aws_endpoint_url="http://127.0.0.1:1",
-                            region="us-east-1", name=lambda logical: logical.lower())  # fmt: skip
+                            region="us-east-1", name=lambda logical: logical.lower(),
+                            data_dir=tmp_path / "data")  # fmt: skip
     path = write_state(stack, tmp_path / ".magnetar", auth=True)  # this process's pid: alive
+    assert json.loads(path.read_text())["data_dir"] == str(tmp_path / "data")
     found = resolve_service_url(None, {}, tmp_path)
     assert found.url == "http://127.0.0.1:9191" and "authentication on" in found.source
     remove_state(path)
