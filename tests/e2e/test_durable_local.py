@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -191,7 +193,9 @@ def webhook():
     hook.close()
 
 
-def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, capsys, webhook):
+def test_admin_state_and_unacked_messages_survive_a_sigterm_restart_and_a_second_service_is_refused(
+    tmp_path, capsys, webhook
+):
     home, data = tmp_path / "home", tmp_path / "data"
     topic, placed = "persistent://acme/orders/placed", "/admin/v2/persistent/acme/orders/placed"
     audited = "/admin/v2/persistent/acme/orders/audited"
@@ -211,6 +215,12 @@ def test_admin_state_and_unacked_messages_survive_a_sigterm_restart(tmp_path, ca
                   "--output", "persistent://acme/orders/out", "--name", "shout",
                   "--tenant", "acme", "--namespace", "orders"]  # fmt: skip
         assert cli_main(create) == 0, capsys.readouterr()
+        second = subprocess.run(
+            [sys.executable, "-m", "magnetar.cli", "local", "--port", "0", "--data-dir", str(data)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert second.returncode == 1
+        assert f"is in use by another `magnetar local` (pid {service.process.pid})" in second.stderr
         client = pulsar.Client(url)
         consumer = client.subscribe(topic, "billing", schema=pulsar.schema.StringSchema())
         producer = client.create_producer(topic, schema=pulsar.schema.StringSchema())
