@@ -15,6 +15,7 @@ magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 magnetar perf scale [--scenarios a,b] [--duration S] [--seed N] [--json] (scale: AWS-shaped model)
 magnetar perf functions [--batches N] [--calls N]             (functions: isolation's cost)
 magnetar perf crowd [--producers N] [--each M]                (crowd: producers at once)
+magnetar perf restart [-n N]                                  (restart: durable local stack)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ HARNESSES = {
     "scale": "magnetar_bench.scale.cli",
     "functions": "magnetar_bench.functions",
     "crowd": "magnetar_bench.crowd",
+    "restart": "magnetar_bench.restart",
 }
 
 

@@ -241,6 +241,6 @@ def test_magnetar_local_refuses_a_taken_port_with_exit_code_1(local_stack, capsy
     from magnetar_local.main import run
 
     level = logging.getLogger(SERVICE).level
-    assert run(["--port", str(local_stack.gateway.port)]) == 1
+    assert run(["--port", str(local_stack.gateway.port), "--ephemeral"]) == 1
     assert "is in use" in capsys.readouterr().err
     assert logging.getLogger(SERVICE).level == level  # later tests still hear the handlers

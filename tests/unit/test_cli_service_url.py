@@ -21,11 +21,13 @@ def alive(pid: int) -> bool:
     return pid in (LIVE, OTHER)
 
 
-def write_record(folder: Path, url: str, pid: int, auth: bool = False) -> Path:
+def write_record(
+    folder: Path, url: str, pid: int, auth: bool = False, data_dir: str | None = None
+) -> Path:
     """A running service's record, as ``magnetar local`` writes it."""
     (folder / "services").mkdir(parents=True, exist_ok=True)
     path = folder / "services" / f"{pid}.json"
-    path.write_text(json.dumps({"pid": pid, "url": url, "auth": auth}))
+    path.write_text(json.dumps({"pid": pid, "url": url, "auth": auth, "data_dir": data_dir}))
     return path
 
 
@@ -105,8 +107,10 @@ def test_the_record_magnetar_local_writes_is_the_one_the_cli_reads(tmp_path):
     from magnetar_local.jobs import remove_state, write_state
 
     stack = SimpleNamespace(url="http://127.0.0.1:9191", aws_endpoint_url="http://127.0.0.1:1",
-                            region="us-east-1", name=lambda logical: logical.lower())  # fmt: skip
+                            region="us-east-1", name=lambda logical: logical.lower(),
+                            data_dir=tmp_path / "data")  # fmt: skip
     path = write_state(stack, tmp_path / ".magnetar", auth=True)  # this process's pid: alive
+    assert json.loads(path.read_text())["data_dir"] == str(tmp_path / "data")
     found = resolve_service_url(None, {}, tmp_path)
     assert found.url == "http://127.0.0.1:9191" and "authentication on" in found.source
     remove_state(path)
@@ -144,10 +148,14 @@ def test_status_lists_the_running_services_and_says_when_there_is_none(
     monkeypatch.delenv("MAGNETAR_HOME", raising=False)
     assert cli.main(["status"]) == 0
     assert "no running `magnetar local` in" in capsys.readouterr().out
-    write_record(tmp_path / ".magnetar", "http://127.0.0.1:1111", os.getpid(), auth=True)
+    data = str(tmp_path / ".magnetar" / "data")
+    write_record(tmp_path / ".magnetar", "http://127.0.0.1:1111", os.getpid(), True, data)
     assert cli.main(["status"]) == 0
     out = capsys.readouterr().out
-    assert f"http://127.0.0.1:1111  pid {os.getpid()}  authentication on" in out
+    assert f"http://127.0.0.1:1111  pid {os.getpid()}  authentication on  data {data}" in out
+    write_record(tmp_path / ".magnetar", "http://127.0.0.1:1111", os.getpid(), auth=False)
+    assert cli.main(["status"]) == 0
+    assert "authentication off  data in memory" in capsys.readouterr().out
 
 
 def test_stop_with_nothing_running_says_so(tmp_path, monkeypatch, capsys):

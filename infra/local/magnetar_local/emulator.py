@@ -62,11 +62,22 @@ class Emulator:
 
     ``port=0`` picks a free port. ``start`` blocks until the server answers (raises
     EmulatorError after ``timeout_s`` seconds); ``stop`` terminates it and is idempotent.
+    With ``data_dir`` its state is kept there (``magnetar_local.durable``): restored before
+    it answers, each write on disk before it is answered (``fsync=False``: in the OS, which
+    a killed process does not lose); without, it is in memory only.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        data_dir: Path | None = None,
+        fsync: bool = True,
+    ) -> None:
         self.host = host
         self.port = port
+        self.data_dir = data_dir
+        self.fsync = fsync
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
 
@@ -103,7 +114,16 @@ class Emulator:
         ) as log:
             self.log_path = Path(log.name)
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, "-H", self.host, "-p", str(port)],
+                [
+                    sys.executable,
+                    "-c",
+                    _BOOT,
+                    *self._durable_args(),
+                    "-H",
+                    self.host,
+                    "-p",
+                    str(port),
+                ],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -123,6 +143,11 @@ class Emulator:
                     f"moto exited with {self.process.returncode}: {self._log_tail()}"
                 )
         raise EmulatorError(f"moto did not answer within {timeout_s} s: {self._log_tail()}")
+
+    def _durable_args(self) -> list[str]:
+        if self.data_dir is None:
+            return []
+        return ["--data-dir", str(self.data_dir)] + ([] if self.fsync else ["--no-fsync"])
 
     def _answers(self, port: int) -> bool:
         try:

@@ -56,6 +56,7 @@ def write_state(stack: LocalStack, folder: Path | None = None, auth: bool = Fals
         "topics_table": stack.name("TopicsTable"),
         "log_table": stack.name("LogTable"),
         "cursors_table": stack.name("CursorsTable"),
+        "data_dir": None if stack.data_dir is None else str(stack.data_dir),
     }
     partial = path.with_suffix(".tmp")
     partial.write_text(json.dumps(state, indent=2) + "\n")

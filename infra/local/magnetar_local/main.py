@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from magnetar_core.adapters.targets import LocalFunctions
 from magnetar_local.auth import DEFAULT_SUPERUSER, LocalAuth
 from magnetar_local.emulator import EmulatorError
+from magnetar_local.journal import DataDirInUse
 from magnetar_local.stack import LocalStack, StackError
 from magnetar_local.tls import ListenerTls
 from magnetar_local.triggers import load_function
@@ -27,7 +28,8 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
     """The command-line options of ``magnetar local``."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Run Magnetar locally: HTTP API, handlers and an in-memory AWS emulator.",
+        description="Run Magnetar locally: HTTP API, handlers and an AWS emulator whose state "
+        "is kept in a data directory (--ephemeral: in memory).",
     )
     parser.add_argument(
         "--port",
@@ -41,6 +43,19 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="log level of the gateway (DEBUG logs every request)",
+    )
+    keep = parser.add_mutually_exclusive_group()
+    keep.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help="where the state (tenants, topics, messages, cursors, ...) is kept across stops "
+        "and crashes (default .magnetar/data, or $MAGNETAR_HOME/data)",
+    )
+    keep.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="keep the state in memory only: it is gone when the service stops",
     )
     parser.add_argument(
         "--schedule",
@@ -185,6 +200,18 @@ def _start_ticker(stack: LocalStack, every_s: float | None) -> Ticker:
     return Ticker(launcher, schedules).start()
 
 
+def data_dir_of(args: argparse.Namespace) -> Path | None:
+    """The data directory the options ask for: ``--data-dir``, None with ``--ephemeral``,
+    else ``data`` in the state folder."""
+    if args.ephemeral:
+        return None
+    if args.data_dir is not None:
+        return args.data_dir.resolve()
+    from magnetar_local.jobs import state_dir
+
+    return (state_dir() / "data").resolve()
+
+
 def quiet_handlers() -> None:
     """Long-polls still in flight end against the stopping emulator: expected when the
     command stops, so the handlers' storage errors are not logged as faults. Done only when
@@ -220,11 +247,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
-    stack = LocalStack(auth=auth, functions=functions, front_door=args.front_door, tls=tls)
+    data_dir = data_dir_of(args)
+    stack = LocalStack(
+        auth=auth, functions=functions, front_door=args.front_door, tls=tls, data_dir=data_dir
+    )
     try:
         try:
             stack.start(gateway_port=args.port, host=args.host)
-        except (OSError, EmulatorError, StackError) as error:
+        except (OSError, EmulatorError, StackError, DataDirInUse) as error:
             hint = (
                 f" (port {args.port} is in use: pick another with --port)"
                 if getattr(error, "errno", None) == errno.EADDRINUSE
@@ -232,9 +262,10 @@ def run(argv: Sequence[str] | None = None) -> int:
             )
             print(f"magnetar local: cannot start: {error}{hint}", file=sys.stderr)
             return 1
+        kept = "in memory" if data_dir is None else f"kept in {data_dir}"
         print(
             f"Magnetar is running at {stack.url} (AWS emulator at {stack.aws_endpoint_url}); "
-            "state is in memory; Ctrl-C to stop",
+            f"state is {kept}; Ctrl-C to stop",
             flush=True,
         )
         if auth is not None:

@@ -16,7 +16,13 @@ a call to S3. ``route_presigned_sts`` routes a query-signed request by the scope
 
 Which backend serves a host is looked up once per host (``cache_backend_lookup``).
 
-Run as ``python -m magnetar_local.moto_boot -H HOST -p PORT`` (moto.server's arguments).
+With ``--data-dir DIR`` (first) the backends' state is kept in ``DIR`` (``durable``):
+restored before the server answers, every write journaled before it is answered;
+``--no-fsync`` after it skips the flushes (a killed process loses nothing; a machine crash
+may).
+
+Run as ``python -m magnetar_local.moto_boot [--data-dir DIR [--no-fsync]] -H HOST -p PORT``
+(moto.server's arguments after ours).
 """
 
 from __future__ import annotations
@@ -118,9 +124,16 @@ def cache_backend_lookup() -> None:
 
 def main(argv: list[str]) -> None:
     """Start moto's server with atomic writes and presigned STS calls routed; werkzeug's
-    per-request lines silenced (warnings and errors still reach the log)."""
+    per-request lines silenced (warnings and errors still reach the log). With
+    ``--data-dir DIR`` the state is restored from and kept in DIR first."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    make_writes_atomic()
+    lock = make_writes_atomic()
+    if argv[:1] == ["--data-dir"]:
+        from magnetar_local.durable import start
+
+        fsync = argv[2:3] != ["--no-fsync"]
+        start(argv[1], lock, fsync=fsync)
+        argv = argv[2 if fsync else 3 :]
     route_presigned_sts()
     cache_backend_lookup()
     from moto.server import main as moto_main

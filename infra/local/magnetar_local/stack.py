@@ -25,6 +25,7 @@ from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway, apply_handler_environment
 from magnetar_local.history import LocalHistory
+from magnetar_local.journal import lock_data_dir
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
 from magnetar_local.lambda_mirror import LambdaMirror
 from magnetar_local.metrics import engine_backlog
@@ -32,7 +33,7 @@ from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.tls import ListenerTls
-from magnetar_local.triggers import TriggerDriver
+from magnetar_local.triggers import TriggerDriver, topics_with_triggers
 
 HEALTH_PATH = "/admin/v2/brokers/health"
 LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
@@ -59,6 +60,8 @@ class LocalStack:
     targets are the handlers registered in ``functions`` (``magnetar local --function``);
     Pulsar Functions (``magnetar functions create``) run in-process too. ``front_door``:
     ``http-api`` or ``function-url`` (``magnetar_local.function_url``; else ValueError).
+    ``data_dir``: keep the emulator's state there (``magnetar_local.durable``; held by this
+    stack while it runs, ``DataDirInUse`` if another holds it); None keeps it in memory.
     """
 
     def __init__(
@@ -72,10 +75,13 @@ class LocalStack:
         front_door: str = "http-api",
         commit_signal: str = "local",
         tls: ListenerTls | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.front_door = front_door
         self.tls = tls
         """TLS on the gateway's listener (``magnetar local --tls-cert``; None: plain HTTP)."""
+        self.data_dir = data_dir
+        self._data_lock: int | None = None
         self._lambda_mirror = LambdaMirror()
         self.functions = LocalFunctions(
             functions.handlers() if functions is not None else None,
@@ -127,7 +133,10 @@ class LocalStack:
         started so far is stopped.
         """
         try:
-            self.emulator = Emulator(host=host, port=emulator_port).start(timeout_s=ready_timeout_s)
+            if self.data_dir is not None:
+                self._data_lock = lock_data_dir(self.data_dir)
+            self.emulator = Emulator(host=host, port=emulator_port, data_dir=self.data_dir)
+            self.emulator.start(timeout_s=ready_timeout_s)
             self.notify = NotifyServer(host=host).start()
             provision(self.template, self.session, self.emulator.url)
             self._lambda_mirror.connect(self.client("iam"), self.client("lambda"))
@@ -182,6 +191,9 @@ class LocalStack:
         emulator, self.emulator = self.emulator, None
         if emulator is not None:
             emulator.stop()
+        data_lock, self._data_lock = self._data_lock, None
+        if data_lock is not None:
+            os.close(data_lock)  # after the emulator's end: its journal is closed
         for name, value in self._saved_environ.items():
             if value is None:
                 os.environ.pop(name, None)
@@ -317,6 +329,10 @@ class LocalStack:
         )
         self.triggers = TriggerDriver(engine).start()
         commit_signal.WAKES.add(self.triggers)  # handlers' wakes (magnetar_local.commit_signal)
+        if self.data_dir is not None:  # restored triggers: their routes were not seen here
+            self.triggers.resume(
+                topics_with_triggers(self.client("dynamodb"), settings.topics_table)
+            )
         gateway = self._running_gateway()
         gateway.metrics.backlog_of = engine_backlog(lambda: Engine.build(settings))
         self.history = LocalHistory(gateway.metrics.recent_topics, gateway.metrics.backlog_of)

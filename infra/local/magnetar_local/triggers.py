@@ -10,8 +10,8 @@ filtered). The topic is woken again without a produce when its steps say work is
 end of a batching window; a retry that is due at once (no backoff) or overdue (its timer
 has not released it yet) is stepped again ``retry_every_ms`` later. Topics without
 triggers cost no AWS request: the driver knows which topics have triggers from the trigger
-routes it sees (the local stack's state lives only as long as the process, and triggers are
-made through its API).
+routes it sees, and, on a stack restored from its data directory, from the triggers stored
+(``topics_with_triggers``, read once at start: ``resume``).
 
 ``load_function("NAME=path/file.py:handler")`` loads a handler for ``magnetar local
 --function``.
@@ -101,6 +101,15 @@ class TriggerDriver:
         ``commit_signal.WAKES``)."""
         if topic in self._with_triggers:
             self.wake(topic)
+
+    def resume(self, topics: set[str]) -> None:
+        """Take over ``topics`` (base topics' full names) as having triggers and run them
+        soon: the triggers a durable stack restored, whose routes this driver never saw
+        (their backlog left before the stop is delivered without waiting for a produce)."""
+        with self._lock:
+            self._with_triggers |= topics
+            self._woken |= topics
+            self._lock.notify_all()
 
     def wake(self, topic: str) -> None:
         """Run the triggers of ``topic`` (a base topic's full name) soon."""
@@ -200,3 +209,26 @@ class TriggerDriver:
             return self.retry_every_ms
         wait_ms = due_ms - self.engine.runtime.now_ms()
         return wait_ms if wait_ms > 0 else self.retry_every_ms
+
+
+def topics_with_triggers(dynamodb: object, table: str) -> set[str]:
+    """The full names of the topics that have triggers (Pulsar Functions' included) in the
+    topics table ``table``: one Scan, paged, for the trigger items (``pk`` the namespace,
+    ``name`` ``$trigger/<topic>/<trigger>``). For a restored local stack only: on AWS the
+    log table's stream reaches the triggers."""
+    from magnetar_core.adapters.aws.triggers import PREFIX
+
+    paginator = dynamodb.get_paginator("scan")  # type: ignore[attr-defined]
+    pages = paginator.paginate(
+        TableName=table,
+        FilterExpression="begins_with(#n, :prefix)",
+        ProjectionExpression="pk, #n",
+        ExpressionAttributeNames={"#n": "name"},
+        ExpressionAttributeValues={":prefix": {"S": PREFIX}},
+    )
+    found = set()
+    for page in pages:
+        for item in page["Items"]:
+            local = item["name"]["S"][len(PREFIX) :].split("/")[0]
+            found.add(str(TopicName.parse(f"{item['pk']['S']}/{local}")))
+    return found

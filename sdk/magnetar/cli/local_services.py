@@ -20,8 +20,8 @@ def _here() -> list[RunningService]:
 
 
 def status() -> int:
-    """Print the running services (URL, pid, authentication, record); 0, also when none
-    runs (said so)."""
+    """Print the running services (URL, pid, authentication, where their data is kept,
+    record); 0, also when none runs (said so)."""
     services = _here()
     if not services:
         where = search_folders(os.environ, Path.cwd())[0]
@@ -29,7 +29,9 @@ def status() -> int:
         return 0
     for service in services:
         auth = "on" if service.auth else "off"
-        print(f"{service.url}  pid {service.pid}  authentication {auth}  state {service.folder}")
+        data = service.data_dir or "in memory"
+        print(f"{service.url}  pid {service.pid}  authentication {auth}  data {data}  "
+              f"state {service.folder}")  # fmt: skip
     return 0
 
 

@@ -62,6 +62,7 @@ class RunningService:
     pid: int
     folder: Path
     auth: bool = False
+    data_dir: str | None = None  # where it keeps its state; None: in memory (--ephemeral)
 
     def describe(self) -> str:
         auth = ", authentication on" if self.auth else ""
@@ -102,7 +103,9 @@ def running_services(folder: Path, alive: Callable[[int], bool] = pid_alive) -> 
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if isinstance(url, str) and url and alive(pid):
-            found.append(RunningService(url, pid, folder, bool(record.get("auth"))))
+            data = record.get("data_dir")
+            found.append(RunningService(url, pid, folder, bool(record.get("auth")),
+                                        data if isinstance(data, str) else None))  # fmt: skip
     return found
 
 

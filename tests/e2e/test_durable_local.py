@@ -1,0 +1,258 @@
+"""``magnetar local`` keeps its state in its data directory: killed (SIGKILL) at random
+points during produce and acks, or stopped (SIGTERM), it comes back with every acknowledged
+send, without the confirmed acks' messages, and with its admin state. Checked by the chaos
+lane's independent model (``magnetar_chaos.model``) and its wire observer, fed by a proxy
+that stays up across the restarts."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from durable_service import RecordingProxy, Service
+
+import magnetar as pulsar
+from magnetar.cli.main import main as cli_main
+from magnetar_chaos.model import Model
+from magnetar_chaos.workload import position_of
+
+pytestmark = pytest.mark.emulator
+
+TOPIC = "persistent://public/default/durable-kills"
+SUB = "kept"
+KILLS = 3
+
+
+class Traffic:
+    """One producer (async sends, batched off) and one Shared consumer acking all it gets,
+    feeding ``model`` until ``stop``; on a dead service their calls fail and they end."""
+
+    def __init__(self, url: str, model: Model, first_seq: int) -> None:
+        self.model, self.seq = model, first_seq
+        self.client = pulsar.Client(url, operation_timeout_seconds=5)
+        self.stopping = threading.Event()
+        self.consumer = self.client.subscribe(
+            TOPIC, SUB, consumer_type=pulsar.ConsumerType.Shared,
+            initial_position=pulsar.InitialPosition.Earliest,
+        )  # fmt: skip
+        self.producer = self.client.create_producer(
+            TOPIC, batching_enabled=False, block_if_queue_full=True,
+            max_pending_messages=50, send_timeout_millis=3000,
+        )  # fmt: skip
+        self.threads = [threading.Thread(target=self._produce, daemon=True),
+                        threading.Thread(target=self._consume, daemon=True)]  # fmt: skip
+        for thread in self.threads:
+            thread.start()
+
+    def _produce(self) -> None:
+        while not self.stopping.is_set():
+            payload = f"0:{self.seq}"
+            self.seq += 1
+            try:
+                self.producer.send_async(payload.encode(), self._sent(payload), partition_key="k")
+            except pulsar.PulsarException:
+                self.model.send_failed(payload)
+                return
+
+    def _sent(self, payload: str):
+        def done(result, message_id) -> None:
+            if result == pulsar.Result.Ok and message_id is not None:
+                self.model.sent(payload, "k", position_of(message_id))
+            else:
+                self.model.send_failed(payload)
+
+        return done
+
+    def _consume(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                msg = self.consumer.receive(300)
+            except pulsar.Timeout:
+                continue
+            except pulsar.PulsarException:
+                return
+            payload = msg.data().decode()
+            position = position_of(msg.message_id())
+            if self.model.delivered(SUB, payload, "k", position, msg.redelivery_count()):
+                self.consumer.acknowledge(msg)
+                self.model.ack_requested(SUB, payload)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(30)
+        # closing flushes what acks it can; against a dead service they are lost (and were
+        # never confirmed: the model counts only acks the service answered)
+        closing = threading.Thread(target=self.client.close, daemon=True)
+        closing.start()
+        closing.join(10)
+
+
+def drain(url: str, model: Model, timeout_s: float = 60.0) -> None:
+    """Receive and ack on a healthy service until every confirmed send was acked."""
+    client = pulsar.Client(url)
+    consumer = client.subscribe(TOPIC, SUB, consumer_type=pulsar.ConsumerType.Shared)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not model.done([SUB]) and time.monotonic() < deadline:
+            try:
+                msg = consumer.receive(1000)
+            except pulsar.Timeout:
+                continue
+            payload = msg.data().decode()
+            position = position_of(msg.message_id())
+            if model.delivered(SUB, payload, "k", position, msg.redelivery_count()):
+                consumer.acknowledge(msg)
+                model.ack_requested(SUB, payload)
+    finally:
+        client.close()
+
+
+@pytest.mark.slow
+def test_sigkill_during_produce_and_acks_loses_no_acknowledged_send_and_no_confirmed_ack(
+    tmp_path,
+):
+    model, proxy, rng = Model(), RecordingProxy(), random.Random()
+    home, data = tmp_path / "home", tmp_path / "data"
+    sent_before_kills = []
+    try:
+        for _ in range(KILLS):
+            service = Service(home, data)
+            proxy.upstream = service.url
+            traffic = Traffic(proxy.url, model, first_seq=len(sent_before_kills) * 100_000)
+            time.sleep(rng.uniform(1.0, 3.0))  # the kill lands at a random point of the traffic
+            service.kill()
+            traffic.stop()
+            sent_before_kills.append(len(model.confirmed))
+        service = Service(home, data)
+        proxy.upstream = service.url
+        drain(proxy.url, model)
+        service.terminate()
+    finally:
+        proxy.close()
+
+    report = model.check({SUB: "Shared"}, proxy.observer.acked_then_dispatched(), None)
+    counts = (sent_before_kills, model.counts(), proxy.observer.summary())
+    assert sent_before_kills[-1] > 0 and proxy.observer.summary().get("ack 200", 0) > 0, counts
+    assert report["acked_sends_delivered"]["ok"], report["acked_sends_delivered"]
+    assert report["acked_never_dispatched_again"]["ok"], report["acked_never_dispatched_again"]
+
+
+def _admin(url: str, method: str, path: str, body: object = None) -> object:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+FUNCTION = (
+    "class Shout(pulsar.Function):\n    def process(self, input, context):\n        return input\n"
+)
+
+
+class Webhook:
+    """A local webhook target counting the batches pushed to it."""
+
+    def __init__(self) -> None:
+        self.posts = 0
+        webhook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                webhook.posts += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook():
+    hook = Webhook()
+    yield hook
+    hook.close()
+
+
+def test_admin_state_and_unacked_messages_survive_a_sigterm_restart_and_a_second_service_is_refused(
+    tmp_path, capsys, webhook
+):
+    home, data = tmp_path / "home", tmp_path / "data"
+    topic, placed = "persistent://acme/orders/placed", "/admin/v2/persistent/acme/orders/placed"
+    audited = "/admin/v2/persistent/acme/orders/audited"
+    source = tmp_path / "shout.py"
+    source.write_text("import magnetar as pulsar\n" + FUNCTION)
+    service = Service(home, data)
+    try:
+        url = service.url
+        _admin(url, "PUT", "/admin/v2/tenants/acme", {"allowedClusters": ["magnetar"]})
+        _admin(url, "PUT", "/admin/v2/namespaces/acme/orders")
+        _admin(url, "POST", "/admin/v2/namespaces/acme/orders/messageTTL", 3600)
+        _admin(url, "PUT", "/admin/v2/persistent/acme/orders/audited")
+        target = {"type": "webhook", "url": webhook.url, "secret": "s" * 32}
+        _admin(url, "PUT", f"{audited}/triggers/push", {"target": target, "batchSize": 10})
+        create = ["functions", "--service-url", url, "create", "--py", str(source),
+                  "--classname", "shout.Shout", "--inputs", "persistent://acme/orders/in",
+                  "--output", "persistent://acme/orders/out", "--name", "shout",
+                  "--tenant", "acme", "--namespace", "orders"]  # fmt: skip
+        assert cli_main(create) == 0, capsys.readouterr()
+        second = subprocess.run(
+            [sys.executable, "-m", "magnetar.cli", "local", "--port", "0", "--data-dir", str(data)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert second.returncode == 1
+        assert f"is in use by another `magnetar local` (pid {service.process.pid})" in second.stderr
+        client = pulsar.Client(url)
+        consumer = client.subscribe(topic, "billing", schema=pulsar.schema.StringSchema())
+        producer = client.create_producer(topic, schema=pulsar.schema.StringSchema())
+        for text in ("one", "two", "three"):
+            producer.send(text)
+        consumer.acknowledge(consumer.receive(5000))
+        client.close()  # flushes the ack
+    finally:
+        service.terminate()
+
+    service = Service(home, data)
+    try:
+        url = service.url
+        assert "acme" in _admin(url, "GET", "/admin/v2/tenants")
+        assert _admin(url, "GET", "/admin/v2/namespaces/acme/orders/messageTTL") == 3600
+        assert topic in _admin(url, "GET", "/admin/v2/persistent/acme/orders")
+        assert _admin(url, "GET", f"{placed}/subscriptions") == ["billing"]
+        assert _admin(url, "GET", "/admin/v2/schemas/acme/orders/placed/schema")["type"] == "STRING"
+        assert _admin(url, "GET", f"{audited}/triggers/push")["target"]["url"] == webhook.url
+        capsys.readouterr()
+        get = ["functions", "--service-url", url, "get", "--name", "shout",
+               "--tenant", "acme", "--namespace", "orders"]  # fmt: skip
+        assert cli_main(get) == 0
+        assert json.loads(capsys.readouterr().out)["className"] == "shout.Shout"
+        client = pulsar.Client(url)
+        consumer = client.subscribe(topic, "billing", schema=pulsar.schema.StringSchema())
+        assert [consumer.receive(5000).value() for _ in range(2)] == ["two", "three"]
+        client.create_producer("persistent://acme/orders/audited").send(b"pushed")
+        client.close()
+        deadline = time.monotonic() + 30
+        while webhook.posts == 0:  # the restored trigger pushes without being PUT again
+            assert time.monotonic() < deadline, "the restored trigger never pushed"
+            time.sleep(0.05)
+    finally:
+        service.terminate()
