@@ -18,6 +18,8 @@ from itertools import islice
 from typing import NamedTuple
 
 from magnetar_core.domain.cursor.dispatched import count_out
+from magnetar_core.domain.cursor.grants import Grant, carried_over, fold, grants_apply, reclaim
+from magnetar_core.domain.cursor.records import Delivery as Granted
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -35,6 +37,7 @@ from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads, Plan
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
+from magnetar_core.services.subscriptions.grants import Grants
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -54,6 +57,7 @@ class _Planned(NamedTuple):
     write: bool
     wake_at: int | None
     moved: bool
+    carried: tuple[Granted, ...] = ()
 
 
 class Dispatch:
@@ -84,6 +88,7 @@ class Dispatch:
         self._non_persistent = non_persistent
         self._compacted = compacted
         self._fetcher = fetcher
+        self.grants = Grants(context)
 
     def receive(
         self,
@@ -113,6 +118,11 @@ class Dispatch:
         if not topic.persistent:
             self._keep_alive(ref, subscription, consumer_id, role)
             return self._non_persistent.receive(ref, subscription, max_messages, wait_ms)
+        if self.grants.serves(ref, subscription, max_messages):
+            granted = self.grants.hand_out(ref, subscription, consumer_id, role, max_messages)
+            if granted:  # served from the consumer's grant: no cursor read or write
+                self.waits.active(ref.key)
+                return self._fetcher.fetch(ref, granted, by_reference)
         deadline = ctx.runtime.monotonic_ms() + wait_ms
         while True:
             seen = self.waits.version(ref.key)  # before the dispatch's read: no lost wake
@@ -158,6 +168,10 @@ class Dispatch:
         ctx = self._ctx
         lease_ms = ctx.limits.consumer_lease_ms
         timer_id = ctx.runtime.new_id()[:12]
+        grants = self.grants
+        revoked: dict[str, Grant] = {}  # lapsed consumers' grants, taken back before expiry
+        grant_of: dict[str, Grant | None] = {}  # this consumer's grant item (taking a grant)
+        clock = [0]
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -165,13 +179,32 @@ class Dispatch:
                 raise SubscriptionNotFound(
                     f"Subscription {subscription} does not exist on {ref.topic}"
                 )
+            ctx.granted.learn(ref.key, state)
+            clock[0] = now = ctx.runtime.now_ms()
+            lapsed = [c for c in state.roster.lapsed(now, lease_ms) if c not in revoked]
+            revoked.update(grants.revoke(ref, state, lapsed))
+            grant_of.clear()
+            if (
+                grants.policy.serves(max_messages)
+                and grants_apply(state)
+                and consumer_id in state.consumers
+            ):
+                grant_of[consumer_id] = ctx.cursors.grant(ref.key, subscription, consumer_id)
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
-            now = ctx.runtime.now_ms()
+            now = clock[0]
+            for lapsed in state.roster.lapsed(now, lease_ms):
+                reclaim(state, lapsed, revoked.get(lapsed))
             expired = state.expire_consumers(now, lease_ms)
             ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+            asked, carried = max_messages, tuple[Granted, ...]()
+            if consumer_id in grant_of:  # taking a grant: its acks first, then a new lease
+                previous = grant_of[consumer_id]
+                dirty |= fold(state, consumer_id, previous) > 0
+                carried = tuple(carried_over(state, consumer_id, previous))
+                asked = grants.policy.entries - len(carried)
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}
             before = state.read_position
@@ -179,13 +212,13 @@ class Dispatch:
             state.consume_releases(now, self._timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
             policy = POLICIES[state.sub_type]
-            if policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
+            if asked > 0 and policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
                 dirty |= policy.take_over(state, consumer_id) > 0
                 live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 plan: Plan = partial(live, by_reference=by_reference)
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
-                deliveries, known = plan(ref, state, consumer_id, max_messages, now)
+                deliveries, known = plan(ref, state, consumer_id, asked, now)
                 count_out(state, deliveries, known, now)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0
@@ -195,7 +228,7 @@ class Dispatch:
             write = bool(deliveries) or dirty
             if write:
                 self._timers.start_new(ref.key, state, delays_before[0], timer_id)
-            planned = _Planned(state, deliveries, known, write, wake_at, moved)
+            planned = _Planned(state, deliveries, known, write, wake_at, moved, carried)
             return planned, (state if write else None)
 
         planned = optimistic.update(
@@ -204,6 +237,18 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
+        if consumer_id in grant_of and (planned.carried or planned.deliveries):
+            pairs = self.grants.record(
+                ref,
+                state,
+                consumer_id,
+                grant_of[consumer_id],
+                (planned.carried, tuple(planned.deliveries)),
+                planned.known,
+                max_messages,
+            )
+            self._dead_letters.drain(ref, state)
+            return pairs, state.read_position, planned.wake_at, planned.moved
         if not planned.write:
             settled = self._dead_letters.drain(ref, state)  # left by a crash, if any
             return [], state.read_position, planned.wake_at, settled > 0
@@ -268,8 +313,10 @@ class Dispatch:
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
         # as this receive can tell, so its share is bounded by what it asked for alone
-        share = None if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES) else state.share_of(
-            consumer_id, len(candidates)
+        share = (
+            None
+            if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
+            else state.share_of(consumer_id, len(candidates))
         )
         deliveries = state.dispatch(
             consumer_id,
