@@ -119,6 +119,8 @@ def test_the_model_charges_each_store_call_the_requests_the_aws_adapter_makes(
     stores.cursors.put(ref.key, copy.deepcopy(stale))
     with pytest.raises(ConditionFailed):
         stores.cursors.put(ref.key, stale)
+    stores.log.get_many(ref.key, [0])  # one id: a GetItem
+    stores.log.get_many(ref.key, [0, 1])  # more: a BatchGetItem
     taken = stores.log.last(ref.key)
     with pytest.raises(ConditionFailed):
         stores.log.append(ref.key, taken)

@@ -145,6 +145,8 @@ def _log_base(
     if method == "get_many":
         wanted = len(set(a[1]))
         size = _entry_bytes(pk, (result or {}).values())
+        if wanted == 1:  # one id: a GetItem
+            return [Request("dynamodb.GetItem", key, read_units=read_units(size))]
         batches = max(1, math.ceil(wanted / BATCH_GET_KEYS)) if wanted else 0
         return [Request("dynamodb.BatchGetItem", key, read_units=read_units(size) / max(batches, 1))
                 for _ in range(batches)]  # fmt: skip

@@ -27,6 +27,8 @@ from magnetar_core.domain.cursor.state import CursorState
 
 GRANT_SUBSCRIPTION = "$grant"
 """The sort key of every grant item (its partition key names the consumer)."""
+GRANT_FLOOR = 8
+"""The smallest grant an equal split of a backlog comes down to (``grant_split``)."""
 MAX_ITEM_ACKS = 16
 """Acks of one request recorded on the grant item at most (one condition per entry); a
 larger group goes to the cursor item."""
@@ -98,6 +100,13 @@ class GrantChange:
     role: str | None = None
     handed: int = 0
     """Deliveries of ``queue`` handed out by the receive that took the grant."""
+
+
+def grant_split(left: int, consumers: int, entries: int) -> int:
+    """How many entries one grant takes when ``left`` are still to dispatch among
+    ``consumers``: an equal split, at least ``GRANT_FLOOR`` (fewer means a cursor write per
+    few messages) and at most ``entries``."""
+    return max(min(GRANT_FLOOR, entries), min(entries, -(-left // max(1, consumers))))
 
 
 def grants_apply(state: CursorState) -> bool:

@@ -18,7 +18,14 @@ from itertools import islice
 from typing import NamedTuple
 
 from magnetar_core.domain.cursor.dispatched import count_out
-from magnetar_core.domain.cursor.grants import Grant, carried_over, fold, grants_apply, reclaim
+from magnetar_core.domain.cursor.grants import (
+    Grant,
+    carried_over,
+    fold,
+    grant_split,
+    grants_apply,
+    reclaim,
+)
 from magnetar_core.domain.cursor.records import Delivery as Granted
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
@@ -173,6 +180,11 @@ class Dispatch:
         grant_of: dict[str, Grant | None] = {}  # this consumer's grant item (taking a grant)
         clock = [0]
 
+        granting = grants.serves(ref, subscription, max_messages)
+        # read before the cursor, once: the cursor's race is between its read and write
+        early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
+        head = ctx.log.head(ref.key) if granting else None
+
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
             if state is None:
@@ -184,12 +196,8 @@ class Dispatch:
             lapsed = [c for c in state.roster.lapsed(now, lease_ms) if c not in revoked]
             revoked.update(grants.revoke(ref, state, lapsed))
             grant_of.clear()
-            if (
-                grants.policy.serves(max_messages)
-                and grants_apply(state)
-                and consumer_id in state.consumers
-            ):
-                grant_of[consumer_id] = ctx.cursors.grant(ref.key, subscription, consumer_id)
+            if granting and grants_apply(state) and consumer_id in state.consumers:
+                grant_of[consumer_id] = early
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
@@ -216,6 +224,10 @@ class Dispatch:
                 dirty |= policy.take_over(state, consumer_id) > 0
                 live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 plan: Plan = partial(live, by_reference=by_reference)
+                if consumer_id in grant_of and state.sub_type != KEY_SHARED:
+                    plan = partial(
+                        self._plan, by_reference=by_reference, grant=(head, max_messages)
+                    )
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, asked, now)
@@ -304,20 +316,29 @@ class Dispatch:
         max_messages: int,
         now_ms: int,
         by_reference: bool = False,
+        grant: tuple[int | None, int] | None = None,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries,
-        as many as one response holds."""
+        as many as one response holds. A grant (``grant``: the log's head read before the
+        cursor, the messages the receive asked for) whose page came back full is bounded by
+        an equal split among the consumers of what is left to dispatch (``grant_split``),
+        so that the last entries are not granted to a few of them; it never takes less than
+        the receive alone would have."""
         redeliveries = list(islice(state.redeliver, max_messages))
         fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
         # as this receive can tell, so its share is bounded by what it asked for alone
-        share = (
-            None
-            if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
-            else state.share_of(consumer_id, len(candidates))
-        )
+        full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
+        share = None if full else state.share_of(consumer_id, len(candidates))
+        if grant is not None:
+            head, wanted = grant
+            if full and head is not None:
+                left = len(candidates) + max(0, head - fresh[-1].entry_id)
+                share = grant_split(left, len(state.consumers), max_messages)
+            elif share is not None and len(fresh) >= wanted:  # what the receive alone takes
+                share = max(share, wanted)
         deliveries = state.dispatch(
             consumer_id,
             candidates,
