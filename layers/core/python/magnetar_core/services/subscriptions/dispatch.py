@@ -293,17 +293,31 @@ class Dispatch:
         redeliveries: list[int],
         max_messages: int,
         read_fresh: bool,
+        head: int | None = None,
     ) -> tuple[list[IndexEntry], dict[int, IndexEntry]]:
         """The new entries at the read position (one index query, when ``read_fresh``) and
-        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem)."""
+        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem).
+        Taking a grant (``head``: the log's head read before the cursor) the page comes from
+        the container's cache when it holds every id of it, and a page read is twice the
+        grant, so that a retry after a lost race (a competing grant took the first half)
+        reads nothing in the cursor's race window."""
         log, index = self._ctx.log, self._ctx.index
         fresh: list[IndexEntry] = []
         if read_fresh:
             limit = min(max_messages, READ_PAGE_ENTRIES)
-            fresh = [e for e in log.read_from(ref.key, state.read_position, limit) if not e.fence]
+            start = state.read_position
+            cached = None
+            if head is not None and head >= start:
+                cached = index.run(ref.key, start, min(start + limit - 1, head))
+            if cached is not None:
+                fresh = cached
+            else:
+                page = min(2 * limit, READ_PAGE_ENTRIES) if head is not None else limit
+                fresh = [e for e in log.read_from(ref.key, start, page) if not e.fence]
+                index.put_many(ref.key, fresh)
+                fresh = fresh[:limit]
             if fresh:  # ids below the first one read were expired: step over them
                 state.skip_missing(fresh[0].entry_id)
-            index.put_many(ref.key, fresh)
         known = {e.entry_id: e for e in fresh}
         known.update(index.resolve(ref.key, redeliveries, log.get_many))
         return fresh, known
@@ -325,7 +339,10 @@ class Dispatch:
         so that the last entries are not granted to a few of them; it never takes less than
         the receive alone would have."""
         redeliveries = list(islice(state.redeliver, max_messages))
-        fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
+        head = grant[0] if grant is not None else None
+        fresh, known = self._entries_for(
+            ref, state, redeliveries, max_messages, read_fresh=True, head=head
+        )
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
@@ -333,7 +350,7 @@ class Dispatch:
         full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
         share = None if full else state.share_of(consumer_id, len(candidates))
         if grant is not None:
-            head, wanted = grant
+            wanted = grant[1]
             if full and head is not None:
                 left = len(candidates) + max(0, head - fresh[-1].entry_id)
                 share = grant_split(left, len(state.consumers), max_messages)
