@@ -226,3 +226,24 @@ def test_another_role_cannot_take_from_a_consumers_grant(engine):
     with pytest.raises(Exception, match="may not act on consumer"):
         engine.subscriptions.receive(TOPIC, "s", consumer, 1, 0, role="intruder")
     assert receive_one(engine, consumer) == [1]
+
+
+def test_a_seek_takes_every_grant_back_so_nothing_granted_before_it_is_handed_out(engine):
+    consumer = subscribe(engine)
+    produce(engine, 3)
+    assert receive_one(engine, consumer) == [0]  # 1 and 2 wait in its grant
+
+    engine.subscriptions.seek(TOPIC, "s", consumer, message_id="earliest", inclusive=True)
+
+    assert [receive_one(engine, consumer) for _ in range(3)] == [[0], [1], [2]]
+
+
+def test_a_reset_by_an_operator_takes_every_grant_back_too(engine):
+    consumer = subscribe(engine)
+    produce(engine, 3)
+    assert receive_one(engine, consumer) == [0]
+    ref = engine.topics.resolve(TOPIC, create=False)
+
+    engine.subscriptions.operations.reset_to_id(ref, "s", "earliest", True)
+
+    assert receive_one(engine, consumer) == [0]

@@ -19,6 +19,7 @@ from magnetar_core.domain.cursor.grants import (
     MAX_ITEM_ACKS,
     Grant,
     GrantPolicy,
+    fold,
     grants_apply,
     next_grant,
 )
@@ -203,8 +204,17 @@ class Revoked(dict[str, Grant]):
         """Take back the grants of the consumers named at construction."""
         self.take(state, self._ids)
 
+    def take_all(self, state: CursorState) -> None:
+        """Take back the grants of every consumer holding entries (a seek drops them all)."""
+        self.take(state, list(state.leases))
+
     def take(self, state: CursorState, consumer_ids: Iterable[str]) -> None:
         """Take back the grants of ``consumer_ids`` not taken back yet."""
         todo = [c for c in consumer_ids if c not in self]
         if todo:
             self.update(self._grants.revoke(self._ref, state, todo, self._entries))
+
+
+def fold_revoked(state: CursorState, revoked: Revoked) -> int:
+    """Fold the acks of every grant ``revoked`` took back into ``state``; how many changed it."""
+    return sum(fold(state, consumer_id, grant) for consumer_id, grant in revoked.items())
