@@ -22,6 +22,7 @@ from magnetar_core.domain.cursor.grants import (
 )
 from magnetar_core.domain.cursor.records import Delivery
 from magnetar_core.domain.cursor.state import SHARED, ConsumerInfo, CursorState
+from magnetar_core.domain.errors import ConsumerNotFound
 from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
@@ -247,3 +248,16 @@ def test_a_reset_by_an_operator_takes_every_grant_back_too(engine):
     engine.subscriptions.operations.reset_to_id(ref, "s", "earliest", True)
 
     assert receive_one(engine, consumer) == [0]
+
+
+def test_a_closed_consumer_is_handed_nothing_left_in_its_grant(engine):
+    consumer = subscribe(engine)
+    produce(engine, 3)
+    assert receive_one(engine, consumer) == [0]  # 1 and 2 wait in its grant
+    ref = engine.topics.resolve(TOPIC, create=False)
+    engine.subscriptions.operations.clear_backlog(ref, "s")  # acknowledges 1 and 2 too
+
+    engine.subscriptions.close(TOPIC, "s", consumer)
+
+    with pytest.raises(ConsumerNotFound):
+        receive_one(engine, consumer)

@@ -117,16 +117,19 @@ class Grants:
         state: CursorState,
         consumer_ids: Iterable[str],
         entry_ids: frozenset[int] | None = None,
+        holding_only: bool = True,
     ) -> dict[str, Grant]:
         """Take entries (None: all) of these consumers back on their grant items before a
         cursor write takes them back: their grant items as changed (acks to fold), by
-        consumer. Nothing on a cursor that takes no grants."""
+        consumer. Nothing on a cursor that takes no grants; with ``holding_only``, nothing
+        for a consumer holding no entries (its grant could only hand out entries
+        acknowledged meanwhile: a close revokes it anyway)."""
         self._ctx.granted.learn(ref.key, state)
         if not grants_apply(state):
             return {}
         out: dict[str, Grant] = {}
         for consumer_id in consumer_ids:
-            if not state.leases.get(consumer_id):
+            if holding_only and not state.leases.get(consumer_id):
                 continue  # nothing in flight: nothing its grant could hand out or ack
             grant = self._ctx.cursors.revoke_grant(
                 ref.key, state.subscription, consumer_id, entry_ids
@@ -196,9 +199,11 @@ class Revoked(dict[str, Grant]):
         ref: PartitionRef,
         consumer_ids: list[str],
         entry_ids: frozenset[int] | None,
+        holding_only: bool = True,
     ) -> None:
         super().__init__()
         self._grants, self._ref, self._ids, self._entries = grants, ref, consumer_ids, entry_ids
+        self._holding_only = holding_only
 
     def prepare(self, state: CursorState) -> None:
         """Take back the grants of the consumers named at construction."""
@@ -212,7 +217,8 @@ class Revoked(dict[str, Grant]):
         """Take back the grants of ``consumer_ids`` not taken back yet."""
         todo = [c for c in consumer_ids if c not in self]
         if todo:
-            self.update(self._grants.revoke(self._ref, state, todo, self._entries))
+            grants = self._grants.revoke(self._ref, state, todo, self._entries, self._holding_only)
+            self.update(grants)
 
 
 def fold_revoked(state: CursorState, revoked: Revoked) -> int:

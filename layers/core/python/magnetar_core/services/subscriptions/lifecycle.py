@@ -173,7 +173,7 @@ class Lifecycle:
             except ConditionFailed:
                 pass  # changed meanwhile: fall back to an ordinary close
 
-        revoked = Revoked(self._grants, ref, [consumer_id], None)
+        revoked = Revoked(self._grants, ref, [consumer_id], None, holding_only=False)
 
         def change(state: CursorState) -> tuple[int, bool]:
             if consumer_id not in state.consumers:
