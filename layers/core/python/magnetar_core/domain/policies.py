@@ -27,7 +27,6 @@ __all__ = [
     "message_ttl_seconds",
 ]
 
-
 @dataclass(frozen=True)
 class DelayedDeliveryPolicies:
     """Pulsar's DelayedDeliveryPolicies for a namespace.
