@@ -40,7 +40,9 @@ class Calls:
         for store, method, args, result, error, made in self.seen:
             charged = Counter(r.operation for r in aws_requests(store, method, args, result, error))
             if charged != made and not _sequencer_walk(store, method, made, charged):
-                out.append(f"{store}.{method}: the adapter made {dict(made)}, the model charges {dict(charged)}")
+                out.append(
+                    f"{store}.{method}: the adapter made {dict(made)}, the model charges {dict(charged)}"
+                )
         return out
 
     def methods(self) -> set[str]:
@@ -105,7 +107,8 @@ def test_the_model_charges_each_store_call_the_requests_the_aws_adapter_makes(
             producer_engine.producer.publish(topic, make_entry(b"m%d" % n, key=f"k{n}"))
         producer_engine.producer.publish(topic, make_entry(b"x" * 6000))  # over the inline bound
         producer_engine.producer.publish(topic, make_entry(b"a", b"b", b"c"))  # a batch
-        delivered = subs.receive(topic, sub, consumer, 1, 0)
+        delivered = subs.receive(topic, sub, consumer, 1, 0)  # Shared: takes a grant
+        delivered += subs.receive(topic, sub, consumer, 1, 0)  # Shared: from the grant
         delivered += subs.receive(topic, sub, consumer, 100, 0)
         ids = [f"{d.ledger_id}:{d.entry_id}:{d.partition}:-1" for d in delivered]
         subs.acknowledge(topic, sub, consumer, ids, False)
@@ -116,10 +119,14 @@ def test_the_model_charges_each_store_call_the_requests_the_aws_adapter_makes(
     stores.cursors.put(ref.key, copy.deepcopy(stale))
     with pytest.raises(ConditionFailed):
         stores.cursors.put(ref.key, stale)
+    stores.log.get_many(ref.key, [0])  # one id: a GetItem
+    stores.log.get_many(ref.key, [0, 1])  # more: a BatchGetItem
     taken = stores.log.last(ref.key)
     with pytest.raises(ConditionFailed):
         stores.log.append(ref.key, taken)
 
     assert calls.mismatches() == []
+    grants = {"grant", "hand_out", "put_grant", "ack_granted", "revoke_grant"}
+    assert {f"cursors.{m}" for m in grants} <= calls.methods()
     assert {"log.allocate", "log.append", "log.last", "log.read_from", "cursors.get", "cursors.put",
             "entries.put", "entries.get", "topics.get"} <= calls.methods()  # fmt: skip

@@ -90,3 +90,14 @@ def test_a_resolved_hit_refreshes_recency_as_an_lru_should():
     cache.put_many("k", [entry(3)])
     cache.resolve("k", [1, 2, 3], load)
     assert load.calls == [("k", [2])]
+
+
+def test_a_run_of_ids_comes_from_the_cache_only_when_every_one_is_cached_and_fresh():
+    now = [0.0]
+    cache = IndexCache(max_age_ms=1000, clock_ms=lambda: now[0])
+    cache.put_many("k", [entry(i) for i in (5, 6, 7, 9)])
+    assert cache.run("k", 5, 7) == [entry(5), entry(6), entry(7)]
+    assert cache.run("k", 6, 9) is None  # 8 is missing
+    assert cache.run("other", 5, 5) is None
+    now[0] = 1001.0
+    assert cache.run("k", 5, 5) is None  # too old to trust

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from magnetar_core.adapters.aws.cursors import cursor_to_item
+from magnetar_core.adapters.aws.grants import queue_json
+from magnetar_core.domain.cursor.grants import Grant, grant_key
 from magnetar_core.domain.errors import ConditionFailed
 from magnetar_core.domain.log import IndexEntry, item_size
 
@@ -133,9 +135,9 @@ def _log_base(
         size = _entry_bytes(pk, [result]) if isinstance(result, IndexEntry) else 0
         return [Request("dynamodb.Query", key, read_units=read_units(size))]
     if method == "read_from":
-        return [
-            Request("dynamodb.Query", key, read_units=read_units(_entry_bytes(pk, result or [])))
-        ]
+        if not result:  # the resolved head is below the start: the adapter queries nothing
+            return []
+        return [Request("dynamodb.Query", key, read_units=read_units(_entry_bytes(pk, result)))]
     if method == "range_counts":
         return _query(key, 40 * len(result or []), consistent=False)
     if method == "producer_tail":
@@ -143,6 +145,8 @@ def _log_base(
     if method == "get_many":
         wanted = len(set(a[1]))
         size = _entry_bytes(pk, (result or {}).values())
+        if wanted == 1:  # one id: a GetItem
+            return [Request("dynamodb.GetItem", key, read_units=read_units(size))]
         batches = max(1, math.ceil(wanted / BATCH_GET_KEYS)) if wanted else 0
         return [Request("dynamodb.BatchGetItem", key, read_units=read_units(size) / max(batches, 1))
                 for _ in range(batches)]  # fmt: skip
@@ -171,7 +175,36 @@ def _cursors(
         return [Request("dynamodb.DeleteItem", key, write_units=1)]
     if method == "list":
         return _query(key, sum(item_size(cursor_to_item(pk, s)) for s in result or []))
+    if method in GRANT_METHODS:
+        return _grants(method, a, result)
     raise NotImplementedError(f"the model maps no AWS requests for CursorStore.{method}")
+
+
+GRANT_METHODS = {"grant", "hand_out", "put_grant", "ack_granted", "revoke_grant"}
+
+
+def _grant_bytes(grant: Grant | None) -> int:
+    """About what a grant item weighs (``adapters.aws.grants``): keys, the queue's JSON,
+    its counters, its number sets."""
+    if grant is None:
+        return 100
+    numbers = len(grant.leased) + len(grant.acked)
+    return 100 + len(queue_json(grant.queue)) + 8 * numbers
+
+
+def _grants(method: str, a: Sequence[Any], result: Any) -> list[Request]:
+    """Grant items (``adapters.aws.grants``): each call one request on the consumer's own
+    key; a changing call is one UpdateItem, conditional or not, that still spends its
+    write units when its condition fails (charged on the item as returned, or as read)."""
+    key = f"cursors|{grant_key(a[0], a[1], a[2])}"
+    if method == "grant":
+        return [Request("dynamodb.GetItem", key, read_units=read_units(_grant_bytes(result)))]
+    if method == "put_grant":
+        change = a[3]
+        size = 100 + len(queue_json(change.queue)) + 8 * (len(change.leased) + len(change.folded))
+        return [Request("dynamodb.UpdateItem", key, write_units(size))]
+    size = _grant_bytes(result if isinstance(result, Grant) else None)
+    return [Request("dynamodb.UpdateItem", key, write_units(size))]
 
 
 def _entries(

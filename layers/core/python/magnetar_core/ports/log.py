@@ -10,6 +10,7 @@ from typing import Protocol
 from magnetar_core.domain.buffers import BufferedEntry
 from magnetar_core.domain.compaction import CompactedEntry, CompactionState
 from magnetar_core.domain.counters import EntryCounts, ExpiredTotals
+from magnetar_core.domain.cursor.grants import Grant, GrantChange
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.domain.policies import NamespacePolicies
@@ -146,6 +147,51 @@ class CursorStore(Protocol):
     def delete_all(self, pk: str) -> int:
         """Delete every record of one partition ledger (cursors, producer lease, dedup
         snapshot); returns how many."""
+        ...
+
+    # -- grants: one item per consumer of a Shared subscription (domain.cursor.grants) ----
+
+    def grant(self, pk: str, subscription: str, consumer_id: str) -> Grant | None:
+        """The consumer's grant item, strongly consistent, or None."""
+        ...
+
+    def hand_out(
+        self, pk: str, subscription: str, consumer_id: str, role: str | None, count: int = 1
+    ) -> Grant | None:
+        """Take the next ``count`` deliveries of the consumer's grant (``handed + count``,
+        atomically) and return the item as changed (``Grant.taken(count)``: fewer at the
+        queue's end); None when there is none to take: no item, all handed out, revoked,
+        or registered by a role other than ``role`` (None: not checked)."""
+        ...
+
+    def put_grant(self, pk: str, subscription: str, consumer_id: str, change: GrantChange) -> bool:
+        """Record a new grant (``GrantChange``) if the item's ``rev`` is still
+        ``change.rev`` (no item, when ``change.fresh``), bumping it; False otherwise."""
+        ...
+
+    def ack_granted(
+        self,
+        pk: str,
+        subscription: str,
+        consumer_id: str,
+        entry_ids: frozenset[int],
+        role: str | None,
+    ) -> bool:
+        """Add ``entry_ids`` to the item's acks if every one of them is in its ``leased``
+        set (and ``role`` may act on it, None: not checked); False (nothing recorded)
+        otherwise."""
+        ...
+
+    def revoke_grant(
+        self,
+        pk: str,
+        subscription: str,
+        consumer_id: str,
+        entry_ids: frozenset[int] | None,
+    ) -> Grant | None:
+        """Take ``entry_ids`` (None: every entry, and the queue: ``revoked``) out of the
+        item's ``leased`` set, bumping ``rev``; returns the item as changed (its acks to
+        fold), or None when there is no item."""
         ...
 
 

@@ -40,6 +40,19 @@ class IndexCache:
         """How long a loaded item is trusted (below segment compaction's grace period)."""
         return self._max_age_ms
 
+    def run(self, key: str, start: int, end: int) -> list[IndexEntry] | None:
+        """The items of every id from ``start`` to ``end`` when all are cached (and fresh),
+        else None."""
+        oldest = self._clock_ms() - self._max_age_ms
+        out: list[IndexEntry] = []
+        with self._lock:
+            for entry_id in range(start, end + 1):
+                cached = self._items.get((key, entry_id))
+                if cached is None or cached[1] < oldest:
+                    return None
+                out.append(cached[0])
+        return out
+
     def put_many(self, key: str, entries: Iterable[IndexEntry]) -> None:
         now = self._clock_ms()
         with self._lock:

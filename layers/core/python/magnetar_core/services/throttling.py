@@ -14,8 +14,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
+from magnetar_core.domain.cursor.grants import fold_grants
 from magnetar_core.domain.errors import (
     ProducerBlockedQuotaExceededError,
     ProducerBlockedQuotaExceededException,
@@ -175,7 +177,10 @@ class Throttling:
         """Pulsar's estimated backlog of ``ref``: the bytes after the slowest durable
         cursor's mark-delete, and the publish time of the first message there (one cursor
         Query, one index Query)."""
-        durable = [c.mark_delete for c in self._cursors.list(ref.key) if c.durable]
+        cursors = [c for c in self._cursors.list(ref.key) if c.durable]
+        for cursor in cursors:  # acks still on consumers' grant items count as done
+            fold_grants(cursor, partial(self._cursors.grant, ref.key, cursor.subscription))
+        durable = [c.mark_delete for c in cursors]
         head = self._log.head(ref.key)
         if not durable or head < 0 or min(durable) >= head:
             return Backlog(0, 0, now_ms)

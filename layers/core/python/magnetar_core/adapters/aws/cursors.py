@@ -25,6 +25,7 @@ from magnetar_core.adapters.aws.clients import (
     translated,
     version_condition,
 )
+from magnetar_core.adapters.aws.grants import GrantItems
 from magnetar_core.domain.counters import OutCounters
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
@@ -101,12 +102,12 @@ TOKENS_REMEMBERED = 4096
 """Cursor versions whose write tokens a store remembers (the oldest forgotten first)."""
 
 
-class CursorStore:
-    """Reads and conditionally writes cursor items."""
+class CursorStore(GrantItems):
+    """Reads and conditionally writes cursor items (and consumers' grant items:
+    ``GrantItems``)."""
 
     def __init__(self, dynamodb: BotoClient, table: str) -> None:
-        self._ddb = dynamodb
-        self._table = table
+        super().__init__(dynamodb, table)
         # write tokens of the cursor versions read (and written) here, by (pk, sub, version):
         # the next write of that version carries them (``put_conditional``)
         self._tokens: OrderedDict[tuple[str, str, int], list[str]] = OrderedDict()

@@ -3,15 +3,24 @@
 
 Items are deep copies of ``CursorState`` at their stored version. Every write is conditional
 on the version read, so concurrent dispatchers never lose an update: a lost race is a
-ConditionFailed that the caller retries. ``release`` is what the timer workflow's UpdateItem
+ConditionFailed that the caller retries. A consumer's grant item is a ``Grant`` under a
+partition key of its own (``grant_key``), changed as the AWS adapter's UpdateItems do.
+``release`` is what the timer workflow's UpdateItem
 does: add a bucket to the released set and bump the version, if the cursor still exists.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from magnetar_core.adapters.memory.tables import MemoryTables
+from magnetar_core.domain.cursor.grants import (
+    GRANT_SUBSCRIPTION,
+    Grant,
+    GrantChange,
+    grant_key,
+)
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import ConditionFailed
 
@@ -83,3 +92,91 @@ class CursorStore:
             stored.released.add(bucket_ms)
             stored.version += 1
             return True
+
+    # -- grants ------------------------------------------------------------------------
+
+    def grant(self, pk: str, subscription: str, consumer_id: str) -> Grant | None:
+        """The consumer's grant item (a copy), or None."""
+        with self._tables.lock:
+            stored = self._table.get(grant_key(pk, subscription, consumer_id), GRANT_SUBSCRIPTION)
+            return copy.deepcopy(stored) if isinstance(stored, Grant) else None
+
+    def hand_out(
+        self, pk: str, subscription: str, consumer_id: str, role: str | None, count: int = 1
+    ) -> Grant | None:
+        """Take the next ``count`` deliveries; None when there is none to take."""
+        key = grant_key(pk, subscription, consumer_id)
+        with self._tables.lock:
+            stored = self._table.get(key, GRANT_SUBSCRIPTION)
+            if not isinstance(stored, Grant) or stored.revoked:
+                return None
+            if stored.handed >= len(stored.queue) or not _role_ok(stored, role):
+                return None
+            stored.handed += count
+            return copy.deepcopy(stored)
+
+    def put_grant(self, pk: str, subscription: str, consumer_id: str, change: GrantChange) -> bool:
+        """Record a new grant if the item's ``rev`` is still ``change.rev``."""
+        key = grant_key(pk, subscription, consumer_id)
+        with self._tables.lock:
+            stored = self._table.get(key, GRANT_SUBSCRIPTION)
+            if (stored is None) != change.fresh:
+                return False
+            if stored is not None and stored.rev != change.rev:
+                return False
+            acked = stored.acked - change.folded if stored is not None else frozenset()
+            role = change.role if change.role is not None else (stored and stored.role)
+            self._table.put(
+                key,
+                GRANT_SUBSCRIPTION,
+                Grant(
+                    change.queue, change.handed, change.leased, acked, change.rev + 1, False, role
+                ),
+            )
+            return True
+
+    def ack_granted(
+        self,
+        pk: str,
+        subscription: str,
+        consumer_id: str,
+        entry_ids: frozenset[int],
+        role: str | None,
+    ) -> bool:
+        """Add acks of entries all in ``leased``; False (nothing recorded) otherwise."""
+        key = grant_key(pk, subscription, consumer_id)
+        with self._tables.lock:
+            stored = self._table.get(key, GRANT_SUBSCRIPTION)
+            if not isinstance(stored, Grant) or not _role_ok(stored, role):
+                return False
+            if not entry_ids <= stored.leased:
+                return False
+            stored.acked = stored.acked | entry_ids
+            return True
+
+    def revoke_grant(
+        self,
+        pk: str,
+        subscription: str,
+        consumer_id: str,
+        entry_ids: frozenset[int] | None,
+    ) -> Grant | None:
+        """Take entries (None: all, and the queue) out of ``leased``; bump ``rev``."""
+        key = grant_key(pk, subscription, consumer_id)
+        with self._tables.lock:
+            stored = self._table.get(key, GRANT_SUBSCRIPTION)
+            if not isinstance(stored, Grant):
+                return None
+            leased = frozenset() if entry_ids is None else stored.leased - entry_ids
+            changed = dataclasses.replace(
+                stored,
+                leased=leased,
+                rev=stored.rev + 1,
+                revoked=stored.revoked or entry_ids is None,
+            )
+            self._table.put(key, GRANT_SUBSCRIPTION, changed)
+            return copy.deepcopy(changed)
+
+
+def _role_ok(grant: Grant, role: str | None) -> bool:
+    return role is None or grant.role is None or grant.role == role

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from magnetar_core.domain.cursor.grants import fold, reclaim
 from magnetar_core.domain.cursor.state import EXCLUSIVE, FAILOVER, CursorState
 from magnetar_core.domain.errors import (
     ConsumerNotFound,
@@ -10,6 +11,7 @@ from magnetar_core.domain.errors import (
 )
 from magnetar_core.domain.timers import INT64_MAX, NackBackoff
 from magnetar_core.services.subscriptions.base import SubscriptionContext
+from magnetar_core.services.subscriptions.grants import Grants, Revoked
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import parse_message_id
@@ -23,6 +25,7 @@ class Acknowledgements:
     def __init__(self, context: SubscriptionContext, timers: DelayTimers) -> None:
         self._ctx = context
         self._timers = timers
+        self._grants = Grants(context)
 
     def acknowledge(
         self,
@@ -41,8 +44,13 @@ class Acknowledgements:
         """
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
         positions = _positions(message_ids, ref)
+        if not cumulative:  # acks of a consumer's grant go on its own item
+            recorded = self._grants.acknowledge(ref, subscription, consumer_id, positions, role)
+            if recorded is not None:
+                return recorded
 
         def change(state: CursorState) -> tuple[int, bool]:
+            self._ctx.granted.learn(ref.key, state)
             if consumer_id not in state.consumers:
                 raise ConsumerNotFound(f"Consumer {consumer_id} is not connected to {subscription}")
             self._ctx.require_consumer(state, consumer_id, role)
@@ -96,9 +104,11 @@ class Acknowledgements:
         entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
         seen = _seen_counts(redelivery_counts, message_ids, ref)
         timer_id = self._ctx.runtime.new_id()[:12]
+        revoked = self._revoker(ref, consumer_id, frozenset(entry_ids))
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
+            fold(state, consumer_id, revoked.get(consumer_id))
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
             hashes_of = self._ctx.hashes_of(ref)
@@ -109,20 +119,27 @@ class Acknowledgements:
                 self._timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0
 
-        return self._ctx.update(ref, subscription, change)
+        return self._ctx.update(ref, subscription, change, prepare=revoked.prepare)
 
     def redeliver_unacknowledged(
         self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None
     ) -> int:
         """Send everything in flight to this consumer back for redelivery; returns how many."""
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
+        revoked = self._revoker(ref, consumer_id, None)
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
-            moved = state.redeliver_all(consumer_id, self._ctx.hashes_of(ref))
+            back = reclaim(state, consumer_id, revoked.get(consumer_id))
+            moved = back + state.redeliver_all(consumer_id, self._ctx.hashes_of(ref))
             return moved, moved > 0
 
-        return self._ctx.update(ref, subscription, change)
+        return self._ctx.update(ref, subscription, change, prepare=revoked.prepare)
+
+    def _revoker(
+        self, ref: PartitionRef, consumer_id: str, entry_ids: frozenset[int] | None
+    ) -> Revoked:
+        return Revoked(self._grants, ref, [consumer_id], entry_ids)
 
 
 def parse_backoff(data: object) -> NackBackoff | None:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
+from magnetar_core.domain.cursor.grants import GrantPolicy
 from magnetar_core.domain.cursor.records import ConsumerInfo
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import (
@@ -24,6 +25,7 @@ from magnetar_core.ports import CursorStore, EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.index_cache import IndexCache
+from magnetar_core.services.subscriptions.grants import GrantedSubscriptions
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.names import TopicName
 
@@ -68,6 +70,8 @@ class DispatchLimits:
     """Key_Shared: redelivery entries scanned per receive; beyond it, no new entries."""
     key_shared_max_masked_entries: int = 10_000
     """Key_Shared: partly leased batch entries per subscription (each costs a mask)."""
+    grants: GrantPolicy = GrantPolicy()
+    """Shared: how many entries one grant leases to a consumer (``domain.cursor.grants``)."""
 
 
 def consumer_owned_by(info: ConsumerInfo, role: str | None, subscription: str) -> None:
@@ -94,6 +98,8 @@ class SubscriptionContext:
     runtime: Runtime
     limits: DispatchLimits
     index: IndexCache
+    granted: GrantedSubscriptions = field(default_factory=GrantedSubscriptions)
+    """Which subscriptions this container last read as taking grants."""
 
     def cursor(
         self, ref: PartitionRef, subscription: str, consumer_id: str, role: str | None = None
@@ -136,7 +142,12 @@ class SubscriptionContext:
 
     @overload
     def update(
-        self, ref: PartitionRef, subscription: str, change: Callable[[CursorState], tuple[T, bool]]
+        self,
+        ref: PartitionRef,
+        subscription: str,
+        change: Callable[[CursorState], tuple[T, bool]],
+        *,
+        prepare: Callable[[CursorState], None] | None = None,
     ) -> T: ...
 
     @overload
@@ -147,6 +158,8 @@ class SubscriptionContext:
         change: Callable[[CursorState], tuple[T, bool]],
         missing_ok: bool,
         default: T,
+        *,
+        prepare: Callable[[CursorState], None] | None = None,
     ) -> T: ...
 
     def update(
@@ -156,17 +169,22 @@ class SubscriptionContext:
         change: Callable[[CursorState], tuple[T, bool]],
         missing_ok: bool = False,
         default: T | None = None,
+        *,
+        prepare: Callable[[CursorState], None] | None = None,
     ) -> T | None:
         """One optimistic update of a cursor: ``change`` mutates the state read and returns
         ``(result, whether to write)``; a lost write starts over from a fresh read (up to
         ``limits.max_attempts`` times). A missing cursor gives ``default`` when
         ``missing_ok``. Raises SubscriptionNotFound, ServiceUnitNotReady (every attempt
-        lost), and what ``change`` raises."""
+        lost), and what ``change`` raises. ``prepare`` sees each state read before
+        ``change`` (I/O allowed: taking grants back before the change takes entries)."""
 
         def read() -> CursorState | None:
             state = self.cursors.get(ref.key, subscription)
             if state is None and not missing_ok:
                 raise self.missing(ref, subscription)
+            if state is not None and prepare is not None:
+                prepare(state)
             return state
 
         def apply(state: CursorState | None) -> tuple[T | None, CursorState | None]:

@@ -18,6 +18,15 @@ from itertools import islice
 from typing import NamedTuple
 
 from magnetar_core.domain.cursor.dispatched import count_out
+from magnetar_core.domain.cursor.grants import (
+    Grant,
+    carried_over,
+    fold,
+    grant_split,
+    grants_apply,
+    reclaim,
+)
+from magnetar_core.domain.cursor.records import Delivery as Granted
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -34,6 +43,7 @@ from magnetar_core.services.subscriptions.base import SubscriptionContext
 from magnetar_core.services.subscriptions.compacted_reads import CompactedReads, Plan
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
+from magnetar_core.services.subscriptions.grants import Grants
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -53,6 +63,7 @@ class _Planned(NamedTuple):
     write: bool
     wake_at: int | None
     moved: bool
+    carried: tuple[Granted, ...] = ()
 
 
 class Dispatch:
@@ -83,6 +94,7 @@ class Dispatch:
         self._non_persistent = non_persistent
         self._compacted = compacted
         self._fetcher = fetcher
+        self.grants = Grants(context)
 
     def receive(
         self,
@@ -112,6 +124,11 @@ class Dispatch:
         if not topic.persistent:
             self._keep_alive(ref, subscription, consumer_id, role)
             return self._non_persistent.receive(ref, subscription, max_messages, wait_ms)
+        if self.grants.serves(ref, subscription, max_messages):
+            granted = self.grants.hand_out(ref, subscription, consumer_id, role, max_messages)
+            if granted:  # served from the consumer's grant: no cursor read or write
+                self.waits.active(ref.key)
+                return self._fetcher.fetch(ref, granted, by_reference)
         deadline = ctx.runtime.monotonic_ms() + wait_ms
         while True:
             seen = self.waits.version(ref.key)  # before the dispatch's read: no lost wake
@@ -157,18 +174,42 @@ class Dispatch:
         ctx = self._ctx
         lease_ms = ctx.limits.consumer_lease_ms
         timer_id = ctx.runtime.new_id()[:12]
+        grants = self.grants
+        revoked: dict[str, Grant] = {}  # lapsed consumers' grants, taken back before expiry
+        grant_of: dict[str, Grant | None] = {}  # this consumer's grant item (taking a grant)
+        clock = [0]
+
+        granting = grants.serves(ref, subscription, max_messages)
+        # read before the cursor, once: the cursor's race is between its read and write
+        early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
+        head = ctx.log.head(ref.key) if granting else None
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
             if state is None:
                 raise ctx.missing(ref, subscription)
+            ctx.granted.learn(ref.key, state)
+            clock[0] = now = ctx.runtime.now_ms()
+            lapsed = [c for c in state.roster.lapsed(now, lease_ms) if c not in revoked]
+            revoked.update(grants.revoke(ref, state, lapsed))
+            grant_of.clear()
+            if granting and grants_apply(state) and consumer_id in state.consumers:
+                grant_of[consumer_id] = early
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
-            now = ctx.runtime.now_ms()
+            now = clock[0]
+            for lapsed in state.roster.lapsed(now, lease_ms):
+                reclaim(state, lapsed, revoked.get(lapsed))
             expired = state.expire_consumers(now, lease_ms)
             ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+            asked, carried = max_messages, tuple[Granted, ...]()
+            if consumer_id in grant_of:  # taking a grant: its acks first, then a new lease
+                previous = grant_of[consumer_id]
+                dirty |= fold(state, consumer_id, previous) > 0
+                carried = tuple(carried_over(state, consumer_id, previous))
+                asked = grants.policy.entries - len(carried)
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}
             before = state.read_position
@@ -176,13 +217,17 @@ class Dispatch:
             state.consume_releases(now, self._timers.options.release_grace_ms)
             dead = state.collect_dead_letters(ref.topic, timer_id)
             policy = POLICIES[state.sub_type]
-            if policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
+            if asked > 0 and policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
                 dirty |= policy.take_over(state, consumer_id) > 0
                 live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 plan: Plan = partial(live, by_reference=by_reference)
+                if consumer_id in grant_of and state.sub_type != KEY_SHARED:
+                    plan = partial(
+                        self._plan, by_reference=by_reference, grant=(head, max_messages)
+                    )
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
-                deliveries, known = plan(ref, state, consumer_id, max_messages, now)
+                deliveries, known = plan(ref, state, consumer_id, asked, now)
                 count_out(state, deliveries, known, now)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0
@@ -192,7 +237,7 @@ class Dispatch:
             write = bool(deliveries) or dirty
             if write:
                 self._timers.start_new(ref.key, state, delays_before[0], timer_id)
-            planned = _Planned(state, deliveries, known, write, wake_at, moved)
+            planned = _Planned(state, deliveries, known, write, wake_at, moved, carried)
             return planned, (state if write else None)
 
         planned = optimistic.update(
@@ -201,6 +246,18 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
+        if consumer_id in grant_of and (planned.carried or planned.deliveries):
+            pairs = self.grants.record(
+                ref,
+                state,
+                consumer_id,
+                grant_of[consumer_id],
+                (planned.carried, tuple(planned.deliveries)),
+                planned.known,
+                max_messages,
+            )
+            self._dead_letters.drain(ref, state)
+            return pairs, state.read_position, planned.wake_at, planned.moved
         if not planned.write:
             settled = self._dead_letters.drain(ref, state)  # left by a crash, if any
             return [], state.read_position, planned.wake_at, settled > 0
@@ -233,17 +290,31 @@ class Dispatch:
         redeliveries: list[int],
         max_messages: int,
         read_fresh: bool,
+        head: int | None = None,
     ) -> tuple[list[IndexEntry], dict[int, IndexEntry]]:
         """The new entries at the read position (one index query, when ``read_fresh``) and
-        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem)."""
+        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem).
+        Taking a grant (``head``: the log's head read before the cursor) the page comes from
+        the container's cache when it holds every id of it, and a page read is twice the
+        grant, so that a retry after a lost race (a competing grant took the first half)
+        reads nothing in the cursor's race window."""
         log, index = self._ctx.log, self._ctx.index
         fresh: list[IndexEntry] = []
         if read_fresh:
             limit = min(max_messages, READ_PAGE_ENTRIES)
-            fresh = [e for e in log.read_from(ref.key, state.read_position, limit) if not e.fence]
+            start = state.read_position
+            cached = None
+            if head is not None and head >= start:
+                cached = index.run(ref.key, start, min(start + limit - 1, head))
+            if cached is not None:
+                fresh = cached
+            else:
+                page = min(2 * limit, READ_PAGE_ENTRIES) if head is not None else limit
+                fresh = [e for e in log.read_from(ref.key, start, page) if not e.fence]
+                index.put_many(ref.key, fresh)
+                fresh = fresh[:limit]
             if fresh:  # ids below the first one read were expired: step over them
                 state.skip_missing(fresh[0].entry_id)
-            index.put_many(ref.key, fresh)
         known = {e.entry_id: e for e in fresh}
         known.update(index.resolve(ref.key, redeliveries, log.get_many))
         return fresh, known
@@ -256,20 +327,32 @@ class Dispatch:
         max_messages: int,
         now_ms: int,
         by_reference: bool = False,
+        grant: tuple[int | None, int] | None = None,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries,
-        as many as one response holds."""
+        as many as one response holds. A grant (``grant``: the log's head read before the
+        cursor, the messages the receive asked for) whose page came back full is bounded by
+        an equal split among the consumers of what is left to dispatch (``grant_split``),
+        so that the last entries are not granted to a few of them; it never takes less than
+        the receive alone would have."""
         redeliveries = list(islice(state.redeliver, max_messages))
-        fresh, known = self._entries_for(ref, state, redeliveries, max_messages, read_fresh=True)
+        head = grant[0] if grant is not None else None
+        fresh, known = self._entries_for(
+            ref, state, redeliveries, max_messages, read_fresh=True, head=head
+        )
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
         # as this receive can tell, so its share is bounded by what it asked for alone
-        share = (
-            None
-            if len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
-            else state.share_of(consumer_id, len(candidates))
-        )
+        full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
+        share = None if full else state.share_of(consumer_id, len(candidates))
+        if grant is not None:
+            wanted = grant[1]
+            if full and head is not None:
+                left = len(candidates) + max(0, head - fresh[-1].entry_id)
+                share = grant_split(left, len(state.consumers), max_messages)
+            elif share is not None and len(fresh) >= wanted:  # what the receive alone takes
+                share = max(share, wanted)
         deliveries = state.dispatch(
             consumer_id,
             candidates,

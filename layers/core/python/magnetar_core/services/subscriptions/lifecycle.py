@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from magnetar_core.domain.cursor.grants import reclaim
 from magnetar_core.domain.cursor.state import (
     KEY_SHARED,
     SUBSCRIPTION_TYPES,
@@ -25,6 +26,7 @@ from magnetar_core.services.subscriptions.base import (
     consumer_owned_by,
 )
 from magnetar_core.services.subscriptions.compacted_reads import check_read_compacted
+from magnetar_core.services.subscriptions.grants import Grants, Revoked
 from magnetar_core.services.subscriptions.seeking import Seeking
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.names import TopicName
@@ -36,6 +38,7 @@ class Lifecycle:
     def __init__(self, context: SubscriptionContext, seeking: Seeking) -> None:
         self._ctx = context
         self._seeking = seeking
+        self._grants = Grants(context)
 
     def subscribe(
         self,
@@ -103,14 +106,25 @@ class Lifecycle:
                 state.durable = durable
             return state
 
+        revoked = Revoked(self._grants, ref, [], None)
+
+        def read_revoking() -> CursorState:
+            state = read()
+            revoked.take(state, state.roster.lapsed(now, ctx.limits.consumer_lease_ms))
+            return state
+
         def join(state: CursorState) -> tuple[ConsumerHandle, CursorState]:
+            for lapsed in state.roster.lapsed(now, ctx.limits.consumer_lease_ms):
+                reclaim(state, lapsed, revoked.get(lapsed))
             state.expire_consumers(now, ctx.limits.consumer_lease_ms)
             state.add_consumer(info, sub_type, key_shared, ctx.hashes_of(ref))
             state.dead_letter_policy = dead_letter
             state.read_compacted = read_compacted
             return ConsumerHandle(info.consumer_id, info.name, subscription, topic), state
 
-        outcome = optimistic.update(read, join, ctx.put(ref), ctx.runtime, ctx.limits.max_attempts)
+        outcome = optimistic.update(
+            read_revoking, join, ctx.put(ref), ctx.runtime, ctx.limits.max_attempts
+        )
         if isinstance(outcome, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to join; retry")
         return outcome
@@ -161,13 +175,18 @@ class Lifecycle:
             except ConditionFailed:
                 pass  # changed meanwhile: fall back to an ordinary close
 
+        revoked = Revoked(self._grants, ref, [consumer_id], None, holding_only=False)
+
         def change(state: CursorState) -> tuple[int, bool]:
             if consumer_id not in state.consumers:
                 return 0, False
             consumer_owned_by(state.consumers[consumer_id], role, subscription)
-            return state.remove_consumer(consumer_id), True
+            back = reclaim(state, consumer_id, revoked.get(consumer_id))
+            return back + state.remove_consumer(consumer_id), True
 
-        return self._ctx.update(ref, subscription, change, missing_ok=True, default=0)
+        return self._ctx.update(
+            ref, subscription, change, missing_ok=True, default=0, prepare=revoked.prepare
+        )
 
     def unsubscribe(
         self, topic: TopicName, subscription: str, consumer_id: str, role: str | None = None

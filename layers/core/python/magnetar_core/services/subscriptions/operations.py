@@ -9,6 +9,7 @@ from __future__ import annotations
 from magnetar_core.domain.cursor.state import EXCLUSIVE, CursorState
 from magnetar_core.domain.errors import ConditionFailed, Conflict
 from magnetar_core.services.subscriptions.base import SubscriptionContext, check_subscription
+from magnetar_core.services.subscriptions.grants import Grants, Revoked, fold_revoked
 from magnetar_core.services.subscriptions.seeking import EARLIEST, LATEST, Seeking
 from magnetar_core.services.topics import PartitionRef
 
@@ -81,11 +82,14 @@ class CursorOperations:
         self._reset(ref, subscription, position)
 
     def _reset(self, ref: PartitionRef, subscription: str, position: tuple[int, int, int]) -> None:
+        revoked = Revoked(Grants(self._ctx), ref, [], None)
+
         def change(state: CursorState) -> tuple[None, bool]:
+            fold_revoked(state, revoked)
             state.seek(*position)
             return None, True
 
-        self._ctx.update(ref, subscription, change)
+        self._ctx.update(ref, subscription, change, prepare=revoked.take_all)
 
     def create(self, ref: PartitionRef, subscription: str, message_id: str) -> None:
         """Create a durable subscription with no consumer, starting at ``message_id``

@@ -8,6 +8,7 @@ from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.services.subscriptions.base import SubscriptionContext
+from magnetar_core.services.subscriptions.grants import Grants, Revoked, fold_revoked
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.ids import format_message_id, parse_message_id
 from magnetar_wire.names import TopicName
@@ -126,12 +127,15 @@ class Seeking:
             assert timestamp_ms is not None  # exactly one of the two is given (checked above)
             entry_id, skip, size = self.entry_at_time(ref, timestamp_ms), 0, 1
 
+        revoked = Revoked(Grants(self._ctx), ref, [], None)
+
         def change(state: CursorState) -> tuple[None, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
+            fold_revoked(state, revoked)
             state.seek(entry_id, skip, size)
             return None, True
 
-        self._ctx.update(ref, subscription, change)
+        self._ctx.update(ref, subscription, change, prepare=revoked.take_all)
 
     def last_message_id(self, topic: TopicName) -> str | None:
         """The id of the last message of a topic or partition (None when empty)."""
