@@ -71,6 +71,9 @@ class Reservation:
     used: int = 0
     taken_ms: float = 0.0
     """When ``ids`` were taken (the committer's monotonic clock)."""
+    cap: int = RESERVE_MAX_IDS
+    """The most ids the next allocation takes: once a request outlived a reservation (the
+    log is slow), what it committed in that one (``Committer._take``)."""
 
     def left(self, key: str) -> bool:
         return self.ids is not None and self.key == key and self.used < self.ids.count
@@ -184,9 +187,12 @@ class Committer:
         if reservation.wanted <= 0:
             return self._log.allocate(key, 1, writer, opens)
         now_ms = self._rt.monotonic_ms()
-        if not reservation.left(key) or now_ms - reservation.taken_ms > self._reserve_ms:
+        aged = reservation.ids is not None and now_ms - reservation.taken_ms > self._reserve_ms
+        if not reservation.left(key) or aged:
+            if aged:  # slower than the reservation's window: no more ids than it used in one
+                reservation.cap = max(min(reservation.used, reservation.cap), 1)
             self.release(reservation)  # none left, or so old readers may soon settle them
-            wanted = min(reservation.wanted, RESERVE_MAX_IDS)
+            wanted = min(reservation.wanted, reservation.cap)
             reservation.ids = self._log.allocate(key, wanted, writer)
             reservation.key, reservation.used, reservation.taken_ms = key, 0, now_ms
         return reservation.pop()
