@@ -191,7 +191,8 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
         else:
             producer.send_async(payload, sent, deliver_at=deliver_at)
     producer.flush()
-    if not done.wait(timeout_s) or failures:
+    # a failed send never arrives: say so now rather than after waiting ``timeout_s``
+    if failures or not done.wait(timeout_s):
         raise RuntimeError(f"{workload.name}: {received[0]} of {expected} arrived, {len(failures)} sends failed")  # fmt: skip
     producer.close()
     for consumer in consumers:
