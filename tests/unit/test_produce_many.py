@@ -224,11 +224,12 @@ def test_a_request_slower_than_half_the_hole_bound_takes_fresh_ids_and_settles_t
     assert committer._log.head(key) == 4
 
 
-def test_a_slow_log_settles_at_most_one_reservation_s_leftover_ids_per_request(engine):
-    """A log slow enough that a request outlives its reservation: the request then takes
-    only as many ids at a time as it committed in one reservation, so the ids it settles as
-    holes (one write each) stay those of the first reservation, and do not grow with every
-    fresh one as the log slows down (the load that stalled ``perf cost``'s fan-out runs)."""
+def test_on_a_slow_log_a_request_takes_ids_at_the_pace_it_commits_them(engine):
+    """A log slow enough that requests outlive their reservations: the committer then takes
+    only as many ids at a time as it used in the reservation that aged, one more after one
+    used up in time, so the ids settled as holes (one write each) stay few and do not grow
+    with every fresh reservation as the log slows down (the load that stalled ``perf cost``'s
+    fan-out runs: before, 56 holes for each request of 16 entries here)."""
     import dataclasses
     import itertools
 
@@ -238,13 +239,19 @@ def test_a_slow_log_settles_at_most_one_reservation_s_leftover_ids_per_request(e
     committer = engine.producer._committer
     ticks = itertools.count(0, 0.2 * HOLE_AFTER_MS)  # each look at the clock: 0.2 bounds on
     committer._rt = dataclasses.replace(committer._rt, monotonic_ms=lambda: next(ticks))
-    body = encode_frames([entry(b"m", i) for i in range(16)])
-
-    result = engine.produce_many.publish(TOPIC, body)
-
-    assert result.committed == 16
     key = engine.topics.resolve(TOPIC, create=False).key
-    holes = [e.entry_id for e in committer._log.read_from(key, 0, 100) if e.hole]
-    # the first reservation (16 ids) used 2 before it aged: its 14 others are the only
-    # holes (before, every fresh reservation of the entries left aged too: 56 holes)
-    assert holes == list(range(2, 16))
+
+    def holes() -> int:
+        return sum(e.hole for e in committer._log.read_from(key, 0, 1000))
+
+    first = engine.produce_many.publish(TOPIC, encode_frames([entry(b"m", i) for i in range(16)]))
+    after_first = holes()
+    second = engine.produce_many.publish(
+        TOPIC, encode_frames([entry(b"m", 16 + i) for i in range(16)])
+    )
+
+    assert first.committed == second.committed == 16
+    # the first reservation (16 ids) aged after 2 commits: its 14 others, then a probe of
+    # one id more now and then
+    assert 14 <= after_first <= 17
+    assert holes() - after_first <= 4  # the next request starts at the learnt pace
