@@ -183,6 +183,7 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
     def sent(result, _message_id) -> None:
         if result != pulsar.Result.Ok:
             failures.append(result)
+            done.set()  # a failed send never arrives: stop waiting for it
 
     for _ in range(workload.messages):
         deliver_at = int(time.time() * 1000) + workload.delay_ms if workload.delay_ms else None
@@ -192,7 +193,7 @@ def _run(client, meters: Meters, workload: Workload, timeout_s: float = 600) -> 
             producer.send_async(payload, sent, deliver_at=deliver_at)
     producer.flush()
     if not done.wait(timeout_s) or failures:
-        raise RuntimeError(f"{workload.name}: {received[0]} of {expected} arrived, {len(failures)} sends failed")  # fmt: skip
+        raise RuntimeError(f"{workload.name}: {received[0]} of {expected} arrived, {len(failures)} sends failed {dict(Counter(map(str, failures)))}")  # fmt: skip
     producer.close()
     for consumer in consumers:
         consumer.close()

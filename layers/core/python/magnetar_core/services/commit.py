@@ -105,6 +105,9 @@ class Committer:
         self._dedup = dedup
         self._max_attempts = max_attempts
         self._settle_wait_ms = settle_wait_ms
+        self._cap = RESERVE_MAX_IDS
+        """The most ids one allocation of a request takes: after a reservation aged (the log
+        is slow), as many as it used; one more after one used up in time."""
 
     def commit(
         self,
@@ -185,11 +188,25 @@ class Committer:
             return self._log.allocate(key, 1, writer, opens)
         now_ms = self._rt.monotonic_ms()
         if not reservation.left(key) or now_ms - reservation.taken_ms > self._reserve_ms:
+            self._pace(reservation, now_ms)
             self.release(reservation)  # none left, or so old readers may soon settle them
-            wanted = min(reservation.wanted, RESERVE_MAX_IDS)
+            wanted = min(reservation.wanted, self._cap)
             reservation.ids = self._log.allocate(key, wanted, writer)
             reservation.key, reservation.used, reservation.taken_ms = key, 0, now_ms
         return reservation.pop()
+
+    def _pace(self, reservation: Reservation, now_ms: float) -> None:
+        """Size the next allocations to the pace the log takes: a reservation that aged
+        with ids left (each then costs a hole write) caps them at the ids it used; one used
+        up in time raises the cap by one, up to ``RESERVE_MAX_IDS`` (a probe that ages costs one
+        hole)."""
+        ids = reservation.ids
+        if ids is None:
+            return
+        if now_ms - reservation.taken_ms > self._reserve_ms and reservation.used < ids.count:
+            self._cap = max(reservation.used, 1)
+        elif reservation.used == ids.count and ids.count >= self._cap:
+            self._cap = min(self._cap + 1, RESERVE_MAX_IDS)
 
     def release(self, reservation: Reservation) -> None:
         """Settle the ids ``reservation`` took and did not use, with holes."""
