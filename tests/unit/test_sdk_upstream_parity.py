@@ -68,3 +68,70 @@ def test_set_future_settles_from_another_thread_and_leaves_a_done_or_cancelled_f
         return raised.value.error(), cancelled.cancelled(), done.result()
 
     assert asyncio.run(body()) == (pulsar.Result.Timeout, True, "first")
+
+
+def test_the_record_base_class_itself_cannot_be_made_as_pulsar_clients_cannot():
+    from magnetar.schema import Integer, Record
+
+    class Example(Record):
+        a = Integer()
+
+    assert Example(a=1).a == 1
+    with pytest.raises(TypeError):
+        Record(a=1, c=8)
+
+
+def test_a_message_s_schema_version_is_the_version_s_8_big_endian_bytes(client):
+    from magnetar.schema import AvroSchema, Integer, Record
+
+    class Example(Record):
+        a = Integer()
+
+    consumer = client.subscribe("versions", "s", schema=AvroSchema(Example))
+    client.create_producer("versions", schema=AvroSchema(Example)).send(Example(a=1))
+    client.create_producer("versions").send(b"raw")
+    first, second = consumer.receive(5000), consumer.receive(5000)
+    assert first.schema_version().encode() == b"\x00" * 8
+    assert second.schema_version() == ""
+
+
+def test_a_bytes_table_view_gives_its_callbacks_text_and_get_bytes_as_pulsar_client_does(client):
+    producer = client.create_producer("view")
+    producer.send(b"value-0", partition_key="key-0")
+    producer.send(b"\xba\xd0", partition_key="key-1")  # not UTF-8
+    view = client.create_table_view("view")
+    try:
+        seen: dict[str, object] = {}
+        view.for_each(seen.__setitem__)
+        assert seen == {"key-0": "value-0", "key-1": b"\xba\xd0".decode("utf-8", "surrogateescape")}
+        assert (view.get("key-0"), view.get("key-1")) == (b"value-0", b"\xba\xd0")
+    finally:
+        view.close()
+
+
+def test_a_consumer_of_the_old_record_reads_a_renamed_record_that_evolved_under_forward(
+    svc, client
+):
+    import requests
+
+    from magnetar.schema import AvroSchema, Integer, Record, String
+
+    class User1(Record):
+        name = String()
+        age = Integer()
+
+    class User2(Record):
+        _sorted_fields = True
+        name = String()
+        age = Integer(required=True)
+
+    strategy = svc.url + "/admin/v2/namespaces/public/default/schemaCompatibilityStrategy"
+    assert requests.put(strategy, json="FORWARD", timeout=10).status_code == 204
+    consumer = client.subscribe("evolve", "s", schema=AvroSchema(User1))
+    client.create_producer("evolve", schema=AvroSchema(User1)).send(User1(name="a", age=1))
+    client.create_producer("evolve", schema=AvroSchema(User2)).send(User2(name="b", age=2))
+    got = [consumer.receive(5000).value() for _ in range(2)]
+    assert [(type(v).__name__, v.name, v.age) for v in got] == [
+        ("User1", "a", 1),
+        ("User1", "b", 2),
+    ]
