@@ -135,3 +135,34 @@ def test_a_consumer_of_the_old_record_reads_a_renamed_record_that_evolved_under_
         ("User1", "a", 1),
         ("User1", "b", 2),
     ]
+
+
+def test_a_failing_token_supplier_fails_the_request_with_authentication_error_naming_it(svc):
+    def supplier() -> str:
+        raise RuntimeError("token supplier failed")
+
+    client = pulsar.Client(svc.url, authentication=pulsar.AuthenticationToken(supplier))
+    try:
+        with pytest.raises(pulsar.AuthenticationError, match="token supplier failed"):
+            client.create_producer("t")
+    finally:
+        client.close()
+
+
+def test_the_tls_plugin_names_and_their_params_are_authentication_tls(tmp_path):
+    params = f"tlsCertFile:{tmp_path}/c.pem,tlsKeyFile:{tmp_path}/k.pem"
+    for name in ("tls", "org.apache.pulsar.client.impl.auth.AuthenticationTls"):
+        auth = pulsar.Authentication(name, params)
+        assert auth._client_cert() == (f"{tmp_path}/c.pem", f"{tmp_path}/k.pem")
+        assert auth._headers() == {}
+    token = pulsar.Authentication("token", "token:abc")
+    assert token._headers() == {"Authorization": "Bearer abc"}
+
+
+def test_an_unknown_plugin_makes_a_client_whose_requests_raise_connect_error(svc):
+    client = pulsar.Client(svc.url, authentication=pulsar.Authentication("someoldjunk.so", "blah"))
+    try:
+        with pytest.raises(pulsar.ConnectError, match="someoldjunk.so"):
+            client.subscribe("t", "s")
+    finally:
+        client.close()
