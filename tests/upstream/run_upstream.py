@@ -3,7 +3,7 @@
 Usage (the test files are pulsar-client-python's ``tests/*.py``, kept outside this repository)::
 
     .venv/bin/python tests/upstream/run_upstream.py /path/to/pulsar-client-python/tests \
-        [--files pulsar_test.py schema_test.py ...] [-k EXPR] [--timeout 120] [--json out.json]
+        [--files pulsar_test.py schema_test.py ...] [-k EXPR] [--timeout 300] [--json out.json]
 
 It starts ``magnetar local`` prepared as Pulsar's client test service (``service.py``),
 copies each file into a run folder with Pulsar's URLs rewritten to the local https
@@ -54,8 +54,8 @@ def _parse(name: str, junit: Path) -> FileResult:
         if problem is None:
             problem = case.find("error")
         if problem is not None:
-            message = problem.get("message") or ""
-            result.failed[test] = first_line(message + "\n" + (problem.text or ""))
+            message = (problem.get("message") or "").strip().splitlines()
+            result.failed[test] = message[0][:200] if message else first_line(problem.text or "")
         elif case.find("skipped") is not None:
             result.skipped += 1
         else:
@@ -70,6 +70,7 @@ def run_file(test: Path, ca: Path, timeout_s: int, keyword: str | None) -> FileR
            "PYTHONPATH": os.pathsep.join([str(HERE / "shim"), str(test.parent)])}  # fmt: skip
     command = [sys.executable, "-m", "pytest", test.name, "-q", "-p", "no:cacheprovider",
                "-p", "no:randomly", "-o", "addopts=", "-o", f"timeout={timeout_s}",
+               "-o", "timeout_method=signal",  # no watchdog thread: tests count threads
                "--rootdir", str(test.parent), f"--junitxml={junit}"]  # fmt: skip
     if keyword:
         command += ["-k", keyword]
@@ -99,7 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--files", nargs="+", default=FILES, help="which test files (default: the five)")  # fmt: skip
     parser.add_argument("-k", dest="keyword", help="pytest's -k: only the matching tests")
-    parser.add_argument("--timeout", type=int, default=120, help="seconds a test may take")
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=300,
+        help="seconds a test may take (compaction runs a Spark job)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--run-dir", type=Path, help="run here (kept) instead of a temporary folder")  # fmt: skip
     args = parser.parse_args(argv)

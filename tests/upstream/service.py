@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/: auth_test_service
 
-from auth_test_service import ANONYMOUS, AuthFiles, prepare, write_files  # noqa: E402
+from auth_test_service import ANONYMOUS, CLIENT_ROLES, AuthFiles, prepare, write_files  # noqa: E402
 
 UPSTREAM_BASIC = ("admin", "123456")
 """The user and password pulsar_test.py's Basic tests present (Pulsar's test htpasswd)."""
@@ -37,6 +37,19 @@ URLS = ("pulsar+ssl://localhost:6651", "pulsar://localhost:6650", "http://localh
 """The test files' service and admin URLs, all rewritten to the one listener."""
 UNREACHABLE = ("pulsar://192.0.2.1:1234", "http://192.0.2.1:1234")
 """test_connect_timeout's address (TEST-NET-1, never answers): only the scheme is ours."""
+
+_PRODUCE_CONSUME = ["produce", "consume"]
+_PREPARED: list[tuple[str, str, object]] = [
+    # the test files' second namespace (test_topics_consumer), open as public/default
+    ("PUT", "/admin/v2/namespaces/public/default-2", None),
+    *(("POST", f"/admin/v2/namespaces/public/{ns}/permissions/{role}", _PRODUCE_CONSUME)
+      for ns in ("default", "default-2") for role in (ANONYMOUS, *CLIENT_ROLES)),
+    # Magnetar's default (tick 1 s) delivers a delayed message up to one tick early, as
+    # Pulsar's non-strict mode documents; the test files' 1.1 s delays need a finer tick
+    ("POST", "/admin/v2/namespaces/public/default/delayedDelivery",
+     {"active": True, "tickTime": 100}),
+]  # fmt: skip
+"""Beyond ``auth_test_service.prepare``: what pulsar-client's test service also has."""
 
 
 @dataclass(frozen=True)
@@ -131,12 +144,7 @@ class UpstreamService:
 
         ca = str(self.files.ca)
         prepare(self.url, admin, tokens.create(key, TOKEN_ROLE), self.run / ".test-token.txt", ca)
-        # the test files' second namespace (test_topics_consumer), open as public/default
-        for method, path, body in (
-            ("PUT", "/admin/v2/namespaces/public/default-2", None),
-            ("POST", f"/admin/v2/namespaces/public/default-2/permissions/{ANONYMOUS}",
-             ["produce", "consume"]),
-        ):  # fmt: skip
+        for method, path, body in _PREPARED:
             answer = requests.request(method, self.url + path, json=body, headers=admin,
                                       verify=ca, timeout=30)  # fmt: skip
             if answer.status_code != 409:
