@@ -166,3 +166,17 @@ def test_an_unknown_plugin_makes_a_client_whose_requests_raise_connect_error(svc
             client.subscribe("t", "s")
     finally:
         client.close()
+
+
+def test_a_named_listener_is_not_advertised_so_creating_a_producer_or_consumer_through_it_fails(
+    svc,
+):
+    client = pulsar.Client(svc.url, listener_name="test")
+    try:
+        assert client.get_topic_partitions("t") == ["persistent://public/default/t"]
+        with pytest.raises(pulsar.PulsarException, match="no listener named 'test'"):
+            client.create_producer("t")
+        with pytest.raises(pulsar.PulsarException, match="no listener named 'test'"):
+            client.subscribe("t", "s")
+    finally:
+        client.close()
