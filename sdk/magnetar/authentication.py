@@ -11,7 +11,12 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ._validate import check_type
-from .exceptions import ErrorGettingAuthenticationData, OperationNotSupported
+from .exceptions import (
+    AuthenticationError,
+    ConnectError,
+    ErrorGettingAuthenticationData,
+    OperationNotSupported,
+)
 
 __all__ = [
     "Authentication",
@@ -24,17 +29,33 @@ __all__ = [
 
 
 class Authentication:
-    """Base class. Generic plugin authentication (a C++ library) is not supported."""
+    """Base class, and pulsar-client's generic form ``Authentication(plugin, params)``.
+
+    The plugin names of the methods Magnetar has are those methods: ``tls`` /
+    ``org.apache.pulsar.client.impl.auth.AuthenticationTls`` (params
+    ``tlsCertFile:<path>,tlsKeyFile:<path>`` or that JSON object), ``token`` /
+    ``...AuthenticationToken`` (``token:<token>``, ``file:///path`` or ``{"token": ...}``),
+    ``basic`` / ``...AuthenticationBasic`` (``{"username": ..., "password": ...}``). Any other
+    plugin is a dynamic library, which Magnetar cannot load: as a pulsar-client whose plugin
+    did not load, the client is made but its requests raise ``ConnectError``.
+    """
 
     def __init__(self, dynamicLibPath: str = "", authParamsString: str = "") -> None:  # noqa: N803
-        self._unsupported: str | None = (
-            "Authentication plugins (dynamic libraries) do not exist in Magnetar; use "
-            "AuthenticationToken, AuthenticationBasic or AuthenticationTLS"
-        )
+        check_type(str, dynamicLibPath, "dynamicLibPath")
+        check_type(str, authParamsString, "authParamsString")
+        self._unsupported: str | None = None
+        self._delegate = _builtin_plugin(dynamicLibPath, authParamsString)
+        self._load_error = None if self._delegate is not None else (
+            f"the authentication plugin {dynamicLibPath!r} cannot be loaded: Magnetar has no "
+            "plugins (dynamic libraries); use AuthenticationToken, AuthenticationBasic, "
+            "AuthenticationTLS or AuthenticationOauth2"
+        )  # fmt: skip
 
     def _headers(self) -> dict[str, str]:
         """Headers to add to every request."""
-        raise OperationNotSupported(self._unsupported)
+        if self._delegate is None:
+            raise ConnectError(self._load_error)
+        return self._delegate._headers()
 
     def _check_supported(self) -> None:
         if getattr(self, "_unsupported", None):
@@ -42,14 +63,17 @@ class Authentication:
 
     def _client_cert(self) -> tuple[str, str] | None:
         """The client certificate and key files to present in TLS handshakes (None: none)."""
-        return None
+        delegate = getattr(self, "_delegate", None)
+        return None if delegate is None else delegate._client_cert()
 
 
 class AuthenticationToken(Authentication):
     """Bearer token auth, as pulsar-client's: ``token`` is the token, a callable returning
     the current one (called for every request), or ``file:///path`` of a file holding it
     (read for every request, so a rotated token is picked up; surrounding blanks dropped).
-    A token that cannot be had raises ErrorGettingAuthenticationData on the request."""
+    A supplier that raises fails the request with AuthenticationError naming its error (as
+    pulsar-client's); an empty token or an unreadable file raises
+    ErrorGettingAuthenticationData."""
 
     def __init__(self, token: str | Callable[[], str]) -> None:
         if not (isinstance(token, str) or callable(token)):
@@ -64,7 +88,7 @@ class AuthenticationToken(Authentication):
             try:
                 return self._token()
             except Exception as e:  # noqa: BLE001 - the supplier's failure, reported as Pulsar's
-                raise ErrorGettingAuthenticationData(f"the token supplier failed: {e}") from e
+                raise AuthenticationError(f"the token supplier failed: {e}") from e
         if self._token.startswith("file://"):
             return _read_token_file(self._token)
         return self._token
@@ -247,3 +271,35 @@ class AuthenticationAthenz(Authentication):
             "AuthenticationAthenz is not supported by Magnetar; use AuthenticationToken or "
             "AuthenticationBasic"
         )
+
+
+_PLUGIN_PREFIX = "org.apache.pulsar.client.impl.auth."
+
+
+def _plugin_params(text: str) -> dict[str, str]:
+    """``k1:v1,k2:v2`` or a JSON object, as Pulsar's plugins take their parameters."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            params = json.loads(text)
+        except ValueError as e:
+            raise ValueError(f"authParamsString is not JSON: {e}") from None
+        return {str(k): str(v) for k, v in params.items()} if isinstance(params, dict) else {}
+    pairs = (item.split(":", 1) for item in text.split(",") if ":" in item)
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+def _builtin_plugin(name: str, params: str) -> Authentication | None:
+    """The method a plugin name stands for (None: a plugin Magnetar does not have)."""
+    short = name.removeprefix(_PLUGIN_PREFIX).lower()
+    if short in ("tls", "authenticationtls"):
+        p = _plugin_params(params)
+        return AuthenticationTLS(p.get("tlsCertFile", ""), p.get("tlsKeyFile", ""))
+    if short in ("token", "authenticationtoken"):
+        if params.startswith("file://"):
+            return AuthenticationToken(params)
+        token = params.removeprefix("token:") if not params.startswith("{") else None
+        return AuthenticationToken(token if token is not None else _plugin_params(params).get("token", ""))  # fmt: skip
+    if short in ("basic", "authenticationbasic"):
+        return AuthenticationBasic(auth_params_string=params)
+    return None

@@ -85,6 +85,7 @@ class Client:
         self._producers: weakref.WeakSet[SenderCore] = weakref.WeakSet()
         self._consumers: weakref.WeakSet[ConsumerCore] = weakref.WeakSet()
         self._closed = False
+        self._listener_name = listener_name
         self._stopping = threading.Event()  # ends a WaitForExclusive create on close
         self._partitions_update_interval_s = PARTITIONS_UPDATE_INTERVAL_S
         """How often partitioned producers look for new partitions (``_growth``)."""
@@ -94,6 +95,15 @@ class Client:
     def _check_open(self) -> None:
         if self._closed:
             raise exc.AlreadyClosed("the client is closed")
+
+    def _check_listener(self) -> None:
+        """A lookup through a named listener fails, as Pulsar's for a listener the service
+        does not advertise: Magnetar serves one HTTP(S) endpoint and advertises none."""
+        if self._listener_name:
+            raise exc.ServiceUnitNotReady(
+                f"the service advertises no listener named {self._listener_name!r}: Magnetar "
+                "has one HTTP(S) endpoint, the service URL; leave listener_name unset"
+            )
 
     def _partitions(self, name: TopicName) -> int:
         if name.partition_index >= 0:
@@ -155,6 +165,7 @@ class Client:
         encrypt every entry end to end with the public keys of ``crypto_key_reader``.
         """
         self._check_open()
+        self._check_listener()
         from ._client.producer_setup import open_producer
 
         return open_producer(self, locals())
@@ -213,6 +224,7 @@ class Client:
             OperationNotSupported: ``enable_retry`` with a regex.
         """
         self._check_open()
+        self._check_listener()
         from ._client.subscribe import open_consumer
 
         return open_consumer(self, locals())
@@ -240,6 +252,7 @@ class Client:
         without the ``cryptography`` package).
         """
         self._check_open()
+        self._check_listener()
         check_type(str, topic, "topic")
         check_type(MessageId, start_message_id, "start_message_id")
         check_type_or_none(Schema, schema, "schema")
@@ -268,6 +281,7 @@ class Client:
         Raises ValueError (argument types), InvalidTopicName, ConsumerBusy (name taken).
         """
         self._check_open()
+        self._check_listener()
         check_type(str, topic, "topic")
         check_type_or_none(str, subscription_name, "subscription_name")
         check_type_or_none(Schema, schema, "schema")

@@ -292,10 +292,14 @@ class Message:
         return self._null
 
     def schema_version(self) -> str:
-        """The version of the topic's schema the producer wrote with, as decimal text
-        (``"0"``, ``"1"``...; the registry's ``GET .../schema/{version}``); ``""`` when the
-        producer declared no schema (bytes)."""
-        return "" if self._schema_version is None else str(self._schema_version)
+        """The version of the topic's schema the producer wrote with, as pulsar-client
+        returns it: the version's 8 bytes, big-endian, as a string of those characters
+        (``"\\x00" * 8`` for version 0; ``.encode("latin-1")`` gives the bytes,
+        ``int.from_bytes(...)`` the number of the registry's ``GET .../schema/{version}``);
+        ``""`` when the producer declared no schema (bytes)."""
+        if self._schema_version is None:
+            return ""
+        return self._schema_version.to_bytes(8, "big", signed=True).decode("latin-1")
 
     def encryption_context(self) -> Any:
         """The end-to-end encryption details of the message (an ``EncryptionContext``),

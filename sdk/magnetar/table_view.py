@@ -10,7 +10,10 @@ the messages that existed (as Pulsar's); afterwards one daemon thread per reader
 As in Pulsar: a message's key is its ``partition_key``; a message without one is skipped; an
 empty payload (a null value or ``b""``) deletes the key (a tombstone), and listeners are
 called for it too, with the schema's decoding of ``b""``. Values are kept as bytes and
-decoded with the schema on each ``get`` / ``for_each`` / listener call.
+decoded with the schema on each ``get`` / ``for_each`` / listener call. As pulsar-client's,
+the callbacks of a view with ``BytesSchema`` (the default) get the value as text (UTF-8,
+undecodable bytes kept as surrogates) while ``get`` returns bytes: its extension hands the
+callbacks a Python ``str`` made from the value.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from . import exceptions as exc
 from ._topics import parse_topic
 from .message import Message, MessageId
 from .reader import Reader
-from .schema import Schema
+from .schema import BytesSchema, Schema
 
 if TYPE_CHECKING:
     from ._consumer.client_view import ClientView
@@ -95,7 +98,13 @@ class TableView:
         with self._data_lock:
             items = list(self._data.items())
         for key, data in items:
-            callback(key, self._schema.decode(data))
+            callback(key, self._callback_value(data))
+
+    def _callback_value(self, data: bytes) -> Any:
+        """A value as ``for_each`` and listeners get it (text for ``BytesSchema``)."""
+        if type(self._schema) is BytesSchema:
+            return data.decode("utf-8", "surrogateescape")
+        return self._schema.decode(data)
 
     def for_each_and_listen(self, callback: Callable[[str, Any], None]) -> None:
         """``for_each(callback)``, then call it for every later message with a key (deletes
@@ -158,6 +167,6 @@ class TableView:
         with self._listen_lock:
             for listener in self._listeners:
                 try:
-                    listener(key, self._schema.decode(data))
+                    listener(key, self._callback_value(data))
                 except Exception:
                     self._log.exception("a table view listener of %s raised", self._topic)

@@ -71,8 +71,15 @@ def test_nested_and_recursive_records_are_compared_field_by_field_with_a_path():
     assert "address.age" in (can_read(outer_new, outer_old) or "")
 
 
-def test_a_record_renamed_is_another_type():
-    assert "Person" in (can_read(record(NAME, name="Person"), V1) or "")
+def test_a_nested_record_renamed_is_another_type():
+    person = record({"name": "who", "type": record(NAME, name="Person")})
+    user = record({"name": "who", "type": record(NAME, name="User")})
+    assert "Person" in (can_read(person, user) or "")
+
+
+def test_the_top_level_record_s_name_is_not_compared_as_avros_resolving_grammar_does_not():
+    assert can_read(record(NAME, name="Person"), V1) is None
+    assert "age" in (can_read(record(NAME, AGE, name="Person"), V1) or "")
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from magnetar.encryption import EncryptionContext
 from magnetar.message import Message, MessageId
 from magnetar.schema.schema import SchemaInfo
 from magnetar.schema.schema_auto import AutoConsumeSchema
+from magnetar.schema.schema_avro import AvroSchema
 from magnetar_wire import EncryptedEntry, EntryFormatError, decode_entry
 
 from .encrypted import undecryptable
@@ -49,8 +50,8 @@ def fetch_entry_bytes(core: Core, sub: Sub, e: dict) -> bytes | None:
 
 
 def _writer(core: Core, topic: str, version: int | None) -> SchemaInfo | None:
-    """The writer's schema of a message for an ``AUTO_CONSUME`` consumer (else None)."""
-    if version is None or not isinstance(core.schema, AutoConsumeSchema):
+    """The writer's schema of a message for an ``AUTO_CONSUME`` or Avro consumer (else None)."""
+    if version is None or not isinstance(core.schema, (AutoConsumeSchema, AvroSchema)):
         return None
     return core.writer_schemas.info(topic, version)
 

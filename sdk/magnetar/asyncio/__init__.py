@@ -21,9 +21,9 @@ synchronous API. Errors are ``pulsar.asyncio.PulsarException`` (``error()``: the
 ``Result``), as pulsar-client's; wrong argument types raise ``ValueError``/``TypeError``.
 """
 
-from ._bridge import PulsarException
+from ._bridge import PulsarException, _set_future
 from ._client import Client
 from ._consumer import Consumer, Reader
 from ._producer import Producer
 
-__all__ = ["Client", "Consumer", "Producer", "PulsarException", "Reader"]
+__all__ = ["Client", "Consumer", "Producer", "PulsarException", "Reader", "_set_future"]

@@ -60,12 +60,12 @@ def converted(e: exc.PulsarException) -> PulsarException:
     return PulsarException(e.result(), str(e) or None)
 
 
-def callback_future(loop: asyncio.AbstractEventLoop) -> tuple[asyncio.Future, Callable]:
-    """A future of ``loop`` and a ``callback(result, value)`` that any thread may call to
-    settle it: ``value`` on ``Result.Ok``, else ``PulsarException(result)``."""
-    future: asyncio.Future = loop.create_future()
+def _set_future(future: asyncio.Future, result: Result, value: Any) -> None:
+    """Settle ``future`` from any thread, as pulsar-client's ``pulsar.asyncio._set_future``:
+    ``value`` on ``Result.Ok``, else ``PulsarException(result)``; on the future's loop, and
+    nothing when the future is already done or cancelled (or its loop closed)."""
 
-    def settle(result: Result, value: Any) -> None:
+    def settle() -> None:
         if future.done():
             return
         if result == Result.Ok:
@@ -73,9 +73,17 @@ def callback_future(loop: asyncio.AbstractEventLoop) -> tuple[asyncio.Future, Ca
         else:
             future.set_exception(PulsarException(result))
 
+    with contextlib.suppress(RuntimeError):  # a closed loop: nobody awaits the future
+        future.get_loop().call_soon_threadsafe(settle)
+
+
+def callback_future(loop: asyncio.AbstractEventLoop) -> tuple[asyncio.Future, Callable]:
+    """A future of ``loop`` and a ``callback(result, value)`` that any thread may call to
+    settle it (``_set_future``)."""
+    future: asyncio.Future = loop.create_future()
+
     def callback(result: Result, value: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody awaits the future
-            loop.call_soon_threadsafe(settle, result, value)
+        _set_future(future, result, value)
 
     return future, callback
 

@@ -80,9 +80,16 @@ class Producer:
 
     async def close(self) -> None:
         """Send what is queued, then close (on the client's executor: it joins the sender
-        thread and releases the registration); after the client's ``close``, nothing to do."""
-        if not self._executor.closed:
-            await self._executor.run(self._producer.close)
+        thread and releases the registration); after the client's ``close``, nothing to do.
+
+        Raises PulsarException(AlreadyClosed) when the producer was closed already, as
+        pulsar-client's asyncio producer does.
+        """
+        if self._executor.closed:
+            return
+        if self._producer._core.closed:
+            raise PulsarException(Result.AlreadyClosed, "the producer is already closed")
+        await self._executor.run(self._producer.close)
 
     def topic(self) -> str:
         """The full topic name."""

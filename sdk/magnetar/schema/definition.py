@@ -71,8 +71,9 @@ class Record(metaclass=RecordMeta):
 
     ``Record(**values)`` validates each value against its field (nested records may be given
     as dicts, arrays and maps of records as lists and dicts of dicts); unset fields take
-    their default. Raises ``TypeError`` for a value of the wrong type and ``AttributeError``
-    (``Cannot set undeclared field <name> on record``) for an unknown field.
+    their default. Raises ``TypeError`` for a value of the wrong type, ``AttributeError``
+    (``Cannot set undeclared field <name> on record``) when an undeclared field is set, and
+    ``TypeError`` for ``Record(...)`` itself (it declares no fields; subclass it).
     """
 
     _avro_namespace: ClassVar[str | None] = None  # the Avro definition's namespace
@@ -81,6 +82,8 @@ class Record(metaclass=RecordMeta):
 
     def __init__(self, default: Any = None, required_default: bool = False,
                  required: bool = False, *args: Any, **kwargs: Any) -> None:  # fmt: skip
+        if type(self) is Record:
+            raise TypeError("Record declares no fields: subclass it and declare them")
         self._required_default = required_default
         self._default = default
         self._required = required

@@ -4,17 +4,21 @@
 ``AvroSchema(RecordCls)`` encodes record instances with the record's Avro definition;
 ``AvroSchema(None, schema_definition={...})`` encodes and decodes plain dicts with a
 definition given as a dict. The payload is Avro's schemaless binary encoding, the bytes
-pulsar-client writes.
+pulsar-client writes. A received message is read with its writer's schema (the version it
+names, fetched once per consumer) resolved to this one, as pulsar-client does: a consumer of
+an older record reads what a producer of an evolved one wrote (fields added with defaults,
+``int`` promoted to ``long``/``float``/``double``, the record renamed at the top level).
 """
 
 from __future__ import annotations
 
 import enum
 import io
+import json
 from typing import Any
 
 from .definition import Record
-from .schema import Schema, SchemaType
+from .schema import Schema, SchemaInfo, SchemaType
 
 __all__ = ["AvroSchema"]
 
@@ -49,6 +53,7 @@ class AvroSchema(Schema):
         fastavro = _fastavro()
         self._schema = record_cls.schema() if record_cls is not None else schema_definition
         self._parsed = fastavro.parse_schema(self._schema)
+        self._writers: dict[str, Any] = {}  # a writer's definition (text) -> parsed, renamed
         super().__init__(record_cls, SchemaType.AVRO, self._schema, "AVRO")
 
     def _get_serialized_value(self, x: Any) -> Any:
@@ -81,4 +86,24 @@ class AvroSchema(Schema):
     def decode(self, data: bytes) -> Any:
         """A ``record_cls`` instance (or a dict with ``schema_definition``)."""
         d = _fastavro().schemaless_reader(io.BytesIO(data), self._parsed)
+        return self._record_cls(**d) if self._record_cls is not None else d
+
+    def decode_message(self, msg: Any) -> Any:
+        """A received message's value, read with its writer's schema when it has one (else
+        as ``decode``)."""
+        writer = getattr(msg, "_writer_schema", None)
+        if not isinstance(writer, SchemaInfo) or writer.schema_type() != SchemaType.AVRO:
+            return self.decode(msg.data())
+        parsed = self._writers.get(writer.schema())
+        if parsed is None:
+            definition = json.loads(writer.schema())
+            if isinstance(definition, dict) and isinstance(self._schema, dict):
+                # Avro's resolution never compares the top-level record's name (Pulsar's
+                # compatibility check neither); fastavro does: give it the reader's
+                definition = {**definition, "name": self._schema.get("name")}
+                definition.pop("namespace", None)
+                if "namespace" in self._schema:
+                    definition["namespace"] = self._schema["namespace"]
+            parsed = self._writers[writer.schema()] = _fastavro().parse_schema(definition)
+        d = _fastavro().schemaless_reader(io.BytesIO(msg.data()), parsed, self._parsed)
         return self._record_cls(**d) if self._record_cls is not None else d

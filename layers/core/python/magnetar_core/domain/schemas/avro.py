@@ -4,7 +4,9 @@ with them (Avro's ``SchemaValidator``); so does ``compatibility``.
 
 ``can_read(reader, writer)`` takes parsed JSON definitions and answers None (compatible) or
 why not, in words. Named types (record, enum, fixed) are resolved by full name, then by
-short name; recursive types are assumed compatible where they recur.
+short name; recursive types are assumed compatible where they recur. The top-level record's
+own name is not compared (Avro's resolving grammar, which Pulsar's check runs, never does:
+``User1`` reads data written as ``User2`` when the fields resolve).
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ class _Checker:
             return f"{path}: the writer's {wk} cannot be read as {rk}"
         if rk in PRIMITIVES:
             return None
-        if rk in NAMED and _short(r) != _short(w):
+        if rk in NAMED and path and _short(r) != _short(w):
             return f"{path}: the writer's {rk} {_short(w)} is not the reader's {_short(r)}"
         key = (id(r), id(w))
         if key in self._seen:
