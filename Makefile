@@ -34,7 +34,7 @@ PYTEST := $(BIN)/pytest -q --dist worksteal
 unexport PYTHONDONTWRITEBYTECODE
 FAST := not emulator and not spark and not slow and not fuzz
 
-.PHONY: chromium install run stop test test-fast check checkov lint clean glue-artifacts docs build-aws deploy undeploy
+.PHONY: chromium install run stop test test-fast check static-types static-rest bytecode-caches checkov lint clean glue-artifacts docs build-aws deploy undeploy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,10 +83,20 @@ run: install
 stop:
 	@$(BIN)/magnetar stop
 
-# Static checks, before any test runs: lint, types, architecture contracts (.importlinter).
+# Static checks, before any test runs: lint, types, architecture contracts (.importlinter),
+# the template (cfn-lint, checkov) and the docs site. Each is one process on one core, so two
+# run at once (-j2; -O keeps each one's output together): mypy, the longest, beside the rest
+# (measured from a fresh clone, CPU-s: mypy 17.5; ruff 0.2, lint-imports 0.3, cfn-lint 4.9,
+# checkov 7.0, mkdocs 1.1): about 18 s on 2 cores instead of 31 s one after the other.
+STATIC := static-types static-rest
 check: install
-	$(BIN)/ruff check .
+	@$(MAKE) --no-print-directory -j2 -O $(STATIC)
+
+static-types:
 	$(BIN)/mypy
+
+static-rest:
+	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/cfn-lint template.yaml
 	@$(MAKE) --no-print-directory checkov
@@ -111,9 +121,14 @@ checkov:
 # On a fresh checkout no module is compiled yet: one collection first writes every bytecode
 # cache (pytest's rewritten test modules and plugins too), instead of each of the WORKERS
 # compiling all of it at once (measured on a fresh clone: 21 CPU-s a worker, 4.3 with caches).
-test: check chromium
-	@test -d tests/unit/__pycache__ || $(BIN)/pytest -q --collect-only -p no:cacheprovider >/dev/null
+# It runs with the static checks, two at a time (the core the shorter checks free), and the
+# tests start once all of them passed.
+test: install chromium
+	@$(MAKE) --no-print-directory -j2 -O $(STATIC) bytecode-caches
 	$(PYTEST) -n $(WORKERS)
+
+bytecode-caches:
+	@test -d tests/unit/__pycache__ || $(BIN)/pytest -q --collect-only -p no:cacheprovider >/dev/null
 
 # -p no:schemathesis: only the fuzz lane uses its pytest plugin (loading it: 1.4 CPU-s a process).
 test-fast: install
