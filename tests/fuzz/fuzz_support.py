@@ -266,11 +266,12 @@ def memory_state(service: Any) -> dict[str, Any]:
 
 
 class RecordedJobs:
-    """A JobLauncher that records the runs it is asked for and starts none, for the lanes on
-    in-memory services. The local launcher would start ``python spark_glue/<job>.py`` (a
-    Python process and a Spark JVM, about 8 CPU-s) on a fuzzed ``PUT .../compaction``: a job
-    that cannot see a MemoryService's stores, fails on its own and is never looked at (the
-    run's state is in the stores, RUNNING until the job writes it: so it stays either way)."""
+    """A JobLauncher that records the runs it is asked for and starts none, for the auth
+    lane's in-memory service. The local launcher would start ``python spark_glue/<job>.py``
+    (a Python process and a Spark JVM, several CPU-s until it fails) on a fuzzed ``PUT
+    .../compaction`` of a topic with entries: a job that cannot see a MemoryService's
+    stores, fails on its own and is never looked at (the run's state is in the stores,
+    RUNNING until the job writes it: so it stays either way)."""
 
     def __init__(self) -> None:
         self.started: list[tuple[str, dict[str, str]]] = []
