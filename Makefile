@@ -20,6 +20,14 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # files are dealt to the workers). 4 on 2 cores (measured: 409 s with 4, 448 s with 2;
 # later 326 s with 4, 387 s with 5, then 311 s with 4 and 313 s with 3: the run keeps both
 # cores 100 % busy, so only less CPU work makes it faster).
+# CPU per lane (2026-11-28, load 11-25 on this 2-core machine, so CPU-s, not wall: each run
+# got 4-13 % of a core; `/usr/bin/time`, which misses JVMs nobody waits for; every process
+# compiled its modules: PYTHONDONTWRITEBYTECODE was set, see tests/conftest.py): static checks
+# from a fresh clone 31 (mypy 17.5, checkov 7.0, cfn-lint 4.9, mkdocs 1.1, lint-imports 0.3,
+# ruff 0.2); test-fast's selection 90 (2,788 tests, 2 workers); fuzz 86 (450 tests, CI
+# profile); tests/e2e/test_expire.py and test_readme.py 79 (13 tests; the expire passes and
+# the README's Spark blocks); the 11 Hypothesis files under CI 31 (a tenth under `fast`).
+# The emulator/e2e and Spark lanes were not measured alone (over an hour each at that load).
 WORKERS ?= 4
 # test-fast: 3 on 2 cores (measured: 58 s with 2, 47 s with 3): some of its tests wait on
 # real time (backoffs, long polls) with a core free.
