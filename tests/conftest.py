@@ -24,13 +24,22 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import sys
 from pathlib import Path
 
-import pytest
-from _pytest.mark.expression import Expression
-from hypothesis_profiles import register_profiles
+# Bytecode caches are written, whatever the calling shell says (as the Makefile does for make's
+# runs): with PYTHONDONTWRITEBYTECODE set (this machine's shells set it) a pytest run started
+# directly compiled the project and rewrote every test module again in every xdist worker and
+# in every subprocess the tests start (measured: pytest's assertion rewriting alone was more
+# than half of a collection's time). Set before the modules below, and the tests', are loaded.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-from magnetar_local.testing import (  # noqa: F401 - pytest fixtures
+import pytest  # noqa: E402
+from _pytest.mark.expression import Expression  # noqa: E402
+from hypothesis_profiles import register_profiles  # noqa: E402
+
+from magnetar_local.testing import (  # noqa: E402, F401 - pytest fixtures
     aws_clients,
     engine_clients,
     jobs_in_process,

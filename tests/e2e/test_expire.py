@@ -84,6 +84,7 @@ def stats_when(local_stack, topic: str, settled, timeout_s: float = 10.0) -> dic
         stats = answer.json()
         if settled(stats) or time.monotonic() > deadline:
             return stats
+        time.sleep(0.05)  # as _await_backlog: another process's state, known by asking
 
 
 @pytest.mark.slow

@@ -17,12 +17,13 @@ same request without the token, or with a wrong one, must be refused.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +263,30 @@ def memory_state(service: Any) -> dict[str, Any]:
     with timers._cond:
         state["timers"] = (set(timers._started), sorted(timers._pending))
     return state
+
+
+class RecordedJobs:
+    """A JobLauncher that records the runs it is asked for and starts none, for the auth
+    lane's in-memory service. The local launcher would start ``python spark_glue/<job>.py``
+    (a Python process and a Spark JVM, several CPU-s until it fails) on a fuzzed ``PUT
+    .../compaction`` of a topic with entries: a job that cannot see a MemoryService's
+    stores, fails on its own and is never looked at (the run's state is in the stores,
+    RUNNING until the job writes it: so it stays either way)."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, dict[str, str]]] = []
+
+    def start(self, job: str, args: Mapping[str, str]) -> str:
+        self.started.append((job, dict(args)))
+        return f"{job}-{len(self.started)}"
+
+
+@contextlib.contextmanager
+def jobs_recorded() -> Iterator[RecordedJobs]:
+    """Engines made meanwhile launch maintenance jobs with one ``RecordedJobs``."""
+    from magnetar_core.engine import aws
+
+    launcher = RecordedJobs()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(aws, "launcher_from_settings", lambda settings, glue=None: launcher)
+        yield launcher

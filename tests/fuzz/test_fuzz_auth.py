@@ -18,6 +18,7 @@ from fuzz_support import (
     SETTINGS,
     ReadBack,
     every_operation,
+    jobs_recorded,
     memory_state,
     report,
     run_case,
@@ -53,14 +54,15 @@ schema = schemathesis.openapi.from_dict(
 
 @pytest.fixture(scope="module")
 def secured():
-    """One service with authentication on (superuser ``admin``) for the lane, its token."""
+    """One service with authentication on (superuser ``admin``) for the lane, its token;
+    jobs recorded, not started (``jobs_recorded``)."""
     started = time.monotonic()
     settings_on = memory_settings(
         authentication_enabled=True,
         superuser_roles=(SUPERUSER,),
         token_secret_key="data:;base64," + base64.b64encode(SECRET).decode(),
     )
-    with MemoryService(settings_on) as svc:
+    with jobs_recorded(), MemoryService(settings_on) as svc:
         token = tokens.create(tokens.SigningKey.secret(SECRET), SUPERUSER)
         yield svc, ReadBack(lambda: memory_state(svc)), {"Authorization": f"Bearer {token}"}
     print(report("auth", started))

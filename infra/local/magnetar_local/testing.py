@@ -213,15 +213,19 @@ def jobs_in_process(local_stack: LocalStack, spark: Any, monkeypatch: pytest.Mon
     undone after the test.
     """
     from magnetar_core import engine as composition_root
+    from magnetar_core.engine import aws as aws_root
     from magnetar_core.settings import Settings
 
     launcher = InProcessJobLauncher(Settings.from_env(local_stack.environment))
-    monkeypatch.setattr(
-        composition_root, "launcher_from_settings", lambda settings, glue=None: launcher
-    )
+    # both names: launcher_factory (engine.aws) calls its own module's, not the re-export
+    for module in (composition_root, aws_root):
+        monkeypatch.setattr(module, "launcher_from_settings", lambda settings, glue=None: launcher)
     for engine in _handler_engines():
         monkeypatch.setattr(engine.compaction, "_launcher", launcher)
-    return launcher
+    yield launcher
+    for engine in _handler_engines():  # containers loaded during the test made it theirs
+        if engine.compaction._launcher is launcher:
+            engine.compaction._launcher = None  # the next use makes the settings' one
 
 
 def _handler_engines() -> list[Any]:
