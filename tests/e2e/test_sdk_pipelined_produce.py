@@ -42,7 +42,9 @@ def test_unbatched_async_sends_are_stored_in_order_with_fewer_requests_than_mess
     assert [i for i, _, _ in ids] == list(range(COUNT))
     assert all(result is pulsar.Result.Ok for _, result, _ in ids)
     entry_ids = [msg_id.entry_id() for _, _, msg_id in ids]
-    assert entry_ids == list(range(entry_ids[0], entry_ids[0] + COUNT))
+    # in order; not always consecutive: a request that outlives its id reservation (a loaded
+    # machine) leaves the ids it did not use as holes (docs/architecture/producing.md)
+    assert entry_ids == sorted(set(entry_ids))
     assert all(msg_id.batch_index() == -1 for _, _, msg_id in ids)
     assert 1 <= len(produces) < COUNT / 2
     reader = client.create_reader(topic, pulsar.MessageId.earliest)
