@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -102,7 +103,28 @@ def _entry_bodies(draw: st.DrawFn) -> bytes:
     return entry
 
 
+AVRO_PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+
+
+@st.composite
+def _avro_definitions(draw: st.DrawFn) -> str:
+    """Avro schemas in JSON (openapi.yaml's ``avro-schema`` format: an AVRO or JSON schema's
+    definition): a primitive, a union of primitives, or a record of primitive fields."""
+    primitive = st.sampled_from(AVRO_PRIMITIVES)
+    name = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True)
+    kind = draw(st.sampled_from(["primitive", "union", "record"]))
+    if kind == "primitive":
+        return json.dumps(draw(primitive))
+    if kind == "union":
+        return json.dumps(draw(st.lists(primitive, min_size=1, max_size=3, unique=True)))
+    names = draw(st.lists(name, max_size=3, unique=True))
+    fields = [{"name": field, "type": draw(primitive)} for field in names]
+    return json.dumps({"type": "record", "name": draw(name), "fields": fields})
+
+
 schemathesis.openapi.media_type(ENTRY_CONTENT_TYPE, _entry_bodies())
+AVRO_DEFINITIONS = _avro_definitions()
+schemathesis.openapi.format("avro-schema", AVRO_DEFINITIONS)
 schema = schemathesis.openapi.from_path(OPENAPI, config=CONFIG)
 
 
