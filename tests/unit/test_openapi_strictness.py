@@ -72,9 +72,7 @@ def _service_takes_topic(local: str) -> bool:
         "a-partition-x-partition-08",
     ],
 )
-def test_the_topic_pattern_admits_a_partition_suffix_exactly_when_the_service_does(
-    document, local
-):
+def test_the_topic_pattern_admits_a_partition_suffix_exactly_when_the_service_does(document, local):
     pattern = document["components"]["parameters"]["topic"]["schema"]["pattern"]
     assert bool(re.search(pattern, local)) == _service_takes_topic(local), local
 
