@@ -55,7 +55,7 @@ from magnetar.cli.service_url import (
     auth_token,
     service_for_command,
 )
-from magnetar.cli.tls import add_tls_options, client_options
+from magnetar.cli.tls import add_tls_options
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
 SERVER_VERBS = {
@@ -175,7 +175,10 @@ def _client(service: ServiceUrl, args: argparse.Namespace):  # noqa: ANN202
 
     token = auth_token(args.auth_params, service)
     auth = magnetar.AuthenticationToken(token) if token else None
-    return magnetar.Client(service.url, authentication=auth, **client_options(args))
+    return magnetar.Client(
+        service.url, authentication=auth, tls_trust_certs_file_path=args.tls_trust_cert_path,
+        tls_allow_insecure_connection=args.tls_allow_insecure,
+    )  # fmt: skip
 
 
 def _unreachable_hint(service: ServiceUrl) -> str:

@@ -37,13 +37,3 @@ def verify(args: argparse.Namespace) -> bool | str:
     if getattr(args, "tls_allow_insecure", False):
         return False
     return getattr(args, "tls_trust_cert_path", None) or True
-
-
-def client_options(args: argparse.Namespace) -> dict[str, object]:
-    """The SDK ``Client``'s TLS arguments of ``args`` (none given: none)."""
-    options: dict[str, object] = {}
-    if getattr(args, "tls_trust_cert_path", None):
-        options["tls_trust_certs_file_path"] = args.tls_trust_cert_path
-    if getattr(args, "tls_allow_insecure", False):
-        options["tls_allow_insecure_connection"] = True
-    return options
