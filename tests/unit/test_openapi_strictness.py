@@ -18,8 +18,11 @@ from openapi_schema_validator import OAS30Validator
 from test_openapi import load_openapi
 
 from magnetar_core.domain.errors import InvalidTopicName, MagnetarError
+from magnetar_core.domain.functions.config import check_function_name
 from magnetar_core.domain.schemas.avro import check_definition
 from magnetar_core.domain.schemas.data import parse_payload
+from magnetar_core.domain.security.model import Role
+from magnetar_core.domain.triggers.spec import check_trigger_name
 from magnetar_local.memory_service import MemoryService
 from magnetar_wire.names import TopicName
 
@@ -163,3 +166,35 @@ def test_a_seek_with_neither_both_or_a_negative_target_is_invalid_and_refused(do
 @pytest.mark.parametrize("body", [{"messageId": "earliest"}, {"timestamp": 0}], ids=json.dumps)
 def test_a_seek_with_one_target_is_valid(document, body):
     assert _valid(document, "SeekRequest", body)
+
+
+def _takes(check: Any, value: str) -> bool:
+    try:
+        check(value)
+    except MagnetarError:
+        return False
+    return True
+
+
+NAMES = ["f", "my_fn-2", "a" * 64, "a" * 65, "", "\n", "\u00d2", "BJy:u", "a.b", "a b", "x=1"]
+ROLES = ["app", "arn:aws:iam::123456789012:role/r", "a b", " a", "a ", "\u00a0a", "a\u2003",
+         "\x06x", "x\x7f", "caf\u00e9", "*L]", "\x85a", "r" * 1024, "r" * 1025, ""]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NAMES, ids=repr)
+def test_the_function_and_trigger_name_patterns_admit_exactly_what_the_service_takes(
+    document, name
+):
+    parameters = document["components"]["parameters"]
+    for parameter, check in (
+        ("functionName", check_function_name),
+        ("triggerName", check_trigger_name),
+    ):
+        schema = parameters[parameter]["schema"]
+        admitted = bool(re.search(schema["pattern"], name)) and len(name) <= schema["maxLength"]
+        assert admitted == _takes(check, name), (parameter, name)
+
+
+@pytest.mark.parametrize("role", ROLES, ids=repr)
+def test_a_role_is_valid_exactly_when_the_service_takes_it(document, role):
+    assert _valid(document, "RoleName", role) == _takes(Role, role)
