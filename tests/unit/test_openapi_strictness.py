@@ -19,6 +19,7 @@ from test_openapi import load_openapi
 
 from magnetar_core.domain.errors import InvalidTopicName, MagnetarError
 from magnetar_core.domain.functions.config import check_function_name
+from magnetar_core.domain.retention import RetentionPolicies
 from magnetar_core.domain.schemas.avro import check_definition
 from magnetar_core.domain.schemas.data import parse_payload
 from magnetar_core.domain.security.model import Role
@@ -198,3 +199,15 @@ def test_the_function_and_trigger_name_patterns_admit_exactly_what_the_service_t
 @pytest.mark.parametrize("role", ROLES, ids=repr)
 def test_a_role_is_valid_exactly_when_the_service_takes_it(document, role):
     assert _valid(document, "RoleName", role) == _takes(Role, role)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"retentionTimeInMinutes": 0, "retentionSizeInMB": 0}, {"retentionTimeInMinutes": -1, "retentionSizeInMB": -1},
+     {"retentionTimeInMinutes": 1440, "retentionSizeInMB": 10}, {"retentionTimeInMinutes": 0, "retentionSizeInMB": 2**63 - 2},
+     {"retentionTimeInMinutes": 5}, {"retentionSizeInMB": -1}, {"retentionTimeInMinutes": -2, "retentionSizeInMB": 1},
+     {"retentionTimeInMinutes": 2**31, "retentionSizeInMB": 1}, {"retentionTimeInMinutes": 1, "retentionSizeInMB": 2**63}],
+    ids=json.dumps,
+)  # fmt: skip
+def test_a_retention_policy_is_valid_exactly_when_the_service_takes_it(document, body):
+    assert _valid(document, "RetentionPolicies", body) == _takes(RetentionPolicies.from_body, body)
