@@ -18,6 +18,7 @@ from openapi_schema_validator import OAS30Validator
 from test_openapi import load_openapi
 
 from magnetar_core.domain.errors import InvalidTopicName, MagnetarError
+from magnetar_core.domain.functions.config import _CLASS as FUNCTION_CLASS
 from magnetar_core.domain.functions.config import check_function_name
 from magnetar_core.domain.retention import RetentionPolicies
 from magnetar_core.domain.schemas.avro import check_definition
@@ -211,3 +212,39 @@ def test_a_role_is_valid_exactly_when_the_service_takes_it(document, role):
 )  # fmt: skip
 def test_a_retention_policy_is_valid_exactly_when_the_service_takes_it(document, body):
     assert _valid(document, "RetentionPolicies", body) == _takes(RetentionPolicies.from_body, body)
+
+
+@pytest.mark.parametrize(
+    "local", ["orders", "orders-partition-3", "orders-partition-x", "orders-partition-01", "a-partition-1-partition-x"]
+)  # fmt: skip
+def test_the_base_topic_pattern_admits_exactly_the_names_that_are_no_partitions_name(
+    document, local
+):
+    pattern = document["components"]["parameters"]["baseTopic"]["schema"]["pattern"]
+    name = (
+        TopicName.parse(f"persistent://public/default/{local}")
+        if _service_takes_topic(local)
+        else None
+    )
+    assert bool(re.search(pattern, local)) == (name is not None and name.partition_index < 0)
+
+
+@pytest.mark.parametrize(
+    "body", [{"stringValue": "a"}, {"byteValue": "YQ=="}, {"key": "k", "stringValue": ""}, {}, {"byteValue": "", "stringValue": ""}, {"value": "a"}],
+    ids=json.dumps,
+)  # fmt: skip
+def test_a_state_body_is_valid_exactly_when_the_service_takes_it(document, body):
+    path = "/admin/v3/functions/{tenant}/{namespace}/{name}/state/{key}"
+    schema = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    with MemoryService() as svc:
+        status, _ = _call(svc.url, "POST", "/admin/v3/functions/public/default/f/state/k", body)
+    root = {**schema, "components": document["components"]}
+    assert OAS30Validator(root).is_valid(body) == (status != 400), status
+
+
+@pytest.mark.parametrize("name", ["m.C", "m", "_m.f_1", "", "1m", "m.", "m..C", "m-C"])
+def test_a_function_class_name_is_valid_exactly_when_the_service_takes_it(document, name):
+    pattern = document["components"]["schemas"]["FunctionRequest"]["properties"]["className"][
+        "pattern"
+    ]
+    assert bool(re.search(pattern, name)) == bool(FUNCTION_CLASS.match(name))
