@@ -7,7 +7,7 @@
         [--batch-segments N] [--inline-min-age-ms 86400000]
 
 Inline entries (bytes in their index item) move into segments once published more than
-``--inline-min-age-ms`` ago (docs/architecture.md, "Inline entries").
+``--inline-min-age-ms`` ago (docs/architecture/producing.md, "Inline entries").
 
 Extract: the live partitions (topics table) and their index items (log table, read in
 executors). Transform: magnetar_jobs.compact_segments_transform (pure). Load:

@@ -1,5 +1,5 @@
 """``magnetar perf idle``: what one idle consumer costs per month, with and without the
-notification channel (issue 16), and how fast a produce wakes it.
+notification channel, and how fast a produce wakes it.
 
 With the channel (the default) the consumer goes to sleep on the local stack's WebSocket
 after two empty long-polls; the run shortens the SDK's keepalive to ``keepalive_seconds``

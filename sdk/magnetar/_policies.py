@@ -94,7 +94,7 @@ class ConsumerDeadLetterPolicy:
 
 
 def dead_letter_body(policy: ConsumerDeadLetterPolicy, dead_letter_topic: str | None) -> dict:
-    """The subscribe body's ``deadLetterPolicy`` (docs/http-api.md); ``dead_letter_topic`` is
+    """The subscribe body's ``deadLetterPolicy`` (docs/http-api/consuming.md, "Subscribe"); ``dead_letter_topic`` is
     the policy's topic as a full name (None: the service's default)."""
     return {
         "maxRedeliverCount": policy.max_redeliver_count,
@@ -156,7 +156,7 @@ class MultiplierRedeliveryBackoff:
 
 
 def backoff_body(backoff: MultiplierRedeliveryBackoff) -> dict:
-    """The nack body's ``backoff`` object (docs/http-api.md)."""
+    """The nack body's ``backoff`` object (docs/http-api/consuming.md, "Negative acknowledge")."""
     return {
         "minDelayMs": backoff.min_delay_ms,
         "maxDelayMs": backoff.max_delay_ms,
@@ -210,7 +210,7 @@ class ConsumerKeySharedPolicy:
 
 
 def key_shared_body(policy: ConsumerKeySharedPolicy) -> dict:
-    """The subscribe body fields of a Key_Shared policy (docs/http-api.md)."""
+    """The subscribe body fields of a Key_Shared policy (docs/http-api/consuming.md, "Subscribe")."""
     body: dict = {
         "keySharedMode": "Sticky"
         if policy.key_shared_mode == KeySharedMode.Sticky

@@ -99,7 +99,7 @@ INDEX_COLUMNS = (
 )
 """Columns of an index row (``index_frame``): the log item's attributes of the same names;
 ``n`` = 0 marks fences and epoch markers, ``pc`` a chunk other than a message's last, ``d``
-an inline entry's bytes (None: the entry is in ``obj``; docs/architecture.md, "Inline
+an inline entry's bytes (None: the entry is in ``obj``; docs/architecture/producing.md, "Inline
 entries")."""
 
 

@@ -9,7 +9,7 @@ Rules, per ledger in entry-id order:
   ``head_entries`` items, and not in the ledger's *young tail*: from the first inline entry
   published (``pt1``) at or after ``inline_before_ms`` on, every item stays where it is
   (a young inline entry is likely still being read, with no S3 GET; moving one costs an
-  UpdateItem priced by its size: docs/architecture.md, "Inline entries");
+  UpdateItem priced by its size: docs/architecture/producing.md, "Inline entries");
 - markers (``n = 0``: fences, epoch markers) are skipped and never touched;
 - any other item (already in a segment, too big) *breaks* the run of eligible entries;
 - inside a run, an entry goes to bucket ``floor(start / target)`` where ``start`` is the

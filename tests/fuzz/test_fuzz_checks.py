@@ -1,14 +1,16 @@
 """The fuzz lane's own checks can fail: a rejected request that writes, and a 5xx, are caught
 (run through ``run_case`` with exact requests against a MemoryService whose admin is broken
-on purpose)."""
+on purpose), and its avro-schema format draws only definitions the service reads."""
 
 from __future__ import annotations
 
 import pytest
-from fuzz_support import ReadBack, memory_state, run_case, schema
+from fuzz_support import AVRO_DEFINITIONS, ReadBack, memory_state, run_case, schema
+from hypothesis import given, settings
 from schemathesis.core.failures import FailureGroup
 
 from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.schemas.data import parse_payload
 from magnetar_core.services.admin import Admin
 from magnetar_local.memory_service import MemoryService, topic_name
 
@@ -59,3 +61,11 @@ def test_an_accepted_request_passes_the_lane(svc):
     assert svc.engine.admin.partitions(topic_name("persistent/public/default/t")) == {
         "partitions": 2
     }
+
+
+@settings(max_examples=50, derandomize=True, database=None)
+@given(AVRO_DEFINITIONS)
+def test_the_lanes_avro_schema_format_draws_definitions_the_service_reads(definition):
+    assert parse_payload({"type": "AVRO", "schema": definition}, timestamp_ms=0).definition == (
+        definition
+    )

@@ -1,7 +1,7 @@
 """Lambda's Invoke API on the local gateway, for the functions AWS services invoke.
 
 On AWS, S3 notifications, SNS subscriptions, EventBridge rules and schedules invoke
-``IngestFunction`` (inbound sources, issue 13); nothing does locally (moto delivers no
+``IngestFunction`` (inbound sources); nothing does locally (moto delivers no
 notification). The gateway therefore serves Lambda's own API for those functions, as
 ``sam local start-lambda`` does: ``POST /2015-03-31/functions/{name}/invocations`` with the
 event as the body, so ``magnetar invoke``, boto3's ``lambda.invoke`` or ``aws lambda invoke``

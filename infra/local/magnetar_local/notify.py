@@ -1,5 +1,5 @@
 """The local notification channel: API Gateway's WebSocket API and its management API, in
-one process (issue 16, ``magnetar_core.api.notify``).
+one process (``magnetar_core.api.notify``).
 
 ``NotifyServer`` serves WebSocket connections on a port of its own (as API Gateway's
 separate ``wss://`` URL) and turns them into the WebSocket API's Lambda events for the real

@@ -109,7 +109,7 @@ def validate_subscribe(a: dict[str, Any]) -> list[TopicName] | Pattern:
 
 
 def subscribe_body(a: dict[str, Any], retry: RetryTopics | None) -> dict[str, Any]:
-    """The subscribe request body (docs/http-api.md) of the checked arguments ``a``.
+    """The subscribe request body (docs/http-api/consuming.md, "Subscribe") of the checked arguments ``a``.
 
     With a dead letter policy or ``retry`` (``enable_retry``), ``deadLetterPolicy`` is set;
     with ``retry`` the dead-letter topic is named explicitly (the retry topic's

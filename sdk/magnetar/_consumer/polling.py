@@ -37,7 +37,8 @@ RECEIVE_WAIT_MS = 5000  # long-poll wait of one receive request
 # A consumer whose receiver queue stays full sends a heartbeat this often: the service
 # disconnects consumers silent for CONSUMER_LEASE_MS (60 s by default).
 HEARTBEAT_SECONDS = 20.0
-MAX_RECEIVE_MESSAGES = 10_000  # the most one receive request may ask for (docs/http-api.md)
+# the most one receive request may ask for (docs/http-api/consuming.md, "Receive")
+MAX_RECEIVE_MESSAGES = 10_000
 
 
 def share(core: Core) -> int:

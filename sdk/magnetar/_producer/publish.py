@@ -62,7 +62,8 @@ __all__ = [
 ]
 
 ENTRY_CONTENT_TYPE = "application/vnd.magnetar.entry"
-INLINE_MAX_BYTES = 1 << 20  # docs/http-api.md inlineMaxBytes: larger entries go through S3
+# docs/http-api/producing.md, inlineMaxBytes: larger entries go through S3
+INLINE_MAX_BYTES = 1 << 20
 _DIGITS_SLACK = 16  # size / chunk id digits the overhead probe may under-count
 
 

@@ -6,7 +6,7 @@ limits: ``MAX_ENTRIES_PER_REQUEST`` frames, ``MAX_REQUEST_BYTES`` of body; an en
 each entry's outcome; ``commit_entries`` retries the entries the service did not store, in
 order, until each one's deadline, as ``commit_entry`` does for one.
 
-The service commits the entries in order and stops at the first failure (docs/http-api.md,
+The service commits the entries in order and stops at the first failure (docs/http-api/producing.md,
 "Several entries in one request"): the answer lists the committed entries' results, then
 that entry's error; if the very first entry failed, the request fails with its error.
 """

@@ -1,4 +1,4 @@
-"""Producer registration (docs/http-api.md "Create a producer"): access modes, epochs,
+"""Producer registration (docs/http-api/producing.md, "Create a producer"): access modes, epochs,
 ``lastSequenceId``, ``maxMessageSize``, heartbeats of exclusive leases, release on close.
 
 A partitioned topic registers one producer per partition under one name: the first

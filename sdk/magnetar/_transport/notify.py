@@ -1,4 +1,4 @@
-"""The notification channel of an idle consumer (issue 16): instead of long-polling forever,
+"""The notification channel of an idle consumer: instead of long-polling forever,
 a sub-consumer whose receives came back empty ``IDLE_POLLS`` times in a row watches its
 partition on the service's WebSocket channel (the ``notifyUrl`` of the subscribe answer),
 checks once more without waiting (a commit between its last poll and the watch), and then

@@ -45,6 +45,7 @@ from magnetar.cli import (
     admin_topic_lifecycle,
     admin_topic_ops,
     admin_topics,
+    tls,
 )
 from magnetar.cli import admin_output as out
 from magnetar.cli.admin_auth import AUTH_PLUGIN_HELP, authentication
@@ -54,6 +55,7 @@ from magnetar.cli.service_url import (
     ServiceUrl,
     service_for_command,
 )
+from magnetar.cli.tls import add_tls_options
 
 Call = Callable[..., Any]
 
@@ -76,8 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--service-url", "--admin-url", dest="service_url", help="HTTP URL of the Magnetar API")  # fmt: skip
     p.add_argument("--auth-plugin", help=AUTH_PLUGIN_HELP)
     p.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
-    p.add_argument("--tls-trust-cert-path", metavar="FILE",
-                   help="the CA bundle that verifies an https:// service's certificate")  # fmt: skip
+    add_tls_options(p)
     kinds = p.add_subparsers(dest="kind", required=True)
 
     clusters = kinds.add_parser("clusters", help="the service's cluster").add_subparsers(dest="verb", required=True)  # fmt: skip
@@ -247,9 +248,8 @@ def run(
     (PulsarException), ValueError (a usage error), CommandFailed."""
     from magnetar._transport.http import Transport
 
-    trust = getattr(args, "tls_trust_cert_path", None)
     cert = authentication._client_cert() if authentication is not None else None
-    transport = Transport(service.url, authentication=authentication, verify=trust or True, cert=cert)  # fmt: skip
+    transport = Transport(service.url, authentication=authentication, verify=tls.verify(args), cert=cert)  # fmt: skip
     try:
 
         def call(method: str, path: str, body: Any = None) -> Any:
@@ -270,7 +270,7 @@ def run(
     return 0
 
 
-GLOBAL_OPTIONS = ("--service-url", "--admin-url", "--auth-plugin", "--auth-params", "--tls-trust-cert-path")  # fmt: skip
+GLOBAL_OPTIONS = ("--service-url", "--admin-url", "--auth-plugin", "--auth-params", *tls.VALUE_OPTIONS)  # fmt: skip
 """Options of the whole command, taken anywhere on the line (pulsar-admin's users put them
 before the verb, pulsar-client's after it)."""
 
@@ -285,7 +285,7 @@ def hoist_global_options(argv: Sequence[str]) -> list[str]:
     while index < len(items):
         item = items[index]
         name = item.split("=", 1)[0]
-        if name in GLOBAL_OPTIONS and "=" in item:
+        if (name in GLOBAL_OPTIONS and "=" in item) or item in tls.FLAG_OPTIONS:
             front.append(item)
         elif item in GLOBAL_OPTIONS and index + 1 < len(items):
             front += items[index : index + 2]

@@ -1,4 +1,4 @@
-"""``magnetar admin namespaces``: pulsar-admin's backlog quota and rate verbs (issue 14).
+"""``magnetar admin namespaces``: pulsar-admin's backlog quota and rate verbs.
 
     magnetar admin namespaces get-backlog-quotas T/NS
     magnetar admin namespaces set-backlog-quota T/NS [-l 10G] [-lt 1h] -p POLICY [-t TYPE]

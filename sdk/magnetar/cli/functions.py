@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import quote
 
 from magnetar.cli.service_url import AUTH_PARAMS_HELP
+from magnetar.cli.tls import add_tls_options
 
 PATH = "/admin/v3/functions"
 CONTROL = ("status", "stats", "start", "stop", "restart")
@@ -53,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar functions", description="pulsar-admin functions")
     p.add_argument("--service-url", help="HTTP URL of the Magnetar API")
     p.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+    add_tls_options(p)
     verbs = p.add_subparsers(dest="verb", required=True)
     for verb in ("create", "update"):
         c = verbs.add_parser(verb, help=f"{verb} a function from a Python file")

@@ -4,6 +4,8 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar produce TOPIC -m TEXT [-m TEXT ...] [-n N] [-k KEY] [-p k=v,...]
     magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
                      [-p Earliest|Latest]
+                     (both: [--tls-trust-cert-path FILE] [--tls-allow-insecure], see
+                     magnetar.cli.tls)
     magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
     magnetar perf produce|consume|idle|delayed|segments|expire|authorizer|triggers|scale ...
@@ -53,6 +55,7 @@ from magnetar.cli.service_url import (
     auth_token,
     service_for_command,
 )
+from magnetar.cli.tls import add_tls_options
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
 SERVER_VERBS = {
@@ -104,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="delayed delivery: deliver at this epoch time in ms")  # fmt: skip
     prod.add_argument("--service-url", help=url_help)
     prod.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+    add_tls_options(prod, client_name=True)
 
     cons = sub.add_parser("consume", help="consume messages from a subscription")
     cons.add_argument("topic")
@@ -117,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="stop after this many seconds without a message")  # fmt: skip
     cons.add_argument("--service-url", help=url_help)
     cons.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+    add_tls_options(cons, client_name=True)
 
     local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
@@ -164,11 +169,16 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _client(service: ServiceUrl, token: str | None = None):  # noqa: ANN202
+def _client(service: ServiceUrl, args: argparse.Namespace):  # noqa: ANN202
+    """A ``Client`` of ``service`` with the command's token and TLS options."""
     import magnetar
 
+    token = auth_token(args.auth_params, service)
     auth = magnetar.AuthenticationToken(token) if token else None
-    return magnetar.Client(service.url, authentication=auth)
+    return magnetar.Client(
+        service.url, authentication=auth, tls_trust_certs_file_path=args.tls_trust_cert_path,
+        tls_allow_insecure_connection=args.tls_allow_insecure,
+    )  # fmt: skip
 
 
 def _unreachable_hint(service: ServiceUrl) -> str:
@@ -185,7 +195,7 @@ def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
     props = None
     if args.properties:
         props = dict(kv.split("=", 1) for kv in args.properties.split(",") if "=" in kv)
-    client = _client(service, auth_token(args.auth_params, service))
+    client = _client(service, args)
     try:
         producer = client.create_producer(args.topic)
         count = 0
@@ -205,7 +215,7 @@ def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
 def _consume(args: argparse.Namespace, service: ServiceUrl) -> int:
     import magnetar
 
-    client = _client(service, auth_token(args.auth_params, service))
+    client = _client(service, args)
     count = 0
     try:
         consumer = client.subscribe(

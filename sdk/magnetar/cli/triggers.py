@@ -32,6 +32,7 @@ from urllib.parse import quote
 from magnetar._topics import parse_topic
 from magnetar.cli.admin_names import topic_arg
 from magnetar.cli.service_url import AUTH_PARAMS_HELP
+from magnetar.cli.tls import add_tls_options
 from magnetar.exceptions import TopicNotFound
 
 Call = Callable[..., Any]
@@ -51,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="magnetar triggers", description="a topic's triggers")
     p.add_argument("--service-url", help="HTTP URL of the Magnetar API")
     p.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
+    add_tls_options(p)
     verbs = p.add_subparsers(dest="verb", required=True)
     for verb in ("create", "update"):
         c = verbs.add_parser(verb, help=f"{verb} a trigger")

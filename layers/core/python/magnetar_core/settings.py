@@ -48,7 +48,7 @@ class Settings:
     """The largest log index item (``INDEX_INLINE_MAX_BYTES``; attribute names + values, as
     DynamoDB sizes it) that carries its entry's bytes itself instead of an S3 object; 0:
     every entry goes to S3. Not ``inline_entry_max_bytes`` (inline in a receive response).
-    Why 4 KB: docs/architecture.md, "Inline entries"."""
+    Why 4 KB: docs/architecture/producing.md, "Inline entries"."""
     log_hole_after_ms: int = 2000
     """``LOG_HOLE_AFTER_MS``: a gap in a ledger whose next entry id was allocated this long
     ago is a dead writer's; readers settle it with a hole (``domain.sequencing``)."""
@@ -123,8 +123,7 @@ class Settings:
     """Webhook triggers may call http and private addresses (``TRIGGER_PRIVATE_WEBHOOKS``;
     off on AWS: https to public addresses only; on in the local stack)."""
     ingest_routes: str = ""
-    """Inbound sources' routes (``INGEST_ROUTES``, a JSON list; docs/architecture.md,
-    "Inbound sources"); empty: the ingest function takes no event."""
+    """Inbound sources' routes (``INGEST_ROUTES``, a JSON list; docs/architecture/inbound.md); empty: the ingest function takes no event."""
     notify_table: str = ""
     """The notification channel's table (``NOTIFY_TABLE``; issue 16, ``domain.notify``)."""
     notify_url: str | None = None

@@ -3,7 +3,7 @@
 The body is a sequence of frames, each a 4-byte big-endian unsigned length followed by that
 many bytes: one whole entry (docs/entry-format.md) per frame, in commit order. There is no
 count and no trailer: the body ends after the last frame. Shared by the SDK (which builds the
-body) and the service (which splits it); docs/http-api.md describes the request.
+body) and the service (which splits it); docs/http-api/producing.md ("Several entries in one request") describes the request.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def on_this_machine(url: str) -> bool:
 
 
 def signed(secret: str, call: Call) -> bool:
-    """Whether ``call`` carries the trigger's signature (docs/http-api.md, "Webhook
+    """Whether ``call`` carries the trigger's signature (docs/http-api/triggers.md, "Webhook
     signature")."""
     timestamp = call.headers.get("x-magnetar-timestamp", "")
     mac = hmac.new(secret.encode(), timestamp.encode() + b"." + call.body, hashlib.sha256)

@@ -4,7 +4,7 @@ These sources invoke Lambda asynchronously and read no answer, so the only signa
 failure: a bad event, an event no route takes, or a storage fault is logged (the event's
 source, its id and the error) and *raised*, and the platform retries the invocation (Lambda's
 asynchronous retries, then the function's on-failure destination / dead letter queue; see
-docs/architecture.md, "Inbound sources"). A retry stores nothing twice (``services.ingest``).
+docs/architecture/inbound.md). A retry stores nothing twice (``services.ingest``).
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ class IndexEntry:
     """The latest ``deliverAt`` of the entry's messages (0: none is delayed)."""
     data: bytes | None = None
     """An inline entry's bytes (attribute ``d``; ``object_key`` empty): small entries live in
-    their index item, no S3 object (docs/architecture.md, "Inline entries")."""
+    their index item, no S3 object (docs/architecture/producing.md, "Inline entries")."""
     allocated_ms: int = 0
     """When the entry's id was allocated (attribute ``at``, the writer's clock; 0: written
     before ids were allocated): how readers tell a dead writer's gap (``domain.sequencing``)."""

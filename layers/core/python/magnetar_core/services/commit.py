@@ -1,5 +1,5 @@
 """The commit of one index item: an entry id from the ledger's sequencer, then the
-conditional put at that id (the commit point; docs/architecture.md, "The commit path").
+conditional put at that id (the commit point; docs/architecture/producing.md, "The produce commit protocol").
 
 The sequencer hands out ids atomically with the ledger's access epoch, so writers never
 race for an id and a fenced producer is refused before it takes one. A writer whose id was

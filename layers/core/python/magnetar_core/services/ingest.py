@@ -7,7 +7,7 @@ together with a marker of the event (``Producer.publish(once=...)``: one DynamoD
 transaction, the marker kept for the sources' redelivery window by TTL). A redelivered
 event (the platform retries a failed invocation, SNS and EventBridge deliver at least once)
 finds its marker, is answered as a duplicate and stored once; the namespace's
-deduplication plays no part. docs/architecture.md, "Inbound sources", says why this path
+deduplication plays no part. docs/architecture/inbound.md, says why this path
 and what it costs.
 """
 

@@ -5,7 +5,7 @@ Per container (process), per partition log: the policies come from ``Quotas.appl
 at ``rate / containers`` where ``containers`` is the expected number of containers serving
 one partition at once (``RATE_LIMIT_CONTAINERS``); the backlog is measured with one cursor
 Query and one index Query at most every ``check_ms`` per partition while a backlog quota
-applies, plus the bytes this container committed since. docs/architecture.md ("Quotas and
+applies, plus the bytes this container committed since. docs/architecture/quotas-and-capacity.md ("Quotas and
 rate limits") states the error this allows.
 """
 

@@ -9,7 +9,7 @@ without a sequencer (written before there were sequencers) reads as stored. A *f
 closes a ledger (written when a topic is deleted): a producer that finds it reloads the
 topic instead of committing into a dead ledger. ``append_once`` commits an inbound source
 event: the index item and a TTL'd marker of the event in the cursors table, in one
-TransactWriteItems (docs/architecture.md, "Inbound sources").
+TransactWriteItems (docs/architecture/inbound.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Inbound source events, pure: what AWS sends the ingest function, read into ``SourceEvent``.
 
-Four shapes (docs/architecture.md, "Inbound sources"; samples in events/inbound/):
+Four shapes (docs/architecture/inbound.md; samples in events/inbound/):
 
 - S3 ``ObjectCreated:*`` notifications, sent directly (``{"Records": [{"eventSource":
   "aws:s3", ...}]}``) or through EventBridge (``"source": "aws.s3"``, ``"detail-type":

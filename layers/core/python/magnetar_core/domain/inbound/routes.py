@@ -1,7 +1,6 @@
 """Inbound routes, pure: which topic a source event goes to, with which key and properties.
 
-A route is configured per source (``INGEST_ROUTES``, a JSON list; docs/architecture.md,
-"Inbound sources")::
+A route is configured per source (``INGEST_ROUTES``, a JSON list; docs/architecture/inbound.md)::
 
     {"source": "s3", "name": "my-bucket", "topic": "persistent://public/default/uploads",
      "key": "key", "properties": ["bucket", "key", "size"]}

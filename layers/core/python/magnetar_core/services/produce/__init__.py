@@ -1,10 +1,10 @@
 """Produce: store the entry object, take an entry id from the ledger's sequencer, commit.
 
-Commit protocol (DESIGN.md §3, docs/architecture.md "The commit path"): (1) PUT the entry to
+Commit protocol (DESIGN.md §3, docs/architecture/producing.md "The produce commit protocol"): (1) PUT the entry to
 a unique S3 key; (2) take the next entry id from the ledger's sequencer (an atomic counter:
 writers never race for an id); (3) conditionally put the index item at that id. Step 3 is
 the commit point. A small entry (its item within ``index_inline_max_bytes``) skips step 1:
-its bytes go in the index item itself (docs/architecture.md, "Inline entries"). That is 2
+its bytes go in the index item itself (docs/architecture/producing.md, "Inline entries"). That is 2
 AWS requests per entry (3 with an S3 object). A crash before step 3 leaves an unreferenced
 object for the expiry job and, after step 2, an empty id that readers settle as a hole
 (``domain.sequencing``); a writer whose id was settled so (it stalled past the bound) takes
