@@ -19,9 +19,10 @@ from collections import Counter
 from typing import Any
 
 from magnetar_bench.machine import machine_report
-from magnetar_core.domain.log import log_key
+from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_local.stack import LocalStack
+from magnetar_wire.names import TopicName
 
 
 def run(producers: int, each: int, send_timeout_ms: int) -> dict[str, Any]:
@@ -79,13 +80,15 @@ def run(producers: int, each: int, send_timeout_ms: int) -> dict[str, Any]:
 
 
 def _ledger(stack: LocalStack, topic: str) -> dict[str, int]:
-    """Entries, holes and the highest entry id of the topic's (first) ledger, as stored."""
+    """Entries, holes and the highest entry id of the topic's ledger, as stored (its id from
+    the topic's metadata: ledger ids are clock-based)."""
     settings = Settings.from_env(stack.environment)
+    ref = Engine.build(settings).topics.resolve(TopicName.parse(topic), create=False)
     ddb = stack.session.client("dynamodb", endpoint_url=stack.aws_endpoint_url)
     kwargs: dict[str, Any] = {
         "TableName": settings.log_table,
         "KeyConditionExpression": "pk = :pk",
-        "ExpressionAttributeValues": {":pk": {"S": log_key(topic, 1)}},
+        "ExpressionAttributeValues": {":pk": {"S": ref.key}},
         "ProjectionExpression": "eid, hole",
     }
     items: list[dict] = []

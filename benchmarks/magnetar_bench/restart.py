@@ -60,6 +60,17 @@ def _produce(url: str, messages: int) -> float:
         client.close()
 
 
+def _log_key(stack: LocalStack) -> str:
+    """The topic's log key (``topic|ledger``), from its metadata: ledger ids are clock-based
+    (epoch ms x 1000 + a counter), so only the topics table knows the one it got."""
+    from magnetar_core.engine import Engine
+    from magnetar_core.settings import Settings
+    from magnetar_wire.names import TopicName
+
+    engine = Engine.build(Settings.from_env(stack.environment))
+    return engine.topics.resolve(TopicName.parse(TOPIC), create=False).key
+
+
 def _entries(stack: LocalStack) -> int:
     """The ledger's index items that hold messages, counted on the emulator (the admin
     stats' backlog walks the whole ledger through the engine: over a minute on moto at
@@ -73,7 +84,7 @@ def _entries(stack: LocalStack) -> int:
         TableName=stack.name("LogTable"),
         KeyConditionExpression="pk = :pk",
         FilterExpression="attribute_not_exists(hole)",
-        ExpressionAttributeValues={":pk": {"S": f"{TOPIC}|1"}},
+        ExpressionAttributeValues={":pk": {"S": _log_key(stack)}},
         Select="COUNT",
     )
     return sum(page["Count"] for page in pages)
@@ -89,12 +100,12 @@ BLOCK = 16
 """Entry ids a producer takes from its ledger's sequencer at a time (as the engine does)."""
 
 
-def _append_directly(data_dir: Path, env: dict[str, str], count: int) -> float:
-    """Append ``count`` one-message entries to the topic's ledger, as its commits do (an
-    ``ADD nxt`` on the sequencer per ``BLOCK`` ids, a conditional put of each index item,
-    built by the engine's ``IndexEntry``), straight into moto's backend in this process,
-    restored from ``data_dir`` and journaled into it by the emulator's own wrappers; returns
-    the seconds taken."""
+def _append_directly(data_dir: Path, env: dict[str, str], pk: str, count: int) -> float:
+    """Append ``count`` one-message entries to the topic's ledger (log key ``pk``), as its
+    commits do (an ``ADD nxt`` on the sequencer per ``BLOCK`` ids, a conditional put of each
+    index item, built by the engine's ``IndexEntry``), straight into moto's backend in this
+    process, restored from ``data_dir`` and journaled into it by the emulator's own
+    wrappers; returns the seconds taken."""
     from moto import mock_aws
     from moto.backends import get_backend
 
@@ -107,7 +118,7 @@ def _append_directly(data_dir: Path, env: dict[str, str], count: int) -> float:
         recorder.install()
         recorder.restore()
         dynamodb = get_backend("dynamodb")["123456789012"]["us-east-1"]  # moto's default
-        key = {"pk": {"S": f"{TOPIC}|1"}, "sub": {"S": "$seq"}}
+        key = {"pk": {"S": pk}, "sub": {"S": "$seq"}}
         sequencer = dynamodb.get_item(cursors_table, key)
         if sequencer is None:
             raise RuntimeError(f"{TOPIC} has no sequencer: the SDK produced nothing")
@@ -130,7 +141,7 @@ def _append_directly(data_dir: Path, env: dict[str, str], count: int) -> float:
                                               publish_time_ms=now)], producer_name="restart-fill")  # fmt: skip
             entry = IndexEntry(n, "", 0, len(data), 1, False, now, now, "restart-fill", n, n,
                                data=data, allocated_ms=now)  # fmt: skip
-            item = entry.to_item(f"{TOPIC}|1")
+            item = entry.to_item(pk)
             dynamodb.put_item(
                 log_table, item, None, "attribute_not_exists(eid)", {}, {}, False, None
             )
@@ -175,10 +186,10 @@ def run(messages: int, sdk_messages: int, data_dir: Path) -> dict[str, Any]:
     stack = LocalStack(data_dir=data_dir).start()
     try:
         produce_s = _produce(stack.url, sdk_messages)
-        env = dict(stack.environment)
+        env, pk = dict(stack.environment), _log_key(stack)
     finally:
         stack.stop()
-    append_s = _append_directly(data_dir, env, messages - sdk_messages)
+    append_s = _append_directly(data_dir, env, pk, messages - sdk_messages)
     return {
         "messages": messages,
         "sdk_produce": {"messages": sdk_messages, "seconds": round(produce_s, 1)},

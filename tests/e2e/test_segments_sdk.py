@@ -119,8 +119,8 @@ def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and
     )  # fmt: skip
     producer = client.create_producer(topic, batching_enabled=False)
     small, large = b"small and inline", b"L" * 10_000  # above the 4 KB index item
-    producer.send(small)
-    producer.send(large)
+    ledger = producer.send(small).ledger_id()  # the topic's ledger: clock-based
+    assert producer.send(large).ledger_id() == ledger
     producer.close()
     stored = s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
     assert len(stored) == 1  # the large entry's object only: no S3 PUT for the small one
@@ -149,14 +149,14 @@ def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and
     # the segment job's own plan and writer, without Spark (the job itself runs on inline
     # entries in tests/spark/test_compact_segments_job.py): old enough from now on
     ddb, table = local_stack.client("dynamodb"), local_stack.name("LogTable")
-    index = list(query_index(ddb, table, f"{topic}|1"))
+    index = list(query_index(ddb, table, f"{topic}|{ledger}"))
     params = SegmentParams(min_tail_bytes=1, inline_before_ms=int(time.time() * 1000))
     (plan,) = plan_ledger(index, params)
     writer = SegmentWriter(s3, ddb, bucket, table)
     result = writer.compact(Segment.from_plan(plan), due_ms=int(time.time() * 1000) + 60_000)
     writer.close()
     assert (result.outcome, result.switched, result.switched_inline) == ("written", 2, 1)
-    rows = [r for r in query_index(ddb, table, f"{topic}|1") if r[5] > 0]
+    rows = [r for r in query_index(ddb, table, f"{topic}|{ledger}") if r[5] > 0]
     assert [(r[2] == plan["seg_key"], r[11]) for r in rows] == [(True, None)] * 2
 
     reader = client.subscribe(topic, "after", initial_position=pulsar.InitialPosition.Earliest)

@@ -50,9 +50,12 @@ def test_partitions_lists_every_persistent_partition_in_its_current_ledger(job_a
     parted = TopicName.parse(f"persistent://public/{namespace}/parted")
     engine.topics.create(plain, 0)
     engine.topics.create(parted, 2)
-    engine.producer.publish(plain, _entry(b"x"))
+    first = engine.producer.publish(plain, _entry(b"x")).ledger_id
     engine.topics.delete(plain, partitioned=False, force=True)
-    engine.topics.create(plain, 0)  # re-created: ledger 2
+    engine.topics.create(plain, 0)  # re-created: a new ledger
+    ledger = engine.topics.resolve(plain, create=False, fresh=True).ledger_id
+    assert ledger > first
+    parts = [engine.topics.resolve(parted.partition(i), create=False) for i in range(2)]
 
     listed = [
         (p.topic, p.partition_key, p.ledger_id)
@@ -60,10 +63,10 @@ def test_partitions_lists_every_persistent_partition_in_its_current_ledger(job_a
         if f"/{namespace}/" in p.topic
     ]
     assert listed == [
-        (f"{parted}-partition-0", f"{parted}-partition-0|1", 1),
-        (f"{parted}-partition-1", f"{parted}-partition-1|1", 1),
-        (str(plain), f"{plain}|2", 2),
+        *((str(r.topic), r.key, r.ledger_id) for r in parts),
+        (str(plain), f"{plain}|{ledger}", ledger),
     ]
+    assert [str(r.topic) for r in parts] == [f"{parted}-partition-0", f"{parted}-partition-1"]
     assert [p.topic for p in partitions(job_args, topic=str(parted))] == [
         f"{parted}-partition-0",
         f"{parted}-partition-1",
@@ -72,8 +75,8 @@ def test_partitions_lists_every_persistent_partition_in_its_current_ledger(job_a
         f"{parted}-partition-1"
     ]
     assert partitions(job_args, topic=f"persistent://public/{namespace}/nope") == []
-    assert f"{plain}|1" in dead_ledgers(job_args)
-    assert f"{plain}|2" not in dead_ledgers(job_args)
+    assert f"{plain}|{first}" in dead_ledgers(job_args)
+    assert f"{plain}|{ledger}" not in dead_ledgers(job_args)
 
 
 def test_index_frame_reads_every_item_of_the_given_ledgers_in_executors(spark, job_args, namespace):
@@ -81,7 +84,8 @@ def test_index_frame_reads_every_item_of_the_given_ledgers_in_executors(spark, j
     topic = TopicName.parse(f"persistent://public/{namespace}/idx")
     entries = [_entry(b"m0"), _entry(b"m1" * 4000), _entry(b"m2")]  # 1: too big to inline
     results = [engine.producer.publish(topic, e) for e in entries]
-    pk = f"{topic}|1"
+    pk = engine.topics.resolve(topic, create=False).key  # the topic's ledger, clock-based
+    assert {res.ledger_id for res in results} == {int(pk.rsplit("|", 1)[1])}
 
     rows = index_frame(spark, job_args, [pk]).orderBy("eid").collect()
 

@@ -14,7 +14,7 @@ import pytest
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
 from magnetar_jobs.catalog import index_frame, query_index
-from magnetar_jobs.common import dynamodb_client, parse_args, s3_client
+from magnetar_jobs.common import dynamodb_client, engine_of, parse_args, s3_client
 from magnetar_jobs.compact_segments_load import Segment, SegmentWriter
 from magnetar_jobs.compact_segments_transform import transform
 from magnetar_jobs.garbage import due_of, manifests, purge_due, read_manifest
@@ -98,8 +98,13 @@ def _read_all(settings: Settings, topic: TopicName, subscription: str) -> list[b
             out.extend(messages[i].payload for i in indexes)
 
 
+def _pk(args, topic: TopicName) -> str:
+    """The topic's log key in its current ledger (ledger ids are clock-based)."""
+    return engine_of(args).topics.resolve(topic, create=False).key
+
+
 def _index(args, topic: TopicName) -> list[tuple]:
-    return list(query_index(dynamodb_client(args), args.log_table, f"{topic}|1"))
+    return list(query_index(dynamodb_client(args), args.log_table, _pk(args, topic)))
 
 
 def _exists(args, key: str) -> bool:
@@ -108,7 +113,7 @@ def _exists(args, key: str) -> bool:
 
 
 def _plan(spark, args, topic) -> list[Segment]:
-    index = index_frame(spark, args, [f"{topic}|1"])
+    index = index_frame(spark, args, [_pk(args, topic)])
     rows = (
         transform(index, compact_segments.params_of(args, now_ms())).orderBy("first_eid").collect()
     )
