@@ -21,7 +21,8 @@ for schema in (JsonSchema(Order), AvroSchema(Order)):  # a topic each: the regis
     client.create_producer(topic, schema=schema).send(Order(id=1, customer="c-7", items=["book"]))
     msg = consumer.receive(timeout_millis=10000)
     order = msg.value()  # an Order again
-    version = int.from_bytes(msg.schema_version(), "big")  # 8 bytes, as pulsar-client's
+    # pulsar-client's form: the version's 8 big-endian bytes as a str of those characters
+    version = int.from_bytes(msg.schema_version().encode("latin-1"), "big")
     print(type(schema).__name__, order.id, order.customer, order.items, "version", version)
     consumer.acknowledge(msg)
 client.close()

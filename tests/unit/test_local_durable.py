@@ -36,6 +36,16 @@ def recorder_in(monkeypatch):
     return make
 
 
+def _empty_backends() -> None:
+    """Start from empty DynamoDB and S3 backends. ``mock_aws`` resets them only when no other
+    mock is active in the process; in a full run this file once found another test's table
+    "t" still there (ResourceInUseException), so each test empties them itself."""
+    from moto.backends import get_backend
+
+    get_backend("dynamodb").reset()
+    get_backend("s3").reset()
+
+
 def _clients():
     session = boto3.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1")  # fmt: skip
     return session.client("dynamodb"), session.client("s3")
@@ -71,6 +81,7 @@ def _read_all(dynamodb, s3) -> tuple[dict, list]:
 
 def _restored(recorder_in, path) -> tuple[dict, list]:
     with mock_aws():  # a fresh emulator: empty backends
+        _empty_backends()
         recorder = recorder_in(path)
         recorder.restore()
         return _read_all(*_clients())
@@ -78,6 +89,7 @@ def _restored(recorder_in, path) -> tuple[dict, list]:
 
 def test_the_applied_writes_replay_into_empty_backends_as_the_same_state(tmp_path, recorder_in):
     with mock_aws():
+        _empty_backends()
         recorder = recorder_in(tmp_path)
         recorder.restore()
         _write_some(*_clients())
@@ -89,6 +101,7 @@ def test_the_applied_writes_replay_into_empty_backends_as_the_same_state(tmp_pat
 
 def test_a_snapshot_then_more_writes_restore_as_the_state_after_them(tmp_path, recorder_in):
     with mock_aws():
+        _empty_backends()
         recorder = recorder_in(tmp_path)
         recorder.restore()
         dynamodb, s3 = _clients()
