@@ -141,8 +141,9 @@ class NotifyServer:
             ProjectionExpression="pk",
         )  # fmt: skip
         ids = [i["pk"]["S"][len(CONNECTION_PREFIX) :] for page in pages for i in page["Items"]]
-        with self._lock:
-            stale = [c for c in ids if c not in self._open]
+        with self._lock:  # neither open nor in its handshake on this server
+            live = set(self._open) | set(self._ids.values())
+            stale = [c for c in ids if c not in live]
         for connection_id in stale:
             self._call(self._event(connection_id, "$disconnect", "DISCONNECT"))
         return len(stale)
