@@ -11,9 +11,11 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 from urllib.parse import urlsplit
 
 from magnetar_chaos.observer import GatewayObserver
@@ -115,3 +117,32 @@ class RecordingProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def where_missing(url: str, topic: str, subscription: str, model: Any) -> dict:
+    """Where the confirmed sends ``subscription`` never delivered are (a failure's details):
+    ``lost`` those the topic's log does not hold (a real loss), ``stored`` those it holds
+    (held back: a consumer's lease, a hole, a cursor), and the subscription's stats (its
+    consumers with their unacknowledged messages, its backlog)."""
+    import magnetar as pulsar
+
+    missing = sorted(set(model.confirmed) - {d[0] for d in model.deliveries[subscription]})
+    client = pulsar.Client(url)
+    stored: set[str] = set()
+    try:
+        reader = client.create_reader(topic, pulsar.MessageId.earliest)
+        while True:
+            try:
+                stored.add(reader.read_next(3000).data().decode())
+            except pulsar.Timeout:
+                break
+    finally:
+        client.close()
+    path = "/admin/v2/" + topic.replace("://", "/") + "/stats"
+    try:
+        with urllib.request.urlopen(url + path, timeout=30) as answer:
+            stats = json.loads(answer.read()).get("subscriptions", {}).get(subscription)
+    except OSError as e:
+        stats = f"stats failed: {e}"
+    return {"lost": [m for m in missing if m not in stored][:20],
+            "stored": [m for m in missing if m in stored][:20], "stats": stats}  # fmt: skip

@@ -34,6 +34,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 from websockets.sync.server import Server, ServerConnection, serve
 
+from magnetar_core.domain.notify import CONNECTION_PREFIX, CONNECTION_SK
 from magnetar_core.engine import Engine
 from magnetar_local.routes import RouteMatch
 from magnetar_wire.names import TopicName
@@ -125,6 +126,27 @@ class NotifyServer:
         with self._lock:
             self.posted += 1
         return True
+
+    def disconnect_stale(self, dynamodb: Any, table: str) -> int:
+        """``$disconnect`` every connection the notify table lists that this server does not
+        hold: after a restart of a durable stack those died with the process before it, and
+        no ``$disconnect`` came for them, so their watches would hold their consumers (and
+        the entries in flight to them) for ``HOLD_MS``, 2 h, not one lease. Returns how many
+        (API Gateway sends ``$disconnect`` itself when a socket closes)."""
+        pages = dynamodb.get_paginator("scan").paginate(
+            TableName=table,
+            FilterExpression="begins_with(pk, :conn) AND sk = :own",
+            ExpressionAttributeValues={":conn": {"S": CONNECTION_PREFIX},
+                                       ":own": {"S": CONNECTION_SK}},
+            ProjectionExpression="pk",
+        )  # fmt: skip
+        ids = [i["pk"]["S"][len(CONNECTION_PREFIX) :] for page in pages for i in page["Items"]]
+        with self._lock:  # neither open nor in its handshake on this server
+            live = set(self._open) | set(self._ids.values())
+            stale = [c for c in ids if c not in live]
+        for connection_id in stale:
+            self._call(self._event(connection_id, "$disconnect", "DISCONNECT"))
+        return len(stale)
 
     # -- the API Gateway side -------------------------------------------------------------
 

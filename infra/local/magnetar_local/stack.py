@@ -357,6 +357,8 @@ class LocalStack:
                 return handler(event, LambdaContext(spec.name, spec.memory_mb, spec.timeout_s))
 
         server.invoke = invoke
+        if table := self.environment.get("NOTIFY_TABLE"):  # connections of a killed service
+            server.disconnect_stale(self.client("dynamodb"), table)
         engine = Engine.build(Settings.from_env(self.environment), connections=server)
         self._notices = NoticeFeeder(engine, server)
         gateway.observers.append(self._notices.observe)
