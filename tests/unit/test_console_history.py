@@ -70,7 +70,8 @@ def _stats(topic: str) -> dict:
     return {"subscriptions": {"a": {"msgBacklog": 1}, "b": {"msgBacklog": 2}}}
 
 
-def test_cloudwatch_history_reads_the_namespace_series_back_per_minute():
+def test_cloudwatch_history_reads_the_namespace_series_back_per_minute(monkeypatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # in-process moto, not the stack's
     with mock_aws():
         cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
         dimensions = [{"Name": "service", "Value": "magnetar-api"},

@@ -36,9 +36,11 @@ artifacts = _script(ROOT / "infra/deploy/artifacts.py")
 
 
 @pytest.fixture
-def session():
+def session(monkeypatch):
     """A moto session with a stack of this test's own name (``session.stack``): moto's state
-    can outlive one test in a worker, so no two tests share a stack name."""
+    can outlive one test in a worker, so no two tests share a stack name. In-process moto,
+    not the session stack's emulator that AWS_ENDPOINT_URL names once that stack started."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
         session = boto3.Session(region_name="eu-west-1", aws_access_key_id="test",
                                 aws_secret_access_key="test")  # fmt: skip

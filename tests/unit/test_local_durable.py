@@ -23,7 +23,12 @@ TABLE = {
 
 @pytest.fixture
 def recorder_in(monkeypatch):
-    """A Recorder factory; the backends' methods are put back after the test."""
+    """A Recorder factory; the backends' methods are put back after the test. The clients
+    must reach moto in-process: a worker whose session stack started has AWS_ENDPOINT_URL
+    (the stack's emulator, for its in-process handlers) in its environment, which boto3
+    honours (a full run once wrote this file's table "t" to that emulator, and the next test
+    found it there: ResourceInUseException)."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     for cls, service in ((DynamoDBBackend, "dynamodb"), (S3Backend, "s3")):
         for name in JOURNALED[service]:
             monkeypatch.setattr(cls, name, getattr(cls, name))
@@ -34,16 +39,6 @@ def recorder_in(monkeypatch):
         return recorder
 
     return make
-
-
-def _empty_backends() -> None:
-    """Start from empty DynamoDB and S3 backends. ``mock_aws`` resets them only when no other
-    mock is active in the process; in a full run this file once found another test's table
-    "t" still there (ResourceInUseException), so each test empties them itself."""
-    from moto.backends import get_backend
-
-    get_backend("dynamodb").reset()
-    get_backend("s3").reset()
 
 
 def _clients():
@@ -81,7 +76,6 @@ def _read_all(dynamodb, s3) -> tuple[dict, list]:
 
 def _restored(recorder_in, path) -> tuple[dict, list]:
     with mock_aws():  # a fresh emulator: empty backends
-        _empty_backends()
         recorder = recorder_in(path)
         recorder.restore()
         return _read_all(*_clients())
@@ -89,7 +83,6 @@ def _restored(recorder_in, path) -> tuple[dict, list]:
 
 def test_the_applied_writes_replay_into_empty_backends_as_the_same_state(tmp_path, recorder_in):
     with mock_aws():
-        _empty_backends()
         recorder = recorder_in(tmp_path)
         recorder.restore()
         _write_some(*_clients())
@@ -101,7 +94,6 @@ def test_the_applied_writes_replay_into_empty_backends_as_the_same_state(tmp_pat
 
 def test_a_snapshot_then_more_writes_restore_as_the_state_after_them(tmp_path, recorder_in):
     with mock_aws():
-        _empty_backends()
         recorder = recorder_in(tmp_path)
         recorder.restore()
         dynamodb, s3 = _clients()
