@@ -203,16 +203,32 @@ class Lifecycle:
         self._delete(ref, state)
 
     def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
-        """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy."""
+        """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy,
+        ServiceUnitNotReady (changed by others at every attempt). A delete that loses its
+        race to a consumer's write (a forced delete while a consumer still receives, acks or
+        closes) reads the cursor again and retries, as every cursor update does."""
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
-        state = self._ctx.cursors.get(ref.key, subscription)
-        if state is None:
-            raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")
-        if state.consumers and not force:
-            raise ConsumerBusy(
-                f"Subscription {subscription} has {len(state.consumers)} connected consumers; use force=true"
-            )
-        self._delete(ref, state)
+
+        def read() -> CursorState | None:
+            return self._ctx.cursors.get(ref.key, subscription)
+
+        def change(state: CursorState | None) -> tuple[None, CursorState]:
+            if state is None:
+                raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")  # fmt: skip
+            if state.consumers and not force:
+                raise ConsumerBusy(
+                    f"Subscription {subscription} has {len(state.consumers)} connected consumers; use force=true"
+                )
+            return None, state
+
+        def write(state: CursorState) -> None:
+            self._ctx.cursors.delete(ref.key, state)
+
+        outcome = optimistic.update(
+            read, change, write, self._ctx.runtime, self._ctx.limits.max_attempts
+        )
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Subscription {subscription} changed meanwhile; retry")
 
     def _delete(self, ref: PartitionRef, state: CursorState) -> None:
         try:
