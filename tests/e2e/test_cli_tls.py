@@ -6,50 +6,22 @@ the listener with pulsar-client's ``--tlsTrustCertsFilePath`` (or ``--tls-trust-
 
 from __future__ import annotations
 
-import os
-import queue
-import subprocess
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from auth_test_service import AuthFiles, write_files
+from local_process import LocalProcess
 
 from magnetar.cli.main import main
 
 
-class TlsLocal:
+def tls_local(folder: Path, files: AuthFiles) -> LocalProcess:
     """``magnetar local --tls-cert --tls-key`` (no authentication) in ``folder``."""
-
-    def __init__(self, folder: Path, files: AuthFiles) -> None:
-        env = {**os.environ, "MAGNETAR_HOME": str(folder / ".magnetar")}
-        command = [sys.executable, "-m", "magnetar_local", "--port", "0",
-                   "--tls-cert", str(files.server_cert), "--tls-key", str(files.server_key)]  # fmt: skip
-        self.process = subprocess.Popen(  # noqa: S603 - our own module
-            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
-        deadline = time.monotonic() + 120
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line.startswith("Magnetar is running at "):
-                self.url = line.split()[4]
-                break
-
-    def _read(self, lines: queue.Queue[str]) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            lines.put(line)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=60)
+    return LocalProcess(
+        folder, "--tls-cert", str(files.server_cert), "--tls-key", str(files.server_key)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +30,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> AuthFiles:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, files: AuthFiles) -> Iterator[TlsLocal]:
-    running = TlsLocal(tmp_path_factory.mktemp("tls-local"), files)
+def service(tmp_path_factory: pytest.TempPathFactory, files: AuthFiles) -> Iterator[LocalProcess]:
+    running = tls_local(tmp_path_factory.mktemp("tls-local"), files)
     try:
         yield running
     finally:

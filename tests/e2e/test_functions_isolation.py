@@ -10,12 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import queue
-import subprocess
-import sys
 import textwrap
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,6 +19,7 @@ from pathlib import Path
 import boto3
 import pytest
 import requests
+from local_process import LocalProcess
 
 from magnetar_wire import tokens
 
@@ -71,33 +67,12 @@ SPY = textwrap.dedent("""
 """)
 
 
-class Stack:
+class Stack(LocalProcess):
     """``magnetar local --auth --port 0`` in ``folder``; its log lines in ``logs``."""
 
     def __init__(self, folder: Path) -> None:
-        env = {**os.environ, "MAGNETAR_HOME": str(folder / ".magnetar")}
-        self.process = subprocess.Popen(  # noqa: S603 - our own module
-            [sys.executable, "-m", "magnetar_local", "--auth", "--port", "0"],
-            cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        self.logs: list[str] = []
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
-        deadline = time.monotonic() + 120
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line.startswith("Magnetar is running at "):
-                self.url = line.split()[4]
-                self.aws = line.split("(AWS emulator at ")[1].split(")")[0]
-                break
-        key = (folder / ".magnetar" / "secret.key").read_bytes()
-        self.key = tokens.SigningKey.secret(key)
-
-    def _read(self, lines: queue.Queue[str]) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.logs.append(line)
-            lines.put(line)
+        super().__init__(folder, "--auth")
+        self.key = self.signing_key()
 
     def headers(self, role: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {tokens.create(self.key, role)}"}
@@ -106,10 +81,6 @@ class Stack:
         answer = requests.request(method, self.url + path, json=body, headers=self.headers(role), timeout=30)  # fmt: skip
         assert answer.status_code < 300, (method, path, answer.text)
         return answer
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,6 @@ method proves its role over https and gets exactly that role's grants."""
 from __future__ import annotations
 
 import json
-import os
-import queue
-import subprocess
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +22,7 @@ from auth_test_service import (
     prepare,
     write_files,
 )
+from local_process import LocalProcess
 from oauth2_issuer import Issuer
 
 import magnetar as pulsar
@@ -39,40 +34,17 @@ PRIVATE = "persistent://private/auth"
 PUBLIC = "persistent://public/default"
 
 
-class SecuredLocal:
-    """``magnetar local`` with every security option, in ``folder``."""
+class SecuredLocal(LocalProcess):
+    """``magnetar local`` with every security option, in ``folder``; ``key`` signs tokens."""
 
     def __init__(self, folder: Path, files: AuthFiles, issuer: Issuer) -> None:
-        env = {**os.environ, "MAGNETAR_HOME": str(folder / ".magnetar")}
-        command = [sys.executable, "-m", "magnetar_local", "--port", "0", "--auth",
-                   "--anonymous-role", "anonymous", "--htpasswd", str(files.htpasswd),
-                   "--tls-cert", str(files.server_cert), "--tls-key", str(files.server_key),
-                   "--tls-trust-certs", str(files.ca),
-                   "--oauth2-issuer", issuer.url, "--oauth2-audience", AUDIENCE]  # fmt: skip
-        self.process = subprocess.Popen(  # noqa: S603 - our own module
-            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
+        super().__init__(
+            folder, "--auth", "--anonymous-role", "anonymous", "--htpasswd", str(files.htpasswd),
+            "--tls-cert", str(files.server_cert), "--tls-key", str(files.server_key),
+            "--tls-trust-certs", str(files.ca),
+            "--oauth2-issuer", issuer.url, "--oauth2-audience", AUDIENCE,
         )  # fmt: skip
-        self.logs: list[str] = []
-        lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
-        deadline = time.monotonic() + 120
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line.startswith("Magnetar is running at "):
-                self.url = line.split()[4]
-                break
-        self.key = tokens.SigningKey.secret((folder / ".magnetar" / "secret.key").read_bytes())
-
-    def _read(self, lines: queue.Queue[str]) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.logs.append(line)
-            lines.put(line)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=60)
+        self.key = self.signing_key()
 
 
 @pytest.fixture(scope="module")
