@@ -268,7 +268,8 @@ def list_triggers(domain: str, tenant: str, namespace: str, topic: str):
 @app.put("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/triggers/<name>")
 def put_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
     name_of = topic_of(domain, tenant, namespace, topic)
-    trigger, _created = engine().triggers.put(name_of, name, http.json_body(app))
+    precondition = bodies.precondition(app)
+    trigger, _created = engine().triggers.put(name_of, name, http.json_body(app), precondition)
     return http.ok(trigger.to_body())
 
 

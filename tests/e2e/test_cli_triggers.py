@@ -28,7 +28,8 @@ def test_a_user_creates_lists_updates_and_deletes_a_trigger_with_the_cli(local_s
     assert made["target"] == {"type": "lambda", "function": f"{name}-fn"}
     assert (made["batchSize"], made["deadLetterPolicy"]["maxRedeliverCount"]) == (5, 3)
     status, _, err = triggers(capsys, url, *create)
-    assert status == 1 and err.startswith("error: Conflict: trigger push already exists")
+    assert status == 1 and err.startswith("error: PreconditionFailed: Trigger push of ")
+    assert "already exists (If-None-Match: *)" in err
     assert triggers(capsys, url, "list", topic)[:2] == (0, "push\n")
     status, out, _ = triggers(capsys, url, "update", topic, "push", "--lambda", f"{name}-fn",
                               "--batch-size", "7")  # fmt: skip
@@ -37,7 +38,8 @@ def test_a_user_creates_lists_updates_and_deletes_a_trigger_with_the_cli(local_s
     assert triggers(capsys, url, "delete", topic, "push")[:2] == (0, "")
     assert triggers(capsys, url, "list", topic)[:2] == (0, "")
     status, _, err = triggers(capsys, url, "update", topic, "push", "--lambda", f"{name}-fn")
-    assert status == 1 and "NotFound: trigger push does not exist" in err
+    assert status == 1 and "PreconditionFailed: Trigger push of " in err
+    assert "does not exist (If-Match: *)" in err
 
 
 def test_a_trigger_on_a_function_that_does_not_exist_is_refused_and_nothing_is_stored(

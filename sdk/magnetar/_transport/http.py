@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 import weakref
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import requests
@@ -154,6 +155,7 @@ class Transport:
         data: bytes | None = None,
         content_type: str | None = None,
         timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request to ``path`` (relative to the service URL); return the decoded body.
 
@@ -162,14 +164,14 @@ class Transport:
             Timeout: no response within ``timeout`` (default: the operation timeout).
             PulsarException: the server's error, mapped by name.
         """
-        resp = self._send(method, path, json_body, data, content_type, timeout)
+        resp = self._send(method, path, json_body, data, content_type, timeout, headers)
         return decode_body(resp.content, resp.headers.get("Content-Type", ""))
 
     def call_raw(self, method: str, path: str) -> tuple[bytes, dict[str, str]]:
         """Send one request without a body; return the body's bytes and the response
         headers (names lower-case), for answers that are not JSON (a peeked message).
         Raises as ``call``."""
-        resp = self._send(method, path, None, None, None, None)
+        resp = self._send(method, path, None, None, None, None, None)
         return resp.content, {k.lower(): v for k, v in resp.headers.items()}
 
     def _send(
@@ -180,12 +182,14 @@ class Transport:
         data: bytes | None,
         content_type: str | None,
         timeout: float | None,
+        extra_headers: Mapping[str, str] | None,
     ) -> requests.Response:
         if self._closed:
             raise exc.AlreadyClosed("the client is closed")
         with self._switch_lock:  # one deployment's URL, credentials and CA together
             base_url, auth, verify = self.base_url, self.authentication, self.verify
         headers = {} if auth is None else auth._headers()
+        headers.update(extra_headers or {})
         if content_type:
             headers["Content-Type"] = content_type
         url = base_url + path

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -58,6 +58,9 @@ from magnetar.cli.service_url import (
 from magnetar.cli.tls import add_tls_options
 
 Call = Callable[..., Any]
+Headers = Mapping[str, str] | None
+Request = tuple[str, str, Any] | tuple[str, str, Any, Headers]
+"""A command's request: method, path, JSON body and, when it has any, its own headers."""
 
 
 def _csv(text: str) -> list[str]:
@@ -240,7 +243,7 @@ def run(
     args: argparse.Namespace,
     service: ServiceUrl,
     authentication: Authentication | None = None,
-    make_request: Callable[[Call], tuple[str, str, Any]] | None = None,
+    make_request: Callable[[Call], Request] | None = None,
 ) -> int:
     """Send the command's request (``make_request(call)``; default this module's verbs and
     its verb modules') to ``service`` with ``authentication`` and print the answer (a table,
@@ -252,12 +255,11 @@ def run(
     transport = Transport(service.url, authentication=authentication, verify=tls.verify(args), cert=cert)  # fmt: skip
     try:
 
-        def call(method: str, path: str, body: Any = None) -> Any:
-            return transport.call(method, path, json_body=body)
+        def call(method: str, path: str, body: Any = None, headers: Headers = None) -> Any:
+            return transport.call(method, path, json_body=body, headers=headers)
 
         if make_request is not None:
-            method, path, body = make_request(call)
-            _print(call(method, path, body))
+            _print(call(*make_request(call)))
             return 0
         handled, text = _verbs(args, call, transport.call_raw)
         if not handled:
@@ -302,9 +304,7 @@ def main(argv: Sequence[str]) -> int:
     return serve(_parser().parse_args(hoist_global_options(argv)))
 
 
-def serve(
-    args: argparse.Namespace, make_request: Callable[[Call], tuple[str, str, Any]] | None = None
-) -> int:
+def serve(args: argparse.Namespace, make_request: Callable[[Call], Request] | None = None) -> int:
     """Run a parsed command (``--service-url``, ``--auth-plugin``, ``--auth-params`` and the
     request ``make_request`` builds; default this module's) and print the answer or the
     error; returns the exit status: 0, 1 (the service refused: Pulsar's error name and

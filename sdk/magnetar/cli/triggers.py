@@ -12,8 +12,9 @@ webhook) over ``/admin/v2/.../triggers``.
     magnetar triggers get|delete TOPIC NAME
     magnetar triggers list TOPIC
 
-``create`` refuses a name that holds a trigger already (``error: Conflict: ...``; use
-``update``), ``update`` a name that holds none (``error: NotFound: ...``). ``--body FILE``
+``create`` refuses a name that holds a trigger already, ``update`` a name that holds none
+(``error: PreconditionFailed: ...``, status 1: the service checks it in the write, with
+``If-None-Match: *`` / ``If-Match: *``, so of two creates of one name one fails). ``--body FILE``
 sends the file's JSON as the definition (the HTTP API's fields; ``-``: stdin), and flags
 given with it override its fields. The answer is the trigger as stored, as JSON. Output,
 errors, service URL and token as ``magnetar admin``.
@@ -24,18 +25,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from magnetar._topics import parse_topic
 from magnetar.cli.admin_names import topic_arg
 from magnetar.cli.service_url import AUTH_PARAMS_HELP
 from magnetar.cli.tls import add_tls_options
-from magnetar.exceptions import TopicNotFound
 
-Call = Callable[..., Any]
+if TYPE_CHECKING:
+    from magnetar.cli.admin import Request
 
 _FLAGS = {  # flag's dest -> the definition's field
     "subscription_type": "subscriptionType",
@@ -129,30 +130,19 @@ def definition(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
-def request(args: argparse.Namespace, call: Call) -> tuple[str, str, Any]:
-    """The ``(method, path, body)`` of the command (``create`` and ``update`` first look
-    the topic's triggers up with ``call``); raises ValueError (usage), CommandFailed (the
-    name is taken / missing), what ``call`` raises."""
-    from magnetar.cli.admin_output import CommandFailed
-
+def request(args: argparse.Namespace) -> Request:
+    """The ``(method, path, body[, headers])`` of the command: ``create`` is a PUT with
+    ``If-None-Match: *`` and ``update`` one with ``If-Match: *``, so the service refuses a
+    taken (or missing) name in the write itself (412 PreconditionFailed) and of two creates
+    of one name exactly one succeeds; raises ValueError (usage)."""
     base = f"/admin/v2/{parse_topic(args.topic).path()}/triggers"
     if args.verb == "list":
         return "GET", base, None
     path = f"{base}/{quote(args.name, safe='')}"
     if args.verb in ("get", "delete"):
         return ("GET" if args.verb == "get" else "DELETE"), path, None
-    body = definition(args)
-    try:
-        existing = args.name in call("GET", base)
-    except TopicNotFound:  # a trigger's PUT creates its topic, as subscribing does
-        existing = False
-    if args.verb == "create" and existing:
-        raise CommandFailed(
-            f"Conflict: trigger {args.name} already exists on {args.topic} (use update)"
-        )
-    if args.verb == "update" and not existing:
-        raise CommandFailed(f"NotFound: trigger {args.name} does not exist on {args.topic}")
-    return "PUT", path, body
+    condition = {"If-None-Match": "*"} if args.verb == "create" else {"If-Match": "*"}
+    return "PUT", path, definition(args), condition
 
 
 def main(argv: Sequence[str]) -> int:
@@ -160,4 +150,4 @@ def main(argv: Sequence[str]) -> int:
     from magnetar.cli import admin as admin_cli
 
     args = parser().parse_args(admin_cli.hoist_global_options(argv))
-    return admin_cli.serve(args, lambda call: request(args, call))
+    return admin_cli.serve(args, lambda _call: request(args))

@@ -16,6 +16,7 @@ from magnetar_core.api.limits import INT64_MAX, INT64_MIN
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
 from magnetar_core.domain.errors import InvalidMessage
+from magnetar_core.domain.preconditions import Precondition
 from magnetar_core.domain.timers import NackBackoff
 from magnetar_core.services.admin import MAX_PARTITIONS
 from magnetar_core.services.subscriptions.acks import parse_backoff
@@ -99,3 +100,9 @@ def message_id(body: Any, default: str | None = None) -> tuple[str, bool]:
     if (ledger, entry) == (INT64_MAX, INT64_MAX):
         return LATEST, inclusive
     return f"{ledger}:{entry}:{partition}:{batch}", inclusive
+
+
+def precondition(app: APIGatewayHttpResolver) -> Precondition:
+    """The write's ``If-None-Match: *`` / ``If-Match: *`` (InvalidMessage for another value)."""
+    headers = app.current_event.headers
+    return Precondition.of_headers(headers.get("if-none-match"), headers.get("if-match"))

@@ -17,6 +17,7 @@ from magnetar_core.domain.errors import (
     SubscriptionNotFound,
     TooManyRequests,
 )
+from magnetar_core.domain.preconditions import Precondition
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.domain.triggers.spec import Trigger, TriggerSpec, check_trigger_name
@@ -77,10 +78,18 @@ class Triggers:
                 self._topics.resolve(topic, create=True)
         return self._topics.get(topic)  # TopicNotFound
 
-    def put(self, topic: TopicName, name: str, body: object) -> tuple[Trigger, bool]:
-        """Create or replace trigger ``name`` on ``topic`` from the request ``body``;
-        returns it and whether it is new. Raises InvalidMessage (naming the bad field;
-        nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound (its
+    def put(
+        self,
+        topic: TopicName,
+        name: str,
+        body: object,
+        precondition: Precondition = Precondition.ANY,
+    ) -> tuple[Trigger, bool]:
+        """Create or replace trigger ``name`` on ``topic`` from the request ``body``
+        (``precondition``: create only, replace only, or either; checked in the same
+        conditional write that stores it, so of two creates of one name exactly one wins);
+        returns it and whether it is new. Raises PreconditionFailed (nothing changed),
+        InvalidMessage (naming the bad field; nothing stored), NotAllowedError (a non-persistent topic), TopicNotFound (its
         namespace does not exist: a missing topic is auto-created, as subscribing does),
         NotFound (a Lambda target that does not exist; nothing stored or created), Conflict
         (a subscription of that name that is not a trigger's), ServiceUnitNotReady.
@@ -96,12 +105,14 @@ class Triggers:
             check_webhook_url(spec.target.url, self._allow_private)
         if self._directory is not None:
             self._directory.check(spec.target)
+        existing = self._store.get(topic, name)
+        precondition.check(existing is not None, f"Trigger {name} of {topic}")
         meta = self._topic(topic, create=True)
-        if self._store.get(topic, name) is None:
+        if existing is None:
             self._refuse_foreign_subscription(meta, name)
         else:
             self._subscribe(meta, name, spec)
-        trigger, created = self._write(topic, name, spec)
+        trigger, created = self._write(topic, name, spec, precondition)
         if created:
             try:
                 self._subscribe(meta, name, spec)
@@ -126,11 +137,14 @@ class Triggers:
         except (TooManyRequests, StorageFault):
             log.exception("%s's triggers not woken: its next commit wakes them", topic)
 
-    def _write(self, topic: TopicName, name: str, spec: TriggerSpec) -> tuple[Trigger, bool]:
+    def _write(
+        self, topic: TopicName, name: str, spec: TriggerSpec, precondition: Precondition
+    ) -> tuple[Trigger, bool]:
         def read() -> Trigger | None:
             return self._store.get(topic, name)
 
         def change(current: Trigger | None) -> tuple[tuple[Trigger, bool], Trigger]:
+            precondition.check(current is not None, f"Trigger {name} of {topic}")
             version = current.version if current else 0
             wanted = Trigger(str(topic), name, spec, version)
             return (wanted.with_version(version + 1), current is None), wanted
