@@ -225,6 +225,7 @@ def test_over_http_basic_users_produce_and_wrong_passwords_are_401_json(files):
 
 def test_over_http_the_anonymous_role_gets_exactly_its_grants_and_403_beyond(files):
     with provider_service(files) as svc:
+        svc.create_namespaces("public/other")  # exists: a refusal there is about grants
         ok = requests.post(svc.url + MESSAGES, json=BODY, timeout=5)
         assert ok.status_code == 200, ok.text
         before = snapshot(svc)

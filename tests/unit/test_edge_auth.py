@@ -99,6 +99,27 @@ def test_403_names_the_role_and_the_missing_permission_and_changes_nothing():
         assert snapshot(svc) == {}
 
 
+@pytest.mark.parametrize(
+    "namespace",
+    ["tenant/ns", "public/missing"],
+    ids=["no such tenant", "no such namespace in an existing tenant"],
+)
+def test_a_denied_role_producing_into_a_namespace_that_does_not_exist_gets_topic_not_found(
+    namespace,
+):
+    # Pulsar's broker finds the topic's namespace before it authorizes the lookup
+    with auth_service(reader=["consume"]) as svc:
+        url = f"{svc.url}/v1/persistent/{namespace}/t/messages"
+        answer = requests.post(url, json=BODY, headers=bearer("reader"), timeout=5)
+        assert answer.status_code == 404, answer.text
+        assert answer.json()["error"] == "TopicNotFound"
+        assert "Namespace does not exist" in answer.json()["message"]
+        # an existing namespace without grants stays a 403
+        answer = requests.post(svc.url + MESSAGES, json=BODY, headers=bearer("reader"), timeout=5)
+        assert (answer.status_code, answer.json()["error"]) == (403, "AuthorizationError")
+        assert snapshot(svc) == {}
+
+
 def test_a_granted_role_produces_and_a_superuser_reads_the_result():
     with auth_service(writer=["produce"]) as svc:
         answer = requests.post(svc.url + MESSAGES, json=BODY, headers=bearer("writer"), timeout=5)

@@ -16,6 +16,7 @@ from samtranslator.translator.translator import Translator
 from samtranslator.yaml_helper import yaml_parse
 
 from magnetar_core.domain.security.routes import PUBLIC_ROUTES
+from magnetar_local.cfn import Resolver
 from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
@@ -26,9 +27,38 @@ def _errors(matches):
     return [str(match) for match in matches if match.rule.id.startswith("E")]
 
 
-def _sam_transform(document: dict) -> dict:
-    """Transform like `sam deploy` does after `sam package` (local URIs become s3:// URIs)."""
+def language_extensions(document: dict, parameters: dict[str, str] | None = None) -> dict:
+    """What AWS::LanguageExtensions (the template's first transform) hands SAM where SAM
+    needs literals: the HttpApi's ``Auth`` with its ``Fn::If`` resolved for the parameter
+    values (``parameters`` over the defaults). The template's other ``Fn::If`` are left to
+    CloudFormation, which resolves them to the same values."""
     document = copy.deepcopy(document)
+    assert document["Transform"] == ["AWS::LanguageExtensions", "AWS::Serverless-2016-10-31"]
+    values = {name: spec.get("Default") for name, spec in document["Parameters"].items()}
+    values.update(parameters or {})
+    resolver = Resolver(values, {}, document["Conditions"])
+
+    def resolve_ifs(value: object) -> object:
+        if isinstance(value, dict) and set(value) == {"Fn::If"}:
+            condition, when_true, when_false = value["Fn::If"]
+            return resolve_ifs(when_true if resolver.condition(condition) else when_false)
+        if isinstance(value, dict):
+            return {key: resolve_ifs(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [resolve_ifs(item) for item in value]
+        return value
+
+    if "HttpApi" in document["Resources"]:  # a part of the template may leave it out
+        api = document["Resources"]["HttpApi"]["Properties"]
+        api["Auth"] = resolve_ifs(api["Auth"])
+    document["Transform"] = "AWS::Serverless-2016-10-31"
+    return document
+
+
+def _sam_transform(document: dict, parameters: dict[str, str] | None = None) -> dict:
+    """Transform like `sam deploy` does after `sam package` (local URIs become s3:// URIs),
+    AWS::LanguageExtensions first (``language_extensions``, for ``parameters``)."""
+    document = language_extensions(document, parameters)
     for resource in document["Resources"].values():
         properties = resource.get("Properties", {})
         for key in ("CodeUri", "ContentUri", "DefinitionUri"):

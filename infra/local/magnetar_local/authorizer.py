@@ -5,10 +5,12 @@ a request without the identity source (the ``Authorization`` header) is answered
 ``{"message": "Unauthorized"}`` without calling it; otherwise the answer cached for that header
 (``cache_s`` seconds), or the function's answer to a payload 2.0 REQUEST authorizer event, is
 used: ``isAuthorized`` false is a 403 ``{"message": "Forbidden"}``, true puts the answer's
-``context`` in the route event as ``requestContext.authorizer.lambda``. ``LocalAuthorizer``
-does the same with the real authorizer handler, so the whole AWS path runs locally
-(``Gateway.use_authorizer``); ``magnetar local`` does not turn it on (the handlers check
-tokens themselves there).
+``context`` in the route event as ``requestContext.authorizer.lambda``. Without identity
+source (template.yaml's condition OpenAuthorizer: an anonymous role or client certificates)
+every request is sent to the function, with or without the header, and nothing is cached.
+``LocalAuthorizer`` does the same with the real authorizer handler, so the whole AWS path
+runs locally (``Gateway.use_authorizer``); ``magnetar local`` does not turn it on (the
+handlers check tokens themselves there).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ class LocalAuthorizer:
     """Runs the authorizer function ``function`` of ``loader`` (or ``handler``, a callable
     (event, context), instead of its containers) before each route's handler, with API
     Gateway's cache (``cache_s`` seconds per ``Authorization`` value; 0: none). ``clock_s``:
-    monotonic seconds. ``invocations`` counts the authorizer's calls."""
+    monotonic seconds. ``identity_source`` False: no identity source (API Gateway then
+    allows no cache), every request is sent to the function. ``invocations`` counts the
+    authorizer's calls."""
 
     def __init__(
         self,
@@ -36,32 +40,36 @@ class LocalAuthorizer:
         cache_s: int = 300,
         clock_s: Callable[[], float] = time.monotonic,
         handler: Handler | None = None,
+        identity_source: bool = True,
     ) -> None:
         self._loader, self._function = loader, function
         self._handler = handler
-        self._answers = AuthorizerCache(cache_s, clock_s)
+        self._identity_source = identity_source
+        self._answers = AuthorizerCache(cache_s if identity_source else 0, clock_s)
         self.invocations = 0
 
     def admit(self, event: dict[str, Any], region: str, account_id: str) -> HttpResponse | None:
         """None when the request may go on (``event`` then carries the authorizer's context),
         else API Gateway's 401 or 403. A failing authorizer is a 500, as on AWS."""
         header = (event.get("headers") or {}).get("authorization")
-        if not header:
+        if not header and self._identity_source:
             return json_response(401, {"message": "Unauthorized"})
-        answer = self._answers.get(header)
+        answer = self._answers.get(header) if header and self._identity_source else None
         if answer is None:
             try:
                 answer = self._invoke(event, header, region, account_id)
             except Exception:  # noqa: BLE001 - API Gateway answers 500 for a failed authorizer
                 return json_response(500, {"message": "Internal Server Error"})
-            self._answers.put(header, answer)
+            if header and self._identity_source:
+                self._answers.put(header, answer)
         if answer.get("isAuthorized") is not True:
             return json_response(403, {"message": "Forbidden"})
         event["requestContext"]["authorizer"] = {"lambda": dict(answer.get("context") or {})}
         return None
 
-    def _invoke(self, event: dict[str, Any], header: str, region: str, account_id: str) -> dict[str, Any]:  # fmt: skip
-        request = authorizer_event(event, header, region, account_id)
+    def _invoke(self, event: dict[str, Any], header: str | None, region: str, account_id: str) -> dict[str, Any]:  # fmt: skip
+        source = header if self._identity_source else None
+        request = authorizer_event(event, source, region, account_id)
         self.invocations += 1
         if self._handler is not None:
             answer = self._handler(
@@ -77,8 +85,9 @@ class LocalAuthorizer:
         return answer
 
 
-def authorizer_event(event: dict[str, Any], header: str, region: str, account_id: str) -> dict[str, Any]:  # fmt: skip
-    """The payload 2.0 REQUEST authorizer event API Gateway sends for route event ``event``."""
+def authorizer_event(event: dict[str, Any], header: str | None, region: str, account_id: str) -> dict[str, Any]:  # fmt: skip
+    """The payload 2.0 REQUEST authorizer event API Gateway sends for route event ``event``
+    (``header``: the identity source's value; None: the authorizer has none)."""
     context = event["requestContext"]
     method, path = context["http"]["method"], event["rawPath"]
     route_arn = f"arn:aws:execute-api:{region}:{account_id}:{context.get('apiId', 'local')}/$default/{method}{path}"
@@ -86,7 +95,7 @@ def authorizer_event(event: dict[str, Any], header: str, region: str, account_id
         "version": "2.0",
         "type": "REQUEST",
         "routeArn": route_arn,
-        "identitySource": [header],
+        "identitySource": [] if header is None else [header],
         "routeKey": event["routeKey"],
         "rawPath": path,
         "rawQueryString": event.get("rawQueryString", ""),

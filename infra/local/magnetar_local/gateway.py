@@ -152,15 +152,19 @@ class Gateway:
 
     def use_authorizer(
         self, function: str | None = "AuthorizerFunction", cache_s: int = 300,
-        handler: Handler | None = None,
+        handler: Handler | None = None, identity_source: bool = True,
     ) -> LocalAuthorizer | None:  # fmt: skip
         """Run ``function`` (or ``handler`` in its place) as API Gateway runs a Lambda
         authorizer before every route (``magnetar_local.authorizer``), caching answers
-        ``cache_s`` seconds; None stops. Returns the authorizer step."""
+        ``cache_s`` seconds (``identity_source`` False: none, and every request reaches
+        it, with or without an Authorization header); None stops. Returns the authorizer
+        step."""
         self.authorizer = (
             None
             if function is None
-            else LocalAuthorizer(self.loader, function, cache_s, handler=handler)
+            else LocalAuthorizer(
+                self.loader, function, cache_s, handler=handler, identity_source=identity_source
+            )
         )
         return self.authorizer
 

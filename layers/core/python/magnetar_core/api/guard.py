@@ -10,7 +10,10 @@ With authentication on, each request, before its handler runs:
    TokenExpired);
 2. must meet its route's requirement (``domain.security.routes.requirement_for`` on the
    route's template, as API Gateway names it): AuthorizationError (403) otherwise, and a
-   route nobody classified is denied to every role.
+   route nobody classified is denied to every role. A client's routes on a topic (look up,
+   produce, consume) in a namespace that does not exist answer TopicNotFound (404) instead,
+   as Pulsar's broker, which finds a topic's namespace before it authorizes the lookup: a
+   403 always concerns an existing namespace.
 
 Both refusals happen before the handler: nothing changes. With authentication off (the
 default, as Pulsar standalone) every request runs as before, with no role.
@@ -27,7 +30,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 
 from magnetar_core.domain.errors import InvalidMessage
-from magnetar_core.domain.security import Role
+from magnetar_core.domain.security import Consume, Lookup, Produce, Role
 from magnetar_core.domain.security.authentication import authenticate_header
 from magnetar_core.domain.security.routes import requirement_for
 from magnetar_core.engine import Engine
@@ -36,6 +39,8 @@ from magnetar_wire.tokens import BadSignature, MalformedToken, VerificationKeys,
 
 ROLE_CONTEXT = "_magnetar_role"
 """The resolver context key the guard leaves the request's role under (None: auth off)."""
+LOOKED_UP = (Lookup, Produce, Consume)
+"""Requirements of the routes a Pulsar client reaches after looking the topic up."""
 NO_KEYS = (
     "this service verifies no tokens (neither TOKEN_SECRET_KEY nor TOKEN_PUBLIC_KEY is "
     "configured): call it through the API's authorizer, or configure the key tokens are "
@@ -115,7 +120,8 @@ already authenticated the caller."""
 def guard(engine: Callable[[], Engine]) -> Callable[[APIGatewayHttpResolver, NextMiddleware], Response]:  # fmt: skip
     """The middleware that authenticates and authorizes each request on ``engine()``'s
     security (see the module's docstring); it runs after the path arguments are decoded.
-    Raises AuthenticationError (401), AuthorizationError (403), InvalidTopicName (400)."""
+    Raises AuthenticationError (401), AuthorizationError (403), InvalidTopicName (400),
+    TopicNotFound (404: a looked-up topic's namespace does not exist, for a denied role)."""
 
     def middleware(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response:
         route = app.context.get("_route")
@@ -133,7 +139,10 @@ def guard(engine: Callable[[], Engine]) -> Callable[[APIGatewayHttpResolver, Nex
         method, path = (route.method, route.path) if route is not None else ("", "")
         params = {camel_name(name): value for name, value in arguments.items()}
         requirement = requirement_for(method, route_template(path), params)
-        security.authorization.enforce(role, requirement, now_ms)
+        decision = security.authorization.decide(role, requirement, now_ms)
+        if not decision.allowed and isinstance(requirement, LOOKED_UP):
+            current.topics.require_namespace(requirement.topic)  # TopicNotFound first
+        decision.enforce()
         app.append_context(**{ROLE_CONTEXT: role})
         return next_middleware(app)
 

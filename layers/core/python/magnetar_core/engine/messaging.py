@@ -69,6 +69,7 @@ def messaging(
         registry=registry,
         delayed_delivery_enabled=settings.delayed_delivery_enabled,
         delayed_delivery_tick_ms=settings.delayed_delivery_tick_ms,
+        signal=signal,
     )
     dedup = Deduplicator(log, stores.producer_state, settings.dedup_snapshot_every)
     quotas = Quotas(namespaces)

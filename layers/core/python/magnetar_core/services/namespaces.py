@@ -22,7 +22,7 @@ from magnetar_core.domain.policies import (
 from magnetar_core.domain.quotas import check_retention_covers
 from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
-from magnetar_core.ports import PolicyStore, TopicStore
+from magnetar_core.ports import CommitSignal, PolicyStore, TopicStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.tenancy import Registry, namespace_name
 from magnetar_core.services.topics import Topics
@@ -59,8 +59,10 @@ class EffectivePolicies:
 
 class Namespaces:
     """Policy administration and lookup. Lookups are cached for ``cache_ms`` per process, so
-    a change reaches warm Lambda containers within that time. Administration answers
-    NotFound (404) for a namespace that does not exist (``registry``)."""
+    a change reaches warm Lambda containers within that time; where ``signal`` wakes (one
+    process: the local stack, the memory service) a change notifies it and every engine
+    sharing it reads the namespace again at once. Administration answers NotFound (404) for
+    a namespace that does not exist (``registry``)."""
 
     def __init__(
         self,
@@ -74,8 +76,10 @@ class Namespaces:
         registry: Registry,
         delayed_delivery_enabled: bool = True,
         delayed_delivery_tick_ms: int = 1000,
+        signal: CommitSignal | None = None,
     ) -> None:
         self._store = store
+        self._signal = signal if signal is not None and signal.wakes else None
         self._registry = registry
         self._topic_store = topic_store
         self._topics = topics
@@ -85,7 +89,7 @@ class Namespaces:
         self._default_delayed = DelayedDeliveryPolicies(
             delayed_delivery_enabled, delayed_delivery_tick_ms
         )
-        self._cache: dict[str, tuple[float, NamespacePolicies]] = {}
+        self._cache: dict[str, tuple[float, int, NamespacePolicies]] = {}
         self._lock = threading.Lock()
 
     def get(self, tenant: str, namespace: str) -> NamespacePolicies:
@@ -97,13 +101,15 @@ class Namespaces:
 
     def _cached(self, namespace: str, fresh: bool) -> NamespacePolicies:
         now = self._rt.monotonic_ms()
+        # read before the store: a change written after this read leaves a newer version
+        version = self._signal.version(_changes_key(namespace)) if self._signal else 0
         with self._lock:
             hit = self._cache.get(namespace)
-        if hit is not None and not fresh and now - hit[0] < self._cache_ms:
-            return hit[1]
+        if hit is not None and not fresh and now - hit[0] < self._cache_ms and hit[1] == version:
+            return hit[2]
         policies = self._store.get(namespace)
         with self._lock:
-            self._cache[namespace] = (now, policies)
+            self._cache[namespace] = (now, version, policies)
         return policies
 
     def _overrides(self, name: TopicName, fresh: bool) -> TopicMeta | None:
@@ -180,6 +186,8 @@ class Namespaces:
         )
         with self._lock:
             self._cache.pop(ns, None)
+        if self._signal is not None:
+            self._signal.notify(_changes_key(ns))
 
     def max_message_size(self, tenant: str, namespace: str) -> int:
         """The namespace's maximum message size in bytes (the default when unset)."""
@@ -311,6 +319,12 @@ class Namespaces:
 
     def remove_topic_message_ttl(self, name: TopicName) -> None:
         self._update_topic(name, message_ttl_seconds=None)
+
+
+def _changes_key(namespace: str) -> str:
+    """The commit signal's key for changes of ``namespace``'s policies (no log key begins
+    so: those are full topic names)."""
+    return f"policies:{namespace}"
 
 
 def _first(*values: T | None) -> T:

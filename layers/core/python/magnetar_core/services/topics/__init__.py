@@ -204,6 +204,11 @@ class Topics:
         except ValueError as exc:
             raise InvalidMessage(str(exc)) from exc
 
+    def require_namespace(self, name: TopicName) -> None:
+        """Raises TopicNotFound (404) "Namespace does not exist" unless ``name``'s namespace
+        exists (one read)."""
+        self._registry.require_topic_namespace(name)
+
     def create(self, name: TopicName, partitions: int) -> TopicMeta:
         """Create a topic (``partitions`` 0: non-partitioned). Raises TopicAlreadyExists,
         TopicNotFound (its namespace does not exist)."""
