@@ -148,7 +148,9 @@ class KeySharedCursor:
         masks in the subscription (bounding the cursor item). ``due`` maps entries that
         must wait to their due bucket: an entry nobody holds goes to the delayed set
         instead. With ``room``, it stops before an entry the response has no room for, once
-        it holds one. Returns Deliveries (none when the consumer is not in the selector).
+        it holds one. Returns Deliveries (none when the consumer is not in the selector;
+        an entry whose messages differ in redelivery count comes as one per run of equal
+        counts, in batch index order: ``ReadState.deliveries``).
         """
         ks, acks, reads = self.ks, self.acks, self.reads
         if consumer_id not in ks.selector.consumers():
@@ -215,8 +217,7 @@ class KeySharedCursor:
             masked += new_mask
             given += len(mine)
             held += len(mine)
-            mask = None if len(mine) == count else tuple(mine)
-            out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
+            out.extend(reads.deliveries(entry_id, mine, count))
             if room is not None:
                 room.charge(entry_id)
         if self.reader is not None:  # a reader's cursor holds nothing back
