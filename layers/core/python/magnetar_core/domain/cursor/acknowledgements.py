@@ -56,12 +56,23 @@ class Acknowledgements:
             outcome = self.acks.acknowledge(entry_id, batch_index)
             if outcome is Acked.ENTRY:
                 self.forget_entry(entry_id)
+            elif outcome is Acked.MESSAGE and self.reads.messages.split(entry_id):
+                self._settle_counts(entry_id)
             if outcome is not Acked.NOTHING:
                 changed += 1
         if self.ks:
             self.ks.after_ack(touched)
         self.acks.advance()
         return changed
+
+    def _settle_counts(self, entry_id: int) -> None:
+        """An acknowledged message's count of its own goes; the entry's count is the one
+        its unacknowledged messages agree on, if they do (``MessageCounts.settle``)."""
+        size = self.acks.size_of(entry_id)
+        unacked = self.acks.unacked_indexes(entry_id, size)
+        count = self.reads.messages.settle(entry_id, self.reads.count_of(entry_id), unacked)
+        if count:
+            self.reads.redelivery_counts[entry_id] = count
 
     def acknowledge_cumulative(self, entry_id: int, batch_index: int) -> int:
         """Acknowledge everything up to and including one position (Exclusive only); a

@@ -10,8 +10,8 @@ split entries in flight. It also keeps the messages of entries *parked* in the d
 outbox while the rest of the entry is still available (``DeadLettering``): nobody is
 handed those again until the dead letter topic has them and they are acknowledged.
 
-In the cursor item's JSON: ``mc`` ``{entry: {batch index: count}}`` and ``mp``
-``{entry: hex bitmap}`` (bit ``i``: batch index ``i`` parked), each only when not empty.
+In the cursor item's JSON: ``mc`` (see ``to_dict``) and ``mp`` ``{entry: hex bitmap}``
+(bit ``i``: batch index ``i`` parked), each only when not empty.
 """
 
 from __future__ import annotations
@@ -111,24 +111,45 @@ class MessageCounts:
     # -- the cursor item -------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """``mc`` and ``mp`` of the cursor item's JSON (nothing when empty)."""
+        """``mc`` and ``mp`` of the cursor item's JSON (nothing when empty). ``mc`` is a
+        list by ascending entry, each ``[entry id less the previous one's, count, hex
+        bitmap of the messages with it, count, bitmap...]`` (about 10 bytes for an entry
+        with one message apart)."""
         out: dict[str, Any] = {}
         if self.counts:
-            out["mc"] = {str(e): {str(i): n for i, n in c.items()} for e, c in self.counts.items()}
+            rows, previous = [], 0
+            for entry_id in sorted(self.counts):
+                row: list[Any] = [entry_id - previous]
+                by_count: dict[int, list[int]] = {}
+                for i, n in self.counts[entry_id].items():
+                    by_count.setdefault(n, []).append(i)
+                for n in sorted(by_count):
+                    row += [n, _hex(by_count[n])]
+                rows.append(row)
+                previous = entry_id
+            out["mc"] = rows
         if self.parked:
-            out["mp"] = {
-                str(e): format(sum(1 << i for i in p), "x") for e, p in self.parked.items()
-            }
+            out["mp"] = {str(e): _hex(p) for e, p in self.parked.items()}
         return out
 
     @classmethod
     def from_dict(cls, body: Mapping[str, Any]) -> MessageCounts:
         """Load what ``to_dict`` wrote (other keys of ``body`` are ignored)."""
-        counts = {
-            int(e): {int(i): int(n) for i, n in c.items()} for e, c in body.get("mc", {}).items()
-        }
-        parked = {}
-        for e, bits in body.get("mp", {}).items():
-            value = int(bits, 16)
-            parked[int(e)] = {i for i in range(value.bit_length()) if value >> i & 1}
+        counts: dict[int, dict[int, int]] = {}
+        entry_id = 0
+        for row in body.get("mc", []):
+            entry_id += int(row[0])
+            counts[entry_id] = {
+                i: int(n) for n, bits in zip(row[1::2], row[2::2], strict=True) for i in _bits(bits)
+            }
+        parked = {int(e): set(_bits(bits)) for e, bits in body.get("mp", {}).items()}
         return cls(counts, parked)
+
+
+def _hex(indexes: Iterable[int]) -> str:
+    return format(sum(1 << i for i in indexes), "x")
+
+
+def _bits(text: str) -> list[int]:
+    value = int(text, 16)
+    return [i for i in range(value.bit_length()) if value >> i & 1]
