@@ -29,13 +29,14 @@ class DeadLettering:
         redelivery set to the outbox, in entry order; the outbox gets ``new_id`` as its
         producer id when it has none. On Key_Shared, of an entry whose messages differ in
         redelivery count, the available messages whose own count is exhausted go, the
-        others stay (``split``; so do parked ones). Returns how many entries moved, wholly or in part (none
-        without a policy, or on Exclusive and Failover subscriptions)."""
+        others stay (``split``; so do parked ones). Returns how many entries moved, wholly
+        or in part (none without a policy, or on Exclusive and Failover subscriptions)."""
         outbox = self.outbox
         if self.sub_type not in DEAD_LETTER_TYPES or outbox.policy is None:
             return 0
         reads, roster, acks = self.rules.reads, self.rules.roster, self.rules.acks
-        apart = set(reads.messages.counts) | set(reads.messages.parked)
+        # (Key_Shared only: on another type an entry's messages go and come together)
+        apart = set(reads.messages.counts) | set(reads.messages.parked) if self.rules.ks else set()
         exhausted = outbox.exhausted(
             reads.redelivery_counts,
             lambda e: e in reads.redeliver and not roster.holds(e) and e not in apart,
