@@ -5,8 +5,10 @@ to the consumer its hash selects and only when every earlier message of its key 
 acknowledged or already in flight to that same consumer (order by key); whatever the nacks
 (at once, or with a delay: the delayed set and its releases), a message is first delivered
 only after every earlier message of its key was (Pulsar's per-key order of first
-deliveries); the cursor's leases agree with what the model saw delivered. At the end every
-message gets delivered and acked.
+deliveries); the cursor's leases agree with what the model saw delivered; each message
+comes with the number of times it was itself delivered and went back (a nack of one
+message of a batch counts that message only). At the end every message gets delivered and
+acked.
 """
 
 from hypothesis import given, settings
@@ -33,6 +35,7 @@ step = st.one_of(
     st.tuples(st.just("receive"), st.sampled_from(CONSUMERS), st.integers(1, 5)),
     st.tuples(st.just("ack"), st.sampled_from(CONSUMERS), st.integers(1, 4)),
     st.tuples(st.just("nack"), st.sampled_from(CONSUMERS)),
+    st.tuples(st.just("nack_one"), st.sampled_from(CONSUMERS)),
 )
 steps = st.lists(step, min_size=20, max_size=80)
 delayed_steps = st.lists(
@@ -54,6 +57,7 @@ class Model:
         self.acked: set[tuple[int, int]] = set()
         self.flight: dict[str, set[tuple[int, int]]] = {}
         self.first: set[tuple[int, int]] = set()  # messages delivered at least once
+        self.back: dict[tuple[int, int], int] = {}  # times each went back from a consumer
         self.nacked = False
         self.buckets = 0  # due buckets of delayed nacks so far (each a new one)
 
@@ -69,7 +73,11 @@ class Model:
     def leave(self, cid: str) -> None:
         if cid in self.flight:
             self.state.remove_consumer(cid)
-            del self.flight[cid]
+            self.went_back(self.flight.pop(cid))
+
+    def went_back(self, msgs) -> None:
+        for m in msgs:
+            self.back[m] = self.back.get(m, 0) + 1
 
     def receive(self, cid: str, max_messages: int) -> None:
         if cid not in self.flight:
@@ -85,9 +93,10 @@ class Model:
         for d in state.dispatch_key_shared(cid, candidates, max_messages, MAX_UNACKED):
             count = len(self.keys[d.entry_id])
             for i in d.batch_indexes or range(count):
-                self.deliver(cid, (d.entry_id, i))
+                self.deliver(cid, (d.entry_id, i), d.redelivery_count)
 
-    def deliver(self, cid: str, msg: tuple[int, int]) -> None:
+    def deliver(self, cid: str, msg: tuple[int, int], count: int) -> None:
+        assert count == self.back.get(msg, 0), ("redelivery count", msg, count)
         key = self.keys[msg[0]][msg[1]]
         assert msg not in self.acked and all(msg not in f for f in self.flight.values())
         assert self.state.key_shared.selector.select(KEY_HASHES[key]) == cid
@@ -116,7 +125,18 @@ class Model:
         if cid in self.flight and self.flight[cid]:
             self.nacked = True
             self.state.redeliver_all(cid, self.hashes_of)
+            self.went_back(self.flight[cid])
             self.flight[cid] = set()
+
+    def nack_one(self, cid: str) -> None:
+        """Nack the consumer's first message alone (its batch index named)."""
+        if cid in self.flight and self.flight[cid]:
+            self.nacked = True
+            entry, i = min(self.flight[cid])
+            index = -1 if len(self.keys[entry]) == 1 else i
+            self.state.negative_acknowledge(cid, [entry], self.hashes_of, indexes={entry: {index}})
+            self.went_back([(entry, i)])
+            self.flight[cid].discard((entry, i))
 
     def delayed_nack(self, cid: str) -> None:
         """Nack the consumer's first entry with a delay (a new due bucket)."""
@@ -126,6 +146,7 @@ class Model:
             self.buckets += 1
             due = self.buckets * 1000
             self.state.negative_acknowledge(cid, [entry], self.hashes_of, lambda count: due)
+            self.went_back(m for m in self.flight[cid] if m[0] == entry)
             self.flight[cid] = {m for m in self.flight[cid] if m[0] != entry}
 
     def release(self) -> None:
@@ -158,7 +179,7 @@ def run(model: Model, program) -> None:
         kind, *args = step
         if kind == "produce":
             model.keys.append(tuple(args[0]))
-        elif kind == "nack" and not allow_nacks:
+        elif kind in ("nack", "nack_one") and not allow_nacks:
             continue
         else:
             getattr(model, kind)(*args)

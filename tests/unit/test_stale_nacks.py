@@ -66,7 +66,7 @@ def test_a_nack_carrying_a_count_higher_than_the_entrys_is_of_a_delivery_before_
     assert state.unacked_entries("c") == 1
 
 
-def test_a_key_shared_consumers_part_of_a_split_entry_goes_back_whatever_the_count():
+def test_a_key_shared_consumers_part_of_a_split_entry_is_checked_against_its_own_count():
     hashes = {0: (LOW, HIGH, HIGH, LOW)}
     state = CursorState.new("s", KEY_SHARED, last_entry_id=-1, earliest=True)
     for cid in ("c1", "c2"):
@@ -76,9 +76,10 @@ def test_a_key_shared_consumers_part_of_a_split_entry_goes_back_whatever_the_cou
     assert state.dispatch_key_shared("c2", candidates, 100, 100) == [Delivery(0, 0, (0, 3))]
     assert state.negative_acknowledge("c1", [0], hashes.get, seen={0: 0}) == 1
 
-    # c2's part came with count 0 although the entry's count is 1 now: its nack still counts
+    # c2's part came with count 0 and still has it (c1's nack counted c1's part only)
+    assert state.negative_acknowledge("c2", [0], hashes.get, seen={0: 1}) == 0  # stale
     assert state.negative_acknowledge("c2", [0], hashes.get, seen={0: 0}) == 1
-    assert state.redelivery_counts == {0: 2}
+    assert (state.redelivery_counts, state.reads.messages.counts) == ({0: 1}, {})
 
 
 # -- the HTTP route on the memory service --------------------------------------------------

@@ -1,6 +1,7 @@
-"""An admin's forced delete of a subscription that loses its race to a consumer's cursor
-write (the consumer still receives, acks or closes) reads the cursor again and retries, as
-every cursor update does, instead of answering 503 at the first lost race."""
+"""An admin's forced delete of a subscription, or a consumer's unsubscribe, that loses its
+race to another cursor write (a consumer still receives, acks or closes) reads the cursor
+again and retries, as every cursor update does, instead of answering 503 at the first lost
+race."""
 
 from __future__ import annotations
 
@@ -58,4 +59,22 @@ def test_a_delete_that_loses_every_race_answers_service_unit_not_ready_and_keeps
     with pytest.raises(ServiceUnitNotReady, match="changed meanwhile; retry"):
         engine.subscriptions.delete_subscription(TOPIC, "s", force=True)
     ref = engine.topics.resolve(TOPIC, create=False)
+    assert engine.subscriptions.context.cursors.get(ref.key, "s") is not None
+
+
+def test_a_consumers_unsubscribe_that_loses_its_race_retries_and_deletes():
+    engine, cursors = engine_with(races=2)
+    ref = engine.topics.resolve(TOPIC, create=False)
+    consumer = next(iter(engine.subscriptions.context.cursors.get(ref.key, "s").consumers))
+    engine.subscriptions.unsubscribe(TOPIC, "s", consumer)
+    assert cursors.deletes == 3
+    assert engine.subscriptions.context.cursors.get(ref.key, "s") is None
+
+
+def test_an_unsubscribe_that_loses_every_race_answers_service_unit_not_ready_and_keeps_it():
+    engine, _ = engine_with(races=10_000)
+    ref = engine.topics.resolve(TOPIC, create=False)
+    consumer = next(iter(engine.subscriptions.context.cursors.get(ref.key, "s").consumers))
+    with pytest.raises(ServiceUnitNotReady, match="changed meanwhile; retry"):
+        engine.subscriptions.unsubscribe(TOPIC, "s", consumer)
     assert engine.subscriptions.context.cursors.get(ref.key, "s") is not None

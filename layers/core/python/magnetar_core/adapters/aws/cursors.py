@@ -2,7 +2,9 @@
 
 Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
 range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
-(with ``ks``: a Key_Shared subscription's selector, draining hashes, lease and delay masks; ``dl``:
+(with ``ks``: a Key_Shared subscription's selector, draining hashes, lease and delay masks;
+``mc`` / ``mp``: redelivery counts of single messages and messages parked for the dead
+letter topic, ``MessageCounts``; ``dl``:
 delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
 ``dlp``: the dead letter policy, ``dlq``: the dead letter outbox; ``out``: the dispatch
 counters of the stats, ``OutCounters.to_list``).
@@ -28,6 +30,7 @@ from magnetar_core.adapters.aws.clients import (
 from magnetar_core.adapters.aws.grants import GrantItems
 from magnetar_core.domain.counters import OutCounters
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
+from magnetar_core.domain.cursor.message_counts import MessageCounts
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
 
@@ -45,6 +48,7 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
     }
     if state.key_shared is not None:
         body["ks"] = state.key_shared.to_dict()
+    body.update(state.reads.messages.to_dict())
     body.update(state.delays.to_dict())
     body.update(state.outbox.to_dict())
     if state.timer_id:
@@ -94,6 +98,7 @@ def cursor_from_item(item: dict) -> CursorState:
         read_compacted=body.get("rc", False),
     )
     state.outbox = DeadLetterOutbox.from_dict(body)
+    state.reads.messages = MessageCounts.from_dict(body)
     state.out = OutCounters.from_list(body.get("out", []))
     return state
 

@@ -12,7 +12,7 @@ and draining hashes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from magnetar_core.domain.cursor.acks import Acked, AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
@@ -56,12 +56,23 @@ class Acknowledgements:
             outcome = self.acks.acknowledge(entry_id, batch_index)
             if outcome is Acked.ENTRY:
                 self.forget_entry(entry_id)
+            elif outcome is Acked.MESSAGE and self.reads.messages.split(entry_id):
+                self._settle_counts(entry_id)
             if outcome is not Acked.NOTHING:
                 changed += 1
         if self.ks:
             self.ks.after_ack(touched)
         self.acks.advance()
         return changed
+
+    def _settle_counts(self, entry_id: int) -> None:
+        """An acknowledged message's count of its own goes; the entry's count is the one
+        its unacknowledged messages agree on, if they do (``MessageCounts.settle``)."""
+        size = self.acks.size_of(entry_id)
+        unacked = self.acks.unacked_indexes(entry_id, size)
+        count = self.reads.messages.settle(entry_id, self.reads.count_of(entry_id), unacked)
+        if count:
+            self.reads.redelivery_counts[entry_id] = count
 
     def acknowledge_cumulative(self, entry_id: int, batch_index: int) -> int:
         """Acknowledge everything up to and including one position (Exclusive only); a
@@ -141,6 +152,7 @@ class Acknowledgements:
         bucket_of: Callable[[int], int | None] | None,
         seen: Mapping[int, int] | None = None,
         counted: bool = True,
+        indexes: Mapping[int, Collection[int]] | None = None,
     ) -> int:
         """Send entries in flight to ``consumer_id`` back for redelivery (count + 1; not
         counted when ``counted`` is False: a trigger's delivery hands back messages it held
@@ -148,67 +160,102 @@ class Acknowledgements:
 
         ``bucket_of(redelivery_count)`` gives the due bucket of a delayed nack (None: at
         once); a delayed entry waits in the delayed set until its bucket is released.
-        On Key_Shared, a delayed nack of the consumer's part of a split batch entry delays
-        that part only (``KeySharedAcks.delay_parts``).
+        On Key_Shared a nack names messages: ``indexes`` maps an entry to the batch indexes
+        nacked (absent: all the consumer holds of it); only those go back and count, the
+        consumer keeps the rest (``KeySharedAcks.nacked``), and a delayed nack of part of
+        an entry delays that part only (``KeySharedAcks.delay_parts``).
         ``seen`` maps entry ids to the redelivery count of the delivery the consumer nacks:
         an entry not in flight to the consumer, or whose count differs (a stale nack —
         retried, or a second nack of one delivery — of a copy redelivered since), is left
-        alone. Returns how many entries went back.
+        alone (on Key_Shared: each message whose count differs). Returns how many entries
+        went back (wholly or in part).
         """
         lease = self.roster.leases.get(consumer_id)
-        held = sorted(
-            e
-            for e in set(entry_ids)
-            if lease is not None and e in lease and not self._stale(consumer_id, e, seen)
-        )
-        buckets = {e: bucket_of(self.reads.count_of(e)) if bucket_of else None for e in held}
+        if lease is None:
+            return 0
+        mine = sorted(e for e in set(entry_ids) if e in lease)
+        parts: dict[int, set[int]] | None = None
         if self.ks:
-            delayed = [e for e in held if self.delays.pending(buckets[e])]
+            parts = self.ks.nacked(consumer_id, mine, indexes, seen)
+            held = sorted(parts)
+        else:
+            held = [e for e in mine if not self._stale(e, seen)]
+        buckets = {e: bucket_of(self._highest(e, parts)) if bucket_of else None for e in held}
+        whole = set(held)
+        if self.ks and parts is not None:
+            delayed = {e: parts[e] for e in held if self.delays.pending(buckets[e])}
             if delayed:
-                self.ks.delay_parts(consumer_id, delayed, self.delays.union())
-            self.ks.release(consumer_id, held, hashes_of)
+                self.ks.delay_parts(delayed, self.delays.union())
+            whole = set(self.ks.give_back(consumer_id, parts, hashes_of))
         for entry_id in held:
-            if lease is not None:
+            if entry_id in whole:
                 lease.remove(entry_id)
-            self.requeue(entry_id, buckets[entry_id], counted)
+            part = parts[entry_id] if parts is not None else None
+            self.requeue(entry_id, buckets[entry_id], counted, part)
         self.roster.drop_empty()
         return len(held)
 
-    def _stale(self, consumer_id: str, entry_id: int, seen: Mapping[int, int] | None) -> bool:
+    def _highest(self, entry_id: int, parts: Mapping[int, set[int]] | None) -> int:
+        """The highest redelivery count of the messages going back of an entry."""
+        if parts is None or not self.reads.messages.split(entry_id):
+            return self.reads.count_of(entry_id)
+        return max(self.reads.message_count(entry_id, i) for i in parts[entry_id])
+
+    def _stale(self, entry_id: int, seen: Mapping[int, int] | None) -> bool:
         """Whether a nack that saw redelivery count ``seen[entry_id]`` is of an earlier
-        delivery than the consumer's current one. Unknown (False) without a count, and for a
-        Key_Shared entry split between consumers (the consumer's part may come from an
-        earlier delivery than the entry's count)."""
+        delivery than the consumer's current one (unknown, False, without a count)."""
         if not seen or entry_id not in seen:
-            return False
-        ks = self.key_shared
-        if ks is not None and ks.mask_of(consumer_id, entry_id) is not None:
             return False
         return seen[entry_id] != self.reads.count_of(entry_id)
 
-    def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None) -> int:
-        """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1);
-        returns how many went back."""
+    def holdings(self, consumer_id: str) -> dict[int, set[int]] | None:
+        """On Key_Shared, ``{entry: batch indexes}`` the consumer holds (None otherwise:
+        it holds its entries whole)."""
+        return self.ks.holdings(consumer_id) if self.ks else None
+
+    def redeliver_all(
+        self,
+        consumer_id: str,
+        hashes_of: HashesOf | None,
+        held: Mapping[int, set[int]] | None = None,
+    ) -> int:
+        """Send every entry in flight to ``consumer_id`` back for redelivery (count + 1 for
+        the messages it held: ``held``, as ``holdings`` said before its masks went, else
+        ``holdings`` now); returns how many went back."""
         lease = self.roster.leases.get(consumer_id)
         if not lease:
             return 0
-        if self.ks:
-            self.ks.release(consumer_id, list(lease), hashes_of)
+        parts = held
+        if parts is None:  # (given: the consumer left, its masks and draining hashes gone)
+            parts = self.holdings(consumer_id)
+            if self.ks and parts is not None:
+                self.ks.give_back(consumer_id, parts, hashes_of)
         del self.roster.leases[consumer_id]
         for entry_id in lease:
-            self.requeue(entry_id)
+            self.requeue(entry_id, part=parts.get(entry_id) if parts is not None else None)
         return len(lease)
 
-    def requeue(self, entry_id: int, bucket: int | None = None, counted: bool = True) -> None:
-        """An entry left its consumer unacknowledged: count it (unless not ``counted``),
-        and make it available again — at once, or once ``bucket`` is released when that is
-        still pending."""
+    def requeue(
+        self,
+        entry_id: int,
+        bucket: int | None = None,
+        counted: bool = True,
+        part: set[int] | None = None,
+    ) -> None:
+        """An entry (its messages ``part``; None: all) left its consumer unacknowledged:
+        count them (unless not ``counted``), and make the entry available again — at once,
+        or once ``bucket`` is released when that is still pending."""
         if bucket is not None and self.delays.pending(bucket):
             self.delays.defer(entry_id, bucket)
         else:
             self.reads.redeliver.add(entry_id)
-        if counted:
+        if not counted:
+            return
+        if part is None:
             self.reads.went_back(entry_id)
+        else:
+            size = self.acks.size_of(entry_id)
+            self.reads.went_back(entry_id, part, self.acks.unacked_indexes(entry_id, size))
 
     def consume_releases(self, now_ms: int, grace_ms: int | None) -> int:
         """Make the entries of every released bucket whose time has come available again

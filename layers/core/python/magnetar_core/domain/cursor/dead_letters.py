@@ -60,10 +60,10 @@ class DeadLetterOutbox:
         )
         self.next_sequence += count
 
-    def settle(self, through_sequence: int) -> list[int]:
+    def settle(self, through_sequence: int) -> list[DeadLetter]:
         """Drop the items with a sequence id up to ``through_sequence`` (published); returns
-        their entries, to be acknowledged."""
-        done = [d.entry_id for d in self.items if d.sequence_id <= through_sequence]
+        them: their messages are to be acknowledged."""
+        done = [d for d in self.items if d.sequence_id <= through_sequence]
         if done:
             self.items = [d for d in self.items if d.sequence_id > through_sequence]
         return done

@@ -145,16 +145,19 @@ class KeySharedCursor:
         entry keeps its place in the redelivery set while it has messages left for others.
         Stops once ``max_messages`` messages are handed out, the consumer holds
         ``max_unacked_messages``, or a new partial lease would exceed ``max_masked_entries``
-        masks in the subscription (bounding the cursor item). ``due`` maps entries that
+        masks in the subscription, entries with message counts of their own included
+        (``MessageCounts``: both grow the cursor item). ``due`` maps entries that
         must wait to their due bucket: an entry nobody holds goes to the delayed set
         instead. With ``room``, it stops before an entry the response has no room for, once
-        it holds one. Returns Deliveries (none when the consumer is not in the selector).
+        it holds one. Returns Deliveries (none when the consumer is not in the selector;
+        an entry whose messages differ in redelivery count comes as one per run of equal
+        counts, in batch index order: ``ReadState.deliveries``).
         """
         ks, acks, reads = self.ks, self.acks, self.reads
         if consumer_id not in ks.selector.consumers():
             return []
         held = self.unacked_messages(consumer_id)
-        masked = ks.masked_entries()
+        masked = ks.masked_entries() + len(reads.messages.counts)  # both grow the item
         waiting = self.delays.union() if self.delays.delayed else RangeSet()
         given = 0
         out: list[Delivery] = []
@@ -215,8 +218,7 @@ class KeySharedCursor:
             masked += new_mask
             given += len(mine)
             held += len(mine)
-            mask = None if len(mine) == count else tuple(mine)
-            out.append(Delivery(entry_id, reads.count_of(entry_id), mask))
+            out.extend(reads.deliveries(entry_id, mine, count))
             if room is not None:
                 room.charge(entry_id)
         if self.reader is not None:  # a reader's cursor holds nothing back

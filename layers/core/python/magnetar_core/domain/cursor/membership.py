@@ -48,10 +48,11 @@ class Membership:
     def leave(self, consumer_id: str) -> int:
         """Unregister a consumer; its in-flight entries go back for redelivery (count + 1).
         Returns how many entries went back."""
+        held = self.rules.holdings(consumer_id)  # before its masks go with it
         self.rules.roster.unregister(consumer_id)
         if self.rules.key_shared is not None:
             self.rules.key_shared.leave(consumer_id)
-        return self.rules.redeliver_all(consumer_id, None)
+        return self.rules.redeliver_all(consumer_id, None, held)
 
     def expire(self, now_ms: int, lease_ms: int) -> list[str]:
         """Disconnect consumers not seen for ``lease_ms`` at ``now_ms``; their entries go back

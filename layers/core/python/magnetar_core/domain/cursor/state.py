@@ -11,7 +11,7 @@ it did, so callers can shape responses and tests can assert exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,15 +275,17 @@ class CursorState:
         bucket_of: Callable[[int], int | None] | None = None,
         seen: Mapping[int, int] | None = None,
         counted: bool = True,
+        indexes: Mapping[int, Collection[int]] | None = None,
     ) -> int:
         """Send entries in flight to ``consumer_id`` back for redelivery (count + 1 unless
         not ``counted``), or to the delayed set under ``bucket_of(redelivery_count)``; a
         stale nack (``seen``: the redelivery count it saw, by entry id, differs from the
-        entry's) is ignored. Returns how many went back
+        entry's) is ignored. On Key_Shared only the batch indexes ``indexes[entry]`` go
+        back (absent: all the consumer holds). Returns how many went back
         (``Acknowledgements.negative_acknowledge``)."""
         acks = self._acknowledgements()
         return acks.negative_acknowledge(
-            consumer_id, entry_ids, hashes_of, bucket_of, seen, counted
+            consumer_id, entry_ids, hashes_of, bucket_of, seen, counted, indexes
         )
 
     def redeliver_all(self, consumer_id: str, hashes_of: HashesOf | None = None) -> int:

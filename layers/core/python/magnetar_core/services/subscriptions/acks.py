@@ -101,8 +101,9 @@ class Acknowledgements:
                 f"delayMs must be an integer from 0 to {INT64_MAX}, not {delay_ms!r}"
             )
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
-        entry_ids = [entry for entry, _ in _positions(message_ids, ref)]
-        seen = _seen_counts(redelivery_counts, message_ids, ref)
+        positions = _positions(message_ids, ref)
+        entry_ids = [entry for entry, _ in positions]
+        groups = _nack_groups(message_ids, positions, redelivery_counts, ref)
         timer_id = self._ctx.runtime.new_id()[:12]
         revoked = self._revoker(ref, consumer_id, frozenset(entry_ids))
 
@@ -112,9 +113,11 @@ class Acknowledgements:
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
             hashes_of = self._ctx.hashes_of(ref)
-            moved = state.negative_acknowledge(
-                consumer_id, entry_ids, hashes_of, bucket_of, seen, counted
-            )
+            moved = 0
+            for seen, indexes in groups:  # one per redelivery count seen
+                moved += state.negative_acknowledge(
+                    consumer_id, list(indexes), hashes_of, bucket_of, seen, counted, indexes
+                )
             if moved:
                 self._timers.start_new(ref.key, state, before, timer_id)
             return moved, moved > 0
@@ -163,11 +166,40 @@ def parse_backoff(data: object) -> NackBackoff | None:
         raise InvalidMessage(f"backoff: {exc}") from exc
 
 
+NackGroup = tuple[dict[int, int] | None, dict[int, set[int]]]
+"""Messages a nack names that share the redelivery count seen: ``(seen by entry id, or
+None: unknown; batch indexes by entry id)``."""
+
+
+def _nack_groups(
+    message_ids: list[str],
+    positions: list[tuple[int, int]],
+    counts: object,
+    ref: PartitionRef,
+) -> list[NackGroup]:
+    """A nack's messages of this partition (``positions``) grouped by the redelivery count
+    seen for them (``redeliveryCounts``, see ``_seen_counts``): on Key_Shared the messages
+    of one entry may come with different counts, each checked against its own. Raises
+    InvalidMessage like ``_seen_counts``."""
+    seen = _seen_counts(counts, message_ids, ref)
+    groups: dict[int | None, NackGroup] = {}
+    for entry, index in positions:
+        count = seen.get((entry, index)) if seen is not None else None
+        if count is None and seen is not None:
+            count = seen.get((entry, -2))  # the highest seen of the entry
+        group = groups.setdefault(count, ({} if count is not None else None, {}))
+        if group[0] is not None and count is not None:
+            group[0][entry] = count
+        group[1].setdefault(entry, set()).add(index)
+    return list(groups.values())
+
+
 def _seen_counts(
     counts: object, message_ids: list[str], ref: PartitionRef
-) -> dict[int, int] | None:
-    """A nack body's ``redeliveryCounts`` {message id: count seen} as counts by entry id of
-    this partition (the highest when ids of one entry disagree), or None; raises
+) -> dict[tuple[int, int], int] | None:
+    """A nack body's ``redeliveryCounts`` {message id: count seen} as counts by position
+    ``(entry, batch index)`` of this partition, and by ``(entry, -2)`` the highest seen of
+    the entry, or None; raises
     InvalidMessage for a malformed map or an id that is not in ``messageIds``."""
     if counts is None:
         return None
@@ -185,10 +217,11 @@ def _seen_counts(
         raise InvalidMessage(
             f"redeliveryCounts names message id {unknown[0]!r}, which is not in messageIds"
         )
-    seen: dict[int, int] = {}
+    seen: dict[tuple[int, int], int] = {}
     for text, count in counts.items():
-        for entry, _ in _positions([text], ref):
-            seen[entry] = max(seen.get(entry, count), count)
+        for entry, index in _positions([text], ref):
+            seen[(entry, -2)] = max(seen.get((entry, -2), count), count)
+            seen[(entry, index)] = count
     return seen
 
 

@@ -194,13 +194,29 @@ class Lifecycle:
         """Delete the subscription on behalf of one of its consumers.
 
         Raises ConsumerNotFound, ConsumerBusy when other consumers are connected,
-        AuthorizationError when ``role`` is not the consumer's.
+        AuthorizationError when ``role`` is not the consumer's, ServiceUnitNotReady
+        (changed by others at every attempt). A delete that loses its race to another
+        cursor write reads the cursor again and retries (``optimistic.update``), as the
+        admin's delete does.
         """
         ref = self._ctx.topics.resolve(topic, create=False, allow_non_persistent=True)
-        state = self._ctx.cursor(ref, subscription, consumer_id, role)
-        if set(state.consumers) - {consumer_id}:
-            raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
-        self._delete(ref, state)
+
+        def read() -> CursorState:
+            return self._ctx.cursor(ref, subscription, consumer_id, role)
+
+        def change(state: CursorState) -> tuple[None, CursorState]:
+            if set(state.consumers) - {consumer_id}:
+                raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
+            return None, state
+
+        def write(state: CursorState) -> None:
+            self._ctx.cursors.delete(ref.key, state)
+
+        outcome = optimistic.update(
+            read, change, write, self._ctx.runtime, self._ctx.limits.max_attempts
+        )
+        if isinstance(outcome, optimistic.Conflict):
+            raise ServiceUnitNotReady(f"Subscription {subscription} changed meanwhile; retry")
 
     def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
         """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy,
@@ -229,11 +245,3 @@ class Lifecycle:
         )
         if isinstance(outcome, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} changed meanwhile; retry")
-
-    def _delete(self, ref: PartitionRef, state: CursorState) -> None:
-        try:
-            self._ctx.cursors.delete(ref.key, state)
-        except ConditionFailed:
-            raise ServiceUnitNotReady(
-                f"Subscription {state.subscription} changed meanwhile; retry"
-            ) from None

@@ -176,9 +176,10 @@ class Step:
             self._counts["held"] += len(ids)
 
     def _waiting_groups(self) -> set[Hashable]:
-        """The ordering groups with a retry not due yet (an entry in a partition's delayed
+        """The ordering groups with a retry not due yet (a message in a partition's delayed
         set that went back before, so not a delayed delivery's first wait): a whole
-        partition on Failover, the messages' key hashes on Key_Shared."""
+        partition on Failover, the waiting messages' key hashes on Key_Shared (of an entry
+        with a delay mask, only the masked messages wait)."""
         groups: set[Hashable] = set()
         ctx = self._subs.context
         for index in sorted({i.part for i in self._items}):
@@ -186,15 +187,23 @@ class Step:
             state = ctx.cursors.get(ref.key, self._trigger.name)
             if state is None:
                 continue
-            counts = state.redelivery_counts
-            delayed = [e for e in state.delays.union() if counts.get(e, 0) > 0]
+            reads, ks = state.reads, state.key_shared
+            masks = ks.delayed if ks is not None else {}
+            delayed = [
+                e for e in state.delays.union() if reads.messages.highest(e, reads.count_of(e)) > 0
+            ]
             if not delayed:
                 continue
             if self._trigger.spec.subscription_type == "Failover":
                 groups.add(ref.partition)
-            else:
-                for hashes in ctx.hashes_of(ref)(delayed).values():
-                    groups.update(hashes)
+                continue
+            for entry_id, hashes in ctx.hashes_of(ref)(delayed).items():
+                mask = masks.get(entry_id)
+                groups.update(
+                    h
+                    for i, h in enumerate(hashes)
+                    if (mask is None or i in mask) and reads.message_count(entry_id, i) > 0
+                )
         return groups
 
     def _next_due(self) -> int | None:
