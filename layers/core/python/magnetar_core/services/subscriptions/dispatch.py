@@ -27,6 +27,7 @@ from magnetar_core.domain.cursor.grants import (
     reclaim,
 )
 from magnetar_core.domain.cursor.records import Delivery as Granted
+from magnetar_core.domain.cursor.round_robin import round_robin_turn
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -44,6 +45,7 @@ from magnetar_core.services.subscriptions.compacted_reads import CompactedReads,
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.grants import Grants
+from magnetar_core.services.subscriptions.reading_ahead import ReadAhead
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -95,6 +97,7 @@ class Dispatch:
         self._compacted = compacted
         self._fetcher = fetcher
         self.grants = Grants(context)
+        self.ahead = ReadAhead(context)
 
     def receive(
         self,
@@ -183,6 +186,8 @@ class Dispatch:
         # read before the cursor, once: the cursor's race is between its read and write
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
         head = ctx.log.head(ref.key) if granting else None
+        limit = min(max_messages, READ_PAGE_ENTRIES)
+        ahead = None if granting else self.ahead.page(ref, subscription, limit)
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -221,6 +226,8 @@ class Dispatch:
                 dirty |= policy.take_over(state, consumer_id) > 0
                 live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
                 plan: Plan = partial(live, by_reference=by_reference)
+                if state.sub_type != KEY_SHARED:  # the page read ahead, when there is one
+                    plan = partial(self._plan, by_reference=by_reference, ahead=ahead)
                 if consumer_id in grant_of and state.sub_type != KEY_SHARED:
                     plan = partial(
                         self._plan, by_reference=by_reference, grant=(head, max_messages)
@@ -246,6 +253,7 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
+        self.ahead.saw(ref, subscription, state.read_position)
         if consumer_id in grant_of and (planned.carried or planned.deliveries):
             pairs = self.grants.record(
                 ref,
@@ -328,6 +336,7 @@ class Dispatch:
         now_ms: int,
         by_reference: bool = False,
         grant: tuple[int | None, int] | None = None,
+        ahead: int | None = None,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries,
         as many as one response holds. A grant (``grant``: the log's head read before the
@@ -336,7 +345,7 @@ class Dispatch:
         so that the last entries are not granted to a few of them; it never takes less than
         the receive alone would have."""
         redeliveries = list(islice(state.redeliver, max_messages))
-        head = grant[0] if grant is not None else None
+        head = grant[0] if grant is not None else ahead
         fresh, known = self._entries_for(
             ref, state, redeliveries, max_messages, read_fresh=True, head=head
         )
@@ -346,6 +355,8 @@ class Dispatch:
         # as this receive can tell, so its share is bounded by what it asked for alone
         full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
         share = None if full else state.share_of(consumer_id, len(candidates))
+        if grant is None and share is not None:  # at least Pulsar's round-robin turn
+            share = max(share, round_robin_turn(candidates))
         if grant is not None:
             wanted = grant[1]
             if full and head is not None:
