@@ -30,10 +30,7 @@ from magnetar_core.domain.cursor.records import Delivery as Granted
 from magnetar_core.domain.cursor.round_robin import round_robin_turn
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
-from magnetar_core.domain.errors import (
-    InvalidMessage,
-    ServiceUnitNotReady,
-)
+from magnetar_core.domain.errors import InvalidMessage, ServiceUnitNotReady
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.ports import CommitSignal
 from magnetar_core.services import optimistic
@@ -97,7 +94,7 @@ class Dispatch:
         self._compacted = compacted
         self._fetcher = fetcher
         self.grants = Grants(context)
-        self.ahead = ReadAhead(context)
+        self.ahead = ReadAhead(context, READ_PAGE_ENTRIES)
 
     def receive(
         self,
@@ -186,8 +183,7 @@ class Dispatch:
         # read before the cursor, once: the cursor's race is between its read and write
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
         head = ctx.log.head(ref.key) if granting else None
-        limit = min(max_messages, READ_PAGE_ENTRIES)
-        ahead = None if granting else self.ahead.page(ref, subscription, limit)
+        ahead = None if granting else self.ahead.page(ref, subscription, max_messages)
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -224,10 +220,9 @@ class Dispatch:
             policy = POLICIES[state.sub_type]
             if asked > 0 and policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
                 dirty |= policy.take_over(state, consumer_id) > 0
-                live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
-                plan: Plan = partial(live, by_reference=by_reference)
-                if state.sub_type != KEY_SHARED:  # the page read ahead, when there is one
-                    plan = partial(self._plan, by_reference=by_reference, ahead=ahead)
+                plan: Plan = partial(self._plan, by_reference=by_reference, ahead=ahead)
+                if state.sub_type == KEY_SHARED:
+                    plan = partial(self._plan_key_shared, by_reference=by_reference)
                 if consumer_id in grant_of and state.sub_type != KEY_SHARED:
                     plan = partial(
                         self._plan, by_reference=by_reference, grant=(head, max_messages)
@@ -253,7 +248,7 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
-        self.ahead.saw(ref, subscription, state.read_position)
+        self.ahead.saw(ref, subscription, state)
         if consumer_id in grant_of and (planned.carried or planned.deliveries):
             pairs = self.grants.record(
                 ref,
