@@ -30,7 +30,10 @@ from magnetar_core.domain.cursor.records import Delivery as Granted
 from magnetar_core.domain.cursor.round_robin import round_robin_turn
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
-from magnetar_core.domain.errors import InvalidMessage, ServiceUnitNotReady
+from magnetar_core.domain.errors import (
+    InvalidMessage,
+    ServiceUnitNotReady,
+)
 from magnetar_core.domain.log import IndexEntry
 from magnetar_core.ports import CommitSignal
 from magnetar_core.services import optimistic
@@ -42,7 +45,6 @@ from magnetar_core.services.subscriptions.compacted_reads import CompactedReads,
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.grants import Grants
-from magnetar_core.services.subscriptions.reading_ahead import ReadAhead
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -94,7 +96,6 @@ class Dispatch:
         self._compacted = compacted
         self._fetcher = fetcher
         self.grants = Grants(context)
-        self.ahead = ReadAhead(context, READ_PAGE_ENTRIES)
 
     def receive(
         self,
@@ -183,7 +184,6 @@ class Dispatch:
         # read before the cursor, once: the cursor's race is between its read and write
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
         head = ctx.log.head(ref.key) if granting else None
-        ahead = None if granting else self.ahead.page(ref, subscription, max_messages)
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -220,9 +220,8 @@ class Dispatch:
             policy = POLICIES[state.sub_type]
             if asked > 0 and policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
                 dirty |= policy.take_over(state, consumer_id) > 0
-                plan: Plan = partial(self._plan, by_reference=by_reference, ahead=ahead)
-                if state.sub_type == KEY_SHARED:
-                    plan = partial(self._plan_key_shared, by_reference=by_reference)
+                live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                plan: Plan = partial(live, by_reference=by_reference)
                 if consumer_id in grant_of and state.sub_type != KEY_SHARED:
                     plan = partial(
                         self._plan, by_reference=by_reference, grant=(head, max_messages)
@@ -248,7 +247,6 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
-        self.ahead.saw(ref, subscription, state)
         if consumer_id in grant_of and (planned.carried or planned.deliveries):
             pairs = self.grants.record(
                 ref,
@@ -331,7 +329,6 @@ class Dispatch:
         now_ms: int,
         by_reference: bool = False,
         grant: tuple[int | None, int] | None = None,
-        ahead: int | None = None,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries,
         as many as one response holds. A grant (``grant``: the log's head read before the
@@ -340,7 +337,7 @@ class Dispatch:
         so that the last entries are not granted to a few of them; it never takes less than
         the receive alone would have."""
         redeliveries = list(islice(state.redeliver, max_messages))
-        head = grant[0] if grant is not None else ahead
+        head = grant[0] if grant is not None else None
         fresh, known = self._entries_for(
             ref, state, redeliveries, max_messages, read_fresh=True, head=head
         )
