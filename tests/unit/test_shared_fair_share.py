@@ -67,8 +67,11 @@ def test_a_turn_is_twenty_single_message_entries_at_most():
 
 def test_a_turn_of_batches_is_twenty_messages_over_the_average_batch_size():
     assert round_robin_turn([(i, 5) for i in range(50)]) == 4
-    assert round_robin_turn([(0, 50), (1, 50)]) == 1  # never less than one entry
     assert round_robin_turn([]) == 0
+
+
+def test_batches_larger_than_a_turn_are_left_to_the_fair_share():
+    assert round_robin_turn([(0, 50), (1, 50)]) == 0
 
 
 def test_the_cursor_bounds_only_a_durable_shared_subscription():
