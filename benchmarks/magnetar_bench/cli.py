@@ -15,6 +15,7 @@ magnetar perf latency [--rate R] [--seconds S] [--batch] ...  (latency)
 magnetar perf scale [--scenarios a,b] [--duration S] [--seed N] [--json] (scale: AWS-shaped model)
 magnetar perf functions [--batches N] [--calls N]             (functions: isolation's cost)
 magnetar perf crowd [--producers N] [--each M]                (crowd: producers at once)
+magnetar perf shares [--runs R] [--consumers C] [-n N]        (shares: Shared consumers' split)
 magnetar perf restart [-n N]                                  (restart: durable local stack)
 """
 
@@ -41,6 +42,7 @@ HARNESSES = {
     "scale": "magnetar_bench.scale.cli",
     "functions": "magnetar_bench.functions",
     "crowd": "magnetar_bench.crowd",
+    "shares": "magnetar_bench.shares",
     "restart": "magnetar_bench.restart",
 }
 

@@ -3,19 +3,23 @@
 Each producer is a thread with an SDK client of its own (its own connections), created
 before a barrier; then each sends its messages one at a time with ``send()``. The report
 says how many sends were acknowledged and how each failed one failed, how long the run took,
-and what the topic's ledger holds afterwards: entries, holes, and the highest entry id (ids
-above the entries and holes were taken by commits that never wrote: readers settle them).
+what the SDK's HTTP requests met on the way (answers of 429 and 503, which the SDK retries
+within its send timeout, and connection errors: a reset connection is one), and what the
+topic's ledger holds afterwards: entries, holes, and the highest entry id (ids above the
+entries and holes were taken by commits that never wrote: readers settle them).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from magnetar_bench.machine import machine_report
@@ -25,10 +29,37 @@ from magnetar_local.stack import LocalStack
 from magnetar_wire.names import TopicName
 
 
+@contextlib.contextmanager
+def counting_http(seen: Counter[str]) -> Iterator[None]:
+    """Count the SDK's HTTP requests that were answered 429 or 503 (``answered <status>``)
+    or failed to connect (``connection <error>``: a reset is ``ConnectionError``), while
+    inside; requests made by the stack itself go through boto3, not ``requests``."""
+    import requests
+
+    original = requests.Session.request
+
+    def request(self: requests.Session, *args: Any, **kwargs: Any) -> requests.Response:
+        try:
+            response = original(self, *args, **kwargs)
+        except requests.exceptions.RequestException as exc:
+            seen[f"connection {type(exc).__name__}"] += 1
+            raise
+        if response.status_code in (429, 503):
+            seen[f"answered {response.status_code}"] += 1
+        return response
+
+    requests.Session.request = request  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        requests.Session.request = original  # type: ignore[method-assign]
+
+
 def run(producers: int, each: int, send_timeout_ms: int) -> dict[str, Any]:
     import magnetar as pulsar
 
     stack = LocalStack().start()
+    http: Counter[str] = Counter()
     try:
         topic = f"persistent://public/default/crowd-{uuid.uuid4().hex[:8]}"
         failures: Counter[str] = Counter()
@@ -60,10 +91,11 @@ def run(producers: int, each: int, send_timeout_ms: int) -> dict[str, Any]:
 
         threads = [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
         started = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        with counting_http(http):
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         seconds = time.monotonic() - started
         return {
             "path": "crowd",
@@ -71,6 +103,7 @@ def run(producers: int, each: int, send_timeout_ms: int) -> dict[str, Any]:
             "messages": producers * each,
             "acknowledged": acked[0],
             "failed": dict(failures),
+            "http_retried_or_failed": dict(sorted(http.items())),
             "seconds": round(seconds, 1),
             "acknowledged_per_second": round(acked[0] / seconds, 1),
             "ledger": _ledger(stack, topic),

@@ -1,7 +1,9 @@
 """Shared is shared: a receive leases no more than brings its consumer up to an equal share
-of what is dispatchable, so the first long-poll to find a backlog cannot take all of it
-(Pulsar's Shared dispatcher deals entries round-robin to consumers with permits). The pure
-rule, then the subscription service on memory adapters with 8 and more consumers."""
+of what is dispatchable, or one round-robin turn (Pulsar's ``dispatcherMaxRoundRobinBatchSize``,
+20 messages) when that is more, so the first long-poll to find a backlog cannot take all of it
+(Pulsar's Shared dispatcher deals entries round-robin to consumers with permits) and a
+consumer holding unacknowledged entries still takes a turn of what is there. The pure rules,
+then the subscription service on memory adapters with 8 and more consumers."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.domain.cursor.dispatching import fair_share
+from magnetar_core.domain.cursor.round_robin import ROUND_ROBIN_MESSAGES, round_robin_turn
 from magnetar_core.domain.cursor.state import SHARED, ConsumerInfo, CursorState
 from magnetar_core.engine import Engine
 from magnetar_local.memory_service import memory_settings
@@ -57,6 +60,20 @@ def test_nothing_available_leases_nothing():
     assert fair_share(0, {"b": 3}, 4, "a") == 0
 
 
+def test_a_turn_is_twenty_single_message_entries_at_most():
+    assert round_robin_turn([(i, 1) for i in range(50)]) == 20
+    assert round_robin_turn([(i, 1) for i in range(7)]) == 7
+
+
+def test_a_turn_of_batches_is_twenty_messages_over_the_average_batch_size():
+    assert round_robin_turn([(i, 5) for i in range(50)]) == 4
+    assert round_robin_turn([]) == 0
+
+
+def test_batches_larger_than_a_turn_are_left_to_the_fair_share():
+    assert round_robin_turn([(0, 50), (1, 50)]) == 0
+
+
 def test_the_cursor_bounds_only_a_durable_shared_subscription():
     state = CursorState.new("s", SHARED, last_entry_id=-1, earliest=True)
     for cid in ("a", "b"):
@@ -100,9 +117,27 @@ def within_a_quarter_of_equal(totals: dict[str, int]) -> bool:
 
 def test_the_first_long_poll_to_find_a_backlog_leases_an_eighth_of_it(engine):
     first, *_ = subscribe(engine, 8)
+    produce(engine, 400)
+
+    assert len(receive(engine, first)) == 50
+
+
+def test_a_long_poll_finding_less_than_a_turn_for_each_consumer_takes_a_turn(engine):
+    first, *_ = subscribe(engine, 8)
     produce(engine, 80)
 
-    assert len(receive(engine, first)) == 10
+    assert len(receive(engine, first)) == 20
+
+
+def test_a_consumer_holding_its_share_still_takes_a_turn_of_what_is_there(engine):
+    """Its acknowledgements may be on their way (the SDK groups them for 100 ms): the
+    entries are not left standing until a consumer below its share comes by."""
+    first, second, *_ = subscribe(engine, 8)
+    produce(engine, 16)
+    assert len(receive(engine, first)) == 16
+    produce(engine, 8)
+
+    assert len(receive(engine, first)) == 8
 
 
 def test_a_receive_that_reads_a_full_page_of_the_backlog_takes_what_it_asked_for(engine):
@@ -117,28 +152,30 @@ def test_a_receive_that_reads_a_full_page_of_the_backlog_takes_what_it_asked_for
 
 
 def test_eight_consumers_polling_one_after_another_share_a_backlog_evenly(engine):
-    """Nobody acknowledges: passes of receives in subscription order until the backlog is
-    drained; each consumer holds within 25 % of an eighth."""
+    """Nobody acknowledges: passes of receives in subscription order until a backlog of a
+    turn and more for each is drained; each consumer holds within 25 % of an eighth."""
     consumers = subscribe(engine, 8)
-    produce(engine, 80)
+    produce(engine, 400)
     totals = dict.fromkeys(consumers, 0)
 
-    while sum(totals.values()) < 80:
+    while sum(totals.values()) < 400:
         for consumer in consumers:
             totals[consumer] += len(receive(engine, consumer))
 
-    assert sum(totals.values()) == 80
+    assert sum(totals.values()) == 400
     assert within_a_quarter_of_equal(totals), sorted(totals.values())
 
 
 @pytest.mark.parametrize("consumers", [8, 12])
 def test_consumers_that_hold_what_they_got_for_a_while_each_get_a_fair_share(engine, consumers):
-    """Entries come in bursts; after each, every consumer's long-poll (in a random order:
-    whichever wakes first) receives, and each acknowledges what it received one burst
-    later (its receiver queue); at the end they receive until nothing is left. Each
-    consumer's total is within 25 % of an equal share."""
+    """Entries come in bursts of a turn for each consumer; after each, every consumer's
+    long-poll (in a random order: whichever wakes first) receives, and each acknowledges
+    what it received one burst later (its receiver queue); at the end they receive until
+    nothing is left. Each consumer's total is within 25 % of an equal share. (A burst
+    smaller than that goes a turn at a time to whichever polls first, as Pulsar deals a
+    small read to the next consumer of its rotation.)"""
     ids = subscribe(engine, consumers)
-    rounds, per_round = 30, 2 * consumers
+    rounds, per_round = 10, ROUND_ROBIN_MESSAGES * consumers
     order = random.Random(7)
     held: dict[str, list[str]] = {c: [] for c in ids}
     totals = dict.fromkeys(ids, 0)

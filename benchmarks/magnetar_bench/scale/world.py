@@ -35,8 +35,9 @@ class Tally:
     send_ms: list[float] = field(default_factory=list)
     """Send to confirmation, per request (producers)."""
     publish_to_receive_ms: list[float] = field(default_factory=list)
-    """A message's publish time to its receipt by a consumer (only messages published in
-    the run: a preloaded backlog's wait is no latency)."""
+    """A message's publish time to its receipt by a consumer, for messages published and
+    received in the window (a preloaded backlog's wait is no latency, and messages sent in
+    the warm-up waited behind its containers' cold starts)."""
     shares: Counter[str] = field(default_factory=Counter)
     """Messages received per consumer."""
     last_ms: float = 0.0
@@ -90,6 +91,13 @@ class World:
     def in_window(self) -> bool:
         start, end = self.window
         return start <= self.sim.now_ms < end
+
+    def published_in_window(self, publish_time_ms: int) -> bool:
+        """Whether a message stamped ``publish_time_ms`` (epoch ms, as the runtime's clock
+        gives it) was published in the measured window."""
+        at = publish_time_ms - (self.runtime.now_ms() - self.sim.now_ms)
+        start, end = self.window
+        return start - 1 < at < end
 
     def counting(self, on: bool) -> None:
         self.aws.meter.counting = on

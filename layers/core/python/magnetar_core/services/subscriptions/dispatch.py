@@ -27,6 +27,7 @@ from magnetar_core.domain.cursor.grants import (
     reclaim,
 )
 from magnetar_core.domain.cursor.records import Delivery as Granted
+from magnetar_core.domain.cursor.round_robin import round_robin_turn
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -346,6 +347,8 @@ class Dispatch:
         # as this receive can tell, so its share is bounded by what it asked for alone
         full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
         share = None if full else state.share_of(consumer_id, len(candidates))
+        if grant is None and share is not None:  # at least Pulsar's round-robin turn
+            share = max(share, round_robin_turn(candidates))
         if grant is not None:
             wanted = grant[1]
             if full and head is not None:
