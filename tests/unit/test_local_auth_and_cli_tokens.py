@@ -15,7 +15,7 @@ from magnetar.cli import main as cli
 from magnetar.cli.service_url import ServiceUrl
 from magnetar_local import main as local_main
 from magnetar_local.auth import LocalAuth
-from magnetar_local.stack import LocalStack
+from magnetar_local.readiness import probe_headers
 from magnetar_wire import tokens
 
 LOCAL = ServiceUrl("http://127.0.0.1:9999", "the running `magnetar local`")
@@ -45,8 +45,8 @@ def test_an_existing_secret_key_file_is_kept(tmp_path):
 
 def test_the_readiness_probe_sends_the_superusers_token_and_none_without_auth(tmp_path):
     auth = LocalAuth.prepare(tmp_path, None)
-    assert LocalStack(auth=auth)._probe_headers() == {"Authorization": f"Bearer {auth.token}"}
-    assert LocalStack()._probe_headers() == {}
+    assert probe_headers(auth) == {"Authorization": f"Bearer {auth.token}"}
+    assert probe_headers(None) == {}
 
 
 def test_key_options_without_auth_are_refused_before_anything_starts(tmp_path, capsys):
