@@ -173,7 +173,7 @@ def test_version_prints_the_clients_version(capsys):
 
 
 def test_admin_takes_the_service_url_after_the_verb_too():
-    from magnetar.cli.admin import hoist_global_options
+    from magnetar.cli.admin.command import hoist_global_options
 
     argv = ["tenants", "list", "--service-url", "http://x:1", "--auth-params=token:t"]
     assert hoist_global_options(argv) == [

@@ -278,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] and argv[0] in SERVER_VERBS:  # everything after the verb is the server's
         return _run_server_verb(argv[0], argv[1:])
     if argv[:1] == ["admin"]:
-        from magnetar.cli.admin import main as admin_main
+        from magnetar.cli.admin.command import main as admin_main
 
         return admin_main(argv[1:])
     if argv[:1] == ["verify"]:
