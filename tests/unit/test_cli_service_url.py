@@ -12,7 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from magnetar.cli import main as cli
-from magnetar.cli.service_url import DEFAULT_SERVICE_URL, AmbiguousService, resolve_service_url
+from magnetar.cli.service_url import (
+    DEFAULT_SERVICE_URL,
+    AmbiguousService,
+    auth_token,
+    resolve_service_url,
+)
 
 LIVE, OTHER, DEAD = 4242, 4343, 4444
 
@@ -184,8 +189,8 @@ def test_an_absolute_token_path_is_read_as_a_token_file(tmp_path):
     token = tmp_path / "admin.token"
     token.write_text("secret\n")
     service = resolve_service_url("http://127.0.0.1:9")
-    assert cli.auth_token(str(token), service, {}) == token.as_uri()
-    assert cli.auth_token("/no/such/file", service, {}) == "/no/such/file"
+    assert auth_token(str(token), service, {}) == token.as_uri()
+    assert auth_token("/no/such/file", service, {}) == "/no/such/file"
 
 
 def test_produce_with_nothing_answering_says_where_it_looked_and_what_to_do(
