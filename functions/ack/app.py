@@ -1,6 +1,6 @@
 """Acknowledge: individual, batch-index and cumulative acks of one consumer."""
 
-from magnetar_core.api import http
+from magnetar_core.api import http, request
 
 engine = http.container_engine()
 app = http.make_app(engine)
@@ -12,13 +12,13 @@ app = http.make_app(engine)
 def acknowledge(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    body = http.json_object(app)
+    body = request.json_object(app)
     done = engine().subscriptions.acknowledge(
-        http.topic_of(domain, tenant, namespace, topic),
+        request.topic_of(domain, tenant, namespace, topic),
         subscription,
         consumer_id,
-        http.field(body, "messageIds", list, []),
-        cumulative=http.field(body, "cumulative", bool, False),
+        request.field(body, "messageIds", list, []),
+        cumulative=request.field(body, "cumulative", bool, False),
         role=http.caller_role(app),
     )
     return http.ok({"acknowledged": done})

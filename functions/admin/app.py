@@ -12,6 +12,7 @@ from magnetar_core.api import (
     function_routes,
     http,
     quota_routes,
+    request,
     schema_routes,
     topic_routes,
     views,
@@ -19,7 +20,7 @@ from magnetar_core.api import (
 
 engine = http.container_engine()
 app = http.make_app(engine)
-topic_of = http.topic_of
+topic_of = request.topic_of
 cursor_routes.register(app, engine)
 topic_routes.register(app, engine)
 schema_routes.register(app, engine)
@@ -34,7 +35,7 @@ def health():
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/deduplication")
 def set_namespace_deduplication(tenant: str, namespace: str):
-    engine().namespaces.set_deduplication(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_deduplication(tenant, namespace, request.json_body(app))
     return http.no_content()
 
 
@@ -51,7 +52,7 @@ def remove_namespace_deduplication(tenant: str, namespace: str):
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/maxMessageSize")
 def set_max_message_size(tenant: str, namespace: str):
-    engine().namespaces.set_max_message_size(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_max_message_size(tenant, namespace, request.json_body(app))
     return http.no_content()
 
 
@@ -62,7 +63,7 @@ def get_max_message_size(tenant: str, namespace: str):
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/delayedDelivery")
 def set_delayed_delivery(tenant: str, namespace: str):
-    engine().namespaces.set_delayed_delivery(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_delayed_delivery(tenant, namespace, request.json_body(app))
     return http.no_content()
 
 
@@ -79,7 +80,7 @@ def remove_delayed_delivery(tenant: str, namespace: str):
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/retention")
 def set_namespace_retention(tenant: str, namespace: str):
-    engine().namespaces.set_retention(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_retention(tenant, namespace, request.json_body(app))
     return http.no_content()
 
 
@@ -96,7 +97,7 @@ def remove_namespace_retention(tenant: str, namespace: str):
 
 @app.post("/admin/v2/namespaces/<tenant>/<namespace>/messageTTL")
 def set_namespace_message_ttl(tenant: str, namespace: str):
-    engine().namespaces.set_message_ttl(tenant, namespace, http.json_body(app))
+    engine().namespaces.set_message_ttl(tenant, namespace, request.json_body(app))
     return http.no_content()
 
 
@@ -114,14 +115,14 @@ def remove_namespace_message_ttl(tenant: str, namespace: str):
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
 def set_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    engine().namespaces.set_topic_retention(name, http.json_body(app))
+    engine().namespaces.set_topic_retention(name, request.json_body(app))
     return http.no_content()
 
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/retention")
 def get_topic_retention(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    retention = engine().namespaces.topic_retention(name, applied=http.flag(app, "applied"))
+    retention = engine().namespaces.topic_retention(name, applied=request.flag(app, "applied"))
     return http.no_content() if retention is None else http.ok(retention.to_body())
 
 
@@ -134,9 +135,9 @@ def remove_topic_retention(domain: str, tenant: str, namespace: str, topic: str)
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
 def set_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    seconds = http.int_query(app, "messageTTL")  # Pulsar's form; a JSON body works too
+    seconds = request.int_query(app, "messageTTL")  # Pulsar's form; a JSON body works too
     if seconds is None:
-        seconds = http.json_body(app)
+        seconds = request.json_body(app)
     engine().namespaces.set_topic_message_ttl(name, seconds)
     return http.no_content()
 
@@ -144,7 +145,7 @@ def set_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/messageTTL")
 def get_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    seconds = engine().namespaces.topic_message_ttl(name, applied=http.flag(app, "applied"))
+    seconds = engine().namespaces.topic_message_ttl(name, applied=request.flag(app, "applied"))
     return http.no_content() if seconds is None else http.ok(seconds)
 
 
@@ -157,7 +158,7 @@ def remove_topic_message_ttl(domain: str, tenant: str, namespace: str, topic: st
 @app.post("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/deduplicationEnabled")
 def set_topic_deduplication(domain: str, tenant: str, namespace: str, topic: str):
     name = topic_of(domain, tenant, namespace, topic)
-    engine().namespaces.set_topic_deduplication(name, http.json_body(app))
+    engine().namespaces.set_topic_deduplication(name, request.json_body(app))
     return http.no_content()
 
 
@@ -203,7 +204,7 @@ def list_partitioned_topics(domain: str, tenant: str, namespace: str):
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>")
 def delete_topic(domain: str, tenant: str, namespace: str, topic: str):
     engine().admin.delete_topic(
-        topic_of(domain, tenant, namespace, topic), False, http.flag(app, "force")
+        topic_of(domain, tenant, namespace, topic), False, request.flag(app, "force")
     )
     return http.no_content()
 
@@ -211,7 +212,7 @@ def delete_topic(domain: str, tenant: str, namespace: str, topic: str):
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitions")
 def delete_partitioned_topic(domain: str, tenant: str, namespace: str, topic: str):
     engine().admin.delete_topic(
-        topic_of(domain, tenant, namespace, topic), True, http.flag(app, "force")
+        topic_of(domain, tenant, namespace, topic), True, request.flag(app, "force")
     )
     return http.no_content()
 
@@ -225,7 +226,7 @@ def stats(domain: str, tenant: str, namespace: str, topic: str):
 
 @app.get("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/partitioned-stats")
 def partitioned_stats(domain: str, tenant: str, namespace: str, topic: str):
-    per_partition = http.choice_query(app, "perPartition", ("true", "false"), "true") == "true"
+    per_partition = request.choice_query(app, "perPartition", ("true", "false"), "true") == "true"
     summed = engine().admin.stats(topic_of(domain, tenant, namespace, topic), partitioned=True)
     return http.ok(views.partitioned_stats(summed, per_partition))
 
@@ -245,7 +246,7 @@ def subscriptions(domain: str, tenant: str, namespace: str, topic: str):
 @app.delete("/admin/v2/<domain>/<tenant>/<namespace>/<topic>/subscription/<subscription>")
 def delete_subscription(domain: str, tenant: str, namespace: str, topic: str, subscription: str):
     name = topic_of(domain, tenant, namespace, topic)
-    engine().admin.delete_subscription(name, subscription, http.flag(app, "force"))
+    engine().admin.delete_subscription(name, subscription, request.flag(app, "force"))
     return http.no_content()
 
 
@@ -269,7 +270,7 @@ def list_triggers(domain: str, tenant: str, namespace: str, topic: str):
 def put_trigger(domain: str, tenant: str, namespace: str, topic: str, name: str):
     name_of = topic_of(domain, tenant, namespace, topic)
     precondition = bodies.precondition(app)
-    trigger, _created = engine().triggers.put(name_of, name, http.json_body(app), precondition)
+    trigger, _created = engine().triggers.put(name_of, name, request.json_body(app), precondition)
     return http.ok(trigger.to_body())
 
 

@@ -1,6 +1,6 @@
 """Consumers: subscribe (register a consumer), close a consumer, unsubscribe."""
 
-from magnetar_core.api import bodies, http, views
+from magnetar_core.api import bodies, http, request, views
 
 engine = http.container_engine()
 app = http.make_app(engine)
@@ -8,29 +8,29 @@ app = http.make_app(engine)
 
 @app.post("/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers")
 def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription: str):
-    body = http.json_object(app)
-    position = http.field(body, "initialPosition", str, "Latest")
+    body = request.json_object(app)
+    position = request.field(body, "initialPosition", str, "Latest")
     if position not in ("Latest", "Earliest"):
         return http.error_response(
             "InvalidMessage", "initialPosition must be Latest or Earliest", 400
         )
-    name = http.topic_of(domain, tenant, namespace, topic)
+    name = request.topic_of(domain, tenant, namespace, topic)
     schema = body.get("schema")
     engine().schemas.declare(name, schema, producer=False, dry_run=True)  # refused: no consumer
     handle = engine().subscriptions.subscribe(
         name,
         subscription,
-        http.field(body, "consumerName", str, None),
-        http.field(body, "subscriptionType", str, "Exclusive"),
+        request.field(body, "consumerName", str, None),
+        request.field(body, "subscriptionType", str, "Exclusive"),
         earliest=position == "Earliest",
-        priority_level=http.field(body, "priorityLevel", int, 0),
-        spread=http.field(body, "multiTopic", bool, False),
-        start_message_id=http.field(body, "startMessageId", str, None),
-        inclusive=http.field(body, "startMessageIdInclusive", bool, False),
-        durable=http.field(body, "durable", bool, True),
+        priority_level=request.field(body, "priorityLevel", int, 0),
+        spread=request.field(body, "multiTopic", bool, False),
+        start_message_id=request.field(body, "startMessageId", str, None),
+        inclusive=request.field(body, "startMessageIdInclusive", bool, False),
+        durable=request.field(body, "durable", bool, True),
         key_shared=bodies.key_shared_options(body),
         dead_letter=bodies.dead_letter_policy(body),
-        read_compacted=http.field(body, "readCompacted", bool, False),
+        read_compacted=request.field(body, "readCompacted", bool, False),
         role=http.caller_role(app),
     )
     version = engine().schemas.declare(name, schema, producer=False) if schema else None
@@ -46,7 +46,7 @@ def subscribe(domain: str, tenant: str, namespace: str, topic: str, subscription
 def close(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    name = http.topic_of(domain, tenant, namespace, topic)
+    name = request.topic_of(domain, tenant, namespace, topic)
     engine().subscriptions.close(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"closed": True})
 
@@ -57,7 +57,7 @@ def close(
 def unsubscribe(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    name = http.topic_of(domain, tenant, namespace, topic)
+    name = request.topic_of(domain, tenant, namespace, topic)
     engine().subscriptions.unsubscribe(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"unsubscribed": True})
 
@@ -68,7 +68,7 @@ def unsubscribe(
 def heartbeat(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    name = http.topic_of(domain, tenant, namespace, topic)
+    name = request.topic_of(domain, tenant, namespace, topic)
     engine().subscriptions.heartbeat(name, subscription, consumer_id, http.caller_role(app))
     return http.ok({"alive": True})
 
@@ -77,15 +77,15 @@ def heartbeat(
     "/v1/<domain>/<tenant>/<namespace>/<topic>/subscriptions/<subscription>/consumers/<consumer_id>/seek"
 )
 def seek(domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str):
-    body = http.json_object(app)
-    name = http.topic_of(domain, tenant, namespace, topic)
+    body = request.json_object(app)
+    name = request.topic_of(domain, tenant, namespace, topic)
     engine().subscriptions.seek(
         name,
         subscription,
         consumer_id,
-        message_id=http.field(body, "messageId", str, None),
-        timestamp_ms=http.field(body, "timestamp", int, None),
-        inclusive=http.field(body, "inclusive", bool, False),
+        message_id=request.field(body, "messageId", str, None),
+        timestamp_ms=request.field(body, "timestamp", int, None),
+        inclusive=request.field(body, "inclusive", bool, False),
         role=http.caller_role(app),
     )
     return http.ok({"seeked": True})

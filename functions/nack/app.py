@@ -1,7 +1,7 @@
 """Negative acknowledge and redeliver-unacknowledged: entries go back for redelivery, at once
 or after a server-side delay (``delayMs``, or ``backoff`` by redelivery count)."""
 
-from magnetar_core.api import bodies, http
+from magnetar_core.api import bodies, http, request
 
 engine = http.container_engine()
 app = http.make_app(engine)
@@ -13,12 +13,12 @@ app = http.make_app(engine)
 def negative_acknowledge(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    body = http.json_object(app)
-    ids = http.field(body, "messageIds", list, [])
-    delay_ms = http.field(body, "delayMs", int, 0)
+    body = request.json_object(app)
+    ids = request.field(body, "messageIds", list, [])
+    delay_ms = request.field(body, "delayMs", int, 0)
     backoff = bodies.nack_backoff(body)
-    counts = http.field(body, "redeliveryCounts", dict, None)
-    name = http.topic_of(domain, tenant, namespace, topic)
+    counts = request.field(body, "redeliveryCounts", dict, None)
+    name = request.topic_of(domain, tenant, namespace, topic)
     moved = engine().subscriptions.negative_acknowledge(
         name, subscription, consumer_id, ids, delay_ms, backoff, counts, http.caller_role(app)
     )
@@ -31,7 +31,7 @@ def negative_acknowledge(
 def redeliver(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    name = http.topic_of(domain, tenant, namespace, topic)
+    name = request.topic_of(domain, tenant, namespace, topic)
     moved = engine().subscriptions.redeliver_unacknowledged(
         name, subscription, consumer_id, http.caller_role(app)
     )

@@ -1,6 +1,6 @@
 """Receive: long-poll for messages to dispatch to one consumer."""
 
-from magnetar_core.api import http, views
+from magnetar_core.api import http, request, views
 
 engine = http.container_engine()
 app = http.make_app(engine)
@@ -12,16 +12,16 @@ app = http.make_app(engine)
 def receive(
     domain: str, tenant: str, namespace: str, topic: str, subscription: str, consumer_id: str
 ):
-    body = http.json_object(app)
-    shape = http.field(body, "format", str, "json")
+    body = request.json_object(app)
+    shape = request.field(body, "format", str, "json")
     if shape not in ("json", "entry"):
         return http.error_response("InvalidMessage", "format must be json or entry", 400)
     delivered = engine().subscriptions.receive(
-        http.topic_of(domain, tenant, namespace, topic),
+        request.topic_of(domain, tenant, namespace, topic),
         subscription,
         consumer_id,
-        max_messages=http.field(body, "maxMessages", int, 100),
-        wait_ms=http.field(body, "waitMs", int, 0),
+        max_messages=request.field(body, "maxMessages", int, 100),
+        wait_ms=request.field(body, "waitMs", int, 0),
         by_reference=shape == "entry",
         role=http.caller_role(app),
     )

@@ -1,6 +1,6 @@
 """Tenancy: Pulsar's /admin/v2 paths for clusters, tenants, namespaces and permissions."""
 
-from magnetar_core.api import http
+from magnetar_core.api import http, request
 
 engine = http.container_engine()
 app = http.make_app(engine)
@@ -25,19 +25,19 @@ def get_tenant(tenant: str):
 
 @app.put("/admin/v2/tenants/<tenant>")
 def create_tenant(tenant: str):
-    engine().tenants.create(tenant, http.json_body(app))
+    engine().tenants.create(tenant, request.json_body(app))
     return http.no_content()
 
 
 @app.post("/admin/v2/tenants/<tenant>")
 def update_tenant(tenant: str):
-    engine().tenants.update(tenant, http.json_body(app))
+    engine().tenants.update(tenant, request.json_body(app))
     return http.no_content()
 
 
 @app.delete("/admin/v2/tenants/<tenant>")
 def delete_tenant(tenant: str):
-    engine().tenants.delete(tenant, http.flag(app, "force"))
+    engine().tenants.delete(tenant, request.flag(app, "force"))
     return http.no_content()
 
 
@@ -53,19 +53,19 @@ def get_namespace(tenant: str, namespace: str):
 
 @app.put(_NS)
 def create_namespace(tenant: str, namespace: str):
-    engine().namespace_admin.create(tenant, namespace, http.json_body(app))
+    engine().namespace_admin.create(tenant, namespace, request.json_body(app))
     return http.no_content()
 
 
 @app.delete(_NS)
 def delete_namespace(tenant: str, namespace: str):
-    engine().namespace_admin.delete(tenant, namespace, http.flag(app, "force"))
+    engine().namespace_admin.delete(tenant, namespace, request.flag(app, "force"))
     return http.no_content()
 
 
 @app.get(_NS + "/topics")
 def namespace_topics(tenant: str, namespace: str):
-    mode = http.choice_query(app, "mode", ("PERSISTENT", "NON_PERSISTENT", "ALL"), "PERSISTENT")
+    mode = request.choice_query(app, "mode", ("PERSISTENT", "NON_PERSISTENT", "ALL"), "PERSISTENT")
     return http.ok(engine().namespace_admin.topics(tenant, namespace, mode))
 
 
@@ -76,7 +76,7 @@ def namespace_permissions(tenant: str, namespace: str):
 
 @app.post(_NS + "/permissions/<role>")
 def grant_namespace_permission(tenant: str, namespace: str, role: str):
-    engine().permissions.grant(tenant, namespace, role, http.json_body(app))
+    engine().permissions.grant(tenant, namespace, role, request.json_body(app))
     return http.no_content()
 
 
@@ -93,7 +93,7 @@ def subscription_permissions(tenant: str, namespace: str):
 
 @app.post(_NS + "/permissions/subscription/<subscription>")
 def grant_subscription_permission(tenant: str, namespace: str, subscription: str):
-    body = http.json_body(app)
+    body = request.json_body(app)
     engine().permissions.grant_subscription(tenant, namespace, subscription, body)
     return http.no_content()
 
@@ -106,19 +106,19 @@ def revoke_subscription_permission(tenant: str, namespace: str, subscription: st
 
 @app.get(_TOPIC + "/permissions")
 def topic_permissions(domain: str, tenant: str, namespace: str, topic: str):
-    return http.ok(engine().permissions.topic(http.topic_of(domain, tenant, namespace, topic)))
+    return http.ok(engine().permissions.topic(request.topic_of(domain, tenant, namespace, topic)))
 
 
 @app.post(_TOPIC + "/permissions/<role>")
 def grant_topic_permission(domain: str, tenant: str, namespace: str, topic: str, role: str):
-    name = http.topic_of(domain, tenant, namespace, topic)
-    engine().permissions.grant_topic(name, role, http.json_body(app))
+    name = request.topic_of(domain, tenant, namespace, topic)
+    engine().permissions.grant_topic(name, role, request.json_body(app))
     return http.no_content()
 
 
 @app.delete(_TOPIC + "/permissions/<role>")
 def revoke_topic_permission(domain: str, tenant: str, namespace: str, topic: str, role: str):
-    engine().permissions.revoke_topic(http.topic_of(domain, tenant, namespace, topic), role)
+    engine().permissions.revoke_topic(request.topic_of(domain, tenant, namespace, topic), role)
     return http.no_content()
 
 

@@ -31,7 +31,7 @@ from magnetar_core.adapters.aws.topics import TopicStore
 from magnetar_core.domain.compaction import compacted_owner
 from magnetar_core.domain.errors import ConditionFailed, InvalidTopicName
 from magnetar_core.services.expired_totals import fold_expired
-from magnetar_core.services.topics import fence_ledger
+from magnetar_core.services.topics.ledgers import fence_ledger
 from magnetar_wire.names import TopicName
 
 from . import garbage

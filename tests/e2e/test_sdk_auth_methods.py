@@ -26,7 +26,7 @@ from local_process import LocalProcess
 from oauth2_issuer import Issuer
 
 import magnetar as pulsar
-from magnetar.cli import admin as admin_cli
+from magnetar.cli.admin import command as admin_cli
 from magnetar_wire import tokens
 
 AUDIENCE = "urn:magnetar:e2e"

@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from magnetar.authentication import AuthenticationBasic, AuthenticationTLS
-from magnetar.cli.admin_auth import authentication
+from magnetar.cli.admin.auth import authentication
 from magnetar.cli.service_url import ServiceUrl
 
 SERVICE = ServiceUrl("http://127.0.0.1:1", "a test")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from magnetar.authentication import AuthenticationToken
-from magnetar.cli import admin_output as out
 from magnetar.cli import main as cli
-from magnetar.cli.admin_auth import authentication
-from magnetar.cli.admin_units import retention_mb, retention_minutes, seconds, size_bytes
+from magnetar.cli.admin import output as out
+from magnetar.cli.admin.auth import authentication
+from magnetar.cli.admin.units import retention_mb, retention_minutes, seconds, size_bytes
 from magnetar.cli.service_url import ServiceUrl
 
 NOWHERE = "http://127.0.0.1:9"  # nothing listens: a request sent would fail with status 1

@@ -12,8 +12,8 @@ import pytest
 
 import magnetar
 from magnetar.cli import main as cli
-from magnetar.cli.admin_topic_lifecycle import CompactionFailed
-from magnetar.cli.admin_topic_lifecycle import run as topic_run
+from magnetar.cli.admin.topic_lifecycle import CompactionFailed
+from magnetar.cli.admin.topic_lifecycle import run as topic_run
 
 NS = "public/default"
 

@@ -10,7 +10,7 @@ import pytest
 
 import magnetar
 from magnetar.cli import main as cli
-from magnetar.cli.admin_topics import message_id_body, relative_ms
+from magnetar.cli.admin.topics import message_id_body, relative_ms
 
 TOPIC = "persistent://public/default/cli-ops"
 

@@ -10,6 +10,8 @@ import pytest
 
 from magnetar_bench import anchors, capacity, cost
 from magnetar_bench.capacity import CapacityMeter, item_size_bytes, read_units, write_units
+from magnetar_bench.cost import report
+from magnetar_bench.cost.usage import Usage
 from magnetar_bench.timer_usage import TimerUsage
 
 
@@ -18,7 +20,7 @@ def test_item_sizes_follow_dynamodbs_rules_for_names_strings_numbers_binaries_an
     assert item_size_bytes({"n": {"N": "12345"}}) == 1 + 4  # (5 digits + 1) // 2 + 1
     assert item_size_bytes({"b": {"B": "AAECAw=="}}) == 1 + 4  # base64 of 4 bytes on the wire
     assert item_size_bytes({"b": {"B": b"\x00" * 10}}) == 1 + 10  # parsed responses: bytes
-    assert item_size_bytes({"m": {"M": {"k": {"BOOL": True}}, }}) == 1 + 3 + 1 + 1 + 1
+    assert item_size_bytes({"m": {"M": {"k": {"BOOL": True}}}}) == 1 + 3 + 1 + 1 + 1
     assert item_size_bytes({"l": {"L": [{"S": "ab"}, {"NULL": True}]}}) == 1 + 3 + (1 + 2) + (1 + 1)
     assert item_size_bytes(None) == 0
     with pytest.raises(ValueError, match="unknown DynamoDB attribute type"):
@@ -59,11 +61,13 @@ def test_the_meter_counts_units_by_item_size_for_puts_updates_queries_and_failed
     assert meter.write_units == Counter({"log": 6, "cursors": 1})
     assert meter.read_units == Counter({"log": 2.0, "cursors": 0.5})
     assert meter.snapshot() == (7, 2.5)
-    assert meter.by_table() == Counter({"log WRU": 6, "cursors WRU": 1, "log RRU": 2.0, "cursors RRU": 0.5})
+    assert meter.by_table() == Counter(
+        {"log WRU": 6, "cursors WRU": 1, "log RRU": 2.0, "cursors RRU": 0.5}
+    )
 
 
 def test_a_function_url_removes_only_the_api_gateway_charge():
-    usage = cost.Usage(http_calls=1_000_000, handler_seconds=1000.0,
+    usage = Usage(http_calls=1_000_000, handler_seconds=1000.0,
                        aws=Counter({"s3.PutObject": 1000, "s3.GetObject": 1000, "dynamodb.PutItem": 5}),
                        write_units=2_000_000, read_units=4_000_000,
                        timers=TimerUsage(standard_executions=13, transitions=40))  # fmt: skip
@@ -82,12 +86,12 @@ def test_a_function_url_removes_only_the_api_gateway_charge():
 
 
 def test_a_report_row_scales_to_a_million_messages_and_puts_sqs_beside_it():
-    usage = cost.Usage(10, 0.0, Counter(), 20, 0, TimerUsage())
-    row = cost.report_of("unbatched", "function-url", usage, 1e6 / 10, "million messages")
+    usage = Usage(10, 0.0, Counter(), 20, 0, TimerUsage())
+    row = report.report_of("unbatched", "function-url", usage, 1e6 / 10, "million messages")
     assert row["http_calls"] == 1_000_000 and row["dynamodb_wru"] == 2_000_000
     assert row["usd"]["total"] == pytest.approx(0.20 + 1.25)
     assert row["sqs_usd"] == 1.20
-    assert "| unbatched | 1 | function-url | million messages |" in cost.table([row])
+    assert "| unbatched | 1 | function-url | million messages |" in report.table([row])
 
 
 def test_express_timers_cost_a_start_and_their_64_mb_seconds_standard_ones_transitions():
@@ -115,21 +119,21 @@ def test_sns_and_sqs_fan_out_costs_a_publish_and_a_receive_and_delete_per_subscr
     assert anchors.sns_sqs_usd_per_million(3) == pytest.approx(0.50 + 3 * 0.80)
     assert anchors.sns_sqs_usd_per_million(1, batch=10) == pytest.approx(0.13)
     assert anchors.sns_sqs_usd_per_million(1, batch=50) == pytest.approx(0.13)  # SQS takes 10
-    row = cost.report_of("unbatched", "http-api", cost.Usage(10, 0.0, Counter(), 20, 0, TimerUsage()),
+    row = report.report_of("unbatched", "http-api", Usage(10, 0.0, Counter(), 20, 0, TimerUsage()),
                          1e6 / 10, "million messages")  # fmt: skip
     assert (row["sqs_usd"], row["sns_sqs_usd"]) == (1.20, 1.30)
 
 
 def test_a_row_with_several_subscriptions_puts_a_queue_per_subscription_and_sns_fan_out_beside():
-    usage = cost.Usage(10, 0.0, Counter(), 20, 0, TimerUsage())
-    row = cost.report_of("unbatched", "function-url", usage, 1e6 / 10, "million messages", 5)
+    usage = Usage(10, 0.0, Counter(), 20, 0, TimerUsage())
+    row = report.report_of("unbatched", "function-url", usage, 1e6 / 10, "million messages", 5)
     assert row["subscriptions"] == 5
     assert row["sqs_usd"] == pytest.approx(5 * 1.20)  # the producer sends to each queue
     assert row["sns_sqs_usd"] == pytest.approx(0.50 + 5 * 0.80)
-    batched = cost.report_of("batched", "function-url", usage, 1e6 / 10, "million messages", 2)
+    batched = report.report_of("batched", "function-url", usage, 1e6 / 10, "million messages", 2)
     assert batched["sqs_usd"] == pytest.approx(0.24)
     assert batched["sns_sqs_usd"] == pytest.approx(0.21)
-    assert "| unbatched | 5 | function-url |" in cost.table([row])
+    assert "| unbatched | 5 | function-url |" in report.table([row])
 
 
 def test_perf_cost_refuses_a_subscription_count_below_one_or_not_a_number(capsys):
@@ -141,15 +145,18 @@ def test_perf_cost_refuses_a_subscription_count_below_one_or_not_a_number(capsys
 
 
 def test_an_idle_spell_is_reported_as_measured_not_multiplied_by_a_month():
-    usage = cost.Usage(6, 0.5, Counter({"dynamodb.Query": 12}), 0, 12, TimerUsage())
-    row = cost.report_of("idle-spell", "http-api", usage, 1.0, "idle spell of 30 s")
+    usage = Usage(6, 0.5, Counter({"dynamodb.Query": 12}), 0, 12, TimerUsage())
+    row = report.report_of("idle-spell", "http-api", usage, 1.0, "idle spell of 30 s")
     assert row["http_calls"] == 6 and row["dynamodb_rru"] == 12
     assert row["usd"]["total"] == pytest.approx(sum(usage.usd("http-api").values()), abs=1e-8)
     assert 0 < row["usd"]["total"] < 0.0001  # micro-dollars, kept: not rounded away
     assert row["sqs_usd"] is None and row["sns_sqs_usd"] is None
     month = {"workload": "idle-month", "front_door": "http-api", "per": "month",
              "usd": {"total": 0.037}, "sqs_usd": 0.05, "sns_sqs_usd": 0.05}  # fmt: skip
-    lines = cost.table([row, month]).splitlines()
+    lines = report.table([row, month]).splitlines()
     assert lines[2].startswith("| idle-spell | 1 | http-api | idle spell of 30 s |")
     assert lines[2].endswith("| - | - |") and "e-06 |" in lines[2]
-    assert lines[3] == "| idle-month | 1 | http-api | month | - | - | - | - | - | - | - | 0.0370 | 0.0500 | 0.0500 |"
+    assert (
+        lines[3]
+        == "| idle-month | 1 | http-api | month | - | - | - | - | - | - | - | 0.0370 | 0.0500 | 0.0500 |"
+    )

@@ -9,7 +9,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from magnetar_chaos.faults import FaultInjector, FaultPlan
-from magnetar_local.gateway import InvocationAbandoned
+from magnetar_local.handlers import InvocationAbandoned
 
 # nothing listens there: a request that reached the network would fail to connect
 NOWHERE = "http://127.0.0.1:9"

@@ -12,7 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from magnetar.cli import main as cli
-from magnetar.cli.service_url import DEFAULT_SERVICE_URL, AmbiguousService, resolve_service_url
+from magnetar.cli.service_url import (
+    DEFAULT_SERVICE_URL,
+    AmbiguousService,
+    auth_token,
+    resolve_service_url,
+)
 
 LIVE, OTHER, DEAD = 4242, 4343, 4444
 
@@ -173,7 +178,7 @@ def test_version_prints_the_clients_version(capsys):
 
 
 def test_admin_takes_the_service_url_after_the_verb_too():
-    from magnetar.cli.admin import hoist_global_options
+    from magnetar.cli.admin.command import hoist_global_options
 
     argv = ["tenants", "list", "--service-url", "http://x:1", "--auth-params=token:t"]
     assert hoist_global_options(argv) == [
@@ -184,8 +189,8 @@ def test_an_absolute_token_path_is_read_as_a_token_file(tmp_path):
     token = tmp_path / "admin.token"
     token.write_text("secret\n")
     service = resolve_service_url("http://127.0.0.1:9")
-    assert cli.auth_token(str(token), service, {}) == token.as_uri()
-    assert cli.auth_token("/no/such/file", service, {}) == "/no/such/file"
+    assert auth_token(str(token), service, {}) == token.as_uri()
+    assert auth_token("/no/such/file", service, {}) == "/no/such/file"
 
 
 def test_produce_with_nothing_answering_says_where_it_looked_and_what_to_do(

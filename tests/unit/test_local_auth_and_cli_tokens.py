@@ -12,10 +12,10 @@ import pytest
 
 import magnetar as pulsar
 from magnetar.cli import main as cli
-from magnetar.cli.service_url import ServiceUrl
+from magnetar.cli.service_url import ServiceUrl, auth_token
 from magnetar_local import main as local_main
 from magnetar_local.auth import LocalAuth
-from magnetar_local.stack import LocalStack
+from magnetar_local.readiness import probe_headers
 from magnetar_wire import tokens
 
 LOCAL = ServiceUrl("http://127.0.0.1:9999", "the running `magnetar local`")
@@ -45,8 +45,8 @@ def test_an_existing_secret_key_file_is_kept(tmp_path):
 
 def test_the_readiness_probe_sends_the_superusers_token_and_none_without_auth(tmp_path):
     auth = LocalAuth.prepare(tmp_path, None)
-    assert LocalStack(auth=auth)._probe_headers() == {"Authorization": f"Bearer {auth.token}"}
-    assert LocalStack()._probe_headers() == {}
+    assert probe_headers(auth) == {"Authorization": f"Bearer {auth.token}"}
+    assert probe_headers(None) == {}
 
 
 def test_key_options_without_auth_are_refused_before_anything_starts(tmp_path, capsys):
@@ -80,17 +80,17 @@ def _local_stack_files(folder, url: str) -> None:
 def test_the_cli_token_is_the_flag_else_the_environment_else_the_local_stacks_file(tmp_path):
     _local_stack_files(tmp_path / ".magnetar", LOCAL.url)
     env = {"MAGNETAR_AUTH_TOKEN": "from-env"}
-    assert cli.auth_token("token:from-flag", LOCAL, env, tmp_path) == "from-flag"
-    assert cli.auth_token("file:///t", LOCAL, env, tmp_path) == "file:///t"
-    assert cli.auth_token(None, LOCAL, env, tmp_path) == "from-env"
-    local = cli.auth_token(None, LOCAL, {}, tmp_path)
+    assert auth_token("token:from-flag", LOCAL, env, tmp_path) == "from-flag"
+    assert auth_token("file:///t", LOCAL, env, tmp_path) == "file:///t"
+    assert auth_token(None, LOCAL, env, tmp_path) == "from-env"
+    local = auth_token(None, LOCAL, {}, tmp_path)
     assert local == (tmp_path / ".magnetar" / "local.token").resolve().as_uri()
 
 
 def test_the_local_stacks_token_is_never_sent_to_another_service(tmp_path):
     _local_stack_files(tmp_path / ".magnetar", LOCAL.url)
     elsewhere = ServiceUrl("https://magnetar.example.com", "--service-url")
-    assert cli.auth_token(None, elsewhere, {}, tmp_path) is None
+    assert auth_token(None, elsewhere, {}, tmp_path) is None
 
 
 def test_magnetar_tokens_is_dispatched_by_the_magnetar_command(capsys):

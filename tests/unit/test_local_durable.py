@@ -10,8 +10,9 @@ from moto import mock_aws
 from moto.dynamodb.models import DynamoDBBackend
 from moto.s3.models import S3Backend
 
-from magnetar_local.durable import JOURNALED, IncompatibleDataDir, Recorder, check_format
+from magnetar_local.durable import JOURNALED, Recorder
 from magnetar_local.journal import DataDir
+from magnetar_local.moto_state import IncompatibleDataDir, check_format
 
 TABLE = {
     "TableName": "t",

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from magnetar_local.events import HttpRequest
-from magnetar_local.gateway import Gateway, HandlerLoader, InvocationAbandoned
+from magnetar_local.gateway import Gateway
+from magnetar_local.handlers import HandlerLoader, InvocationAbandoned
 from magnetar_local.template import FunctionSpec
 
 

@@ -31,7 +31,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ReadTimeoutError
 from botocore.httpsession import URLLib3Session
 
-from magnetar_local.gateway import InvocationAbandoned
+from magnetar_local.handlers import InvocationAbandoned
 
 KINDS = ("throttle", "5xx", "timeout", "die")
 

@@ -5,6 +5,7 @@ Entry points: ``LocalStack`` (magnetar_local.stack), ``run(argv)`` (magnetar_loc
 ``magnetar local`` command), pytest fixtures in magnetar_local.testing.
 """
 
-from magnetar_local.stack import LocalStack, StackError
+from magnetar_local.readiness import StackError
+from magnetar_local.stack import LocalStack
 
 __all__ = ["LocalStack", "StackError"]

@@ -14,7 +14,9 @@ replays the journal after it by calling the same methods on the backends directl
 the applied writes in their order on the state they were applied to gives the same state. A
 ``Snapshotter`` thread writes a new snapshot every ``snapshot_every`` records (pickled under
 the write lock, so that it is exactly the state before the next segment) and starts a new
-segment; restart time is then bounded by one snapshot plus at most that many records.
+segment; restart time is then bounded by one snapshot plus at most that many records. What
+a snapshot holds (moto's state, pickled) and the directory's format marker are
+``magnetar_local.moto_state``'s.
 
 Step Functions executions (delay timers) are not kept: a bucket whose timer is lost is
 released by the engine's overdue rule (``delayed_delivery_release_grace_ms``). State machines,
@@ -23,11 +25,8 @@ like tables and buckets missing from the data, are created from template.yaml on
 
 from __future__ import annotations
 
-import contextlib
-import copyreg
 import functools
 import gc
-import io
 import logging
 import os
 import pickle
@@ -37,22 +36,15 @@ from collections.abc import Callable
 from typing import Any
 
 from magnetar_local.journal import DataDir, Journal, hold_directory
+from magnetar_local.moto_state import (
+    backend,
+    check_format,
+    load_state,
+    no_gc,
+    write_snapshot_and_exit,
+)
 
 log = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def _no_gc() -> Any:
-    """The cyclic collector off: loading or pickling the state creates or visits millions of
-    objects and none of them is garbage (measured: a 100,000-item snapshot loads in a third
-    of the time). ``restore`` then moves the loaded state out of its way (gc.freeze)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 JOURNALED = {
@@ -77,8 +69,6 @@ JOURNALED = {
 }
 """service -> the backend methods whose calls are journaled (``batch_write_item`` is served
 by ``put_item`` / ``delete_item`` calls, each journaled)."""
-STATE = {"dynamodb": "tables", "s3": "buckets"}
-"""service -> the backend attribute a snapshot holds."""
 _active: Recorder | None = None
 """The recorder the wrapped methods journal into (one per emulator process)."""
 SNAPSHOT_EVERY = 5_000
@@ -88,40 +78,11 @@ Taking one costs a fork and, in the forked copy, the pickling (about 2 s of CPU 
 entries); writes go on meanwhile."""
 
 
-def _limited_size_dict(items: dict[str, Any]) -> Any:
-    """A DynamoDB item's attributes as loaded from a snapshot: filled without moto's size
-    check, which is quadratic in the attributes (it was most of a snapshot's load time);
-    the item passed the check when it was written."""
-    from moto.dynamodb.models.dynamo_type import LimitedSizeDict
-
-    attrs = LimitedSizeDict.__new__(LimitedSizeDict)
-    dict.update(attrs, items)
-    return attrs
-
-
-def dumps_state(state: Any) -> bytes:
-    """``state`` pickled, DynamoDB items' attributes as plain dicts (``_limited_size_dict``)."""
-    from moto.dynamodb.models.dynamo_type import LimitedSizeDict
-
-    out = io.BytesIO()
-    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = copyreg.dispatch_table.copy()
-    pickler.dispatch_table[LimitedSizeDict] = lambda attrs: (_limited_size_dict, (dict(attrs),))
-    pickler.dump(state)
-    return out.getvalue()
-
-
 def _backend_classes() -> dict[str, type]:
     from moto.dynamodb.models import DynamoDBBackend
     from moto.s3.models import S3Backend
 
     return {"dynamodb": DynamoDBBackend, "s3": S3Backend}
-
-
-def _backend(service: str, account: str, region: str) -> Any:
-    from moto.backends import get_backend
-
-    return get_backend(service)[account][region]  # type: ignore[call-overload]
 
 
 def _journaled(service: str, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
@@ -194,19 +155,18 @@ class Recorder:
         Returns the number of records replayed. Raises JournalCorrupt."""
         state, payloads, following = self.data.recover()
         replayed = 0
-        with self.lock, _no_gc():
+        with self.lock, no_gc():
             self.replaying = True
             try:
                 if state is not None:
                     began = time.monotonic()
-                    for (service, account, region), value in pickle.loads(state).items():
-                        setattr(_backend(service, account, region), STATE[service], value)
+                    load_state(state)
                     self.snapshot_load_s = time.monotonic() - began
                 for payload in payloads:
                     service, account, region, name, args, kwargs = pickle.loads(payload)
                     if name == "put_item":
                         args, kwargs = _unconditional_put(args, kwargs)
-                    getattr(_backend(service, account, region), name)(*args, **kwargs)
+                    getattr(backend(service, account, region), name)(*args, **kwargs)
                     replayed += 1
             finally:
                 self.replaying = False
@@ -215,17 +175,6 @@ class Recorder:
             self.since_snapshot = replayed
         gc.freeze()  # the restored state is long-lived: later collections skip it
         return replayed
-
-    def state(self) -> bytes:
-        """The backends' tables and buckets, pickled (call under the write lock)."""
-        from moto.backends import get_backend
-
-        held = {}
-        for service, attribute in STATE.items():
-            for account, regions in get_backend(service).items():  # type: ignore[call-overload]
-                for region, backend in regions.items():
-                    held[(service, account, region)] = getattr(backend, attribute)
-        return dumps_state(held)
 
     def snapshot(self) -> None:
         """Write a snapshot of the state now and continue in a new segment. A forked copy of
@@ -240,30 +189,10 @@ class Recorder:
                 previous.close()
             pid = os.fork()
             if pid == 0:  # pragma: no cover - the forked copy; it only ever exits
-                _snapshot_and_exit(self)
+                write_snapshot_and_exit(self.data, self.segment)
         _, status = os.waitpid(pid, 0)
         if status != 0:
             raise RuntimeError(f"the snapshot process ended with status {status}")
-
-
-def _snapshot_and_exit(recorder: Recorder) -> None:  # pragma: no cover - a forked copy
-    """In the forked copy: write the snapshot, exit (0 when written). The copy has only
-    this thread; a lock another thread held at the fork stays held, so an S3 object's value
-    is read without its lock, and nothing is logged."""
-    from moto.s3.models import FakeKey
-
-    def unlocked(key: Any) -> bytes:
-        key._value_buffer.seek(0)
-        return bytes(key._value_buffer.read())
-
-    code = 1
-    try:
-        gc.disable()
-        FakeKey.value = property(unlocked)  # type: ignore[assignment,method-assign]
-        recorder.data.write_snapshot(recorder.segment, recorder.state())
-        code = 0
-    finally:
-        os._exit(code)
 
 
 class Snapshotter(threading.Thread):
@@ -281,36 +210,6 @@ class Snapshotter(threading.Thread):
                     self.recorder.snapshot()
                 except Exception:  # the journal still holds everything: log, keep serving
                     log.exception("snapshot failed; the journal keeps growing")
-
-
-FORMAT = 1
-"""The data directory's format: records are calls of moto's backend methods and snapshots
-pickle moto's objects, so a directory is read only by the moto version that wrote it."""
-
-
-class IncompatibleDataDir(RuntimeError):
-    """The data directory was written by another moto version or format."""
-
-
-def check_format(data: DataDir) -> None:
-    """Accept ``data`` if it was written by this format and moto version (marking a new one
-    so); raises IncompatibleDataDir naming both otherwise."""
-    import json
-
-    import moto
-
-    wanted = {"format": FORMAT, "moto": moto.__version__}
-    marker = data.path / "format.json"
-    if not marker.exists():
-        marker.write_text(json.dumps(wanted) + "\n")
-        return
-    found = json.loads(marker.read_text())
-    if found != wanted:
-        raise IncompatibleDataDir(
-            f"{data.path} holds state written by moto {found.get('moto')} (format "
-            f"{found.get('format')}); this is moto {wanted['moto']} (format {FORMAT}): run the "
-            "version that wrote it, or move the directory away to start afresh"
-        )
 
 
 def start(path: str, lock: threading.RLock, fsync: bool = True) -> Recorder:

@@ -1,11 +1,10 @@
 """The local HTTP gateway: HTTP requests -> payload 2.0 events -> the real handlers, in-process.
 
-Handlers are loaded and pooled by ``magnetar_local.handlers`` (``HandlerLoader``; their
-environment by ``apply_handler_environment``, both importable from here too); HTTP/1.1 is
-read and written by ``magnetar_local.http_server`` (framing, keep-alive, open connections). Function
-timeouts are not enforced (``get_remaining_time_in_millis`` still counts down), but a handler
-that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: the gateway
-answers 504 and throws its container away (fault injection uses it).
+Handlers are loaded, pooled and invoked by ``magnetar_local.handlers`` (``HandlerLoader``:
+a handler that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does, a
+504, its container thrown away; a failed one is a 502); HTTP/1.1 is read and written by
+``magnetar_local.http_server`` (framing, keep-alive, open connections). Function timeouts
+are not enforced (``get_remaining_time_in_millis`` still counts down).
 """
 
 from __future__ import annotations
@@ -22,18 +21,11 @@ from magnetar_local.authorizer import LocalAuthorizer
 from magnetar_local.events import (
     HttpRequest,
     HttpResponse,
-    InvalidLambdaResponse,
     LambdaContext,
     build_event,
     json_response,
-    to_http_response,
 )
-from magnetar_local.handlers import (
-    Handler,
-    HandlerLoader,
-    InvocationAbandoned,
-    apply_handler_environment,
-)
+from magnetar_local.handlers import Handler, HandlerLoader
 from magnetar_local.http_server import BacklogServer, OpenConnections, RequestHandler
 from magnetar_local.lambda_api import LambdaInvokeApi
 from magnetar_local.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -43,13 +35,7 @@ from magnetar_local.served_routes import hands_routing_to_app, served_routes
 from magnetar_local.template import FunctionSpec, RouteSpec
 from magnetar_local.tls import ListenerTls
 
-__all__ = [
-    "Gateway",
-    "Handler",
-    "HandlerLoader",
-    "InvocationAbandoned",
-    "apply_handler_environment",
-]
+__all__ = ["Gateway"]
 
 log = logging.getLogger("magnetar_local.gateway")
 
@@ -258,28 +244,7 @@ class Gateway:
         context = LambdaContext(
             spec.name, spec.memory_mb, spec.timeout_s, self.region, self.account_id
         )
-        try:
-            with self.loader.lease(invoked.route.function) as handler:
-                result = handler(event, context)
-            response = to_http_response(result)
-        except InvocationAbandoned:
-            log.warning(
-                "request %s (Lambda request %s): %s abandoned (timed out or crashed)",
-                request_id, context.aws_request_id, match.route.function,
-            )  # fmt: skip
-            response = json_response(504, {"message": "Endpoint request timed out"})
-        except InvalidLambdaResponse:
-            log.exception(
-                "request %s (Lambda request %s): %s returned a malformed response",
-                request_id, context.aws_request_id, match.route.function,
-            )  # fmt: skip
-            response = _internal_error(request_id)
-        except Exception:
-            log.exception(
-                "request %s (Lambda request %s): %s failed on %s",
-                request_id, context.aws_request_id, match.route.function, match.route.route_key,
-            )  # fmt: skip
-            response = _internal_error(request_id)
+        response = self.loader.invoke(invoked.route.function, event, context, match.route)
         response.headers.append(("apigw-requestid", request_id))
         observed = self._served_match(request, match)
         for observe in list(self.observers):
@@ -291,11 +256,3 @@ class Gateway:
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-
-
-def _internal_error(request_id: str) -> HttpResponse:
-    """API Gateway's 502 for a failed function, in our error shape."""
-    message = (
-        f"Internal Server Error; the gateway log has the details under request id {request_id}"
-    )
-    return json_response(502, {"error": "UnknownError", "message": message})

@@ -6,8 +6,9 @@ union of the functions' resolved environments (today they are all the Globals) p
 emulator endpoint and fake credentials before loading any handler. Each ``functions/<name>/
 app.py`` is loaded under its own module name (they are all called ``app``). A handler
 directory should hold only ``app.py``: sibling modules would share one ``sys.modules``.
-A handler that raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: its
-container is thrown away (the gateway answers 504; fault injection uses it).
+``HandlerLoader.invoke`` runs one request as API Gateway answers for a Lambda. A handler that
+raises ``InvocationAbandoned`` ends as a timed-out or crashed Lambda does: its container is
+thrown away and the answer is a 504 (fault injection uses it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from magnetar_core.api.front_door import load_handler_module
-from magnetar_local.template import FunctionSpec
+from magnetar_local.events import (
+    HttpResponse,
+    InvalidLambdaResponse,
+    json_response,
+    to_http_response,
+)
+from magnetar_local.template import FunctionSpec, RouteSpec
 
 __all__ = ["Handler", "HandlerLoader", "InvocationAbandoned", "apply_handler_environment"]
 
@@ -133,6 +140,37 @@ class HandlerLoader:
                     if generation == self._generation:
                         self._idle.setdefault(name, []).append(handler)
 
+    def invoke(
+        self, name: str, event: dict[str, Any], context: Any, route: RouteSpec
+    ) -> HttpResponse:
+        """Run one request of ``route`` on a container of function ``name``, as API Gateway
+        answers for a Lambda: the handler's answer as HTTP; 504 when it is abandoned (timed
+        out or crashed: its container is gone); a 502 in our error shape when it raises or
+        answers malformed, logged with the event's request id."""
+        request_id = event["requestContext"]["requestId"]
+        try:
+            with self.lease(name) as handler:
+                result = handler(event, context)
+            return to_http_response(result)
+        except InvocationAbandoned:
+            log.warning(
+                "request %s (Lambda request %s): %s abandoned (timed out or crashed)",
+                request_id, context.aws_request_id, route.function,
+            )  # fmt: skip
+            return json_response(504, {"message": "Endpoint request timed out"})
+        except InvalidLambdaResponse:
+            log.exception(
+                "request %s (Lambda request %s): %s returned a malformed response",
+                request_id, context.aws_request_id, route.function,
+            )  # fmt: skip
+            return _internal_error(request_id)
+        except Exception:
+            log.exception(
+                "request %s (Lambda request %s): %s failed on %s",
+                request_id, context.aws_request_id, route.function, route.route_key,
+            )  # fmt: skip
+            return _internal_error(request_id)
+
     def forget(self) -> None:
         """Drop every container: idle ones now, busy ones when their request ends; the next
         requests load new ones (cold starts)."""
@@ -156,3 +194,11 @@ class HandlerLoader:
         module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}_{next(_MODULES)}"
         module = load_handler_module(path, module_name, spec.code_dir)
         return getattr(module, attribute)
+
+
+def _internal_error(request_id: str) -> HttpResponse:
+    """API Gateway's 502 for a failed function, in our error shape."""
+    message = (
+        f"Internal Server Error; the gateway log has the details under request id {request_id}"
+    )
+    return json_response(502, {"error": "UnknownError", "message": message})

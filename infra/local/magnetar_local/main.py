@@ -16,7 +16,8 @@ from magnetar_core.adapters.targets import LocalFunctions
 from magnetar_local.auth import DEFAULT_SUPERUSER, LocalAuth
 from magnetar_local.emulator import EmulatorError
 from magnetar_local.journal import DataDirInUse
-from magnetar_local.stack import LocalStack, StackError
+from magnetar_local.readiness import StackError
+from magnetar_local.stack import LocalStack
 from magnetar_local.tls import ListenerTls
 from magnetar_local.triggers import load_function
 

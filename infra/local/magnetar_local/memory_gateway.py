@@ -9,7 +9,8 @@ from typing import Protocol
 from magnetar_core.api.http import injected_engine
 from magnetar_core.engine import Engine
 from magnetar_local.events import HttpRequest, HttpResponse
-from magnetar_local.gateway import Gateway, Handler, HandlerLoader
+from magnetar_local.gateway import Gateway
+from magnetar_local.handlers import Handler, HandlerLoader
 from magnetar_local.template import FunctionSpec, LocalTemplate
 
 __all__ = ["EngineLoader", "MemoryGateway", "ServiceSide"]

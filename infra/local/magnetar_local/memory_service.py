@@ -14,14 +14,12 @@ error (``fail_next``) or stall it (``delay``)::
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
 from magnetar_core.adapters.memory import (
     CursorStore,
@@ -31,7 +29,6 @@ from magnetar_core.adapters.memory import (
     memory_stores,
 )
 from magnetar_core.adapters.memory.commit_signal import CommitSignal
-from magnetar_core.api.http import ENTRIES_CONTENT_TYPE, ENTRY_CONTENT_TYPE
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.runtime import LedgerIds, Runtime, numbered_ledgers
 from magnetar_core.engine import Engine
@@ -39,11 +36,9 @@ from magnetar_core.settings import Settings
 from magnetar_local.events import HttpRequest, HttpResponse, json_response
 from magnetar_local.memory_gateway import MemoryGateway
 from magnetar_local.metrics import engine_backlog
-from magnetar_local.recorded import OBJECTS_PATH, Recorded, kind_of
+from magnetar_local.recorded import OBJECTS_PATH, Recorded, RequestRecorder
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.tenancy import ensure_namespaces
-from magnetar_wire import decode_entry
-from magnetar_wire.frames import decode_frames
 from magnetar_wire.names import TopicName
 
 __all__ = ["MemoryService", "Recorded", "memory_settings", "sdk_threads"]
@@ -85,8 +80,9 @@ class _Clock:
         return time.monotonic() * 1000 + (1e12 if self.stopped.is_set() else 0)
 
 
-class MemoryService:
-    """The service on ``127.0.0.1`` (a free port); ``url`` after ``start``.
+class MemoryService(RequestRecorder):
+    """The service on ``127.0.0.1`` (a free port); ``url`` after ``start``; every request
+    recorded for tests (``RequestRecorder``: ``recorded``, ``wait_for``, ``fail_next``...).
 
     ``settings`` default to ``memory_settings()``; ``runtime`` is the engines' runtime (its
     sleeps and monotonic clock are made stoppable). ``engine`` is one more engine on the
@@ -119,14 +115,11 @@ class MemoryService:
         cursors, entries = self.stores.cursors, self.stores.entries
         assert isinstance(cursors, CursorStore) and isinstance(entries, EntryStore)
         self._entries = entries
+        super().__init__(read_object=self.stores.entries.get)
         self.timers = TimerStarter(cursors, self.runtime.now_ms)
         self.signal = CommitSignal()  # a commit in one container wakes the others' long-polls
         self.gateway = MemoryGateway(self, _template(template))
         self.gateway.metrics.backlog_of = engine_backlog(self.new_engine)
-        self.requests: list[Recorded] = []
-        self.errors: list[tuple[str, int, dict]] = []  # (kind, status, body), used once each
-        self.delay: dict[str, float] = {}  # kind -> seconds to stall before handling
-        self._cond = threading.Condition()
         self._engine: Engine | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -144,8 +137,7 @@ class MemoryService:
         """Stop serving; server-side waits (long polls) end at once (idempotent)."""
         self._clock.stopped.set()
         self.signal.close()
-        with self._cond:
-            self._cond.notify_all()
+        self.wake_waiters()
         self.timers.stop()
         self.gateway.stop()
 
@@ -198,76 +190,16 @@ class MemoryService:
         ref = self.engine.topics.resolve(topic_name(topic), create=False, allow_non_persistent=True)
         return ref.key
 
-    # ------------------------------------------------------------------ test helpers
-
-    def fail_next(
-        self,
-        kind: str,
-        status: int,
-        error: str,
-        message: str = "injected",
-        retry_after_ms: int | None = None,
-    ) -> None:
-        """Answer the next request of ``kind`` with ``{"error": error, "message": message}``
-        (the handler does not run); with ``retry_after_ms`` also ``retryAfterMs``, as the
-        service answers overload."""
-        body: dict = {"error": error, "message": message}
-        if retry_after_ms is not None:
-            body["retryAfterMs"] = retry_after_ms
-        with self._cond:
-            self.errors.append((kind, status, body))
-
-    def recorded(self, kind: str) -> list[Recorded]:
-        """The requests of ``kind`` received so far."""
-        with self._cond:
-            return [r for r in self.requests if r.kind == kind]
-
-    def recorded_entries(self) -> list[Recorded]:
-        """One record per entry produced so far, in commit order: a multi-entry produce
-        (``application/vnd.magnetar.entries``) counts once per entry, each with its decoded
-        entry as ``body`` and its request's path, headers and query."""
-        out: list[Recorded] = []
-        for request in self.recorded("produce"):
-            if isinstance(request.body, list):
-                out += [replace(request, body=entry) for entry in request.body]
-            else:
-                out.append(request)
-        return out
-
-    def wait_for(self, predicate: Callable[[MemoryService], Any], timeout: float = 5.0) -> bool:
-        """Wait until ``predicate(self)`` is true (re-checked on every request)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while not predicate(self):
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(min(remaining, 0.1))
-            return True
-
     # ------------------------------------------------------------------ requests
 
     def handle(
         self, request: HttpRequest, invoke: Callable[[HttpRequest], HttpResponse]
     ) -> HttpResponse:
-        """Record ``request``, answer an injected error or stall it, then serve it: entry
-        objects here, everything else by ``invoke`` (the gateway's handlers)."""
-        kind = kind_of(request.method, request.raw_path)
-        headers = dict(request.headers)
-        recorded = Recorded(
-            request.method, kind, request.raw_path, self._body_of(kind, request, headers),
-            headers, query=dict(parse_qsl(request.raw_query)),
-        )  # fmt: skip
-        with self._cond:
-            self.requests.append(recorded)
-            self._cond.notify_all()
-            injected = next((e for e in self.errors if e[0] == kind), None)
-            if injected is not None:
-                self.errors.remove(injected)
+        """Record ``request``, answer an injected error or stall it (``RequestRecorder``),
+        then serve it: entry objects here, everything else by ``invoke`` (the handlers)."""
+        kind, injected = self.record(request)
         if injected is not None:
-            return json_response(injected[1], injected[2])
-        if self.delay.get(kind):
-            time.sleep(self.delay[kind])
+            return injected
         if kind in ("s3_put", "s3_get"):
             return self._object(request)
         return invoke(request)
@@ -285,23 +217,6 @@ class MemoryService:
         except StorageFault as exc:
             return json_response(404, {"error": "NoSuchKey", "message": str(exc)})
         return HttpResponse(200, [("Content-Type", "application/octet-stream")], data)
-
-    def _body_of(self, kind: str, request: HttpRequest, headers: dict) -> Any:
-        raw = request.body
-        content_type = {k.lower(): v for k, v in headers.items()}.get("content-type", "")
-        try:
-            if kind == "produce" and content_type.startswith(ENTRIES_CONTENT_TYPE):
-                return [decode_entry(entry) for entry in decode_frames(raw)]
-            if kind == "produce" and content_type.startswith(ENTRY_CONTENT_TYPE):
-                return decode_entry(raw)
-            if kind in ("s3_put", "s3_get"):
-                return None
-            body = json.loads(raw) if raw else {}
-            if kind == "produce" and isinstance(body, dict) and "entryRef" in body:
-                return decode_entry(self.stores.entries.get(body["entryRef"]))
-            return body
-        except Exception:  # recording never fails a request: the handler answers it
-            return raw
 
 
 _TEMPLATES: dict[Path, LocalTemplate] = {}

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
-import ssl
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +11,14 @@ import boto3
 
 from magnetar_core.adapters.targets import LocalFunctions, Targets, WebhookTarget
 from magnetar_local import commit_signal
-from magnetar_local.auth import AUTH_OFF, LocalAuth
+from magnetar_local.auth import LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS, REGION, Emulator
 from magnetar_local.events import LambdaContext
 from magnetar_local.function_sandbox import SubprocessSandbox
 from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
-from magnetar_local.gateway import Gateway, apply_handler_environment
+from magnetar_local.gateway import Gateway
+from magnetar_local.handler_process import HandlerProcess, local_environment
 from magnetar_local.history import LocalHistory
 from magnetar_local.journal import lock_data_dir
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
@@ -31,18 +26,14 @@ from magnetar_local.lambda_mirror import LambdaMirror
 from magnetar_local.metrics import engine_backlog
 from magnetar_local.notify import NoticeFeeder, NotifyServer
 from magnetar_local.provision import provision
+from magnetar_local.readiness import StackError, await_ready, probe_headers
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 from magnetar_local.tls import ListenerTls
 from magnetar_local.triggers import TriggerDriver, topics_with_triggers
 
-HEALTH_PATH = "/admin/v2/brokers/health"
 LOCAL_PARAMETERS = {"AuthenticationEnabled": "false", "TokenKeyParameter": ""}
 """Template parameters of the local stack unless overridden: authentication off, as Pulsar
 standalone, and no SSM key parameter (``magnetar local --auth`` uses a key file)."""
-
-
-class StackError(RuntimeError):
-    """The local stack did not become ready."""
 
 
 class LocalStack:
@@ -114,8 +105,7 @@ class LocalStack:
         self.history: LocalHistory | None = None
         """The console's metrics history (``magnetar_local.history``), after ``start``."""
         self.environment: dict[str, str] = {}
-        self._saved_environ: dict[str, str | None] = {}
-        self._added_paths: list[str] = []
+        self._process = HandlerProcess()
 
     # ------------------------------------------------------------------ lifecycle
     def start(
@@ -140,8 +130,13 @@ class LocalStack:
             self.notify = NotifyServer(host=host).start()
             provision(self.template, self.session, self.emulator.url)
             self._lambda_mirror.connect(self.client("iam"), self.client("lambda"))
-            self._prepare_process()
-            self._initialize_cluster()
+            environment = local_environment(
+                self.aws_endpoint_url, self.region, self.notify.url, self.commit_signal, self.auth
+            )
+            self.environment = self._process.enter(self.template, environment)
+            from magnetar_local.tenancy import initialize_cluster
+
+            initialize_cluster(self.client("dynamodb"), self.environment)
             self.gateway = Gateway(
                 self.template.routes,
                 self.template.functions,
@@ -161,7 +156,7 @@ class LocalStack:
             self.gateway.start()
             self._start_triggers()
             self._start_notices()
-            self._await_ready(ready_timeout_s)
+            await_ready(self.gateway, ready_timeout_s, probe_headers(self.auth))
         except BaseException:
             self.stop()
             raise
@@ -194,16 +189,7 @@ class LocalStack:
         data_lock, self._data_lock = self._data_lock, None
         if data_lock is not None:
             os.close(data_lock)  # after the emulator's end: its journal is closed
-        for name, value in self._saved_environ.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        self._saved_environ = {}
-        for path in self._added_paths:
-            if path in sys.path:
-                sys.path.remove(path)
-        self._added_paths = []
+        self._process.restore()
 
     def __enter__(self) -> LocalStack:
         return self if self.gateway is not None else self.start()
@@ -259,59 +245,6 @@ class LocalStack:
             raise StackError("the local stack is not running")
         return self.gateway
 
-    def _prepare_process(self) -> None:
-        """Handler environment + layer code on sys.path (as Lambda puts layers in /opt/python)."""
-        extra = {
-            **FAKE_CREDENTIALS,
-            "AWS_ENDPOINT_URL": self.aws_endpoint_url,
-            "AWS_REGION": self.region,
-            "AWS_DEFAULT_REGION": self.region,
-            # maintenance jobs run as local subprocesses here, not as Glue jobs
-            "JOB_LAUNCHER": "local",
-            # webhook triggers may call local servers (http://127.0.0.1:...)
-            "TRIGGER_PRIVATE_WEBHOOKS": "true",
-            # Pulsar Functions run in a runner process here (magnetar_local.function_sandbox)
-            "FUNCTION_RUNNER": "",
-            # triggers' later work is woken in-process by the trigger driver (moto's Step
-            # Functions cannot invoke a Lambda here); the wake workflow is tested on its own
-            "TRIGGER_WAKE_STATE_MACHINE_ARN": "",
-            # the console's charts read the stack's in-memory minutes (magnetar_local.history)
-            "METRICS_HISTORY": "local",
-            # the notification channel is served here (magnetar_local.notify): consumers are
-            # told its ws:// URL; notices are posted in-process, not through a management API
-            "NOTIFY_URL": self.notify.url if self.notify is not None else "",
-            "NOTIFY_ENDPOINT": "",
-            # long-polls are woken by commits in any container (magnetar_local.commit_signal)
-            "COMMIT_SIGNAL": self.commit_signal,
-            **(self.auth.environment if self.auth is not None else AUTH_OFF),
-        }
-        names = {name for spec in self.template.functions.values() for name in spec.environment}
-        self._saved_environ = {name: os.environ.get(name) for name in names | set(extra)}
-        self.environment = apply_handler_environment(self.template.functions, extra)
-        for resource in self.template.resources.values():
-            content = (resource.get("Properties") or {}).get("ContentUri")
-            if resource.get("Type") == "AWS::Serverless::LayerVersion" and isinstance(content, str):
-                path = str((self.template.root / content / "python").resolve())
-                if Path(path).is_dir() and path not in sys.path:
-                    sys.path.append(path)
-                    self._added_paths.append(path)
-
-    def _initialize_cluster(self) -> None:
-        """Create ``public`` and ``public/default``, as ``pulsar initialize-cluster-metadata``
-        does (the engine's registry, on the emulator's topics table)."""
-        from magnetar_core.adapters.aws.namespaces import NamespaceStore
-        from magnetar_core.adapters.aws.security import TenantStore
-        from magnetar_core.services.tenancy import Registry
-        from magnetar_core.settings import Settings
-
-        settings = Settings.from_env(self.environment)
-        dynamodb = self.client("dynamodb")
-        Registry(
-            TenantStore(dynamodb, settings.topics_table),
-            NamespaceStore(dynamodb, settings.topics_table),
-            settings.cluster_name,
-        ).initialize()
-
     def _start_triggers(self) -> None:
         """The trigger driver on an engine of its own (webhooks and ``functions``),
         watching the gateway's answers."""
@@ -362,34 +295,3 @@ class LocalStack:
         engine = Engine.build(Settings.from_env(self.environment), connections=server)
         self._notices = NoticeFeeder(engine, server)
         gateway.observers.append(self._notices.observe)
-
-    def _probe_headers(self) -> dict[str, str]:
-        """The readiness probe's headers: the superuser's token when auth is on (the health
-        check is superuser-only, as in Pulsar)."""
-        return {} if self.auth is None else {"Authorization": f"Bearer {self.auth.token}"}
-
-    def _await_ready(self, timeout_s: float) -> None:
-        gateway = self._running_gateway()
-        deadline = time.monotonic() + timeout_s
-        use_health = gateway.has_route("GET", HEALTH_PATH)
-        last_error = "no attempt"
-        pause = threading.Event()  # never set: wait() is the poll interval
-        while time.monotonic() < deadline:
-            try:
-                if not use_health:
-                    with socket.create_connection((gateway.host, gateway.port), timeout=2):
-                        return
-                probe = urllib.request.Request(
-                    gateway.url + HEALTH_PATH, headers=self._probe_headers()
-                )
-                # its own listener: the certificate may name another host than the one bound
-                unverified = ssl._create_unverified_context() if self.tls is not None else None
-                with urllib.request.urlopen(probe, timeout=10, context=unverified) as response:
-                    body = response.read().decode(errors="replace").strip().strip('"')
-                    if response.status == 200 and body == "ok":
-                        return
-                    last_error = f"health answered {response.status} {body!r}"
-            except (OSError, urllib.error.URLError) as error:
-                last_error = str(error)
-            pause.wait(0.05)
-        raise StackError(f"the gateway was not ready within {timeout_s} s: {last_error}")

@@ -4,7 +4,8 @@ Pulsar), so a test using ``acme/orders`` creates it first, with its tenant.
 ``ensure_namespaces(engine, "acme/orders", ...)`` on an engine (in-memory or emulator);
 ``ensure_namespaces_at(url, ...)`` through the HTTP admin API of a running service. Both
 create a missing tenant allowed on the deployment's cluster, and leave existing tenants and
-namespaces as they are.
+namespaces as they are. ``initialize_cluster`` creates ``public/default`` on the local
+stack's emulator before its handlers run.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import contextlib
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
+from typing import Any
 
 from magnetar_core.domain.errors import Conflict
 from magnetar_core.engine import Engine
 
-__all__ = ["ensure_namespaces", "ensure_namespaces_at"]
+__all__ = ["ensure_namespaces", "ensure_namespaces_at", "initialize_cluster"]
 
 
 def ensure_namespaces(engine: Engine, *namespaces: str) -> None:
@@ -58,3 +61,19 @@ def ensure_namespaces_at(base_url: str, *namespaces: str, timeout_s: float = 10.
         tenant, _, local = name.partition("/")
         _put(f"{base_url}/admin/v2/tenants/{tenant}", {"allowedClusters": clusters}, timeout_s)
         _put(f"{base_url}/admin/v2/namespaces/{tenant}/{local}", None, timeout_s)
+
+
+def initialize_cluster(dynamodb: Any, environment: Mapping[str, str]) -> None:
+    """Create ``public`` and ``public/default``, as ``pulsar initialize-cluster-metadata``
+    does (the engine's registry, on the topics table the handlers' ``environment`` names)."""
+    from magnetar_core.adapters.aws.namespaces import NamespaceStore
+    from magnetar_core.adapters.aws.security import TenantStore
+    from magnetar_core.services.tenancy import Registry
+    from magnetar_core.settings import Settings
+
+    settings = Settings.from_env(environment)
+    Registry(
+        TenantStore(dynamodb, settings.topics_table),
+        NamespaceStore(dynamodb, settings.topics_table),
+        settings.cluster_name,
+    ).initialize()

@@ -153,7 +153,7 @@ def _trigger_body(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str]) -> int:
     """``magnetar functions ...``; returns the exit status (1: refused, 2: usage)."""
-    from magnetar.cli import admin as admin_cli
+    from magnetar.cli.admin import command as admin_cli
 
     args = parser().parse_args(admin_cli.hoist_global_options(argv))
     return admin_cli.serve(args, lambda _call: request(args))

@@ -5,7 +5,7 @@ of the service side (``local``, ``jobs``, ``perf``, ``chaos``).
     magnetar consume TOPIC -s SUB [-n N] [-t Exclusive|Shared|Failover|Key_Shared]
                      [-p Earliest|Latest]
                      (both: [--tls-trust-cert-path FILE] [--tls-allow-insecure], see
-                     magnetar.cli.tls)
+                     magnetar.cli.tls; the verbs: magnetar.cli.produce_consume)
     magnetar local [--port 8080] [--schedule] ...   (runs the embedded local stack)
     magnetar jobs run <compact-segments|expire|compact-topic> [--topic T] [--key value ...]
     magnetar perf produce|consume|idle|delayed|segments|expire|authorizer|triggers|scale ...
@@ -46,16 +46,12 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
 
+from magnetar.cli import produce_consume
 from magnetar.cli.service_url import (
-    AUTH_PARAMS_HELP,
     DEFAULT_SERVICE_URL,
-    ServiceUrl,
-    auth_token,
     service_for_command,
 )
-from magnetar.cli.tls import add_tls_options
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
 SERVER_VERBS = {
@@ -78,8 +74,6 @@ INSTALL_HINT = (
     "of the repository: `make install`, or "
     "`pip install -e ./sdk -e '.[dev]'` (the service, its local stack, jobs and benchmarks)."
 )
-_TYPES = {"Exclusive": "Exclusive", "Shared": "Shared", "Failover": "Failover",
-          "Key_Shared": "KeyShared", "KeyShared": "KeyShared"}  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,38 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         "HTTP URL of the Magnetar API (default: $MAGNETAR_SERVICE_URL, else the running "
         f"`magnetar local` of this directory, else {DEFAULT_SERVICE_URL})"
     )
-
-    prod = sub.add_parser("produce", help="produce messages to a topic")
-    prod.add_argument("topic")
-    prod.add_argument("-m", "--messages", action="append", required=True,
-                      help="message text; repeat, or separate several with commas")  # fmt: skip
-    prod.add_argument("-n", "--num-produce", type=int, default=1,
-                      help="how many times to send the message(s) (default 1)")  # fmt: skip
-    prod.add_argument("-k", "--key", help="partition key of every message")
-    prod.add_argument("-p", "--properties", help="properties, comma-separated key=value")
-    prod.add_argument("-s", "--separator", default=",", help="message separator (default ,)")
-    prod.add_argument("--deliver-after-ms", type=int, default=None,
-                      help="delayed delivery: deliver this many ms after sending "
-                           "(Shared / Key_Shared subscriptions)")  # fmt: skip
-    prod.add_argument("--deliver-at", type=int, default=None,
-                      help="delayed delivery: deliver at this epoch time in ms")  # fmt: skip
-    prod.add_argument("--service-url", help=url_help)
-    prod.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
-    add_tls_options(prod, client_name=True)
-
-    cons = sub.add_parser("consume", help="consume messages from a subscription")
-    cons.add_argument("topic")
-    cons.add_argument("-s", "--subscription-name", required=True)
-    cons.add_argument("-n", "--num-messages", type=int, default=1,
-                      help="messages to consume, 0 for no limit (default 1)")  # fmt: skip
-    cons.add_argument("-t", "--subscription-type", choices=sorted(_TYPES), default="Exclusive")
-    cons.add_argument("-p", "--subscription-position", choices=["Earliest", "Latest"],
-                      default="Latest")  # fmt: skip
-    cons.add_argument("--timeout", type=float, default=None,
-                      help="stop after this many seconds without a message")  # fmt: skip
-    cons.add_argument("--service-url", help=url_help)
-    cons.add_argument("--auth-params", help=AUTH_PARAMS_HELP)
-    add_tls_options(cons, client_name=True)
+    produce_consume.add_verbs(sub, url_help)
 
     local = sub.add_parser("local", help="run the Magnetar service locally (service side)")
     local.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for magnetar_local")
@@ -169,83 +132,6 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _client(service: ServiceUrl, args: argparse.Namespace):  # noqa: ANN202
-    """A ``Client`` of ``service`` with the command's token and TLS options."""
-    import magnetar
-
-    token = auth_token(args.auth_params, service)
-    auth = magnetar.AuthenticationToken(token) if token else None
-    return magnetar.Client(
-        service.url, authentication=auth, tls_trust_certs_file_path=args.tls_trust_cert_path,
-        tls_allow_insecure_connection=args.tls_allow_insecure,
-    )  # fmt: skip
-
-
-def _unreachable_hint(service: ServiceUrl) -> str:
-    """What to do when nothing answers at ``service`` (printed after the error)."""
-    return (
-        f"No Magnetar service answers at {service.url} (from {service.source}). Start one "
-        "with `make run` (or `.venv/bin/magnetar local --port PORT`) in this directory, or "
-        "say where it runs: --service-url URL or MAGNETAR_SERVICE_URL=URL."
-    )
-
-
-def _produce(args: argparse.Namespace, service: ServiceUrl) -> int:
-    texts = [t for m in args.messages for t in m.split(args.separator)]
-    props = None
-    if args.properties:
-        props = dict(kv.split("=", 1) for kv in args.properties.split(",") if "=" in kv)
-    client = _client(service, args)
-    try:
-        producer = client.create_producer(args.topic)
-        count = 0
-        delay = {"deliver_at": args.deliver_at}
-        if args.deliver_after_ms is not None:
-            delay = {"deliver_after": timedelta(milliseconds=args.deliver_after_ms)}
-        for _ in range(args.num_produce):
-            for text in texts:
-                producer.send(text.encode(), properties=props, partition_key=args.key, **delay)
-                count += 1
-        print(f"{count} messages successfully produced")
-    finally:
-        client.close()
-    return 0
-
-
-def _consume(args: argparse.Namespace, service: ServiceUrl) -> int:
-    import magnetar
-
-    client = _client(service, args)
-    count = 0
-    try:
-        consumer = client.subscribe(
-            args.topic, args.subscription_name,
-            consumer_type=magnetar.ConsumerType[_TYPES[args.subscription_type]],
-            initial_position=magnetar.InitialPosition[args.subscription_position],
-        )  # fmt: skip
-        timeout = None if args.timeout is None else int(args.timeout * 1000)
-        while args.num_messages <= 0 or count < args.num_messages:
-            try:
-                msg = consumer.receive(timeout)
-            except magnetar.Timeout:
-                break
-            key = msg.partition_key() or "null"
-            props = ", ".join(f"{k}={v}" for k, v in msg.properties().items())
-            content = msg.data().decode("utf-8", "replace")
-            print(f"----- got message -----\nkey:[{key}], properties:[{props}], content:{content}")
-            consumer.acknowledge(msg)
-            count += 1
-    except KeyboardInterrupt:
-        pass
-    finally:
-        client.close()
-        print(f"{count} messages successfully consumed")
-    if args.num_messages > 0 and count < args.num_messages:
-        print(f"error: timed out after {count} of {args.num_messages} messages", file=sys.stderr)
-        return 1
-    return 0
-
-
 def _run_server_verb(verb: str, rest: list[str]) -> int:
     """Run ``verb`` of the service side with ``rest``; status 2 and an install hint on stderr
     when the service side (or one of its dependencies) is not installed."""
@@ -278,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] and argv[0] in SERVER_VERBS:  # everything after the verb is the server's
         return _run_server_verb(argv[0], argv[1:])
     if argv[:1] == ["admin"]:
-        from magnetar.cli.admin import main as admin_main
+        from magnetar.cli.admin.command import main as admin_main
 
         return admin_main(argv[1:])
     if argv[:1] == ["verify"]:
@@ -304,19 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.cli.local_services import status, stop
 
         return status() if args.command == "status" else stop(args.pid)
-    handlers = {"produce": _produce, "consume": _consume}
     service = service_for_command(args.service_url)
     if service is None:
         return 2
     try:
-        return handlers[args.command](args, service)
+        return produce_consume.VERBS[args.command](args, service)
     except Exception as e:
         import magnetar
 
         if isinstance(e, magnetar.PulsarException | ValueError):
             print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
             if isinstance(e, magnetar.ConnectError):
-                print(_unreachable_hint(service), file=sys.stderr)
+                print(produce_consume.unreachable_hint(service), file=sys.stderr)
             return 1
         raise
 

@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from magnetar._topics import parse_topic
-from magnetar.cli.admin_names import topic_arg
+from magnetar.cli.admin.names import topic_arg
 from magnetar.cli.service_url import AUTH_PARAMS_HELP
 from magnetar.cli.tls import add_tls_options
 
 if TYPE_CHECKING:
-    from magnetar.cli.admin import Request
+    from magnetar.cli.admin.command import Request
 
 _FLAGS = {  # flag's dest -> the definition's field
     "subscription_type": "subscriptionType",
@@ -147,7 +147,7 @@ def request(args: argparse.Namespace) -> Request:
 
 def main(argv: Sequence[str]) -> int:
     """``magnetar triggers ...``; returns the exit status (1: refused, 2: usage)."""
-    from magnetar.cli import admin as admin_cli
+    from magnetar.cli.admin import command as admin_cli
 
     args = parser().parse_args(admin_cli.hoist_global_options(argv))
     return admin_cli.serve(args, lambda _call: request(args))

@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from magnetar.cli.admin_auth import AUTH_PLUGIN_HELP, authentication
+from magnetar.cli.admin.auth import AUTH_PLUGIN_HELP, authentication
 from magnetar.cli.service_url import AUTH_PARAMS_HELP, service_for_command
 from magnetar.cli.verify.context import Deadline, Service, VerifyContext, WebhookOptions
 from magnetar.cli.verify.report import Report

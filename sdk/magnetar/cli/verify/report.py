@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from magnetar.cli.admin_output import table
+from magnetar.cli.admin.output import table
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -11,7 +11,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
-from magnetar_core.api import http
+from magnetar_core.api import request
 from magnetar_core.api.limits import INT64_MAX, INT64_MIN
 from magnetar_core.domain.cursor.state import KeySharedOptions
 from magnetar_core.domain.dead_letter import DeadLetterPolicy
@@ -26,13 +26,13 @@ from magnetar_wire.routing import HASHING_SCHEMES, JAVA_STRING_HASH
 
 def key_shared_options(body: dict[str, Any]) -> KeySharedOptions | None:
     """The Key_Shared options of a subscribe body (None unless the type is Key_Shared)."""
-    if http.field(body, "subscriptionType", str, "Exclusive") not in ("Key_Shared", "KeyShared"):
+    if request.field(body, "subscriptionType", str, "Exclusive") not in ("Key_Shared", "KeyShared"):
         return None
     return KeySharedOptions.parse(
-        http.field(body, "keySharedMode", str, None),
-        http.field(body, "stickyRanges", list, None),
-        http.field(body, "allowOutOfOrderDelivery", bool, False),
-        http.field(body, "keySharedUseConsistentHashing", bool, False),
+        request.field(body, "keySharedMode", str, None),
+        request.field(body, "stickyRanges", list, None),
+        request.field(body, "allowOutOfOrderDelivery", bool, False),
+        request.field(body, "keySharedUseConsistentHashing", bool, False),
     )
 
 
@@ -50,7 +50,7 @@ def partition_count(app: APIGatewayHttpResolver) -> Any:
     """The create-partitioned-topic body: the partition count, which the admin service checks
     (1..MAX_PARTITIONS). Raises InvalidMessage when there is none (no body, or ``null``),
     which would otherwise create a non-partitioned topic (found by tests/fuzz)."""
-    count = http.json_body(app)
+    count = request.json_body(app)
     if count is None:
         raise InvalidMessage(
             f"The body must be the partition count: an integer from 1 to {MAX_PARTITIONS} "
@@ -61,7 +61,7 @@ def partition_count(app: APIGatewayHttpResolver) -> Any:
 
 def hashing_scheme(app: APIGatewayHttpResolver) -> str:
     """The ``hashingScheme`` query value: JavaStringHash (default) or Murmur3_32Hash."""
-    return http.choice_query(app, "hashingScheme", HASHING_SCHEMES, JAVA_STRING_HASH)
+    return request.choice_query(app, "hashingScheme", HASHING_SCHEMES, JAVA_STRING_HASH)
 
 
 def path_int(value: str, name: str) -> int:
@@ -89,12 +89,15 @@ def message_id(body: Any, default: str | None = None) -> tuple[str, bool]:
             'The body must be a message id: {"ledgerId": 1, "entryId": 7, '
             '"partitionIndex": -1, "batchIndex": -1}'
         )
-    ledger, entry = http.field(body, "ledgerId", int, None), http.field(body, "entryId", int, None)
+    ledger, entry = (
+        request.field(body, "ledgerId", int, None),
+        request.field(body, "entryId", int, None),
+    )
     if ledger is None or entry is None:
         raise InvalidMessage("A message id needs the fields 'ledgerId' and 'entryId'")
-    partition = http.field(body, "partitionIndex", int, -1)
-    batch = http.field(body, "batchIndex", int, -1)
-    inclusive = not http.field(body, "isExcluded", bool, False)
+    partition = request.field(body, "partitionIndex", int, -1)
+    batch = request.field(body, "batchIndex", int, -1)
+    inclusive = not request.field(body, "isExcluded", bool, False)
     if (ledger, entry) == (-1, -1):
         return EARLIEST, inclusive
     if (ledger, entry) == (INT64_MAX, INT64_MAX):

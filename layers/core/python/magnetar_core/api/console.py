@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from magnetar_core.api import http, metrics
+from magnetar_core.api import http, metrics, request
 from magnetar_core.engine import Engine, metrics_history
 from magnetar_core.ports import MetricsHistory
 from magnetar_core.services.console_history import ConsoleHistory
@@ -69,7 +69,7 @@ def history_app(engine: Callable[[], Engine], source: Callable[[], MetricsHistor
 
     @app.get(API_PREFIX + "history/<domain>/<tenant>/<namespace>/<topic>")
     def history(domain: str, tenant: str, namespace: str, topic: str):
-        return http.ok(console.history(http.topic_of(domain, tenant, namespace, topic)))
+        return http.ok(console.history(request.topic_of(domain, tenant, namespace, topic)))
 
     return app
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from magnetar_core.api import bodies, http, peek_views
+from magnetar_core.api import bodies, http, peek_views, request
 from magnetar_core.engine import Engine
 from magnetar_core.services.peeking import Peeked
 
@@ -25,7 +25,7 @@ NAMESPACE = "/admin/v2/namespaces/<tenant>/<namespace>"
 def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
     """Add the subscription routes to ``app``, served by ``engine()``'s admin (a reset of
     a cursor wakes the notification channel's sleepers there)."""
-    topic_of = http.topic_of
+    topic_of = request.topic_of
 
     @app.post(SUBSCRIPTION + "/skip/<num_messages>")
     def skip(domain: str, tenant: str, namespace: str, topic: str, subscription: str, num_messages: str) -> Response:  # fmt: skip
@@ -62,14 +62,14 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(SUBSCRIPTION + "/resetcursor")
     def reset_to_id(domain: str, tenant: str, namespace: str, topic: str, subscription: str) -> Response:  # fmt: skip
-        message_id, inclusive = bodies.message_id(http.json_body(app))
+        message_id, inclusive = bodies.message_id(request.json_body(app))
         name = topic_of(domain, tenant, namespace, topic)
         engine().admin.cursors.reset_to_id(name, subscription, message_id, inclusive)
         return http.no_content()
 
     @app.put(SUBSCRIPTION)
     def create(domain: str, tenant: str, namespace: str, topic: str, subscription: str) -> Response:  # fmt: skip
-        message_id, _inclusive = bodies.message_id(http.json_body(app), default="latest")
+        message_id, _inclusive = bodies.message_id(request.json_body(app), default="latest")
         name = topic_of(domain, tenant, namespace, topic)
         engine().admin.cursors.create(name, subscription, message_id)
         return http.no_content()
@@ -82,8 +82,8 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.get(TOPIC + "/examinemessage")
     def examine(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        initial = http.choice_query(app, "initialPosition", ("earliest", "latest"), "latest")
-        position = http.int_query(app, "messagePosition") or 1
+        initial = request.choice_query(app, "initialPosition", ("earliest", "latest"), "latest")
+        position = request.int_query(app, "messagePosition") or 1
         name = topic_of(domain, tenant, namespace, topic)
         return _peeked(engine().admin.peek.examine(name, initial, position))
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from magnetar_core.api import http
+from magnetar_core.api import http, request
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.engine import Engine
 
@@ -44,9 +44,9 @@ def _state_value(body: dict) -> bytes:
     if set(body) - {"key", "byteValue", "stringValue"} or ("byteValue" in body) == ("stringValue" in body):  # fmt: skip
         raise InvalidMessage("The body must be {\"byteValue\": base64} or {\"stringValue\": text}")  # fmt: skip
     if "stringValue" in body:
-        return str(http.field(body, "stringValue", str, "")).encode()
+        return str(request.field(body, "stringValue", str, "")).encode()
     try:
-        return base64.b64decode(http.field(body, "byteValue", str, ""), validate=True)
+        return base64.b64decode(request.field(body, "byteValue", str, ""), validate=True)
     except (binascii.Error, ValueError):
         raise InvalidMessage("Field 'byteValue' must be base64") from None
 
@@ -67,14 +67,14 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(FN + "/<name>")
     def register_function(tenant: str, namespace: str, name: str) -> Response:
-        body, role = http.json_body(app), http.caller_role(app)
+        body, role = request.json_body(app), http.caller_role(app)
         config, _created = engine().functions.put(tenant, namespace, name, body, role,
                                                   replace=False)  # fmt: skip
         return http.ok(config.to_body())
 
     @app.put(FN + "/<name>")
     def put_function(tenant: str, namespace: str, name: str) -> Response:
-        body, role = http.json_body(app), http.caller_role(app)
+        body, role = request.json_body(app), http.caller_role(app)
         config, _created = engine().functions.put(tenant, namespace, name, body, role)
         return http.ok(config.to_body())
 
@@ -93,7 +93,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(FN + "/<name>/state/<key>")
     def put_state(tenant: str, namespace: str, name: str, key: str) -> Response:
-        value = _state_value(http.json_object(app))
+        value = _state_value(request.json_object(app))
         engine().functions.put_state(tenant, namespace, name, key, value)
         return http.no_content()
 
@@ -104,7 +104,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(FN + "/<name>/counters/<key>")
     def incr_counter(tenant: str, namespace: str, name: str, key: str) -> Response:
-        amount = http.field(http.json_object(app), "amount", int, None)
+        amount = request.field(request.json_object(app), "amount", int, None)
         if amount is None:
             raise InvalidMessage("Field 'amount' is required: the integer to add")
         value = engine().functions.incr_counter(tenant, namespace, name, key, amount)
@@ -140,9 +140,9 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(FN + "/<name>/trigger")
     def trigger_function(tenant: str, namespace: str, name: str) -> Response:
-        body = http.json_object(app)
-        data = http.field(body, "data", str, None)
+        body = request.json_object(app)
+        data = request.field(body, "data", str, None)
         if data is None:
             raise InvalidMessage("Field 'data' is required: the value to trigger the function with")  # fmt: skip
-        topic = http.field(body, "topic", str, None)
+        topic = request.field(body, "topic", str, None)
         return http.ok(engine().functions.control.trigger(tenant, namespace, name, data, topic))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from magnetar_core.api import http
+from magnetar_core.api import http, request
 from magnetar_core.engine import Engine
 from magnetar_core.services.quotas import Quotas
 from magnetar_wire.names import TopicName
@@ -49,7 +49,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(NAMESPACE + "/backlogQuota")
     def set_namespace_backlog_quota(tenant: str, namespace: str) -> Response:
-        body = http.json_body(app)
+        body = request.json_body(app)
         quotas().set_namespace_backlog_quota(tenant, namespace, quota_type(), body)
         return http.no_content()
 
@@ -59,16 +59,16 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
         return http.no_content()
 
     def topic_name(domain: str, tenant: str, namespace: str, topic: str) -> TopicName:
-        return http.topic_of(domain, tenant, namespace, topic)
+        return request.topic_of(domain, tenant, namespace, topic)
 
     @app.get(TOPIC + "/backlogQuotaMap")
     def get_topic_backlog_quotas(domain: str, tenant: str, namespace: str, topic: str) -> Response:
         name = topic_name(domain, tenant, namespace, topic)
-        return http.ok(quotas().topic(name, http.flag(app, "applied")).backlog_map())
+        return http.ok(quotas().topic(name, request.flag(app, "applied")).backlog_map())
 
     @app.post(TOPIC + "/backlogQuota")
     def set_topic_backlog_quota(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        name, body = topic_name(domain, tenant, namespace, topic), http.json_body(app)
+        name, body = topic_name(domain, tenant, namespace, topic), request.json_body(app)
         quotas().set_topic_backlog_quota(name, quota_type(), body)
         return http.no_content()
 
@@ -94,7 +94,7 @@ def _register_rate(
 
     @app.post(f"{NAMESPACE}/{segment}")
     def set_namespace_rate(tenant: str, namespace: str) -> Response:
-        quotas().set_namespace_rate(tenant, namespace, kind, http.json_body(app))
+        quotas().set_namespace_rate(tenant, namespace, kind, request.json_body(app))
         return http.no_content()
 
     @app.delete(f"{NAMESPACE}/{segment}")
@@ -104,16 +104,16 @@ def _register_rate(
 
     @app.get(f"{TOPIC}/{segment}")
     def get_topic_rate(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        name = http.topic_of(domain, tenant, namespace, topic)
-        return _rate_body(quotas().topic_rate(name, kind, http.flag(app, "applied")))
+        name = request.topic_of(domain, tenant, namespace, topic)
+        return _rate_body(quotas().topic_rate(name, kind, request.flag(app, "applied")))
 
     @app.post(f"{TOPIC}/{segment}")
     def set_topic_rate(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        name = http.topic_of(domain, tenant, namespace, topic)
-        quotas().set_topic_rate(name, kind, http.json_body(app))
+        name = request.topic_of(domain, tenant, namespace, topic)
+        quotas().set_topic_rate(name, kind, request.json_body(app))
         return http.no_content()
 
     @app.delete(f"{TOPIC}/{segment}")
     def remove_topic_rate(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        quotas().remove_topic_rate(http.topic_of(domain, tenant, namespace, topic), kind)
+        quotas().remove_topic_rate(request.topic_of(domain, tenant, namespace, topic), kind)
         return http.no_content()

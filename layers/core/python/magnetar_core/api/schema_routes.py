@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from magnetar_core.api import bodies, http
+from magnetar_core.api import bodies, http, request
 from magnetar_core.engine import Engine
 from magnetar_wire.names import TopicName
 
@@ -20,7 +20,7 @@ NAMESPACE = "/admin/v2/namespaces/<tenant>/<namespace>"
 
 
 def _topic(tenant: str, namespace: str, topic: str) -> TopicName:
-    return http.topic_of("persistent", tenant, namespace, topic)
+    return request.topic_of("persistent", tenant, namespace, topic)
 
 
 def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:  # noqa: C901
@@ -42,7 +42,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(SCHEMAS + "/schema")
     def post_schema(tenant: str, namespace: str, topic: str) -> Response:
-        version = engine().schemas.post(_topic(tenant, namespace, topic), http.json_body(app))
+        version = engine().schemas.post(_topic(tenant, namespace, topic), request.json_body(app))
         return http.ok({"version": {"version": version}})
 
     @app.delete(SCHEMAS + "/schema")
@@ -51,13 +51,13 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(SCHEMAS + "/compatibility")
     def test_compatibility(tenant: str, namespace: str, topic: str) -> Response:
-        body = http.json_body(app)
+        body = request.json_body(app)
         compatible, strategy = engine().schemas.test(_topic(tenant, namespace, topic), body)
         return http.ok({"compatibility": compatible, "schemaCompatibilityStrategy": strategy})
 
     @app.post(SCHEMAS + "/version")
     def version_of(tenant: str, namespace: str, topic: str) -> Response:
-        body = http.json_body(app)
+        body = request.json_body(app)
         return http.ok({"version": engine().schemas.version_of(_topic(tenant, namespace, topic), body)})  # fmt: skip
 
     @app.get(NAMESPACE + "/schemaCompatibilityStrategy")
@@ -66,7 +66,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.put(NAMESPACE + "/schemaCompatibilityStrategy")
     def set_strategy(tenant: str, namespace: str) -> Response:
-        engine().schema_policies.set_strategy(tenant, namespace, http.json_body(app))
+        engine().schema_policies.set_strategy(tenant, namespace, request.json_body(app))
         return http.no_content()
 
     @app.get(NAMESPACE + "/isAllowAutoUpdateSchema")
@@ -75,7 +75,7 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(NAMESPACE + "/isAllowAutoUpdateSchema")
     def set_auto_update(tenant: str, namespace: str) -> Response:
-        engine().schema_policies.set_auto_update(tenant, namespace, http.json_body(app))
+        engine().schema_policies.set_auto_update(tenant, namespace, request.json_body(app))
         return http.no_content()
 
     @app.get(NAMESPACE + "/schemaValidationEnforced")
@@ -84,5 +84,5 @@ def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
 
     @app.post(NAMESPACE + "/schemaValidationEnforced")
     def set_validation(tenant: str, namespace: str) -> Response:
-        engine().schema_policies.set_validation_enforced(tenant, namespace, http.json_body(app))
+        engine().schema_policies.set_validation_enforced(tenant, namespace, request.json_body(app))
         return http.no_content()

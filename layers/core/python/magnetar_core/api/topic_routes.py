@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 
-from magnetar_core.api import bodies, http, views
+from magnetar_core.api import bodies, http, request, views
 from magnetar_core.engine import Engine
 from magnetar_core.services.admin.topics import TopicAdmin
 
@@ -20,7 +20,7 @@ TOPIC = "/admin/v2/<domain>/<tenant>/<namespace>/<topic>"
 
 def register(app: APIGatewayHttpResolver, engine: Callable[[], Engine]) -> None:
     """Add the topic verbs to ``app``, served by ``engine()``'s admin."""
-    topic_of = http.topic_of
+    topic_of = request.topic_of
 
     def ops() -> TopicAdmin:
         topic_ops = engine().admin.topic_ops

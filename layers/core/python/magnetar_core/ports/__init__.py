@@ -9,8 +9,8 @@ are epoch milliseconds unless a name says otherwise. Every conditional write rai
 (throttled) or ``StorageFault`` (the store failed), the adapters' translations of the
 store's own errors.
 
-One module per role (``log``, ``signals``, ``tenancy``, ``extensions``); every port is
-imported from here.
+One module per role (``log``, ``partition_state``, ``signals``, ``tenancy``, ``extensions``);
+every port is imported from here.
 """
 
 from __future__ import annotations
@@ -35,13 +35,14 @@ from magnetar_core.ports.extensions import (
 )
 from magnetar_core.ports.log import (
     BufferStore,
-    CompactionStore,
-    CursorStore,
     EntryStore,
     LogStore,
-    PolicyStore,
-    ProducerStateStore,
     TopicStore,
+)
+from magnetar_core.ports.partition_state import (
+    CompactionStore,
+    CursorStore,
+    ProducerStateStore,
 )
 from magnetar_core.ports.signals import (
     ChannelWakes,
@@ -56,6 +57,7 @@ from magnetar_core.ports.tenancy import (
     CallerIdentity,
     NamespaceStore,
     PermissionStore,
+    PolicyStore,
     SecretParameters,
     TenantStore,
 )

@@ -1,4 +1,5 @@
-"""Ports: the log, cursors, entries and the per-partition state beside them.
+"""Ports: the log — topics, each partition ledger's index, entry objects, and the buffers of
+non-persistent topics (the state beside each ledger: ``ports.partition_state``).
 
 See ``magnetar_core.ports`` for the conventions (keys, times, errors)."""
 
@@ -8,13 +9,8 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from magnetar_core.domain.buffers import BufferedEntry
-from magnetar_core.domain.compaction import CompactedEntry, CompactionState
-from magnetar_core.domain.counters import EntryCounts, ExpiredTotals
-from magnetar_core.domain.cursor.grants import Grant, GrantChange
-from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.counters import EntryCounts
 from magnetar_core.domain.log import IndexEntry
-from magnetar_core.domain.policies import NamespacePolicies
-from magnetar_core.domain.producers import DedupSnapshot, ProducerLease
 from magnetar_core.domain.sequencing import Allocation, Writer
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_wire.names import TopicName
@@ -121,80 +117,6 @@ class LogStore(Protocol):
         ...
 
 
-class CursorStore(Protocol):
-    """Cursors, one versioned record per (partition ledger, subscription); the per-ledger
-    producer records (lease, dedup snapshot) share the key space."""
-
-    def get(self, pk: str, subscription: str) -> CursorState | None:
-        """The cursor, strongly consistent, or None."""
-        ...
-
-    def put(self, pk: str, state: CursorState) -> None:
-        """Write ``state`` if nobody wrote since it was read (``state.version``; 0: only if
-        no cursor exists); on success ``state.version`` is the new version. Releases added
-        by timers meanwhile that ``state`` did not consume are kept. Raises
-        ConditionFailed."""
-        ...
-
-    def delete(self, pk: str, state: CursorState) -> None:
-        """Delete the cursor if unchanged since ``state`` was read; raises ConditionFailed."""
-        ...
-
-    def list(self, pk: str) -> list[CursorState]:
-        """Every cursor of one partition ledger (producer records not included)."""
-        ...
-
-    def delete_all(self, pk: str) -> int:
-        """Delete every record of one partition ledger (cursors, producer lease, dedup
-        snapshot); returns how many."""
-        ...
-
-    # -- grants: one item per consumer of a Shared subscription (domain.cursor.grants) ----
-
-    def grant(self, pk: str, subscription: str, consumer_id: str) -> Grant | None:
-        """The consumer's grant item, strongly consistent, or None."""
-        ...
-
-    def hand_out(
-        self, pk: str, subscription: str, consumer_id: str, role: str | None, count: int = 1
-    ) -> Grant | None:
-        """Take the next ``count`` deliveries of the consumer's grant (``handed + count``,
-        atomically) and return the item as changed (``Grant.taken(count)``: fewer at the
-        queue's end); None when there is none to take: no item, all handed out, revoked,
-        or registered by a role other than ``role`` (None: not checked)."""
-        ...
-
-    def put_grant(self, pk: str, subscription: str, consumer_id: str, change: GrantChange) -> bool:
-        """Record a new grant (``GrantChange``) if the item's ``rev`` is still
-        ``change.rev`` (no item, when ``change.fresh``), bumping it; False otherwise."""
-        ...
-
-    def ack_granted(
-        self,
-        pk: str,
-        subscription: str,
-        consumer_id: str,
-        entry_ids: frozenset[int],
-        role: str | None,
-    ) -> bool:
-        """Add ``entry_ids`` to the item's acks if every one of them is in its ``leased``
-        set (and ``role`` may act on it, None: not checked); False (nothing recorded)
-        otherwise."""
-        ...
-
-    def revoke_grant(
-        self,
-        pk: str,
-        subscription: str,
-        consumer_id: str,
-        entry_ids: frozenset[int] | None,
-    ) -> Grant | None:
-        """Take ``entry_ids`` (None: every entry, and the queue: ``revoked``) out of the
-        item's ``leased`` set, bumping ``rev``; returns the item as changed (its acks to
-        fold), or None when there is no item."""
-        ...
-
-
 class EntryStore(Protocol):
     """Entry objects: immutable bytes under unique keys, never overwritten. Only upload keys
     (``services.uploads``) get a presigned PUT URL; a committed entry's key never does."""
@@ -234,51 +156,6 @@ class EntryStore(Protocol):
         ...
 
 
-class PolicyStore(Protocol):
-    """Namespace policies (``tenant/namespace``), one versioned record per namespace."""
-
-    def get(self, namespace: str) -> NamespacePolicies:
-        """The namespace's policies (all unset, version 0, when none were written)."""
-        ...
-
-    def put(self, namespace: str, policies: NamespacePolicies) -> NamespacePolicies:
-        """Replace the policies if still at ``policies.version``; returns what was stored
-        (version + 1). Raises ConditionFailed when someone wrote first."""
-        ...
-
-
-class ProducerStateStore(Protocol):
-    """Per partition ledger: the exclusive producer lease, the dedup snapshot and the
-    totals of expired entries (``$expired``: what the stats count of deleted items)."""
-
-    def lease(self, pk: str) -> ProducerLease:
-        """The lease (epoch 0, no holder, version 0 when none), strongly consistent."""
-        ...
-
-    def put_lease(self, pk: str, lease: ProducerLease) -> None:
-        """Write ``lease`` if unchanged since read (``lease.version``); on success
-        ``lease.version`` is the new version. Raises ConditionFailed."""
-        ...
-
-    def snapshot(self, pk: str) -> DedupSnapshot:
-        """The stored dedup snapshot (empty, ``upto`` -1, when none)."""
-        ...
-
-    def put_snapshot(self, pk: str, snapshot: DedupSnapshot) -> None:
-        """Store ``snapshot`` unless one as new or newer (``upto``) is stored; raises
-        ConditionFailed then."""
-        ...
-
-    def expired_totals(self, pk: str) -> ExpiredTotals:
-        """The totals the expire job folded (``through`` -1, zeros, when none)."""
-        ...
-
-    def put_expired_totals(self, pk: str, totals: ExpiredTotals) -> None:
-        """Store ``totals`` unless some as far or further (``through``) are stored; raises
-        ConditionFailed then."""
-        ...
-
-
 class BufferStore(Protocol):
     """Non-persistent topics: per-subscription buffers of entries that expire."""
 
@@ -295,28 +172,4 @@ class BufferStore(Protocol):
     def take(self, pk: str, key: str) -> BufferedEntry | None:
         """Remove one buffered entry and return it; None when another consumer took it
         first (each entry goes to exactly one taker)."""
-        ...
-
-
-class CompactionStore(Protocol):
-    """Topic compaction: the versioned ``$compaction`` pointer per partition ledger, and
-    the compacted ledgers (kept entries keyed by their original entry ids)."""
-
-    def get(self, pk: str) -> CompactionState:
-        """The partition's compaction state (NOT_RUN, version 0, when never compacted),
-        strongly consistent."""
-        ...
-
-    def put(self, pk: str, state: CompactionState) -> None:
-        """Write ``state`` if unchanged since read (``state.version``; 0: only if absent);
-        on success ``state.version`` is the new version. Raises ConditionFailed."""
-        ...
-
-    def read_from(self, ledger: str, start: int, limit: int) -> list[CompactedEntry]:
-        """Up to ``limit`` kept entries of compacted ledger ``ledger`` with ids >=
-        ``start``, ascending."""
-        ...
-
-    def get_many(self, ledger: str, entry_ids: Iterable[int]) -> dict[int, CompactedEntry]:
-        """The kept entries of these ids, by id (ids the view dropped are absent)."""
         ...

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from magnetar_core.domain.policies import NamespacePolicies
 from magnetar_core.domain.security.model import NamespacePermissions, TenantInfo
 
 
@@ -101,3 +102,16 @@ class CallerIdentity(Protocol):
 
 
 # Triggers (issue 13): stored triggers and the targets they deliver to.
+
+
+class PolicyStore(Protocol):
+    """Namespace policies (``tenant/namespace``), one versioned record per namespace."""
+
+    def get(self, namespace: str) -> NamespacePolicies:
+        """The namespace's policies (all unset, version 0, when none were written)."""
+        ...
+
+    def put(self, namespace: str, policies: NamespacePolicies) -> NamespacePolicies:
+        """Replace the policies if still at ``policies.version``; returns what was stored
+        (version + 1). Raises ConditionFailed when someone wrote first."""
+        ...

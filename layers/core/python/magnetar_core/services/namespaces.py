@@ -1,11 +1,10 @@
-"""Namespace and topic policies: their administration, and the policies that apply to a topic
-as the data paths and the maintenance jobs see them (cached per process briefly)."""
+"""Namespace and topic policies: their administration, and (``policy_lookup``) the policies
+that apply to a topic as the data paths and the maintenance jobs see them."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from magnetar_core.domain.errors import (
@@ -24,6 +23,7 @@ from magnetar_core.domain.runtime import Runtime
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.ports import CommitSignal, PolicyStore, TopicStore
 from magnetar_core.services import optimistic
+from magnetar_core.services.policy_lookup import EffectivePolicies, PolicyLookup, first_set
 from magnetar_core.services.tenancy import Registry, namespace_name
 from magnetar_core.services.topics import Topics
 from magnetar_wire.names import TopicName
@@ -34,35 +34,12 @@ UPDATE_ATTEMPTS = 8
 
 R = TypeVar("R")  # the record a versioned update reads
 W = TypeVar("W")  # what it writes
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class EffectivePolicies:
-    """What applies to one topic: its own setting, else its namespace's, else the default.
-
-    Retention (acknowledged messages kept): ``retention_time_minutes`` and
-    ``retention_size_mb``, -1 for no limit, both 0 to keep nothing. ``message_ttl_seconds``:
-    unacknowledged messages older than this expire (0: never). Delayed delivery: whether it is
-    on, its tick (ms) and the longest delay a producer may ask for (ms, 0: no limit).
-    """
-
-    deduplication: bool
-    max_message_size_bytes: int
-    delayed_delivery_active: bool = True
-    delayed_delivery_tick_ms: int = 1000
-    delayed_delivery_max_delay_ms: int = 0
-    retention_time_minutes: int = 0
-    retention_size_mb: int = 0
-    message_ttl_seconds: int = 0
 
 
 class Namespaces:
-    """Policy administration and lookup. Lookups are cached for ``cache_ms`` per process, so
-    a change reaches warm Lambda containers within that time; where ``signal`` wakes (one
-    process: the local stack, the memory service) a change notifies it and every engine
-    sharing it reads the namespace again at once. Administration answers NotFound (404) for
-    a namespace that does not exist (``registry``)."""
+    """Policy administration and lookup (``policy_lookup``: cached for ``cache_ms`` per
+    process; a change here tells it). Administration answers NotFound (404) for a namespace
+    that does not exist (``registry``)."""
 
     def __init__(
         self,
@@ -79,18 +56,23 @@ class Namespaces:
         signal: CommitSignal | None = None,
     ) -> None:
         self._store = store
-        self._signal = signal if signal is not None and signal.wakes else None
         self._registry = registry
         self._topic_store = topic_store
         self._topics = topics
         self._rt = runtime
         self._default_max = default_max_message_size
-        self._cache_ms = cache_ms
         self._default_delayed = DelayedDeliveryPolicies(
             delayed_delivery_enabled, delayed_delivery_tick_ms
         )
-        self._cache: dict[str, tuple[float, int, NamespacePolicies]] = {}
-        self._lock = threading.Lock()
+        self._lookup = PolicyLookup(
+            store,
+            topics,
+            runtime,
+            default_max_message_size,
+            self._default_delayed,
+            cache_ms,
+            signal,
+        )
 
     def get(self, tenant: str, namespace: str) -> NamespacePolicies:
         """The namespace's stored policies (fresh read); raises NotFound (404) when the
@@ -99,60 +81,15 @@ class Namespaces:
         self._registry.require_namespace(ns)
         return self._store.get(ns)
 
-    def _cached(self, namespace: str, fresh: bool) -> NamespacePolicies:
-        now = self._rt.monotonic_ms()
-        # read before the store: a change written after this read leaves a newer version
-        version = self._signal.version(_changes_key(namespace)) if self._signal else 0
-        with self._lock:
-            hit = self._cache.get(namespace)
-        if hit is not None and not fresh and now - hit[0] < self._cache_ms and hit[1] == version:
-            return hit[2]
-        policies = self._store.get(namespace)
-        with self._lock:
-            self._cache[namespace] = (now, version, policies)
-        return policies
-
-    def _overrides(self, name: TopicName, fresh: bool) -> TopicMeta | None:
-        """The active topic holding ``name``'s topic-level policies: a partition's partitioned
-        topic, else the topic itself; None when there is none."""
-        read = self._topics.fresh_meta if fresh else self._topics.cached_meta
-        if name.partition_index >= 0:
-            parent = read(name.base)
-            if parent is not None and parent.active and parent.partitions > 0:
-                return parent
-        meta = read(name)
-        return meta if meta is not None and meta.active else None
-
     def policies_for(
         self, name: TopicName, *, fresh: bool = False
     ) -> tuple[NamespacePolicies, TopicMeta | None]:
-        """``name``'s namespace policies and the topic holding its overrides (None: none),
-        from the per-process caches unless ``fresh``."""
-        return self._cached(f"{name.tenant}/{name.namespace}", fresh), self._overrides(name, fresh)
+        """``PolicyLookup.policies_for``: a topic's namespace policies and overrides."""
+        return self._lookup.policies_for(name, fresh=fresh)
 
     def effective(self, name: TopicName, *, fresh: bool = False) -> EffectivePolicies:
-        """The policies that apply to ``name`` (a topic or a partition): its topic-level
-        overrides, else its namespace's, else the service defaults. ``fresh`` skips the
-        caches (admin reads, maintenance jobs)."""
-        ns = self._cached(f"{name.tenant}/{name.namespace}", fresh)
-        topic = self._overrides(name, fresh)
-        own_dedup, own_retention, own_ttl = (
-            (topic.deduplication, topic.retention, topic.message_ttl_seconds)
-            if topic is not None
-            else (None, None, None)
-        )
-        delayed = ns.delayed_delivery or self._default_delayed
-        retention = _first(own_retention, ns.retention, RetentionPolicies())
-        return EffectivePolicies(
-            deduplication=_first(own_dedup, ns.deduplication, False),
-            max_message_size_bytes=ns.max_message_size_bytes or self._default_max,
-            delayed_delivery_active=delayed.active,
-            delayed_delivery_tick_ms=delayed.tick_time_ms,
-            delayed_delivery_max_delay_ms=delayed.max_delivery_delay_ms,
-            retention_time_minutes=retention.retention_time_minutes,
-            retention_size_mb=retention.retention_size_mb,
-            message_ttl_seconds=_first(own_ttl, ns.message_ttl_seconds, 0),
-        )
+        """``PolicyLookup.effective``: the policies that apply to a topic or partition."""
+        return self._lookup.effective(name, fresh=fresh)
 
     def _versioned_update(
         self,
@@ -184,10 +121,7 @@ class Namespaces:
             lambda policies: (None, policies.with_changes(**changes)),
             lambda policies: self._store.put(ns, policies),
         )
-        with self._lock:
-            self._cache.pop(ns, None)
-        if self._signal is not None:
-            self._signal.notify(_changes_key(ns))
+        self._lookup.changed(ns)
 
     def max_message_size(self, tenant: str, namespace: str) -> int:
         """The namespace's maximum message size in bytes (the default when unset)."""
@@ -245,7 +179,7 @@ class Namespaces:
 
     def message_ttl(self, tenant: str, namespace: str) -> int:
         """The namespace's message TTL in seconds (0, no expiry, when unset)."""
-        return _first(self.get(tenant, namespace).message_ttl_seconds, 0)
+        return first_set(self.get(tenant, namespace).message_ttl_seconds, 0)
 
     def set_message_ttl(self, tenant: str, namespace: str, seconds: object) -> None:
         """Set a namespace's message TTL (an integer >= 0, seconds); raises InvalidMessage."""
@@ -257,7 +191,7 @@ class Namespaces:
     # ------------------------------------------------------------ topic level
     def _topic(self, name: TopicName) -> TopicMeta:
         """The topic holding ``name``'s overrides (fresh read); raises TopicNotFound."""
-        meta = self._overrides(name, fresh=True)
+        meta = self._lookup.overrides(name, fresh=True)
         if meta is None:
             raise TopicNotFound(f"Topic {name} does not exist")
         return meta
@@ -319,14 +253,3 @@ class Namespaces:
 
     def remove_topic_message_ttl(self, name: TopicName) -> None:
         self._update_topic(name, message_ttl_seconds=None)
-
-
-def _changes_key(namespace: str) -> str:
-    """The commit signal's key for changes of ``namespace``'s policies (no log key begins
-    so: those are full topic names)."""
-    return f"policies:{namespace}"
-
-
-def _first(*values: T | None) -> T:
-    """The first of ``values`` that is set (not None)."""
-    return next(v for v in values if v is not None)

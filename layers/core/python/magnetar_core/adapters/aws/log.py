@@ -9,7 +9,8 @@ without a sequencer (written before there were sequencers) reads as stored. A *f
 closes a ledger (written when a topic is deleted): a producer that finds it reloads the
 topic instead of committing into a dead ledger. ``append_once`` commits an inbound source
 event: the index item and a TTL'd marker of the event in the cursors table, in one
-TransactWriteItems (docs/architecture/inbound.md).
+TransactWriteItems (docs/architecture/inbound.md). The paged scans of a ledger (counts, the
+producers' tail, the last message) are ``adapters.aws.log_scans``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable
 
 from botocore.exceptions import ClientError
 
+from magnetar_core.adapters.aws import log_scans
 from magnetar_core.adapters.aws.clients import (
     BotoClient,
     cancellation_reasons,
@@ -152,30 +154,8 @@ class LogStore:
         return -1 if last is None else (last.entry_id - 1 if last.fence else last.entry_id)
 
     def last_with_messages(self, pk: str, at_most: int) -> IndexEntry | None:
-        """The highest entry at or below ``at_most`` that holds messages (markers, fences
-        and ids the expiry job deleted are passed over): a backward, strongly consistent
-        query, paged 100 items at a time."""
-        kwargs = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND eid <= :top",
-            "FilterExpression": "n > :zero",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": pk},
-                ":top": {"N": str(at_most)},
-                ":zero": {"N": "0"},
-            },
-            "ScanIndexForward": False,
-            "ConsistentRead": True,
-            "Limit": 100,
-        }
-        while True:
-            with translated(f"finding the last message of {pk}"):
-                page = self._ddb.query(**kwargs)
-            if page["Items"]:
-                return IndexEntry.from_item(page["Items"][0])
-            if "LastEvaluatedKey" not in page:
-                return None
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        """The highest entry at or below ``at_most`` that holds messages (``log_scans``)."""
+        return log_scans.last_with_messages(self._ddb, self._table, pk, at_most)
 
     def read_from(self, pk: str, start: int, limit: int) -> list[IndexEntry]:
         """Up to ``limit`` items with ids at or after ``start`` and at or below the resolved
@@ -199,76 +179,14 @@ class LogStore:
         return [IndexEntry.from_item(item) for item in items]
 
     def range_counts(self, pk: str, start: int, end: int) -> list[EntryCounts]:
-        """``(entry_id, messages, size_bytes, publish_ms)`` of entries in ``[start, end]``
-        (paginated query): ``messages`` is the entry's message count, 0 for markers and
-        partial chunks; ``publish_ms`` the earliest publish time (``pt0``)."""
-        out: list[EntryCounts] = []
-        kwargs = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND eid BETWEEN :a AND :b",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": pk},
-                ":a": {"N": str(start)},
-                ":b": {"N": str(end)},
-            },
-            "ProjectionExpression": "eid, n, #len, pc, pt0, hole",
-            "ExpressionAttributeNames": {"#len": "len"},
-        }
-        while start <= end:
-            with translated(f"counting messages of {pk}"):
-                page = self._ddb.query(**kwargs)
-            out.extend(
-                EntryCounts(
-                    int(i["eid"]["N"]),
-                    0 if i.get("pc", {}).get("BOOL", False) else int(i.get("n", {"N": "0"})["N"]),
-                    int(i.get("len", {"N": "0"})["N"]),
-                    int(i.get("pt0", {"N": "0"})["N"]),
-                )
-                for i in page["Items"]
-                if not i.get("hole", {}).get("BOOL", False)
-            )
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return out
+        """The message counts of the entries in ``[start, end]`` (``log_scans``)."""
+        return log_scans.range_counts(self._ddb, self._table, pk, start, end)
 
     def producer_tail(self, pk: str, start: int) -> list[tuple[int, str, int, bool]]:
-        """``(entry_id, producer, highest sequence id, completes)`` of every entry from
-        ``start`` to the resolved head, ascending, holes skipped (paginated, strongly
-        consistent query). ``completes`` is False for markers and for chunks other than a
-        message's last."""
+        """The producers' tail from ``start`` to the resolved head (``log_scans``)."""
         resolved = self._resolved(pk)
-        values = {":pk": {"S": pk}, ":start": {"N": str(start)}}
-        condition = "pk = :pk AND eid >= :start"
-        if resolved is not None:
-            if resolved.head < start:
-                return []
-            condition = "pk = :pk AND eid BETWEEN :start AND :top"
-            values[":top"] = {"N": str(resolved.head)}
-        kwargs = {
-            "TableName": self._table,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeValues": values,
-            "ProjectionExpression": "eid, pn, sq1, n, pc, hole",
-            "ConsistentRead": True,
-        }
-        out: list[tuple[int, str, int, bool]] = []
-        while True:
-            with translated(f"replaying the tail of {pk}"):
-                page = self._ddb.query(**kwargs)
-            out.extend(
-                (
-                    int(i["eid"]["N"]),
-                    i.get("pn", {"S": ""})["S"],
-                    int(i.get("sq1", {"N": "0"})["N"]),
-                    int(i.get("n", {"N": "0"})["N"]) > 0 and not i.get("pc", {}).get("BOOL", False),
-                )
-                for i in page["Items"]
-                if not i.get("hole", {}).get("BOOL", False)
-            )
-            if "LastEvaluatedKey" not in page:
-                return out
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        head = None if resolved is None else resolved.head
+        return log_scans.producer_tail(self._ddb, self._table, pk, start, head)
 
     def exists(self, pk: str, entry_id: int) -> bool:
         """Whether an entry id is settled: at or below the resolved head (the sequencer's

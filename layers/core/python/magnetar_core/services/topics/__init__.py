@@ -1,12 +1,12 @@
-"""Topic lifecycle: lookup with auto-creation, partitioned topics, deletion with fencing."""
+"""Topic lifecycle: lookup with auto-creation, partitioned topics, deletion with fencing (a
+topic's logs and closing one: ``topics.ledgers``)."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from magnetar_core.domain.errors import (
     ConditionFailed,
@@ -18,28 +18,14 @@ from magnetar_core.domain.errors import (
     TopicNotFound,
     TopicTerminated,
 )
-from magnetar_core.domain.log import IndexEntry, log_key
 from magnetar_core.domain.runtime import Runtime
-from magnetar_core.domain.sequencing import LedgerClosed
 from magnetar_core.domain.topic import ACTIVE, DELETED, TopicMeta
 from magnetar_core.ports import CursorStore, LogStore, TopicStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.tenancy import Registry
+from magnetar_core.services.topics.ledgers import PartitionRef, fence_ledger
 from magnetar_wire.names import TopicName
 from magnetar_wire.routing import partition_of_key
-
-
-@dataclass(frozen=True)
-class PartitionRef:
-    """A concrete log: a non-partitioned topic or one partition, in its current ledger."""
-
-    topic: TopicName
-    partition: int
-    ledger_id: int
-
-    @property
-    def key(self) -> str:
-        return log_key(str(self.topic), self.ledger_id)
 
 
 class Topics:
@@ -293,17 +279,3 @@ class Topics:
     def fence(self, key: str) -> None:
         """Close a ledger: put a fence item right after its last entry."""
         fence_ledger(self._log, key)
-
-
-def fence_ledger(log: LogStore, key: str) -> None:
-    """Close the ledger of log key ``key``: take the last id its sequencer hands out and put
-    a fence item there (every id before it belongs to a commit in flight or done). Nothing
-    to do when it is fenced already: if that fencer died before writing its fence, readers
-    settle the id with the fence (``domain.sequencing.settle``)."""
-    try:
-        taken = log.allocate(key, 1, closes=True)
-    except LedgerClosed:
-        return
-    fence = replace(IndexEntry.fence_at(taken.first_id), allocated_ms=taken.allocated_ms)
-    with contextlib.suppress(ConditionFailed):  # settled by a reader first: the same fence
-        log.append(key, fence)

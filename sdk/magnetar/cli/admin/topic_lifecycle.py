@@ -28,8 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from magnetar._topics import parse_topic
-from magnetar.cli import admin_output as out
-from magnetar.cli.admin_names import namespace_arg, namespace_path, topic_arg
+from magnetar.cli.admin import output as out
+from magnetar.cli.admin.names import namespace_arg, namespace_path, topic_arg
 from magnetar.exceptions import PulsarException
 
 Call = Callable[..., Any]

@@ -13,7 +13,7 @@
 
 pulsar-admin's flags and defaults (a rate left out is -1: no limit). ``-l`` takes a size with
 an optional unit ``k``, ``m``, ``g``, ``t`` (powers of 1024), ``-lt`` a time with ``s``,
-``m``, ``h``, ``d``, ``w``, ``y`` (no unit: seconds; ``magnetar.cli.admin_units``). Changes print
+``m``, ``h``, ``d``, ``w``, ``y`` (no unit: seconds; ``magnetar.cli.admin.units``). Changes print
 nothing; reads print a table, or JSON with ``-o json`` (a rate that is not set prints nothing).
 """
 
@@ -23,9 +23,9 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from magnetar.cli import admin_output as out
-from magnetar.cli.admin_names import namespace_arg, namespace_path
-from magnetar.cli.admin_units import limit_bytes_arg, limit_seconds_arg
+from magnetar.cli.admin import output as out
+from magnetar.cli.admin.names import namespace_arg, namespace_path
+from magnetar.cli.admin.units import limit_bytes_arg, limit_seconds_arg
 
 Call = Callable[..., Any]
 RATES = {

@@ -14,7 +14,7 @@
 Changes print nothing, as pulsar-admin. Reads print a table for people, or JSON for scripts
 with ``-o``/``--output json``. ``reset-cursor -t`` is a time back from now and
 ``expire-messages -t`` an age: a number and a unit ``s``, ``m``, ``h``, ``d``, ``w`` or ``y``
-(no unit: seconds), as pulsar-admin's (``magnetar.cli.admin_units``). ``peek-messages``
+(no unit: seconds), as pulsar-admin's (``magnetar.cli.admin.units``). ``peek-messages``
 prints the first ``-n`` messages of the backlog (a batch counts its messages), fewer when
 the backlog is shorter.
 """
@@ -32,9 +32,9 @@ from typing import Any
 from urllib.parse import quote
 
 from magnetar._topics import parse_topic
-from magnetar.cli import admin_output as out
-from magnetar.cli.admin_names import topic_arg
-from magnetar.cli.admin_units import seconds, seconds_arg
+from magnetar.cli.admin import output as out
+from magnetar.cli.admin.names import topic_arg
+from magnetar.cli.admin.units import seconds, seconds_arg
 from magnetar.exceptions import PulsarException
 from magnetar_wire import decode_entry, read_metadata, stored_payload
 

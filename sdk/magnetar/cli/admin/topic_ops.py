@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from magnetar._topics import parse_topic
-from magnetar.cli import admin_output as out
-from magnetar.cli.admin_names import topic_arg
+from magnetar.cli.admin import output as out
+from magnetar.cli.admin.names import topic_arg
 
 Call = Callable[..., Any]
 VERBS = frozenset(

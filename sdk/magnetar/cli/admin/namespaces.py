@@ -22,13 +22,13 @@
     magnetar admin namespaces clear-backlog T/NS [-s SUB] [--force]
     magnetar admin namespaces unsubscribe T/NS -s SUB
 
-Flags and units are pulsar-admin's (``magnetar.cli.admin_units``): ``set-retention`` turns
+Flags and units are pulsar-admin's (``magnetar.cli.admin.units``): ``set-retention`` turns
 ``--time`` into whole minutes and ``--size`` into whole MiB as pulsar-admin does;
 ``set-message-ttl`` takes seconds or a time with a unit; ``set-delayed-delivery --time`` is
 the tick (default: the service's), ``--maxDelay`` the longest delay a producer may ask for.
 Changes print nothing; reads print a table (or a value) for people, JSON with ``-o json``.
 ``clear-backlog`` without ``--force`` asks first, as pulsar-admin; not confirmed, it clears
-nothing and exits 1. Backlog quotas and rates are ``magnetar.cli.admin_quotas``'s.
+nothing and exits 1. Backlog quotas and rates are ``magnetar.cli.admin.quotas``'s.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from magnetar.cli import admin_output as out
-from magnetar.cli import admin_units as units
-from magnetar.cli.admin_names import namespace_arg, namespace_path
+from magnetar.cli.admin import output as out
+from magnetar.cli.admin import units as units
+from magnetar.cli.admin.names import namespace_arg, namespace_path
 
 Call = Callable[..., Any]
 Ask = Callable[[str], bool]

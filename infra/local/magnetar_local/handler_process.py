@@ -1,0 +1,85 @@
+"""This process as the handlers' Lambda container: the local stack's settings in
+``os.environ`` and the layers' code on ``sys.path`` (as Lambda puts layers in
+``/opt/python``), both undone by ``restore``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from magnetar_local.auth import AUTH_OFF, LocalAuth
+from magnetar_local.emulator import FAKE_CREDENTIALS
+from magnetar_local.handlers import apply_handler_environment
+from magnetar_local.template import LocalTemplate
+
+
+def local_environment(
+    aws_endpoint_url: str,
+    region: str,
+    notify_url: str,
+    commit_signal: str,
+    auth: LocalAuth | None,
+) -> dict[str, str]:
+    """What the local stack adds to the template's environment: the emulator, and the
+    local stand-ins for what runs elsewhere on AWS (jobs, functions, wakes, notices)."""
+    return {
+        **FAKE_CREDENTIALS,
+        "AWS_ENDPOINT_URL": aws_endpoint_url,
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        # maintenance jobs run as local subprocesses here, not as Glue jobs
+        "JOB_LAUNCHER": "local",
+        # webhook triggers may call local servers (http://127.0.0.1:...)
+        "TRIGGER_PRIVATE_WEBHOOKS": "true",
+        # Pulsar Functions run in a runner process here (magnetar_local.function_sandbox)
+        "FUNCTION_RUNNER": "",
+        # triggers' later work is woken in-process by the trigger driver (moto's Step
+        # Functions cannot invoke a Lambda here); the wake workflow is tested on its own
+        "TRIGGER_WAKE_STATE_MACHINE_ARN": "",
+        # the console's charts read the stack's in-memory minutes (magnetar_local.history)
+        "METRICS_HISTORY": "local",
+        # the notification channel is served here (magnetar_local.notify): consumers are
+        # told its ws:// URL; notices are posted in-process, not through a management API
+        "NOTIFY_URL": notify_url,
+        "NOTIFY_ENDPOINT": "",
+        # long-polls are woken by commits in any container (magnetar_local.commit_signal)
+        "COMMIT_SIGNAL": commit_signal,
+        **(auth.environment if auth is not None else AUTH_OFF),
+    }
+
+
+class HandlerProcess:
+    """Changes this process for the handlers, remembering what it changed."""
+
+    def __init__(self) -> None:
+        self._saved_environ: dict[str, str | None] = {}
+        self._added_paths: list[str] = []
+
+    def enter(self, template: LocalTemplate, extra: dict[str, str]) -> dict[str, str]:
+        """The template's handler environment plus ``extra`` into ``os.environ``, and its
+        layers' ``python/`` folders onto ``sys.path``; returns the environment set."""
+        names = {name for spec in template.functions.values() for name in spec.environment}
+        self._saved_environ = {name: os.environ.get(name) for name in names | set(extra)}
+        environment = apply_handler_environment(template.functions, extra)
+        for resource in template.resources.values():
+            content = (resource.get("Properties") or {}).get("ContentUri")
+            if resource.get("Type") == "AWS::Serverless::LayerVersion" and isinstance(content, str):
+                path = str((template.root / content / "python").resolve())
+                if Path(path).is_dir() and path not in sys.path:
+                    sys.path.append(path)
+                    self._added_paths.append(path)
+        return environment
+
+    def restore(self) -> None:
+        """``os.environ`` and ``sys.path`` as before ``enter`` (idempotent)."""
+        for name, value in self._saved_environ.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_environ = {}
+        for path in self._added_paths:
+            if path in sys.path:
+                sys.path.remove(path)
+        self._added_paths = []
