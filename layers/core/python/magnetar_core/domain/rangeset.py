@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 
 class RangeSet:
@@ -121,16 +122,16 @@ class RangeSet:
         return out
 
     @classmethod
-    def from_json(cls, data: Iterable[int] | Iterable[Iterable[int]]) -> RangeSet:
+    def from_json(cls, data: Iterable[Any]) -> RangeSet:
         """A set from ``to_deltas``' form, or from ``to_list``'s (``[[start, end], ...]``,
         as items written before the compact form hold)."""
         values = list(data)
         if values and isinstance(values[0], list | tuple):
-            return cls.from_list(values)  # type: ignore[arg-type]
+            return cls.from_list(values)
         ranges, previous = [], 0
         for i in range(0, len(values) - 1, 2):
-            start = previous + int(values[i])  # type: ignore[arg-type]
-            previous = start + int(values[i + 1])  # type: ignore[arg-type]
+            start = previous + int(values[i])
+            previous = start + int(values[i + 1])
             ranges.append((start, previous))
         return cls(ranges)
 
