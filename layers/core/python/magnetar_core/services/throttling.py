@@ -180,7 +180,9 @@ class Throttling:
         cursors = [c for c in self._cursors.list(ref.key) if c.durable]
         for cursor in cursors:  # acks still on consumers' grant items count as done
             grant_of = partial(self._cursors.grant, ref.key, cursor.subscription)
-            fold_grants(cursor, grant_of, hashes_loader(partial(self._log.get_many, ref.key)))
+            fold_grants(
+                cursor, grant_of, hashes_loader(lambda ids: self._log.get_many(ref.key, ids))
+            )
         durable = [c.mark_delete for c in cursors]
         head = self._log.head(ref.key)
         if not durable or head < 0 or min(durable) >= head:

@@ -62,7 +62,9 @@ class Stats:
         cursors = self._cursors.list(ref.key)  # first: see the module's docstring
         for cursor in cursors:  # acks still on consumers' grant items count as done
             grant_of = partial(self._cursors.grant, ref.key, cursor.subscription)
-            fold_grants(cursor, grant_of, hashes_loader(partial(self._log.get_many, ref.key)))
+            fold_grants(
+                cursor, grant_of, hashes_loader(lambda ids: self._log.get_many(ref.key, ids))
+            )
         head = self._log.head(ref.key)
         stored = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
         expired = self._producers.expired_totals(ref.key)  # after the index: see above
