@@ -122,3 +122,20 @@ def test_a_closed_consumers_unhanded_grant_goes_to_the_keys_new_owner_uncounted(
     got = engine.subscriptions.receive(TOPIC, "s", second, 100, 0)
 
     assert [(d.entry_id, d.redelivery_count) for d in got] == [(e, 0) for e in range(1, 8)]
+
+
+def test_stats_fold_a_grants_acks_that_release_a_draining_key_without_writing_them(engine):
+    first = subscribe(engine, "a")
+    produce(engine, KEYS)
+    handed = [receive_one(engine, first) for _ in range(len(KEYS))]
+    second = subscribe(engine, "b")  # the moved keys drain at a
+    assert cursor(engine).key_shared.draining_at(first)
+    ack(engine, first, *[e for [e] in handed])  # on a's grant item
+    version = cursor(engine).version
+
+    stats = engine.stats.topic_stats(engine.topics.get(TOPIC))["subscriptions"]["s"]
+
+    assert stats["msgBacklog"] == 0  # the acks count at once, the hashes looked up
+    by_name = {c["consumerName"]: c for c in stats["consumers"]}
+    assert by_name["a"]["drainingHashesCount"] == 0
+    assert cursor(engine).version == version and second in cursor(engine).consumers
