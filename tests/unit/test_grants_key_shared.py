@@ -139,3 +139,16 @@ def test_stats_fold_a_grants_acks_that_release_a_draining_key_without_writing_th
     by_name = {c["consumerName"]: c for c in stats["consumers"]}
     assert by_name["a"]["drainingHashesCount"] == 0
     assert cursor(engine).version == version and second in cursor(engine).consumers
+
+
+def test_a_key_shared_receive_reads_a_page_of_its_max_messages_per_consumer(engine):
+    consumers = [subscribe(engine, name) for name in ("a", "b", "c", "d")]
+    keys = [f"key-{i}" for i in range(60)]
+    produce(engine, keys)
+    mine = [i for i, k in enumerate(keys) if owner(engine, k) == consumers[0]]
+    assert 0 < len(mine) <= 40
+
+    got = engine.subscriptions.receive(TOPIC, "s", consumers[0], 40, 0)  # 40: no grant
+
+    # a page of 40 entries would hold about a quarter of its keys' messages; 4 x 40 all
+    assert [d.entry_id for d in got] == mine
