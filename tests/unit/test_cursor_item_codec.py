@@ -49,10 +49,22 @@ def test_the_cursor_item_exposes_scalars_as_top_level_attributes():
         "dur": {"BOOL": True},
     }
     body = json.loads(item["st"]["S"])
-    assert body["acked"] == [[6, 7], [10, 10]]
+    assert body["acked"] == [6, 1, 3, 0]  # 6..7, then 3 past 7: 10..10
     assert body["backs"] == {"8": [0, 2], "12": [1]}
-    assert body["leases"] == {"c1": [[8, 8], [11, 12]], "c2": [[13, 19]]}
+    assert body["leases"] == {"c1": [8, 0, 3, 1], "c2": [13, 6]}
     assert body["consumers"]["c2"] == {"name": "beta", "since": 1500, "seen": 2500}
+
+
+def test_a_cursor_item_written_with_start_end_pairs_is_still_read():
+    item = cursor_to_item("pk-1", busy_cursor())
+    body = json.loads(item["st"]["S"])
+    body["acked"], body["redeliver"] = [[6, 7], [10, 10]], [[5, 5], [9, 9]]
+    body["leases"] = {"c1": [[8, 8], [11, 12]], "c2": [[13, 19]]}
+    item["st"] = {"S": json.dumps(body)}
+
+    back = cursor_from_item(item)
+    back.version = 7
+    assert back == busy_cursor()
 
 
 def test_a_fresh_cursor_round_trips_at_version_one():

@@ -170,3 +170,20 @@ def test_range_set_behaves_like_a_set_of_integers_under_random_operations(ops):
         assert all(s <= e for s, e in ranges)
     for probe in range(-25, 75):
         assert (probe in rs) == (probe in model)
+
+
+def test_the_compact_form_holds_gaps_and_lengths_and_reads_back_either_form():
+    ranges = RangeSet([(3, 3), (10, 12), (20, 20)])
+
+    assert ranges.to_deltas() == [3, 0, 7, 2, 8, 0]
+    assert RangeSet.from_json(ranges.to_deltas()) == ranges
+    assert RangeSet.from_json(ranges.to_list()) == ranges
+    assert RangeSet.from_json([]) == RangeSet()
+
+
+@settings(max_examples=examples(200))
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 50)), max_size=40))
+def test_any_range_set_survives_its_compact_form(spans):
+    ranges = RangeSet((start, start + length) for start, length in spans)
+
+    assert RangeSet.from_json(ranges.to_deltas()) == ranges

@@ -106,6 +106,19 @@ def test_shared_and_key_shared_consumers_keep_the_invariants_and_key_shared_keep
             assert result["key_shared_order_breaks"] == 0
 
 
+def test_a_steady_drain_is_measured_from_a_warm_up_after_the_first_delivery_not_from_it():
+    profile = fixed(Profile())
+    first, steady = (
+        run(Scenario("drain", consumers=2, backlog=400, steady=steady), seed=7, duration_s=0.5,
+            warmup_s=0.25, profile=profile)
+        for steady in (False, True)
+    )  # fmt: skip
+    assert first["window_after_first_delivery_s"] == 0.0
+    assert steady["window_after_first_delivery_s"] == 0.25
+    assert 0 < steady["messages"] < 400  # the warm-up's deliveries are not counted
+    assert all(steady["invariants"].values()), steady["invariant_details"]
+
+
 def test_the_same_seed_gives_the_same_figures_and_another_seed_others():
     scenario = SCENARIOS["produce-8"]
     first, again = (run(scenario, seed=11, duration_s=1.0, warmup_s=0.2) for _ in range(2))

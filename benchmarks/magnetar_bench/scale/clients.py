@@ -161,9 +161,23 @@ def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
             )
     closed[0] = True
     _flush(world, sub, consumer_id, pending)
-    world.lambdas.invoke(
-        "consumers", lambda e: e.subscriptions.close(world.topic, sub, consumer_id)
-    )
+    _close(world, sub, consumer_id)
+
+
+def _close(world: World, sub: str, consumer_id: str) -> None:
+    """Close the consumer, retrying a failure as ``_flush`` does (32 consumers closing at
+    once can outlast botocore's retries on the cursor item's key)."""
+    attempt = 0
+    while True:
+        try:
+            world.lambdas.invoke(
+                "consumers", lambda e: e.subscriptions.close(world.topic, sub, consumer_id)
+            )
+            return
+        except FAILURES as error:
+            failed(world, error)
+            world.sim.sleep(sdk_backoff_ms(world, attempt))
+            attempt += 1
 
 
 def _receiving(

@@ -58,6 +58,8 @@ class World:
     window: tuple[float, float] = (0.0, 0.0)
     drain_window_ms: float | None = None
     """Set for a backlog's drain: the window opens at the first delivery, for this long."""
+    first_delivery_ms: float | None = None
+    """When a consumer first got messages (virtual ms)."""
     acked_at: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     """subscription -> payload -> when its ack was confirmed (virtual ms)."""
     after_ack: list[str] = field(default_factory=list)
@@ -85,6 +87,8 @@ class World:
 
     def delivering(self) -> None:
         """A consumer got messages: the first delivery opens a drain's window."""
+        if self.first_delivery_ms is None:
+            self.first_delivery_ms = self.sim.now_ms
         if self.drain_window_ms is not None and self.window[0] == float("inf"):
             self.open_window(self.drain_window_ms)
 

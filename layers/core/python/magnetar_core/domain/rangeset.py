@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 
 class RangeSet:
@@ -107,6 +108,32 @@ class RangeSet:
     @classmethod
     def from_list(cls, data: Iterable[Iterable[int]]) -> RangeSet:
         return cls((int(s), int(e)) for s, e in data)
+
+    def to_deltas(self) -> list[int]:
+        """A compact JSON-friendly form: ``[start, length, gap, length, ...]``, each range
+        as the distance from the previous range's end to its start (the first: its start)
+        and its length less one. Scattered entries (Key_Shared leases, individual acks) cost
+        a few digits each instead of a ``[start, end]`` pair of full ids."""
+        out: list[int] = []
+        previous = 0
+        for start, end in zip(self._starts, self._ends, strict=True):
+            out += [start - previous, end - start]
+            previous = end
+        return out
+
+    @classmethod
+    def from_json(cls, data: Iterable[Any]) -> RangeSet:
+        """A set from ``to_deltas``' form, or from ``to_list``'s (``[[start, end], ...]``,
+        as items written before the compact form hold)."""
+        values = list(data)
+        if values and isinstance(values[0], list | tuple):
+            return cls.from_list(values)
+        ranges, previous = [], 0
+        for i in range(0, len(values) - 1, 2):
+            start = previous + int(values[i])
+            previous = start + int(values[i + 1])
+            ranges.append((start, previous))
+        return cls(ranges)
 
     def copy(self) -> RangeSet:
         clone = RangeSet()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from magnetar_core.domain.cursor.grants import fold_grants
+from magnetar_core.domain.cursor.grants import fold_grants, hashes_loader
 from magnetar_core.domain.errors import (
     ProducerBlockedQuotaExceededError,
     ProducerBlockedQuotaExceededException,
@@ -179,7 +179,10 @@ class Throttling:
         Query, one index Query)."""
         cursors = [c for c in self._cursors.list(ref.key) if c.durable]
         for cursor in cursors:  # acks still on consumers' grant items count as done
-            fold_grants(cursor, partial(self._cursors.grant, ref.key, cursor.subscription))
+            grant_of = partial(self._cursors.grant, ref.key, cursor.subscription)
+            fold_grants(
+                cursor, grant_of, hashes_loader(lambda ids: self._log.get_many(ref.key, ids))
+            )
         durable = [c.mark_delete for c in cursors]
         head = self._log.head(ref.key)
         if not durable or head < 0 or min(durable) >= head:

@@ -1,13 +1,15 @@
 """DynamoDB adapter for cursors: one item per (partition|ledger, subscription), versioned.
 
 Scalar positions (``md``, ``rp``), the type and the version are top-level attributes; the
-range sets, leases, redelivery counts and consumers travel as one compact JSON attribute
-(with ``ks``: a Key_Shared subscription's selector, draining hashes, lease and delay masks;
+range sets, leases, redelivery counts and consumers travel as one compact JSON attribute:
+the acknowledged, redelivery and lease range sets as ``RangeSet.to_deltas`` (gaps and
+lengths, not ids; the ``[[start, end], ...]`` form of older items is still read); with
+``ks``: a Key_Shared subscription's selector, draining hashes, lease and delay masks;
 ``mc`` / ``mp``: redelivery counts of single messages and messages parked for the dead
 letter topic, ``MessageCounts``; ``dl``:
 delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
 ``dlp``: the dead letter policy, ``dlq``: the dead letter outbox; ``out``: the dispatch
-counters of the stats, ``OutCounters.to_list``).
+counters of the stats, ``OutCounters.to_list``.
 ``rel`` is a top-level number set of buckets released by timer workflows: Step Functions
 adds to it (bumping ``ver``), a write carries over the values its state did not consume.
 Every write is conditional on the version read, so concurrent dispatchers never lose an
@@ -38,11 +40,11 @@ from magnetar_core.domain.rangeset import RangeSet
 def cursor_to_item(pk: str, state: CursorState) -> dict:
     """The DynamoDB item for ``state`` at its next version."""
     body: dict[str, object] = {
-        "acked": state.acked.to_list(),
+        "acked": state.acked.to_deltas(),
         "backs": {str(k): sorted(v) for k, v in state.batch_acks.items()},
         "bsize": {str(k): v for k, v in state.batch_sizes.items()},
-        "redeliver": state.redeliver.to_list(),
-        "leases": {cid: lease.to_list() for cid, lease in state.leases.items()},
+        "redeliver": state.redeliver.to_deltas(),
+        "leases": {cid: lease.to_deltas() for cid, lease in state.leases.items()},
         "counts": {str(k): v for k, v in state.redelivery_counts.items()},
         "consumers": {cid: info.to_dict() for cid, info in state.consumers.items()},
     }
@@ -81,11 +83,11 @@ def cursor_from_item(item: dict) -> CursorState:
         sub_type=item["type"]["S"],
         mark_delete=int(item["md"]["N"]),
         read_position=int(item["rp"]["N"]),
-        acked=RangeSet.from_list(body["acked"]),
+        acked=RangeSet.from_json(body["acked"]),
         batch_acks={int(k): set(v) for k, v in body["backs"].items()},
         batch_sizes={int(k): int(v) for k, v in body["bsize"].items()},
-        redeliver=RangeSet.from_list(body["redeliver"]),
-        leases={cid: RangeSet.from_list(r) for cid, r in body["leases"].items()},
+        redeliver=RangeSet.from_json(body["redeliver"]),
+        leases={cid: RangeSet.from_json(r) for cid, r in body["leases"].items()},
         redelivery_counts={int(k): int(v) for k, v in body["counts"].items()},
         consumers={cid: ConsumerInfo.from_dict(cid, d) for cid, d in body["consumers"].items()},
         version=int(item["ver"]["N"]),

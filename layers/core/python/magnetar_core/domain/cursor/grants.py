@@ -19,11 +19,13 @@ dispatched again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from magnetar_core.domain.cursor.records import SHARED, Delivery
+from magnetar_core.domain.cursor.key_shared_state import HashesOf
+from magnetar_core.domain.cursor.records import KEY_SHARED, SHARED, Delivery
 from magnetar_core.domain.cursor.state import CursorState
+from magnetar_core.domain.log import IndexEntry
 
 GRANT_SUBSCRIPTION = "$grant"
 """The sort key of every grant item (its partition key names the consumer)."""
@@ -109,43 +111,66 @@ def grant_split(left: int, consumers: int, entries: int) -> int:
     return max(min(GRANT_FLOOR, entries), min(entries, -(-left // max(1, consumers))))
 
 
+GRANTED_TYPES = frozenset({SHARED, KEY_SHARED})
+"""Subscription types whose one-message receives take grants. On Key_Shared a grant holds
+only messages the selector gives the consumer (in order: a key's messages are at one
+consumer at a time), so handing them out one by one keeps per-key order."""
+
+
 def grants_apply(state: CursorState) -> bool:
-    """Whether receives on this cursor may take grants: a durable Shared cursor that does
-    not read the compacted view."""
-    return state.sub_type == SHARED and state.durable and not state.read_compacted
+    """Whether receives on this cursor may take grants: a durable Shared or Key_Shared
+    cursor that does not read the compacted view."""
+    return state.sub_type in GRANTED_TYPES and state.durable and not state.read_compacted
 
 
-def fold(state: CursorState, consumer_id: str, grant: Grant | None) -> int:
+def hashes_loader(get_many: Callable[[list[int]], Mapping[int, IndexEntry]]) -> HashesOf:
+    """A loader of per-message sticky key hashes over ``get_many`` (index items by id), for
+    folds that release a Key_Shared consumer's draining hashes."""
+    return lambda entry_ids: {e: item.message_hashes() for e, item in get_many(entry_ids).items()}
+
+
+def fold(
+    state: CursorState, consumer_id: str, grant: Grant | None, hashes_of: HashesOf | None = None
+) -> int:
     """Apply the acks recorded on ``consumer_id``'s grant item to ``state``: those of
     entries the cursor still leases to the consumer (others were folded already, or left
-    it by an ack of their own). Returns how many changed the cursor."""
+    it by an ack of their own). ``hashes_of``: Key_Shared acks that release draining hashes
+    look their hashes up. Returns how many changed the cursor."""
     if grant is None or not grant.acked:
         return 0
     lease = state.leases.get(consumer_id)
     held = sorted(e for e in grant.acked if lease is not None and e in lease)
-    return state.acknowledge([(e, -1) for e in held], None) if held else 0
+    return state.acknowledge([(e, -1) for e in held], hashes_of) if held else 0
 
 
-def fold_grants(state: CursorState, grant_of: Callable[[str], Grant | None]) -> int:
+def fold_grants(
+    state: CursorState,
+    grant_of: Callable[[str], Grant | None],
+    hashes_of: HashesOf | None = None,
+) -> int:
     """Fold the acks on the grant items of every consumer holding entries into ``state``
     (a reader's view: stats count an ack recorded on a grant item as done). Returns how
     many changed it; nothing (and no read) on a cursor that takes no grants."""
     if not grants_apply(state):
         return 0
-    return sum(fold(state, c, grant_of(c)) for c in list(state.leases) if state.leases.get(c))
+    return sum(
+        fold(state, c, grant_of(c), hashes_of) for c in list(state.leases) if state.leases.get(c)
+    )
 
 
-def reclaim(state: CursorState, consumer_id: str, grant: Grant | None) -> int:
+def reclaim(
+    state: CursorState, consumer_id: str, grant: Grant | None, hashes_of: HashesOf | None = None
+) -> int:
     """Before the cursor takes a revoked consumer's entries back: fold its acks, and send
     the deliveries granted but never handed out back uncounted (they were never
     delivered, so their redelivery counts stay). Returns how many went back."""
-    fold(state, consumer_id, grant)
+    fold(state, consumer_id, grant, hashes_of)
     if grant is None:
         return 0
     unhanded = [d.entry_id for d in grant.unhanded]
     if not unhanded:
         return 0
-    return state.negative_acknowledge(consumer_id, unhanded, None, None, None, counted=False)
+    return state.negative_acknowledge(consumer_id, unhanded, hashes_of, None, None, counted=False)
 
 
 def next_grant(

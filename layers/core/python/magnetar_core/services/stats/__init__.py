@@ -28,7 +28,7 @@ from typing import Any
 
 from magnetar_core.domain.compaction import ERROR, SUCCESS, CompactionState
 from magnetar_core.domain.counters import EntryCounts, last_window, per_second
-from magnetar_core.domain.cursor.grants import fold_grants
+from magnetar_core.domain.cursor.grants import fold_grants, hashes_loader
 from magnetar_core.domain.topic import TopicMeta
 from magnetar_core.ports import CompactionStore, CursorStore, LogStore, ProducerStateStore
 from magnetar_core.services.stats.subscription import subscription_stats
@@ -61,7 +61,10 @@ class Stats:
         """Stats of one log (a non-partitioned topic or one partition)."""
         cursors = self._cursors.list(ref.key)  # first: see the module's docstring
         for cursor in cursors:  # acks still on consumers' grant items count as done
-            fold_grants(cursor, partial(self._cursors.grant, ref.key, cursor.subscription))
+            grant_of = partial(self._cursors.grant, ref.key, cursor.subscription)
+            fold_grants(
+                cursor, grant_of, hashes_loader(lambda ids: self._log.get_many(ref.key, ids))
+            )
         head = self._log.head(ref.key)
         stored = self._log.range_counts(ref.key, 0, head) if head >= 0 else []
         expired = self._producers.expired_totals(ref.key)  # after the index: see above

@@ -109,10 +109,10 @@ class Acknowledgements:
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
-            fold(state, consumer_id, revoked.get(consumer_id))
+            hashes_of = self._ctx.hashes_of(ref)
+            fold(state, consumer_id, revoked.get(consumer_id), hashes_of)
             before = set(state.delayed)
             bucket_of = self._timers.nack_buckets(delay_ms, backoff)
-            hashes_of = self._ctx.hashes_of(ref)
             moved = 0
             for seen, indexes in groups:  # one per redelivery count seen
                 moved += state.negative_acknowledge(
@@ -133,8 +133,9 @@ class Acknowledgements:
 
         def change(state: CursorState) -> tuple[int, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
-            back = reclaim(state, consumer_id, revoked.get(consumer_id))
-            moved = back + state.redeliver_all(consumer_id, self._ctx.hashes_of(ref))
+            hashes_of = self._ctx.hashes_of(ref)
+            back = reclaim(state, consumer_id, revoked.get(consumer_id), hashes_of)
+            moved = back + state.redeliver_all(consumer_id, hashes_of)
             return moved, moved > 0
 
         return self._ctx.update(ref, subscription, change, prepare=revoked.prepare)

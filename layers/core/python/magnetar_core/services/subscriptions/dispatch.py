@@ -201,14 +201,14 @@ class Dispatch:
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
             now = clock[0]
             for lapsed in state.roster.lapsed(now, lease_ms):
-                reclaim(state, lapsed, revoked.get(lapsed))
+                reclaim(state, lapsed, revoked.get(lapsed), ctx.hashes_of(ref))
             expired = state.expire_consumers(now, lease_ms)
             ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
             asked, carried = max_messages, tuple[Granted, ...]()
             if consumer_id in grant_of:  # taking a grant: its acks first, then a new lease
                 previous = grant_of[consumer_id]
-                dirty |= fold(state, consumer_id, previous) > 0
+                dirty |= fold(state, consumer_id, previous, ctx.hashes_of(ref)) > 0
                 carried = tuple(carried_over(state, consumer_id, previous))
                 asked = grants.policy.entries - len(carried)
             deliveries: list[Delivery] = []
@@ -377,12 +377,12 @@ class Dispatch:
         by_reference: bool = False,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Key_Shared: the redelivery window first, then (unless the window is truncated)
-        new entries; each consumer takes the messages its selector assigns it."""
+        new entries, a page of ``max_messages`` per consumer (each takes about its share of
+        what it reads); each consumer takes the messages its selector assigns it."""
         limits = self._ctx.limits
         redeliveries, truncated = state.key_shared_window(limits.key_shared_window_entries)
-        fresh, known = self._entries_for(
-            ref, state, redeliveries, max_messages, read_fresh=not truncated
-        )
+        page = min(READ_PAGE_ENTRIES, max_messages * max(1, len(state.consumers)))
+        fresh, known = self._entries_for(ref, state, redeliveries, page, read_fresh=not truncated)
         candidates = [(e, known[e].message_hashes()) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.message_hashes()) for e in fresh]
         deliveries = state.dispatch_key_shared(

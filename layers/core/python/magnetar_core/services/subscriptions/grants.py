@@ -23,6 +23,7 @@ from magnetar_core.domain.cursor.grants import (
     grants_apply,
     next_grant,
 )
+from magnetar_core.domain.cursor.key_shared_state import HashesOf
 from magnetar_core.domain.cursor.records import Delivery
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.log import IndexEntry
@@ -182,7 +183,7 @@ class Grants:
 
         def change(state: CursorState) -> tuple[int, bool]:
             moved = state.negative_acknowledge(
-                consumer_id, entry_ids, None, None, None, counted=False
+                consumer_id, entry_ids, self._ctx.hashes_of(ref), None, None, counted=False
             )
             return moved, moved > 0
 
@@ -221,6 +222,6 @@ class Revoked(dict[str, Grant]):
             self.update(grants)
 
 
-def fold_revoked(state: CursorState, revoked: Revoked) -> int:
+def fold_revoked(state: CursorState, revoked: Revoked, hashes_of: HashesOf | None = None) -> int:
     """Fold the acks of every grant ``revoked`` took back into ``state``; how many changed it."""
-    return sum(fold(state, consumer_id, grant) for consumer_id, grant in revoked.items())
+    return sum(fold(state, c, grant, hashes_of) for c, grant in revoked.items())

@@ -115,7 +115,7 @@ class Lifecycle:
 
         def join(state: CursorState) -> tuple[ConsumerHandle, CursorState]:
             for lapsed in state.roster.lapsed(now, ctx.limits.consumer_lease_ms):
-                reclaim(state, lapsed, revoked.get(lapsed))
+                reclaim(state, lapsed, revoked.get(lapsed), ctx.hashes_of(ref))
             state.expire_consumers(now, ctx.limits.consumer_lease_ms)
             state.add_consumer(info, sub_type, key_shared, ctx.hashes_of(ref))
             state.dead_letter_policy = dead_letter
@@ -181,7 +181,7 @@ class Lifecycle:
             if consumer_id not in state.consumers:
                 return 0, False
             consumer_owned_by(state.consumers[consumer_id], role, subscription)
-            back = reclaim(state, consumer_id, revoked.get(consumer_id))
+            back = reclaim(state, consumer_id, revoked.get(consumer_id), self._ctx.hashes_of(ref))
             return back + state.remove_consumer(consumer_id), True
 
         return self._ctx.update(

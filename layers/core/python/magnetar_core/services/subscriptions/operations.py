@@ -85,7 +85,7 @@ class CursorOperations:
         revoked = Revoked(Grants(self._ctx), ref, [], None)
 
         def change(state: CursorState) -> tuple[None, bool]:
-            fold_revoked(state, revoked)
+            fold_revoked(state, revoked, self._ctx.hashes_of(ref))
             state.seek(*position)
             return None, True
 

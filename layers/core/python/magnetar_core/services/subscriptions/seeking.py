@@ -131,7 +131,7 @@ class Seeking:
 
         def change(state: CursorState) -> tuple[None, bool]:
             self._ctx.require_consumer(state, consumer_id, role)
-            fold_revoked(state, revoked)
+            fold_revoked(state, revoked, self._ctx.hashes_of(ref))
             state.seek(entry_id, skip, size)
             return None, True
 
