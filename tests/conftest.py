@@ -37,6 +37,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 from _pytest.mark.expression import Expression  # noqa: E402
+from cpu_accounting import register as register_cpu_accounting  # noqa: E402
 from hypothesis_profiles import register_profiles  # noqa: E402
 
 from magnetar_local.testing import (  # noqa: E402, F401 - pytest fixtures
@@ -74,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from magnetar_local.testing import spark_submit_args_for_tests
 
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", spark_submit_args_for_tests())
+    register_cpu_accounting(config)  # opt-in: $MAGNETAR_TEST_CPU (tests/cpu_accounting.py)
 
 
 def _having(markers: set[str]):
