@@ -14,9 +14,13 @@ Markers (``--strict-markers``; declared in pyproject.toml):
 ``make test-fast`` runs ``-m "not emulator and not spark and not slow and not fuzz"`` (the fuzz lane runs in ``make test``).
 
 Tests run longest first (``run_order``): ``slow``, then ``spark``, then ``emulator``, then the
-rest. Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
-own JVM (measured: spreading the Spark tests beats keeping them on one worker, which then
-ends minutes after the other).
+rest. Under pytest-xdist every worker has its own stack and, once it runs a test that uses a
+SparkSession, its own JVM: those files go to half of the workers (tests/dealing.py; measured
+before: spreading the Spark tests beats keeping them on one worker, which then ends minutes
+after the others; each JVM more costs about 10 CPU-s).
+
+With ``MAGNETAR_TEST_CPU=<file>`` each process records every test's CPU-seconds, its
+subprocesses' included (tests/cpu_accounting.py).
 """
 
 from __future__ import annotations
