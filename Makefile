@@ -36,9 +36,10 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # .venv/bin/python tests/cpu_accounting.py /tmp/cpu.jsonl: the CPU-s of each test with every
 # process it started (JVMs, magnetar local, moto), per lane and file (docs/testing.md).
 # 2026-11-28, files alone (CI=true, CPU-s with their start-up), before -> after this stop:
-# fuzz emulator lane 29.2 -> 17.5 (a fuzzed PUT .../compaction no longer starts a Spark job and
-# JVM), fuzz memory lane 43.7 -> 40.3; the Spark files on 2 of the 4 workers instead of 3 (a JVM
-# and its warm-up, about 10 CPU-s, fewer); about 25 CPU-s of make test's ~790 in all. The rest
+# the fuzz lane (tests/fuzz in one process) 77.6 -> 68.8, its emulator part 28.1 -> 17.3 (a
+# fuzzed PUT .../compaction no longer starts a Spark job and JVM); the Spark files on 2 of the
+# 4 workers instead of 3 (a JVM and its warm-up, about 10 CPU-s, fewer); about 20 CPU-s of
+# make test's ~790 in all (such measurements vary by 2-3 CPU-s from run to run). The rest
 # is work the tests ask for: e2e/test_readme.py 60, e2e/test_expire.py 47, integration/
 # test_auth_matrix.py 30, spark/test_expire_transform.py 28, integration/test_compaction.py 26,
 # e2e/test_durable_local.py and test_chaos_faults.py 20.5, fuzz memory 40; an emulator test's
