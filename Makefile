@@ -32,6 +32,22 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # whole process tree (a cgroup's cpuacct), 2,788 passed: about 37 s of both cores. `make test`
 # (CI=true, warm mypy cache): 793 CPU-s (static checks 12, pytest 781: 3,819 passed, 1 failed),
 # 1,189 s of pytest at load 17-28; 781 CPU-s is about 390 s of both cores, over the budget.
+# Per test: MAGNETAR_TEST_CPU=/tmp/cpu.jsonl CI=true make test (or pytest on some files), then
+# .venv/bin/python tests/cpu_accounting.py /tmp/cpu.jsonl: the CPU-s of each test with every
+# process it started (JVMs, magnetar local, moto), per lane and file (docs/testing.md).
+# 2026-11-28, files alone (CI=true, CPU-s with their start-up), before -> after this stop:
+# the fuzz lane (tests/fuzz in one process) 77.6 -> 68.8, its emulator part 28.1 -> 17.3 (a
+# fuzzed PUT .../compaction no longer starts a Spark job and JVM); the Spark files on 2 of the
+# 4 workers instead of 3 (a JVM and its warm-up, about 10 CPU-s, fewer); about 20 CPU-s of
+# make test's ~790 in all (such measurements vary by 2-3 CPU-s from run to run). Then CI=true
+# make test (load 2-8, the run got 1.1 cores): 4,437 passed, pytest 469 s, 8:01 wall, 608.8
+# CPU-s in pytest's process trees (e2e 277, integration 91, unit 85, spark 76, fuzz 50,
+# collection 18, contract 6.5); under heavy load CPU-s inflate too (the same suite before, at
+# load 12-18: 771). The rest
+# is work the tests ask for: e2e/test_readme.py 60, e2e/test_expire.py 47, integration/
+# test_auth_matrix.py 30, spark/test_expire_transform.py 28, integration/test_compaction.py 26,
+# e2e/test_durable_local.py and test_chaos_faults.py 20.5, fuzz memory 40; an emulator test's
+# CPU is about half moto's (py-spy), half the handlers', the SDK's and the test's.
 WORKERS ?= 4
 # test-fast: 3 on 2 cores (measured: 58 s with 2, 47 s with 3): some of its tests wait on
 # real time (backoffs, long polls) with a core free.

@@ -14,9 +14,13 @@ Markers (``--strict-markers``; declared in pyproject.toml):
 ``make test-fast`` runs ``-m "not emulator and not spark and not slow and not fuzz"`` (the fuzz lane runs in ``make test``).
 
 Tests run longest first (``run_order``): ``slow``, then ``spark``, then ``emulator``, then the
-rest. Under pytest-xdist every worker has its own stack and, once it runs a ``spark`` test, its
-own JVM (measured: spreading the Spark tests beats keeping them on one worker, which then
-ends minutes after the other).
+rest. Under pytest-xdist every worker has its own stack and, once it runs a test that uses a
+SparkSession, its own JVM: those files go to half of the workers (tests/dealing.py; measured
+before: spreading the Spark tests beats keeping them on one worker, which then ends minutes
+after the others; each JVM more costs about 10 CPU-s).
+
+With ``MAGNETAR_TEST_CPU=<file>`` each process records every test's CPU-seconds, its
+subprocesses' included (tests/cpu_accounting.py).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 from _pytest.mark.expression import Expression  # noqa: E402
+from cpu_accounting import register as register_cpu_accounting  # noqa: E402
+from dealing import dealt, run_order  # noqa: E402
 from hypothesis_profiles import register_profiles  # noqa: E402
 
 from magnetar_local.testing import (  # noqa: E402, F401 - pytest fixtures
@@ -74,6 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from magnetar_local.testing import spark_submit_args_for_tests
 
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", spark_submit_args_for_tests())
+    register_cpu_accounting(config)  # opt-in: $MAGNETAR_TEST_CPU (tests/cpu_accounting.py)
 
 
 def _having(markers: set[str]):
@@ -122,25 +129,6 @@ def markers_of(item: pytest.Item) -> set[str]:
     return names | {marker for fixture, marker in FIXTURE_MARKERS.items() if fixture in fixtures}
 
 
-RUN_FIRST = ("slow", "spark", "emulator")
-"""Markers in the order their tests start on each worker: the longest first, so that the end
-of the run is short tests, not one long test on one worker (longest-processing-time-first)."""
-
-
-def run_order(item: pytest.Item) -> int:
-    """0 for ``slow`` tests, 1 for ``spark``, 2 for ``emulator``, 3 for the rest; -1, before
-    all, for the emulator fuzz lane: after each request it reads the stack's tables back with
-    filtered Scans, which moto answers by reading every item, so on a worker's stack that
-    other tests have filled it cost several times more (measured: 0.2 s a scan at 5,000
-    items, 5 ms on an empty table)."""
-    if item.get_closest_marker("fuzz") and item.get_closest_marker("emulator"):
-        return -1
-    for rank, name in enumerate(RUN_FIRST):
-        if item.get_closest_marker(name) is not None:
-            return rank
-    return len(RUN_FIRST)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         present = {mark.name for mark in item.iter_markers()}
@@ -148,46 +136,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(name)
     items.sort(key=run_order)  # stable: file order within each rank
     items[:] = dealt(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
-
-
-WEIGHTS = {"slow": 20.0, "spark": 4.0, "emulator": 1.0}
-"""A test's rough cost by its first marker in RUN_FIRST order (seconds, alone); others 0.05."""
-
-
-def weight(item: pytest.Item) -> float:
-    rank = max(run_order(item), 0)
-    return WEIGHTS[RUN_FIRST[rank]] if rank < len(RUN_FIRST) else 0.05
-
-
-def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """``items`` (longest first) arranged as ``workers`` slices, one after the other, for
-    pytest-xdist's ``worksteal``: it gives each worker an equal contiguous slice to start
-    with and steals from a slice's end. Each test file stays whole on one slice (its module
-    fixtures, a Spark session, are made once), heavy files go longest first to the lightest
-    slice, and the light files fill every slice to its size, so each slice opens with its
-    share of the long tests and ends with short ones."""
-    if workers <= 1:
-        return items
-    files: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        files.setdefault(str(item.path), []).append(item)
-    heavy = sorted((f for f in files.values() if max(map(weight, f)) >= 1.0),
-                   key=lambda f: -sum(map(weight, f)))  # fmt: skip
-    light = [f for f in files.values() if max(map(weight, f)) < 1.0]
-    sizes, left = [], len(items)
-    for i in range(workers):  # as worksteal splits: floor(left / nodes left)
-        sizes.append(left // (workers - i))
-        left -= sizes[-1]
-    slices: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    loads = [0.0] * workers
-    for group in heavy:
-        i = loads.index(min(loads))
-        slices[i] += group
-        loads[i] += sum(map(weight, group))
-    for group in light:
-        while group:
-            i = max(range(workers), key=lambda k: sizes[k] - len(slices[k]))
-            room = max(1, sizes[i] - len(slices[i]))
-            slices[i] += group[:room]
-            group = group[room:]
-    return [item for part in slices for item in sorted(part, key=run_order)]

@@ -22,6 +22,7 @@ import copy
 import functools
 import inspect
 import json
+import string
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -112,22 +113,29 @@ def _entry_bodies(draw: st.DrawFn) -> bytes:
 
 
 AVRO_PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+_AVRO_PRIMITIVE = st.sampled_from(AVRO_PRIMITIVES)
+_NAME_START = string.ascii_letters + "_"
+_AVRO_NAME = st.builds(
+    str.__add__, st.sampled_from(_NAME_START), st.text(_NAME_START + string.digits, max_size=7)
+)
+"""An Avro name, ``[A-Za-z_][A-Za-z0-9_]{0,7}``, built from characters rather than drawn by
+``st.from_regex`` (which cost a third more a schema; schemathesis' coverage phase draws this
+format thousands of times: 9 % of the memory lane's CPU)."""
+_AVRO_KIND = st.sampled_from(["primitive", "union", "record"])
 
 
 @st.composite
 def _avro_definitions(draw: st.DrawFn) -> str:
     """Avro schemas in JSON (openapi.yaml's ``avro-schema`` format: an AVRO or JSON schema's
     definition): a primitive, a union of primitives, or a record of primitive fields."""
-    primitive = st.sampled_from(AVRO_PRIMITIVES)
-    name = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True)
-    kind = draw(st.sampled_from(["primitive", "union", "record"]))
+    kind = draw(_AVRO_KIND)
     if kind == "primitive":
-        return json.dumps(draw(primitive))
+        return json.dumps(draw(_AVRO_PRIMITIVE))
     if kind == "union":
-        return json.dumps(draw(st.lists(primitive, min_size=1, max_size=3, unique=True)))
-    names = draw(st.lists(name, max_size=3, unique=True))
-    fields = [{"name": field, "type": draw(primitive)} for field in names]
-    return json.dumps({"type": "record", "name": draw(name), "fields": fields})
+        return json.dumps(draw(st.lists(_AVRO_PRIMITIVE, min_size=1, max_size=3, unique=True)))
+    names = draw(st.lists(_AVRO_NAME, max_size=3, unique=True))
+    fields = [{"name": field, "type": draw(_AVRO_PRIMITIVE)} for field in names]
+    return json.dumps({"type": "record", "name": draw(_AVRO_NAME), "fields": fields})
 
 
 schemathesis.openapi.media_type(ENTRY_CONTENT_TYPE, _entry_bodies())

@@ -16,10 +16,20 @@ import time
 from typing import Any
 
 import pytest
-import requests
 import schemathesis
-from fuzz_support import OPENAPI, SEED, SETTINGS, ReadBack, every_operation, report, run_case
+from fuzz_support import (
+    OPENAPI,
+    SEED,
+    SETTINGS,
+    ReadBack,
+    every_operation,
+    jobs_recorded,
+    report,
+    run_case,
+)
 from hypothesis import settings
+
+from magnetar_local.testing import _handler_engines
 
 TENANT, NAMESPACE = "fuzz", "emulator"
 SCOPE = f"/{TENANT}/{NAMESPACE}"
@@ -72,9 +82,15 @@ def stack_state(local_stack, aws_clients):
     # the stack's trigger driver would write cursors of triggers the fuzzer made between
     # the reads around a request: it holds still while this module fuzzes
     driver = local_stack.triggers
-    with driver.paused() if driver is not None else contextlib.nullcontext():
+    with (
+        driver.paused() if driver is not None else contextlib.nullcontext(),
+        jobs_recorded() as launcher,
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        for engine in _handler_engines():  # containers loaded before: their launcher too
+            patch.setattr(engine.compaction, "_launcher", launcher)
         yield ReadBack(read_back)
-    print(report("emulator", started))
+    print(report("emulator", started) + f", {len(launcher.started)} jobs recorded")
 
 
 @every_operation(schema)
@@ -83,18 +99,3 @@ def test_every_operation_answers_fuzzed_requests_through_the_aws_adapters_as_doc
     case, local_stack, stack_state
 ):
     run_case(case, local_stack.url, "emulator", stack_state)
-    if case.method.upper() == "PUT" and case.path.endswith("/compaction"):
-        compaction_settled(f"{local_stack.url}{case.path.format(**case.path_parameters)}")
-        stack_state.forget()
-
-
-def compaction_settled(url: str, timeout_s: float = 120.0) -> None:
-    """Wait until the compaction a fuzzed PUT may have started (a job in the background,
-    writing its status to the cursors table) is no longer RUNNING, so the next request's
-    read-back sees only what that request did."""
-    deadline = time.monotonic() + timeout_s
-    while (answer := requests.get(url, timeout=30)).status_code == 200:
-        if answer.json().get("status") != "RUNNING":
-            return
-        assert time.monotonic() < deadline, f"the compaction of {url} still runs"
-        time.sleep(0.1)  # the job reports through the status item; nothing to wait on
