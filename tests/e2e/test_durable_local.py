@@ -31,6 +31,7 @@ KILLS = 3
 CONSUMER_LEASE_S = 60.0  # the service's default CONSUMER_LEASE_MS
 DRAIN_S = CONSUMER_LEASE_S + 30.0  # a lease and a margin (long-polls, a loaded machine)
 CLOSE_LIMIT_S = 60.0
+CONFIRM_LIMIT_S = 60.0
 
 
 class Traffic:
@@ -128,6 +129,16 @@ def drain(url: str, model: Model, timeout_s: float = DRAIN_S) -> None:
         client.close()
 
 
+def _await_a_confirmed_send(model: Model, confirmed_before: int) -> None:
+    """Until the new service has confirmed a send: on a loaded machine a fixed pause could
+    end before the first send was answered (every round killed before any traffic: a
+    failed run with nothing checked), so the kill's random point is taken after it."""
+    deadline = time.monotonic() + CONFIRM_LIMIT_S
+    while len(model.confirmed) <= confirmed_before:
+        assert time.monotonic() < deadline, f"no send confirmed in {CONFIRM_LIMIT_S} s"
+        time.sleep(0.05)  # the model is fed by the client's threads: nothing to wait on
+
+
 @pytest.mark.slow
 def test_sigkill_during_produce_and_acks_loses_no_acknowledged_send_and_no_confirmed_ack(
     tmp_path,
@@ -139,8 +150,10 @@ def test_sigkill_during_produce_and_acks_loses_no_acknowledged_send_and_no_confi
         for _ in range(KILLS):
             service = Service(home, data)
             proxy.upstream = service.url
+            confirmed_before = len(model.confirmed)
             traffic = Traffic(proxy.url, model, first_seq=len(sent_before_kills) * 100_000)
-            time.sleep(rng.uniform(1.0, 3.0))  # the kill lands at a random point of the traffic
+            _await_a_confirmed_send(model, confirmed_before)
+            time.sleep(rng.uniform(0.0, 2.0))  # the kill lands at a random point of the traffic
             service.kill()
             traffic.stop()
             sent_before_kills.append(len(model.confirmed))
