@@ -125,6 +125,7 @@ static-types:
 
 static-rest:
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/cfn-lint template.yaml
 	@$(MAKE) --no-print-directory checkov
@@ -164,6 +165,7 @@ test-fast: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 glue-artifacts: install
 	$(BIN)/python spark_glue/package.py build/glue

@@ -15,8 +15,11 @@ def key_reader(directory: Path, name: str, private: Any) -> pulsar.CryptoKeyRead
     """Write ``private`` (an RSA or EC private key) as ``<name>.pem`` and its public key as
     ``<name>.pub.pem`` in ``directory``; returns the reader of the two files."""
     pub, key = directory / f"{name}.pub.pem", directory / f"{name}.pem"
-    pub.write_bytes(private.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    pub.write_bytes(
+        private.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
     key.write_bytes(private.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption()))  # fmt: skip

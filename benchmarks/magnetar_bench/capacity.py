@@ -143,7 +143,9 @@ class CapacityMeter:
                 keys = request.get("RequestItems", {}).get(table_name, {})
                 strong = bool(keys.get("ConsistentRead"))
                 for item in items:
-                    self._add(self.read_units, table_name, read_units(item_size_bytes(item), strong))
+                    self._add(
+                        self.read_units, table_name, read_units(item_size_bytes(item), strong)
+                    )
         elif name == "BatchWriteItem":
             for table_name, writes in (request.get("RequestItems") or {}).items():
                 for write in writes:

@@ -80,8 +80,7 @@ def percentiles_ms(latencies_ns: list[int]) -> dict[str, float]:
         raise ValueError("no message arrived: no latency to report")
     ranks = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "max": 1.0}
     return {
-        name: round(percentile(latencies_ns, fraction) / 1e6, 1)
-        for name, fraction in ranks.items()
+        name: round(percentile(latencies_ns, fraction) / 1e6, 1) for name, fraction in ranks.items()
     }
 
 

@@ -29,7 +29,6 @@ ARGS = [
 ]  # fmt: skip
 
 
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the module (Playwright's ``launch`` gives it a fresh

@@ -40,9 +40,7 @@ def namespace(url_gateway) -> str:
     return f"{tenant}/app"
 
 
-def test_a_granted_role_produces_receives_and_acks_through_the_function_url(
-    url_gateway, namespace
-):
+def test_a_granted_role_produces_receives_and_acks_through_the_function_url(url_gateway, namespace):
     topic = f"persistent://{namespace}/orders"
     auth = pulsar.AuthenticationToken(url_gateway.token("worker"))
     client = pulsar.Client(url_gateway.url, authentication=auth, operation_timeout_seconds=10)
@@ -80,7 +78,9 @@ def test_no_token_a_bad_token_and_a_role_without_the_grant_are_refused_and_chang
     forged = requests.post(
         produce, json=body, headers={"Authorization": "Bearer not.a.token"}, timeout=10
     )
-    stranger = requests.post(produce, json=body, headers=url_gateway.headers("stranger"), timeout=10)
+    stranger = requests.post(
+        produce, json=body, headers=url_gateway.headers("stranger"), timeout=10
+    )
     assert (anonymous.status_code, anonymous.json()) == (401, {"message": "Unauthorized"})
     assert (forged.status_code, forged.json()) == (403, {"message": "Forbidden"})
     assert stranger.status_code == 403

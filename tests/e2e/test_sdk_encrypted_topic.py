@@ -17,12 +17,12 @@ pytestmark = pytest.mark.emulator
 SECRET = b"the vault code is 4-8-15-16-23-42"
 
 
-
-
 def test_an_encrypted_topic_is_read_with_the_key_discarded_without_and_stored_as_ciphertext(
     client, local_stack, tmp_path
 ):
-    right = key_reader(tmp_path, "rsa", rsa.generate_private_key(public_exponent=65537, key_size=2048))
+    right = key_reader(
+        tmp_path, "rsa", rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    )
     wrong = key_reader(tmp_path, "ec", ec.generate_private_key(ec.SECP256R1()))
     topic = f"persistent://public/default/encrypted-{uuid.uuid4().hex[:8]}"
     reading = client.subscribe(topic, "right", crypto_key_reader=right)

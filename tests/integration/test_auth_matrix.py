@@ -185,9 +185,15 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", _TOPIC + "/partitions"): "tenant admin",
     # issue 15's schema registry, as Pulsar's SchemasResource: GET_METADATA (lookup) for
     # reads, PRODUCE to post, the tenant's admin to delete and to test compatibility
-    **{(m, f"{_NS}/{p}"): "tenant admin" for p, ms in {
-        "schemaCompatibilityStrategy": "GET PUT", "isAllowAutoUpdateSchema": "GET POST",
-        "schemaValidationEnforced": "GET POST"}.items() for m in ms.split()},  # fmt: skip
+    **{
+        (m, f"{_NS}/{p}"): "tenant admin"
+        for p, ms in {
+            "schemaCompatibilityStrategy": "GET PUT",
+            "isAllowAutoUpdateSchema": "GET POST",
+            "schemaValidationEnforced": "GET POST",
+        }.items()
+        for m in ms.split()
+    },  # fmt: skip
     ("GET", _SCHEMAS + "/schema"): "lookup",
     ("GET", _SCHEMAS + "/schema/{version}"): "lookup",
     ("GET", _SCHEMAS + "/schemas"): "lookup",

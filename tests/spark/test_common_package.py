@@ -71,8 +71,11 @@ def test_every_glue_job_of_the_template_runs_a_script_of_spark_glue_with_the_lib
             == f"s3://magnetar-artifacts-bucket/spark_glue/{SCRIPTS[name.removeprefix('magnetar-')]}"
         )
         assert (ROOT / "spark_glue" / script.rsplit("/", 1)[1]).is_file()
-        assert props["DefaultArguments"]["--extra-py-files"] == (
-            "s3://magnetar-artifacts-bucket/spark_glue/magnetar_libs.zip"  # the stack's ArtifactsBucket
+        assert (
+            props["DefaultArguments"]["--extra-py-files"]
+            == (
+                "s3://magnetar-artifacts-bucket/spark_glue/magnetar_libs.zip"  # the stack's ArtifactsBucket
+            )
         )
         assert props["DefaultArguments"]["--log-table"] == "magnetar-log"
         assert (props["GlueVersion"], props["Command"]["Name"]) == ("5.0", "glueetl")

@@ -156,7 +156,9 @@ def build(entries) -> list[Msg]:
     ]
 
 
-@settings(max_examples=examples(6, minimum=2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(6, minimum=2), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(entries=logs, data=st.data())
 def test_the_compacted_view_equals_latest_per_key_with_tombstones_removed(spark, entries, data):
     log = build(entries)
@@ -165,7 +167,9 @@ def test_the_compacted_view_equals_latest_per_key_with_tombstones_removed(spark,
     assert kept(spark, log, horizon) == expected
 
 
-@settings(max_examples=examples(5, minimum=2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(5, minimum=2), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(entries=logs, data=st.data())
 def test_compacting_the_previous_view_plus_the_newer_log_equals_compacting_the_whole_log(
     spark, entries, data

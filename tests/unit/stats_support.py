@@ -9,7 +9,17 @@ import json
 
 from edge_http import call, subscribe
 
-__all__ = ["Clock", "b64", "call", "close", "consumer_call", "produce", "stats", "stored_bytes", "subscribe"]
+__all__ = [
+    "Clock",
+    "b64",
+    "call",
+    "close",
+    "consumer_call",
+    "produce",
+    "stats",
+    "stored_bytes",
+    "subscribe",
+]
 
 
 def produce(svc, path: str, *payloads: str) -> list[str]:

@@ -9,7 +9,10 @@ from magnetar_core.api.console import page_response
 
 def test_the_page_and_its_script_are_served_with_their_content_types():
     page, script = page_response("/console"), page_response("/console/console.js")
-    assert (page["statusCode"], page["headers"]["Content-Type"]) == (200, "text/html; charset=utf-8")
+    assert (page["statusCode"], page["headers"]["Content-Type"]) == (
+        200,
+        "text/html; charset=utf-8",
+    )
     assert "console.js" in page["body"]
     assert script["headers"]["Content-Type"] == "text/javascript; charset=utf-8"
 

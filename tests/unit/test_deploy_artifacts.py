@@ -98,7 +98,9 @@ def test_empty_deletes_every_version_so_that_the_bucket_can_be_deleted(session, 
     for body in (b"v1", b"v2"):
         s3.put_object(Bucket=bucket, Key="spark_glue/expire.py", Body=body)
     s3.delete_object(Bucket=bucket, Key="spark_glue/expire.py")  # a delete marker
-    assert artifacts.main(["--stack", session.stack, "--region", "eu-west-1", "empty"], session) == 0
+    assert (
+        artifacts.main(["--stack", session.stack, "--region", "eu-west-1", "empty"], session) == 0
+    )
     assert "Versions" not in s3.list_object_versions(Bucket=bucket)
     s3.delete_bucket(Bucket=bucket)  # BucketNotEmpty before
 

@@ -57,7 +57,9 @@ USER_READS = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").rglob("*.md")),
     *sorted((ROOT / "events").rglob("README.md")),
-    *sorted(p for p in (ROOT / "examples").rglob("*") if p.is_file() and "__pycache__" not in p.parts),
+    *sorted(
+        p for p in (ROOT / "examples").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ),
 ]
 ISSUE_NUMBER = re.compile(r"\bissues? \d+|issue-\d+|(?<!PKCS)#\d+\b", re.I)
 

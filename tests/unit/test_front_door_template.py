@@ -14,7 +14,12 @@ from test_template import _errors, _sam_transform
 
 from magnetar_local.template import DEFAULT_TEMPLATE
 
-FRONT_DOOR = ("DataPlaneFunction", "DataPlaneUrl", "DataPlaneUrlPermission", "DataPlaneUrlInvokePermission")
+FRONT_DOOR = (
+    "DataPlaneFunction",
+    "DataPlaneUrl",
+    "DataPlaneUrlPermission",
+    "DataPlaneUrlInvokePermission",
+)
 
 
 def _front_door_template(front_door: str) -> dict:

@@ -33,7 +33,9 @@ def permission_table() -> str:
     """The markdown table of every route and who may call it."""
     rows = ["| route | allowed for |", "|---|---|"]
     who = {key: WHO[route.route_class] for key, route in ROUTES.items()}
-    who.update({key: "anyone, no token (the console's static files: no data)" for key in PUBLIC_ROUTES})
+    who.update(
+        {key: "anyone, no token (the console's static files: no data)" for key in PUBLIC_ROUTES}
+    )
     for method, path in sorted(who, key=lambda key: (key[1], key[0])):
         rows.append(f"| `{method} {path}` | {who[(method, path)]} |")
     return "\n".join(rows)

@@ -182,7 +182,9 @@ def _table(*keys: str) -> RouteTable:
 def test_a_specific_route_beats_the_greedy_admin_route_which_takes_every_other_admin_path():
     table = RouteTable(LocalTemplate().routes)
     tenants = table.match("GET", "/admin/v2/tenants/acme")
-    assert tenants.route.function == "TenancyFunction" and tenants.path_parameters == {"tenant": "acme"}
+    assert tenants.route.function == "TenancyFunction" and tenants.path_parameters == {
+        "tenant": "acme"
+    }
     health = table.match("GET", "/admin/v2/brokers/health")
     assert health.route.route_key == "ANY /admin/{proxy+}"
     assert health.path_parameters == {"proxy": "v2/brokers/health"}

@@ -124,7 +124,10 @@ def _post(url: str, body: dict) -> dict:
 def test_nacks_and_a_dead_letter_move_are_counted_on_the_subscription_and_not_as_messages_in():
     with MemoryService() as svc:
         base = f"{svc.url}/v1/persistent/public/default/poison"
-        policy = {"maxRedeliverCount": 1, "deadLetterTopic": "persistent://public/default/poison-dlq"}
+        policy = {
+            "maxRedeliverCount": 1,
+            "deadLetterTopic": "persistent://public/default/poison-dlq",
+        }
         handle = _post(f"{base}/subscriptions/s/consumers",
                        {"subscriptionType": "Shared", "deadLetterPolicy": policy})  # fmt: skip
         consumer = f"{base}/subscriptions/s/consumers/{handle['consumerId']}"

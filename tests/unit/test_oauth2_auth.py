@@ -58,12 +58,30 @@ def test_an_access_token_of_the_issuer_proves_its_sub_and_the_jwks_is_read_once(
     [
         (lambda i: i.token(CLIENT, AUDIENCE, expires_in_s=-10), TokenExpired, "expired"),
         (lambda i: i.token(CLIENT, "urn:other"), BadSignature, "audience"),
-        (lambda i: i.token(CLIENT, AUDIENCE, issuer="https://elsewhere"), BadSignature, "not from"),  # fmt: skip
-        (lambda i: i.token(CLIENT, AUDIENCE, key=rsa.generate_private_key(public_exponent=65537, key_size=2048)),  # fmt: skip
-         BadSignature, "signature"),
-        (lambda i: jwt.encode({"iss": i.url, "sub": "x", "exp": 2**40}, "k" * 32, algorithm="HS256"),  # fmt: skip
-         BadSignature, "algorithm"),
-        (lambda i: i.token(CLIENT, AUDIENCE, token_use="id"), MalformedToken, "not an access token"),  # fmt: skip
+        (
+            lambda i: i.token(CLIENT, AUDIENCE, issuer="https://elsewhere"),
+            BadSignature,
+            "not from",
+        ),  # fmt: skip
+        (
+            lambda i: i.token(
+                CLIENT, AUDIENCE, key=rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            ),  # fmt: skip
+            BadSignature,
+            "signature",
+        ),
+        (
+            lambda i: jwt.encode(
+                {"iss": i.url, "sub": "x", "exp": 2**40}, "k" * 32, algorithm="HS256"
+            ),  # fmt: skip
+            BadSignature,
+            "algorithm",
+        ),
+        (
+            lambda i: i.token(CLIENT, AUDIENCE, token_use="id"),
+            MalformedToken,
+            "not an access token",
+        ),  # fmt: skip
         (lambda i: "not.a.jwt", MalformedToken, "cannot be read"),
     ],
     ids=["expired", "other-audience", "other-issuer", "other-key", "hs256", "id-token", "garbage"],

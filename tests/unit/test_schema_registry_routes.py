@@ -16,8 +16,6 @@ from magnetar_local.memory_service import MemoryService
 NS = "public/default"
 
 
-
-
 @pytest.fixture(scope="module")
 def svc():
     with MemoryService() as service:

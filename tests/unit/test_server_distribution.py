@@ -30,4 +30,3 @@ def _package_directories() -> set[str]:
 
 def test_every_package_directory_is_listed_for_setuptools():
     assert set(_setuptools()["packages"]) == _package_directories()
-

@@ -51,4 +51,3 @@ class PartitionWatch:
                 return []
             self.partitions = new
             return leases
-

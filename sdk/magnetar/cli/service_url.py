@@ -66,7 +66,9 @@ class RunningService:
 
     def describe(self) -> str:
         auth = ", authentication on" if self.auth else ""
-        return f"{self.url} (pid {self.pid}{auth}; {self.folder / SERVICES_DIR / f'{self.pid}.json'})"
+        return (
+            f"{self.url} (pid {self.pid}{auth}; {self.folder / SERVICES_DIR / f'{self.pid}.json'})"
+        )
 
 
 class AmbiguousService(ValueError):
@@ -92,7 +94,9 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def running_services(folder: Path, alive: Callable[[int], bool] = pid_alive) -> list[RunningService]:
+def running_services(
+    folder: Path, alive: Callable[[int], bool] = pid_alive
+) -> list[RunningService]:
     """The records in ``folder/services/`` whose process still runs, by pid; unreadable,
     malformed and dead ones are left out."""
     found = []
@@ -156,7 +160,9 @@ def resolve_service_url(
         return ServiceUrl(service.url, f"the running `magnetar local`, {service.describe()}", False)
     looked = search_folders(env, cwd)[0]
     where = str(looked) if env.get("MAGNETAR_HOME") else f"{looked} or its parent folders"
-    return ServiceUrl(DEFAULT_SERVICE_URL, f"the default: no running `magnetar local` in {where}", False)
+    return ServiceUrl(
+        DEFAULT_SERVICE_URL, f"the default: no running `magnetar local` in {where}", False
+    )
 
 
 def auth_token(

@@ -99,7 +99,9 @@ def served_route(app: APIGatewayHttpResolver, event: Mapping[str, Any]) -> tuple
     for route in [*app._static_routes, *app._dynamic_routes]:
         found = route.rule.match(path) if route.method.upper() == method else None
         if found is not None:
-            arguments = {camel_name(name): unquote(value) for name, value in found.groupdict().items()}
+            arguments = {
+                camel_name(name): unquote(value) for name, value in found.groupdict().items()
+            }
             return f"{method} {route_template(route.path)}", arguments
     return None
 

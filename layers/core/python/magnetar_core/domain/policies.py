@@ -27,6 +27,7 @@ __all__ = [
     "message_ttl_seconds",
 ]
 
+
 @dataclass(frozen=True)
 class DelayedDeliveryPolicies:
     """Pulsar's DelayedDeliveryPolicies for a namespace.

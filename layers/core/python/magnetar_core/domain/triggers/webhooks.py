@@ -28,9 +28,7 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     found = [v4 for v4 in (ip.ipv4_mapped, ip.sixtofour) if v4 is not None]
     if ip.teredo is not None:
         found.extend(ip.teredo)
-    if any(ip in prefix for prefix in NAT64_PREFIXES) or (
-        ip in IPV4_COMPATIBLE and int(ip) > 1
-    ):
+    if any(ip in prefix for prefix in NAT64_PREFIXES) or (ip in IPV4_COMPATIBLE and int(ip) > 1):
         found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     return found
 
