@@ -11,7 +11,8 @@ leases to the consumer, recorded after the cursor write that leased them) are ad
 item's ``acked`` set with one UpdateItem, conditional on each being in ``leased``; they are
 folded into the cursor (mark-delete, acknowledged ranges) by the consumer's next grant, and
 by whoever takes entries away from the consumer (close, expiry, nack, redelivery), which
-first *revokes* them on the item (removes them from ``leased``, bumps ``rev``): from then
+first *revokes* them on the item (removes them from ``leased``, bumps ``rev``), again after
+every cursor read of a retried write (a grant taken meanwhile wrote the cursor): from then
 on an ack of them fails its condition and goes to the cursor item itself. So ``leased`` is
 always within what the cursor leases to the consumer, and no acknowledged entry is ever
 dispatched again.

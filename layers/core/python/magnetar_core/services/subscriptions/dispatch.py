@@ -191,8 +191,8 @@ class Dispatch:
                 raise ctx.missing(ref, subscription)
             ctx.granted.learn(ref.key, state)
             clock[0] = now = ctx.runtime.now_ms()
-            lapsed = [c for c in state.roster.lapsed(now, lease_ms) if c not in revoked]
-            revoked.update(grants.revoke(ref, state, lapsed))
+            # again at every attempt: a retry may read a grant recorded since (``Revoked``)
+            revoked.update(grants.revoke(ref, state, state.roster.lapsed(now, lease_ms)))
             grant_of.clear()
             if granting and grants_apply(state) and consumer_id in state.consumers:
                 grant_of[consumer_id] = early
@@ -210,6 +210,7 @@ class Dispatch:
                 previous = grant_of[consumer_id]
                 dirty |= fold(state, consumer_id, previous, ctx.hashes_of(ref)) > 0
                 carried = tuple(carried_over(state, consumer_id, previous))
+                dirty |= bool(carried)  # written: a pending revoker's write must lose its race
                 asked = grants.policy.entries - len(carried)
             deliveries: list[Delivery] = []
             known: dict[int, IndexEntry] = {}

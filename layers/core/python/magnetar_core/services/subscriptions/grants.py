@@ -192,7 +192,11 @@ class Grants:
 
 class Revoked(dict[str, Grant]):
     """Grants taken back before a cursor change (``prepare`` of ``SubscriptionContext.
-    update``): once per consumer, whatever the retries; by consumer id."""
+    update``), by consumer id: again at every attempt, after its cursor read, keeping the
+    item as the last revocation returned it. A retry means the cursor changed since the
+    last revocation, maybe by the consumer's own grant (it read its item after that
+    revocation, so recording it did not fail): revoking once would let that grant outlive
+    the cursor write that takes its entries back."""
 
     def __init__(
         self,
@@ -215,8 +219,8 @@ class Revoked(dict[str, Grant]):
         self.take(state, list(state.leases))
 
     def take(self, state: CursorState, consumer_ids: Iterable[str]) -> None:
-        """Take back the grants of ``consumer_ids`` not taken back yet."""
-        todo = [c for c in consumer_ids if c not in self]
+        """Take back the grants of ``consumer_ids`` (again, if taken back before)."""
+        todo = list(consumer_ids)
         if todo:
             grants = self._grants.revoke(self._ref, state, todo, self._entries, self._holding_only)
             self.update(grants)
