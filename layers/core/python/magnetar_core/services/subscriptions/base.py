@@ -25,7 +25,7 @@ from magnetar_core.ports import CursorStore, EntryStore, LogStore
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
 from magnetar_core.services.index_cache import IndexCache
-from magnetar_core.services.subscriptions.grants import GrantedSubscriptions
+from magnetar_core.services.subscriptions.granted import GrantedSubscriptions
 from magnetar_core.services.topics import PartitionRef, Topics
 from magnetar_wire.names import TopicName
 

@@ -4,14 +4,12 @@ consumer's entries back does first.
 
 Whether a subscription takes grants is known only from its cursor (a durable Shared one
 that does not read the compacted view): each container remembers what it last read
-(``GrantedSubscriptions``); one it has not read yet is tried as if it did, and a wrong
+(``granted.GrantedSubscriptions``); one it has not read yet is tried as if it did, and a wrong
 guess or a stale memory costs one UpdateItem whose condition fails.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -31,31 +29,6 @@ from magnetar_core.services.topics import PartitionRef
 
 if TYPE_CHECKING:
     from magnetar_core.services.subscriptions.base import SubscriptionContext
-
-REMEMBERED = 4096
-"""Subscriptions whose kind a container remembers (the oldest forgotten first)."""
-
-
-class GrantedSubscriptions:
-    """Which (partition, subscription) a container last read as taking grants."""
-
-    def __init__(self) -> None:
-        self._known: OrderedDict[tuple[str, str], bool] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def learn(self, key: str, state: CursorState) -> None:
-        with self._lock:
-            self._known[(key, state.subscription)] = grants_apply(state)
-            self._known.move_to_end((key, state.subscription))
-            while len(self._known) > REMEMBERED:
-                self._known.popitem(last=False)
-
-    def granted(self, key: str, subscription: str) -> bool:
-        """Whether it may take grants: as last read, and True when never read here (a
-        wrong guess costs one UpdateItem whose condition fails; the cursor read that
-        follows it teaches the truth)."""
-        with self._lock:
-            return self._known.get((key, subscription), True)
 
 
 class Grants:
