@@ -12,9 +12,7 @@ policy to its outbox; the outbox is then published and settled (``dead_lettering
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import partial
-from itertools import islice
 from typing import NamedTuple
 
 from magnetar_core.domain.cursor.dispatched import count_out
@@ -22,13 +20,11 @@ from magnetar_core.domain.cursor.grants import (
     Grant,
     carried_over,
     fold,
-    grant_split,
     grants_apply,
     reclaim,
 )
 from magnetar_core.domain.cursor.records import Delivery as Granted
-from magnetar_core.domain.cursor.round_robin import round_robin_turn
-from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState, Delivery
+from magnetar_core.domain.cursor.state import KEY_SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
     InvalidMessage,
@@ -45,13 +41,11 @@ from magnetar_core.services.subscriptions.compacted_reads import CompactedReads,
 from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.grants import Grants
+from magnetar_core.services.subscriptions.planning import Planner
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.names import TopicName
-
-READ_PAGE_ENTRIES = 1000
-"""New entries one receive reads from the index at most."""
 
 
 class _Planned(NamedTuple):
@@ -90,12 +84,12 @@ class Dispatch:
         self._ctx = context
         self.waits = HeadWait(context, signal)
         self._timers = timers
-        self._namespaces = namespaces
         self._dead_letters = dead_letters
         self._non_persistent = non_persistent
         self._compacted = compacted
         self._fetcher = fetcher
         self.grants = Grants(context)
+        self._planner = Planner(context, timers, namespaces, fetcher.budget)
 
     def receive(
         self,
@@ -221,11 +215,12 @@ class Dispatch:
             policy = POLICIES[state.sub_type]
             if asked > 0 and policy.admits(state, consumer_id, ref.partition, str(ref.topic)):
                 dirty |= policy.take_over(state, consumer_id) > 0
-                live = self._plan_key_shared if state.sub_type == KEY_SHARED else self._plan
+                planner = self._planner
+                live = planner.plan_key_shared if state.sub_type == KEY_SHARED else planner.plan
                 plan: Plan = partial(live, by_reference=by_reference)
                 if consumer_id in grant_of and state.sub_type != KEY_SHARED:
                     plan = partial(
-                        self._plan, by_reference=by_reference, grant=(head, max_messages)
+                        planner.plan, by_reference=by_reference, grant=(head, max_messages)
                     )
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
@@ -267,132 +262,3 @@ class Dispatch:
         read_position = state.read_position
         self._dead_letters.drain(ref, state)
         return pairs, read_position, planned.wake_at, planned.moved
-
-    def _due(
-        self, ref: PartitionRef, state: CursorState, entries: Iterable[IndexEntry], now_ms: int
-    ) -> dict[int, int]:
-        """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
-        Failover deliver them at once, as Pulsar does), unless the namespace switched
-        delayed delivery off; buckets by the namespace's tick. The policies (cached per
-        process) are looked up only when some entry is still to come."""
-        if state.sub_type not in (SHARED, KEY_SHARED) or not self._timers.active:
-            return {}
-        entries = [e for e in entries if e.deliver_at_ms > now_ms]
-        if not entries:
-            return {}
-        policies = self._namespaces.effective(ref.topic)
-        if not policies.delayed_delivery_active:
-            return {}
-        return self._timers.due_of(entries, now_ms, policies.delayed_delivery_tick_ms)
-
-    def _entries_for(
-        self,
-        ref: PartitionRef,
-        state: CursorState,
-        redeliveries: list[int],
-        max_messages: int,
-        read_fresh: bool,
-        head: int | None = None,
-    ) -> tuple[list[IndexEntry], dict[int, IndexEntry]]:
-        """The new entries at the read position (one index query, when ``read_fresh``) and
-        the index items of those plus ``redeliveries`` (cached, else one BatchGetItem).
-        Taking a grant (``head``: the log's head read before the cursor) the page comes from
-        the container's cache when it holds every id of it, and a page read is twice the
-        grant, so that a retry after a lost race (a competing grant took the first half)
-        reads nothing in the cursor's race window."""
-        log, index = self._ctx.log, self._ctx.index
-        fresh: list[IndexEntry] = []
-        if read_fresh:
-            limit = min(max_messages, READ_PAGE_ENTRIES)
-            start = state.read_position
-            cached = None
-            if head is not None and head >= start:
-                cached = index.run(ref.key, start, min(start + limit - 1, head))
-            if cached is not None:
-                fresh = cached
-            else:
-                page = min(2 * limit, READ_PAGE_ENTRIES) if head is not None else limit
-                fresh = [e for e in log.read_from(ref.key, start, page) if not e.fence]
-                index.put_many(ref.key, fresh)
-                fresh = fresh[:limit]
-            if fresh:  # ids below the first one read were expired: step over them
-                state.skip_missing(fresh[0].entry_id)
-        known = {e.entry_id: e for e in fresh}
-        known.update(index.resolve(ref.key, redeliveries, log.get_many))
-        return fresh, known
-
-    def _plan(
-        self,
-        ref: PartitionRef,
-        state: CursorState,
-        consumer_id: str,
-        max_messages: int,
-        now_ms: int,
-        by_reference: bool = False,
-        grant: tuple[int | None, int] | None = None,
-    ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
-        """Lease what to send (mutating ``state``): redeliveries first, then new entries,
-        as many as one response holds. A grant (``grant``: the log's head read before the
-        cursor, the messages the receive asked for) whose page came back full is bounded by
-        an equal split among the consumers of what is left to dispatch (``grant_split``),
-        so that the last entries are not granted to a few of them; it never takes less than
-        the receive alone would have."""
-        redeliveries = list(islice(state.redeliver, max_messages))
-        head = grant[0] if grant is not None else None
-        fresh, known = self._entries_for(
-            ref, state, redeliveries, max_messages, read_fresh=True, head=head
-        )
-        candidates = [(e, known[e].count) for e in redeliveries if e in known]
-        candidates += [(e.entry_id, e.count) for e in fresh]
-        # a full page of the index: more waits beyond it, a page for every consumer as far
-        # as this receive can tell, so its share is bounded by what it asked for alone
-        full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
-        share = None if full else state.share_of(consumer_id, len(candidates))
-        if grant is None and share is not None:  # at least Pulsar's round-robin turn
-            share = max(share, round_robin_turn(candidates))
-        if grant is not None:
-            wanted = grant[1]
-            if full and head is not None:
-                left = len(candidates) + max(0, head - fresh[-1].entry_id)
-                share = grant_split(left, len(state.consumers), max_messages)
-            elif share is not None and len(fresh) >= wanted:  # what the receive alone takes
-                share = max(share, wanted)
-        deliveries = state.dispatch(
-            consumer_id,
-            candidates,
-            max_messages,
-            self._ctx.limits.max_unacked_entries,
-            self._due(ref, state, known.values(), now_ms),
-            self._fetcher.budget.room(known, by_reference),
-            share,
-        )
-        return deliveries, known
-
-    def _plan_key_shared(
-        self,
-        ref: PartitionRef,
-        state: CursorState,
-        consumer_id: str,
-        max_messages: int,
-        now_ms: int,
-        by_reference: bool = False,
-    ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
-        """Key_Shared: the redelivery window first, then (unless the window is truncated)
-        new entries, a page of ``max_messages`` per consumer (each takes about its share of
-        what it reads); each consumer takes the messages its selector assigns it."""
-        limits = self._ctx.limits
-        redeliveries, truncated = state.key_shared_window(limits.key_shared_window_entries)
-        page = min(READ_PAGE_ENTRIES, max_messages * max(1, len(state.consumers)))
-        fresh, known = self._entries_for(ref, state, redeliveries, page, read_fresh=not truncated)
-        candidates = [(e, known[e].message_hashes()) for e in redeliveries if e in known]
-        candidates += [(e.entry_id, e.message_hashes()) for e in fresh]
-        deliveries = state.dispatch_key_shared(
-            consumer_id,
-            candidates,
-            max_messages,
-            limits.key_shared_max_unacked_messages,
-            limits.key_shared_max_masked_entries,
-            self._due(ref, state, known.values(), now_ms),
-            self._fetcher.budget.room(known, by_reference),
-        )
-        return deliveries, known
