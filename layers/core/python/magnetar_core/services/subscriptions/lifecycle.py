@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from magnetar_core.domain.cursor.grants import reclaim
 from magnetar_core.domain.cursor.state import (
     KEY_SHARED,
@@ -30,6 +33,9 @@ from magnetar_core.services.subscriptions.grants import Grants, Revoked
 from magnetar_core.services.subscriptions.seeking import Seeking
 from magnetar_core.services.topics import PartitionRef
 from magnetar_wire.names import TopicName
+
+_Read = TypeVar("_Read", bound=CursorState | None)
+"""What a delete reads: the cursor, or None where a missing one is the caller's to judge."""
 
 
 class Lifecycle:
@@ -204,19 +210,12 @@ class Lifecycle:
         def read() -> CursorState:
             return self._ctx.cursor(ref, subscription, consumer_id, role)
 
-        def change(state: CursorState) -> tuple[None, CursorState]:
+        def check(state: CursorState) -> CursorState:
             if set(state.consumers) - {consumer_id}:
                 raise ConsumerBusy(f"Subscription {subscription} has other connected consumers")
-            return None, state
+            return state
 
-        def write(state: CursorState) -> None:
-            self._ctx.cursors.delete(ref.key, state)
-
-        outcome = optimistic.update(
-            read, change, write, self._ctx.runtime, self._ctx.limits.max_attempts
-        )
-        if isinstance(outcome, optimistic.Conflict):
-            raise ServiceUnitNotReady(f"Subscription {subscription} changed meanwhile; retry")
+        self._delete_cursor(ref, subscription, read, check)
 
     def delete_subscription(self, topic: TopicName, subscription: str, force: bool) -> None:
         """Admin: delete a subscription; raises SubscriptionNotFound, ConsumerBusy,
@@ -228,14 +227,31 @@ class Lifecycle:
         def read() -> CursorState | None:
             return self._ctx.cursors.get(ref.key, subscription)
 
-        def change(state: CursorState | None) -> tuple[None, CursorState]:
+        def check(state: CursorState | None) -> CursorState:
             if state is None:
                 raise SubscriptionNotFound(f"Subscription {subscription} does not exist on {topic}")  # fmt: skip
             if state.consumers and not force:
                 raise ConsumerBusy(
                     f"Subscription {subscription} has {len(state.consumers)} connected consumers; use force=true"
                 )
-            return None, state
+            return state
+
+        self._delete_cursor(ref, subscription, read, check)
+
+    def _delete_cursor(
+        self,
+        ref: PartitionRef,
+        subscription: str,
+        read: Callable[[], _Read],
+        check: Callable[[_Read], CursorState],
+    ) -> None:
+        """Delete the cursor ``read`` gives once ``check`` allows it (raising otherwise),
+        through the optimistic-update helper: a delete that loses its race to another
+        cursor write reads again and checks anew; ServiceUnitNotReady when every attempt
+        lost."""
+
+        def change(state: _Read) -> tuple[None, CursorState]:
+            return None, check(state)
 
         def write(state: CursorState) -> None:
             self._ctx.cursors.delete(ref.key, state)
