@@ -103,7 +103,7 @@ class CpuRecorder:
         began = time.process_time()
         now = (began if self.controller else self.tree.cpu()) - self.overhead
         line = {"nodeid": nodeid, "phase": phase, "cpu": round(now - self.last, 3),
-                "worker": self.worker}  # fmt: skip
+                "worker": self.worker, "at": round(time.time(), 3)}  # fmt: skip
         self.last = now
         with open(self.path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
