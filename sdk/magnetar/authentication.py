@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import base64
-import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
-from urllib.parse import unquote, urlparse
 
+from ._authentication.oauth2 import fetch_token
+from ._authentication.params import basic_params, oauth2_params, plugin_params, read_token_file
 from ._validate import check_type
 from .exceptions import (
     AuthenticationError,
@@ -90,7 +89,7 @@ class AuthenticationToken(Authentication):
             except Exception as e:  # noqa: BLE001 - the supplier's failure, reported as Pulsar's
                 raise AuthenticationError(f"the token supplier failed: {e}") from e
         if self._token.startswith("file://"):
-            return _read_token_file(self._token)
+            return read_token_file(self._token)
         return self._token
 
     def _headers(self) -> dict[str, str]:
@@ -98,22 +97,6 @@ class AuthenticationToken(Authentication):
         if not isinstance(token, str) or not token.strip():
             raise ErrorGettingAuthenticationData("the token is empty")
         return {"Authorization": f"Bearer {token.strip()}"}
-
-
-def _read_token_file(url: str) -> str:
-    """The token in the file of a ``file:///absolute/path`` URL; raises
-    ErrorGettingAuthenticationData saying which file and why."""
-    parsed = urlparse(url)
-    path = unquote(parsed.path)
-    if parsed.netloc not in ("", "localhost") or not path.startswith("/"):
-        raise ErrorGettingAuthenticationData(
-            f"{url!r} is not a file URL of an absolute path: write file:///absolute/path"
-        )
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().strip()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ErrorGettingAuthenticationData(f"cannot read the token file {path}: {e}") from e
 
 
 class AuthenticationBasic(Authentication):
@@ -131,7 +114,7 @@ class AuthenticationBasic(Authentication):
                  method: str = "basic", auth_params_string: str | None = None) -> None:  # fmt: skip
         if auth_params_string is not None:
             check_type(str, auth_params_string, "auth_params_string")
-            username, password, method = _basic_params(auth_params_string)
+            username, password, method = basic_params(auth_params_string)
         check_type(str, username, "username")
         check_type(str, password, "password")
         check_type(str, method, "method")
@@ -142,20 +125,6 @@ class AuthenticationBasic(Authentication):
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": self._value}
-
-
-def _basic_params(text: str) -> tuple[Any, Any, Any]:
-    """``(username, password, method)`` of an ``auth_params_string``; raises ValueError."""
-    try:
-        params = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"auth_params_string is not JSON: {e}") from None
-    if not isinstance(params, dict) or "username" not in params or "password" not in params:
-        raise ValueError(
-            'auth_params_string must be a JSON object like {"username": "my-user", '
-            '"password": "my-pass"} (optional "method", default "basic")'
-        )
-    return params["username"], params["password"], params.get("method", "basic")
 
 
 class AuthenticationTLS(Authentication):
@@ -194,17 +163,7 @@ class AuthenticationOauth2(Authentication):
 
     def __init__(self, auth_params_string: str) -> None:
         check_type(str, auth_params_string, "auth_params_string")
-        try:
-            params = json.loads(auth_params_string)
-        except ValueError as e:
-            raise ValueError(f"auth_params_string is not JSON: {e}") from None
-        if not isinstance(params, dict) or not all(
-            isinstance(params.get(k), str) and params[k] for k in ("issuer_url", "private_key")
-        ):
-            raise ValueError(
-                'auth_params_string must be a JSON object like {"issuer_url": "https://...", '
-                '"private_key": "file:///path/credentials.json", "audience": "..."}'
-            )
+        params = oauth2_params(auth_params_string)
         self.issuer_url: str = params["issuer_url"].rstrip("/")
         self.private_key: str = params["private_key"]
         self.audience: str | None = params.get("audience")
@@ -220,45 +179,8 @@ class AuthenticationOauth2(Authentication):
             return {"Authorization": f"Bearer {self._token[0]}"}
 
     def _fetch(self) -> tuple[str, float]:
-        import requests
-
-        client_id, client_secret = _oauth2_credentials(self.private_key)
-        form = {"grant_type": "client_credentials", "client_id": client_id,
-                "client_secret": client_secret}  # fmt: skip
-        form.update({k: v for k, v in (("audience", self.audience), ("scope", self.scope)) if v})
-        try:
-            discovery = requests.get(
-                f"{self.issuer_url}/.well-known/openid-configuration", timeout=10
-            )
-            discovery.raise_for_status()
-            answer = requests.post(discovery.json()["token_endpoint"], data=form, timeout=10)
-            answer.raise_for_status()
-            body = answer.json()
-            token, expires_in = body["access_token"], float(body.get("expires_in", 3600))
-        except (requests.RequestException, ValueError, KeyError, TypeError) as e:
-            raise ErrorGettingAuthenticationData(
-                f"cannot get an access token from {self.issuer_url}: {e}"
-            ) from e
-        return str(token), time.monotonic() + 0.9 * expires_in
-
-
-def _oauth2_credentials(location: str) -> tuple[str, str]:
-    """``(client_id, client_secret)`` of the credentials JSON at ``location`` (see
-    AuthenticationOauth2); raises ErrorGettingAuthenticationData saying why not."""
-    try:
-        if location.startswith("data:"):
-            meta, _, data = location[len("data:") :].partition(",")
-            text = base64.b64decode(data).decode() if meta.endswith(";base64") else unquote(data)
-        else:
-            path = unquote(urlparse(location).path) if location.startswith("file:") else location
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        credentials = json.loads(text)
-        return str(credentials["client_id"]), str(credentials["client_secret"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ErrorGettingAuthenticationData(
-            f"cannot read the OAuth 2.0 credentials (client_id, client_secret) at {location!r}: {e!r}"
-        ) from e
+        """A new access token and when to fetch again (``magnetar._authentication.oauth2``)."""
+        return fetch_token(self.issuer_url, self.private_key, self.audience, self.scope)
 
 
 class AuthenticationAthenz(Authentication):
@@ -276,30 +198,17 @@ class AuthenticationAthenz(Authentication):
 _PLUGIN_PREFIX = "org.apache.pulsar.client.impl.auth."
 
 
-def _plugin_params(text: str) -> dict[str, str]:
-    """``k1:v1,k2:v2`` or a JSON object, as Pulsar's plugins take their parameters."""
-    text = text.strip()
-    if text.startswith("{"):
-        try:
-            params = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"authParamsString is not JSON: {e}") from None
-        return {str(k): str(v) for k, v in params.items()} if isinstance(params, dict) else {}
-    pairs = (item.split(":", 1) for item in text.split(",") if ":" in item)
-    return {k.strip(): v.strip() for k, v in pairs}
-
-
 def _builtin_plugin(name: str, params: str) -> Authentication | None:
     """The method a plugin name stands for (None: a plugin Magnetar does not have)."""
     short = name.removeprefix(_PLUGIN_PREFIX).lower()
     if short in ("tls", "authenticationtls"):
-        p = _plugin_params(params)
+        p = plugin_params(params)
         return AuthenticationTLS(p.get("tlsCertFile", ""), p.get("tlsKeyFile", ""))
     if short in ("token", "authenticationtoken"):
         if params.startswith("file://"):
             return AuthenticationToken(params)
         token = params.removeprefix("token:") if not params.startswith("{") else None
-        return AuthenticationToken(token if token is not None else _plugin_params(params).get("token", ""))  # fmt: skip
+        return AuthenticationToken(token if token is not None else plugin_params(params).get("token", ""))  # fmt: skip
     if short in ("basic", "authenticationbasic"):
         return AuthenticationBasic(auth_params_string=params)
     return None

@@ -81,6 +81,18 @@ def test_the_client_wheel_holds_only_the_sdk_and_the_wire_codec_with_py_typed(wh
     assert "magnetar_wire/names.py" in wheel.namelist()
 
 
+def test_the_client_distribution_lists_every_package_directory_of_the_sdk():
+    """setuptools takes only the packages it lists: one left out installs fine in editable
+    mode and is missing from the wheel."""
+    listed = set(
+        tomllib.loads((ROOT / "sdk/pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {".".join(i.parent.relative_to(ROOT / "sdk").parts)
+             for i in (ROOT / "sdk/magnetar").rglob("__init__.py")}  # fmt: skip
+    assert "magnetar._consumer.acks" in found
+    assert found - listed == set()
+
+
 def test_the_client_wheel_requires_only_the_clients_pinned_dependencies(wheel):
     (meta,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
     metadata = Parser().parsestr(wheel.read(meta).decode())
