@@ -35,7 +35,7 @@ from ._transport.service_info import ServiceInfo, ServiceInfoProvider
 from ._validate import check_type, check_type_or_none
 from .authentication import Authentication
 from .consumer import Consumer
-from .message import MessageId
+from .message_id import MessageId
 from .producer import Producer
 from .reader import Reader
 from .schema import BytesSchema, Schema

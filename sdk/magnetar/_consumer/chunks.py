@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from magnetar.message import ChunkMessageId, MessageId
+from magnetar.message_id import ChunkMessageId, MessageId
 
 __all__ = ["CHUNK_EXPIRY_SECONDS", "ChunkAssembler"]
 

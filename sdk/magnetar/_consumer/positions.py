@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
 from magnetar._topics import parse_topic
-from magnetar.message import MessageId
+from magnetar.message_id import MessageId
 
 if TYPE_CHECKING:
     from .core import Core

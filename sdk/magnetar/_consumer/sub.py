@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from magnetar._transport.long_poll import LongPoll
 from magnetar._transport.notify import IdleState
-from magnetar.message import MessageId
+from magnetar.message_id import MessageId
 
 from .chunks import ChunkAssembler
 

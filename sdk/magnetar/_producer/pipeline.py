@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
 from magnetar._enums import Result
-from magnetar.message import ChunkMessageId, MessageId
+from magnetar.message_id import ChunkMessageId, MessageId
 from magnetar_wire import EntryFormatError, EntryMessage
 
 from .batches import Batch, Pending

@@ -28,7 +28,7 @@ import requests
 
 from magnetar import exceptions as exc
 from magnetar._transport.failures import RETRYABLE
-from magnetar.message import MessageId
+from magnetar.message_id import MessageId
 from magnetar_wire import ChunkInfo, Codec, EntryMessage, encode_entry
 
 HELD_OR_RETRYABLE: tuple[type[exc.PulsarException], ...] = (

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from magnetar import exceptions as exc
 from magnetar._enums import Result
-from magnetar.message import MessageId
+from magnetar.message_id import MessageId
 from magnetar_wire import Codec, EntryMessage
 from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST, MAX_REQUEST_BYTES
 

@@ -27,7 +27,7 @@ from .._policies import (
 )
 from .._validate import check_type
 from ..client import Client as SyncClient
-from ..message import MessageId
+from ..message_id import MessageId
 from ..schema import Schema
 from ._bridge import Executor
 from ._consumer import Consumer, Reader

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import exceptions as exc
 from .._enums import Result
-from ..message import MessageId
+from ..message_id import MessageId
 from ..producer import Producer as SyncProducer
 from ._bridge import Executor, PulsarException, callback_future, converted
 

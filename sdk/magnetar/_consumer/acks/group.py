@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from magnetar.message import MessageId
+from magnetar.message_id import MessageId
 
 from .redelivery import Redelivery
 

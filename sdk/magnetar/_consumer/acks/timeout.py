@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from magnetar.message import MessageId
+from magnetar.message_id import MessageId
 
 if TYPE_CHECKING:
     from magnetar._consumer.sub import Sub

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from magnetar._consumer.parallel import run_parallel
 from magnetar._transport.failures import JitteredBackoff
-from magnetar.message import MessageId, id_texts
+from magnetar.message_id import MessageId, id_texts
 
 from .group import AckGroup
 from .held import AckedIds, BatchHolds, Waiting
