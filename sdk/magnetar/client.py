@@ -9,7 +9,7 @@ from typing import Any
 from . import exceptions as exc
 from ._client.options import client_settings
 from ._consumer.receiver import ConsumerCore
-from ._encryption.key_reader import Crypto, CryptoKeyReader
+from ._encryption.key_reader import CryptoKeyReader
 from ._enums import (
     BatchingType,
     CompressionType,
@@ -42,8 +42,6 @@ from .schema import BytesSchema, Schema
 from .table_view import TableView
 
 __all__ = ["Client"]
-
-_LATER = "arrives in a later Magnetar release"
 
 
 class Client:
@@ -253,24 +251,9 @@ class Client:
         """
         self._check_open()
         self._check_listener()
-        check_type(str, topic, "topic")
-        check_type(MessageId, start_message_id, "start_message_id")
-        check_type_or_none(Schema, schema, "schema")
-        check_type(int, receiver_queue_size, "receiver_queue_size")
-        check_type_or_none(str, reader_name, "reader_name")
-        check_type_or_none(str, subscription_role_prefix, "subscription_role_prefix")
-        check_type(bool, is_read_compacted, "is_read_compacted")
-        check_type_or_none(CryptoKeyReader, crypto_key_reader, "crypto_key_reader")
-        check_type(bool, start_message_id_inclusive, "start_message_id_inclusive")
-        check_type(ConsumerCryptoFailureAction, crypto_failure_action, "crypto_failure_action")
-        if reader_listener is not None and not callable(reader_listener):
-            raise ValueError("Argument reader_listener is expected to be a function")
-        return Reader(self, parse_topic(topic), start_message_id, reader_name=reader_name,
-                      receiver_queue_size=receiver_queue_size,
-                      inclusive=start_message_id_inclusive, reader_listener=reader_listener,
-                      read_compacted=is_read_compacted,
-                      schema=schema if schema is not None else BytesSchema(),
-                      crypto=Crypto.of(crypto_key_reader, crypto_failure_action))  # fmt: skip
+        from ._client.reader_setup import open_reader
+
+        return open_reader(self, locals())
 
     def create_table_view(self, topic: str, subscription_name: str | None = None,
                           schema: Schema | None = None) -> TableView:  # fmt: skip
@@ -296,25 +279,20 @@ class Client:
     def close(self) -> None:
         """Close every producer (sending what is queued) and consumer; later use raises
         ``AlreadyClosed``."""
-        if self._closed:
-            return
-        self._closed = True
-        self._stopping.set()
-        for core in list(self._producers):
-            core.close()
-        for consumer in list(self._consumers):
-            consumer.close()
-        self._t.close()
+        self._close(abort=False)
 
     def shutdown(self) -> None:
         """Close at once: queued messages fail; pending acks are still sent (within the
         operation timeout: an acknowledgement the application made must not be lost)."""
+        self._close(abort=True)
+
+    def _close(self, *, abort: bool) -> None:
         if self._closed:
             return
         self._closed = True
         self._stopping.set()
         for core in list(self._producers):
-            core.abort()
+            (core.abort if abort else core.close)()
         for consumer in list(self._consumers):
             consumer.close()
         self._t.close()
