@@ -12,6 +12,7 @@ in send order, so callbacks keep pulsar-client's order.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from magnetar import exceptions as exc
 from magnetar._enums import Result
 from magnetar.message_id import ChunkMessageId, MessageId
 from magnetar_wire import EntryFormatError, EntryMessage
+from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST, MAX_REQUEST_BYTES
 
 from .batches import Batch, Pending
 from .publish import entry_message_ids
@@ -30,10 +32,22 @@ if TYPE_CHECKING:
 
     from .registration import Lease
 
-__all__ = ["Outcome", "Unit", "commit_units", "plan_units"]
+__all__ = ["Outcome", "Unit", "commit_units", "plan_units", "take_ready"]
 
 # what one message's send came to: the arguments of its Completion
 Outcome = tuple[Result, "MessageId | None", "exc.PulsarException | None"]
+
+
+def take_ready(outbox: collections.deque[Batch]) -> list[Batch]:
+    """The oldest batches of a non-empty ``outbox``, taken off it: at least one, and up to
+    about one request's worth (``MAX_ENTRIES_PER_REQUEST`` batches, ``MAX_REQUEST_BYTES`` of
+    payload)."""
+    taken, size = [outbox.popleft()], 0
+    while (outbox and len(taken) < MAX_ENTRIES_PER_REQUEST
+           and (size := size + sum(i.size for i in taken[-1].items))
+           < MAX_REQUEST_BYTES):  # fmt: skip
+        taken.append(outbox.popleft())
+    return taken
 
 
 @dataclass

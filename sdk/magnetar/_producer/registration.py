@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from magnetar._transport.http import Transport
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "WAIT_MS", "Heartbeat", "Lease", "Registration",
-           "declared_schema", "register_all", "release_all"]  # fmt: skip
+           "SwitchFollower", "declared_schema", "register_all", "release_all"]  # fmt: skip
 
 WAIT_MS = 20_000  # the longest WaitForExclusive long poll the contract allows
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -126,6 +126,34 @@ def release_all(t: Transport, name: str, leases: list[Lease], log: logging.Logge
             t.call("DELETE", f"{lease.base}/producers/{quote(name, safe='')}{query}")
         except exc.PulsarException as e:
             log.warning("releasing producer %s on %s: %s", name, lease.base, e)
+
+
+class SwitchFollower:
+    """Registers a producer again when the client switched deployments since it registered
+    (cluster failover): there, under the same name, with ``reregister`` (None: never), before
+    its next commit or heartbeat. The new epochs are set on the registration's leases in
+    place (the heartbeat iterates them), with the new schema version."""
+
+    def __init__(self, t: Transport, reg: Registration,
+                 reregister: Callable[[list[str], str], Registration] | None,
+                 log: logging.Logger) -> None:  # fmt: skip
+        self._t, self._reg, self._reregister, self._log = t, reg, reregister, log
+        self._lock = threading.Lock()
+        self._generation = t.generation  # the deployment the leases are on
+
+    def __call__(self) -> None:
+        """Register again if the client switched; raises what the registration raises (a
+        retryable error is retried by the caller)."""
+        with self._lock:
+            generation = self._t.generation
+            if generation == self._generation or self._reregister is None:
+                return
+            reg = self._reregister([lease.base for lease in self._reg.leases], self._reg.name)
+            for lease, new in zip(self._reg.leases, reg.leases, strict=True):
+                lease.epoch = new.epoch  # in place: the heartbeat iterates these leases
+            self._reg.schema_version = reg.schema_version
+            self._generation = generation
+            self._log.info("producer %s registered again on %s", self._reg.name, self._t.base_url)
 
 
 class Heartbeat:

@@ -24,12 +24,11 @@ from magnetar import exceptions as exc
 from magnetar._enums import Result
 from magnetar.message_id import MessageId
 from magnetar_wire import Codec, EntryMessage
-from magnetar_wire.frames import MAX_ENTRIES_PER_REQUEST, MAX_REQUEST_BYTES
 
 from .batches import Batch, BatchContainer, BatchLimits, Pending
-from .pipeline import Outcome, Unit, commit_units, plan_units
+from .pipeline import Outcome, Unit, commit_units, plan_units, take_ready
 from .publish import build_entries
-from .registration import Heartbeat, Lease, Registration, release_all
+from .registration import Heartbeat, Lease, Registration, SwitchFollower, release_all
 
 if TYPE_CHECKING:
     from magnetar._transport.http import Transport
@@ -88,8 +87,9 @@ class SenderCore:
         self.closed = False
         self._aborted = False  # abort(): stop retrying a commit
         self.fenced: exc.ProducerFenced | None = None
-        self._reg_lock = threading.Lock()
-        self._reg_generation = transport.generation  # the deployment the leases are on
+        self.follow_switch = SwitchFollower(transport, self.reg, config.reregister, log)
+        """Registers again on the deployment the client switched to, if it did, before the
+        next commit or heartbeat."""
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"magnetar-producer-{self.producer_name}")  # fmt: skip
         self._thread.start()
@@ -97,24 +97,6 @@ class SenderCore:
                                      self.reg.lease_ms, self._fence, log,
                                      before_beat=self.follow_switch)
                            if config.exclusive else None)  # fmt: skip
-
-    def follow_switch(self) -> None:
-        """When the client switched deployments since the producer registered: register
-        again there under the same name (new epochs and schema version), before
-        the next commit or heartbeat. Raises what the registration raises (a retryable
-        error is retried by the caller)."""
-        with self._reg_lock:
-            generation = self._t.generation
-            if generation == self._reg_generation or self.cfg.reregister is None:
-                return
-            reg = self.cfg.reregister([lease.base for lease in self.reg.leases],
-                                      self.producer_name)  # fmt: skip
-            for lease, new in zip(self.reg.leases, reg.leases, strict=True):
-                lease.epoch = new.epoch  # in place: the heartbeat iterates these leases
-            self.reg.schema_version = reg.schema_version
-            self._reg_generation = generation
-            self.log.info("producer %s registered again on %s", self.producer_name,
-                          self._t.base_url)  # fmt: skip
 
     # ------------------------------------------------------------------ called by Producer
 
@@ -265,12 +247,7 @@ class SenderCore:
                 if c.deadline is not None and c.deadline <= now:
                     self._drain(c)
             if self._outbox:
-                taken, size = [self._outbox.popleft()], 0
-                while (self._outbox and len(taken) < MAX_ENTRIES_PER_REQUEST
-                       and (size := size + sum(i.size for i in taken[-1].items))
-                       < MAX_REQUEST_BYTES):  # fmt: skip
-                    taken.append(self._outbox.popleft())
-                return taken
+                return take_ready(self._outbox)
             if self._closing and not any(c.count for c in self._containers):
                 return None
             deadlines = [c.deadline for c in self._containers if c.deadline is not None]
