@@ -1,5 +1,5 @@
 """``Core``: what the consumer's parts (its receive loop, recovery, entries, decryption
-failures, seek, regex subscriptions) see of the ``ConsumerCore`` that drives them
+failures, seek, regex subscriptions, the message listener) see of the ``ConsumerCore`` that drives them
 (``receiver``). The parts sit below the receiver and take it as this protocol, so none of
 them imports it."""
 
@@ -43,6 +43,7 @@ class Core(Protocol):
     cond: threading.Condition
     queue: collections.deque[tuple[Sub, Message]]
     stopping: bool
+    paused: bool  # the message listener waits
     unsubscribing: bool
     acks: AckTracker | None
     closed_event: threading.Event
@@ -59,8 +60,6 @@ class Core(Protocol):
         self, topic: str, path: str, subscription: str, partition: int, body: dict | None = None
     ) -> Sub: ...
 
-    def remove_topic(self, topic: str) -> None: ...
-
     def subscribe(self, sub: Sub, body: dict) -> None: ...
 
     def post(self, sub: Sub, action: str, body: dict, timeout: float | None = None) -> Any: ...
@@ -68,5 +67,7 @@ class Core(Protocol):
     def drop_queued(self, sub: Sub) -> None: ...
 
     def wake(self) -> None: ...
+
+    def take(self, timeout: float | None) -> tuple[Sub, Message]: ...
 
     def clear_queue(self) -> None: ...

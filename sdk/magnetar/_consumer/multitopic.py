@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .client_view import ClientView
     from .core import Core
 
-__all__ = ["Pattern", "PatternWatcher", "list_topics_fake_name", "subscribe_topic"]
+__all__ = ["Pattern", "PatternWatcher", "list_topics_fake_name", "remove_topic", "subscribe_topic"]
 
 _DOMAINS = {
     RegexSubscriptionMode.PersistentOnly: ("persistent",),
@@ -168,7 +168,7 @@ class PatternWatcher:
             except exc.AlreadyClosed:
                 raise
             except exc.PulsarException as e:
-                self._core.remove_topic(topic)  # partitions registered before the failure
+                remove_topic(self._core, topic)  # partitions registered before the failure
                 if strict and not isinstance(e, exc.NotAllowedError):
                     raise
                 if not isinstance(e, exc.NotAllowedError):
@@ -195,9 +195,37 @@ class PatternWatcher:
                 continue
             for topic in sorted(self.topics - found):
                 log.info("pattern %s: topic %s is gone", self._pattern.display, topic)
-                self._core.remove_topic(topic)
+                remove_topic(self._core, topic)
                 self.topics.discard(topic)
             try:
                 self.subscribe_new(found)
             except exc.AlreadyClosed:
                 return
+
+
+def remove_topic(core: Core, topic: str) -> None:
+    """Close the sub-consumers of ``topic`` (and of its partitions) and drop their queued
+    messages: the topic left a regex subscription (deleted, or never subscribable)."""
+    with core.cond:
+        gone = [s for s in core.subs if s.topic == topic
+                or s.topic.rsplit("-partition-", 1)[0] == topic]  # fmt: skip
+        if not gone:
+            return
+        core.subs = [s for s in core.subs if s not in gone]
+        kept = [(s, m) for s, m in core.queue if s not in gone]
+        core.queue.clear()
+        core.queue.extend(kept)
+        for s in gone:
+            s.stopped = True
+        core.cond.notify_all()
+    for s in gone:
+        if core.acks is not None:
+            core.acks.dropped(s)
+        if s.poll is not None:
+            s.poll.abort()
+        if s.thread is not None and s.thread is not threading.current_thread():
+            s.thread.join()
+        try:
+            core.t.call("DELETE", f"{s.base}/{s.consumer_id}")
+        except exc.PulsarException as e:  # the topic may be deleted already
+            core.log.debug("closing consumer %s on %s: %s", s.consumer_id, s.topic, e)

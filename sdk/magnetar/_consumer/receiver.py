@@ -24,6 +24,7 @@ from magnetar._transport.notify import Channel, channel_for
 from magnetar.message import Message
 
 from .chunks import ChunkAssembler
+from .listener import listen
 from .parallel import run_parallel
 from .polling import MAX_RECEIVE_MESSAGES, RECEIVE_WAIT_MS, chunks_dropped, poll_loop
 from .recovery import registration_lost, resubscribe
@@ -99,33 +100,6 @@ class ConsumerCore:
                 self._start_poll(sub)
         return sub
 
-    def remove_topic(self, topic: str) -> None:
-        """Close the sub-consumers of ``topic`` (and of its partitions) and drop their queued
-        messages: the topic left a regex subscription (deleted, or never subscribable)."""
-        with self.cond:
-            gone = [s for s in self.subs if s.topic == topic
-                    or s.topic.rsplit("-partition-", 1)[0] == topic]  # fmt: skip
-            if not gone:
-                return
-            self.subs = [s for s in self.subs if s not in gone]
-            kept = [(s, m) for s, m in self.queue if s not in gone]
-            self.queue.clear()
-            self.queue.extend(kept)
-            for s in gone:
-                s.stopped = True
-            self.cond.notify_all()
-        for s in gone:
-            if self.acks is not None:
-                self.acks.dropped(s)
-            if s.poll is not None:
-                s.poll.abort()
-            if s.thread is not None and s.thread is not threading.current_thread():
-                s.thread.join()
-            try:
-                self.t.call("DELETE", f"{s.base}/{s.consumer_id}")
-            except exc.PulsarException as e:  # the topic may be deleted already
-                self.log.debug("closing consumer %s on %s: %s", s.consumer_id, s.topic, e)
-
     def subscribe(self, sub: Sub, body: dict) -> None:
         """POST subscribe ``body`` for ``sub``; sets its consumer id (raises what the service
         answers)."""
@@ -181,7 +155,7 @@ class ConsumerCore:
                 self._start_poll(sub)
         if self.listener is not None:
             self._listener_thread = threading.Thread(
-                target=self._listen_loop, args=self.listener, name="magnetar-listener", daemon=True
+                target=listen, args=(self, *self.listener), name="magnetar-listener", daemon=True
             )
             self._listener_thread.start()
 
@@ -253,22 +227,6 @@ class ConsumerCore:
         with self.cond:
             self.paused = paused
             self.cond.notify_all()
-
-    def _listen_loop(self, consumer: object, fn: Callable[[Any, Message], None]) -> None:
-        while True:
-            with self.cond:
-                while not self.stopping and (self.paused or not self.queue):
-                    self.cond.wait()
-                if self.stopping:
-                    return
-            try:
-                _, msg = self.take(0)
-            except (exc.Timeout, exc.AlreadyClosed):
-                continue
-            try:
-                fn(consumer, msg)
-            except Exception:
-                self.log.exception("message listener raised")
 
     # ------------------------------------------------------------------ shutdown
 
