@@ -207,7 +207,7 @@ class Client:
         client); the service holds it for the delay. With ``unacked_messages_timeout_ms``
         (>= 10000; None / 0: off) a message not acknowledged in time is sent back, checked
         every ``tick_duration_ms`` (C++ client's name), after the optional
-        ``ack_timeout_redelivery_backoff`` (see ``magnetar._consumer.acks.tracker``). ``dead_letter_policy``
+        ``ack_timeout_redelivery_backoff`` (see ``magnetar._consumer.acks``). ``dead_letter_policy``
         has the service publish a message delivered ``max_redeliver_count + 1`` times to the
         dead-letter topic. ``enable_retry`` subscribes to the retry letter topic too and
         allows ``Consumer.reconsume_later`` (see ``magnetar._consumer.retry``).

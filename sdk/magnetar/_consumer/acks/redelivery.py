@@ -1,5 +1,5 @@
 """A consumer's redelivery settings and the ``POST .../nack`` bodies they make (see
-``magnetar._consumer.acks.tracker``): the negative-ack delay or backoff, the ack timeout and its backoff."""
+``magnetar._consumer.acks``): the negative-ack delay or backoff, the ack timeout and its backoff."""
 
 from __future__ import annotations
 
