@@ -3,10 +3,11 @@
 ``CursorState`` is the aggregate: one value object per concern — ``acks`` (AckRecords),
 ``reads`` (ReadState), ``roster`` (ConsumerRoster), ``delays`` (DelayedSet), ``outbox``
 (DeadLetterOutbox), ``key_shared`` (KeySharedState, None unless Key_Shared) — and the public
-operations. Rules that span parts work on them one operation at a time: ``SharedDispatch``,
-``KeySharedCursor`` (dispatch), ``Acknowledgements``, ``Membership`` and ``DeadLettering``. The records callers read and assign
-(``mark_delete``, ``leases``...) are ``Delegated`` to the parts. Every mutation returns what
-it did, so callers can shape responses and tests can assert exactly.
+operations (the acknowledgement ones in its base class, ``Acknowledging``). Rules that span
+parts work on them one operation at a time: ``SharedDispatch``, ``KeySharedCursor``
+(dispatch), ``Acknowledgements``, ``Membership`` and ``DeadLettering``. The records callers
+read and assign (``mark_delete``, ``leases``...) are ``Delegated`` to the parts. Every
+mutation returns what it did, so callers can shape responses and tests can assert exactly.
 """
 
 from __future__ import annotations
