@@ -7,7 +7,7 @@ import re
 
 import pytest
 from edge_http import TOPIC, assert_error, call
-from test_openapi import load_openapi
+from openapi_support import load_openapi
 
 from magnetar_core.domain.errors import TopicNotFound
 

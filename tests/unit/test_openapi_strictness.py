@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from jsonschema import FormatChecker
 from openapi_schema_validator import OAS30Validator
-from test_openapi import load_openapi
+from openapi_support import load_openapi
 
 from magnetar_core.domain.errors import InvalidTopicName, MagnetarError
 from magnetar_core.domain.functions.config import _CLASS as FUNCTION_CLASS
