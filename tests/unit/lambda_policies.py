@@ -120,11 +120,11 @@ def policy_sizes_bytes(transformed: dict[str, Any]) -> dict[str, int]:
 
 
 if __name__ == "__main__":  # `python tests/unit/lambda_policies.py`: the sizes of template.yaml
+    from sam_translation import sam_transform
     from samtranslator.yaml_helper import yaml_parse
-    from test_template import _sam_transform
 
     from magnetar_local.template import DEFAULT_TEMPLATE
 
-    sizes = policy_sizes_bytes(_sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text())))
+    sizes = policy_sizes_bytes(sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text())))
     for logical_id, size in sorted(sizes.items(), key=lambda item: -item[1]):
         print(f"{logical_id:28} {size:6} bytes ({size / LIMIT_BYTES:.0%} of {LIMIT_BYTES})")

@@ -5,8 +5,8 @@ OpenAuthorizer) without identity source and cache, so requests without the heade
 from __future__ import annotations
 
 import pytest
+from sam_translation import language_extensions, sam_transform
 from samtranslator.yaml_helper import yaml_parse
-from test_template import _sam_transform, language_extensions
 
 from magnetar_local.template import DEFAULT_TEMPLATE
 
@@ -19,7 +19,7 @@ MUTUAL_TLS = {
 
 def _scheme(parameters: dict[str, str]) -> dict:
     """The authorizer SAM writes into the API's body for ``parameters``."""
-    transformed = _sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text()), parameters)
+    transformed = sam_transform(yaml_parse(DEFAULT_TEMPLATE.read_text()), parameters)
     body = transformed["Resources"]["HttpApi"]["Properties"]["Body"]
     return body["components"]["securitySchemes"]["TokenAuthorizer"]["x-amazon-apigateway-authorizer"]  # fmt: skip
 

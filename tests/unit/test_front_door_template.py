@@ -9,8 +9,8 @@ import json
 import re
 
 import yaml
+from sam_translation import lint_errors, sam_transform
 from samtranslator.yaml_helper import yaml_parse
-from test_template import _errors, _sam_transform
 
 from magnetar_local.template import DEFAULT_TEMPLATE
 
@@ -45,17 +45,17 @@ def test_cfn_lint_passes_the_front_door_with_function_url_and_catches_a_broken_u
     from cfnlint.api import lint
 
     document = _front_door_template("FunctionUrl")
-    assert _errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) == []
+    assert lint_errors(lint(yaml.safe_dump(document), regions=["us-east-1"])) == []
     url = document["Resources"]["DataPlaneUrl"]["Properties"]
     broken = {"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"DataPlaneUrl": {
         "Type": "AWS::Lambda::Url", "Properties": {**url, "TargetFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:f",
                                                    "AuthType": "OPEN"}}}}  # fmt: skip
-    errors = _errors(lint(yaml.safe_dump(broken), regions=["us-east-1"]))
+    errors = lint_errors(lint(yaml.safe_dump(broken), regions=["us-east-1"]))
     assert len(errors) == 1 and "'OPEN' is not one of" in errors[0]
 
 
 def test_sam_makes_a_public_function_url_to_the_data_plane_only_under_function_url():
-    transformed = _sam_transform(_front_door_template("FunctionUrl"))
+    transformed = sam_transform(_front_door_template("FunctionUrl"))
     resources, conditions = transformed["Resources"], transformed["Conditions"]
     url = resources["DataPlaneUrl"]
     assert url["Type"] == "AWS::Lambda::Url" and url["Condition"] == "UseFunctionUrl"

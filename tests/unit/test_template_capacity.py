@@ -5,12 +5,12 @@ utilization (docs/deploying.md, "Table capacity")."""
 from __future__ import annotations
 
 import pytest
-from test_template import transformed
+from sam_translation import transformed
 
 from magnetar_local.cfn import load_yaml
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
-SHARED_FIXTURES = (transformed,)  # the SAM translation, made once a run (test_template)
+SHARED_FIXTURES = (transformed,)  # the SAM translation, made once a run (sam_translation)
 SOURCE = load_yaml(DEFAULT_TEMPLATE)
 PROVISIONED = {"TableBillingMode": "PROVISIONED", "ProvisionedReadCapacityMin": "3",
                "ProvisionedWriteCapacityMin": "5"}  # fmt: skip

@@ -10,7 +10,7 @@ import json
 import re
 
 from lambda_policies import LIMIT_BYTES, policy_sizes_bytes, resource_policies
-from test_template import transformed  # noqa: F401 - the shared SAM translation
+from sam_translation import transformed  # noqa: F401 - the shared SAM translation
 
 TARGET_BYTES = 16 * 1024  # room to grow under LIMIT_BYTES
 

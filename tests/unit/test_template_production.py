@@ -9,12 +9,12 @@ import json
 import re
 
 import pytest
-from test_template import transformed
+from sam_translation import transformed
 
 from magnetar_local.cfn import load_yaml
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate
 
-SHARED_FIXTURES = (transformed,)  # the SAM translation, made once a run (test_template)
+SHARED_FIXTURES = (transformed,)  # the SAM translation, made once a run (sam_translation)
 ROOT = DEFAULT_TEMPLATE.parent
 SOURCE = load_yaml(DEFAULT_TEMPLATE)
 TOPIC = {"Fn::If": ["CreateAlarmTopic", {"Ref": "AlarmTopic"}, {"Ref": "AlarmTopicArn"}]}
