@@ -22,8 +22,9 @@ from dataclasses import replace
 from typing import Any
 
 from magnetar_core.api.authorizer import RequestAuthorizer, injected_authorizer
-from magnetar_core.engine import Engine, authenticator_from_settings, aws_stores
-from magnetar_core.ports import Stores
+from magnetar_core.api.metrics import SERVICE
+from magnetar_core.engine import Engine, authenticator_from_settings, aws_stores, metrics_history
+from magnetar_core.ports import MetricsHistory, Stores
 from magnetar_core.settings import Settings
 from magnetar_local.function_url import front_door_function
 from magnetar_local.gateway import Gateway
@@ -82,7 +83,7 @@ class SecuredGateway:
         )
         self.authorizer = RequestAuthorizer(authenticator_from_settings(self.settings), True)
         self.gateway.loader = _AuthorizerLoader(
-            stack.template.functions, self.new_engine, self.authorizer
+            stack.template.functions, self.new_engine, self.metrics_history, self.authorizer
         )
         self.gateway.function_url = front_door_function(front_door)
         if triggers and stack.triggers is not None:  # its produces wake the stack's triggers
@@ -93,6 +94,10 @@ class SecuredGateway:
     def new_engine(self) -> Engine:
         """An engine with authentication on (one per handler container)."""
         return Engine.build(self.settings, clients=self._clients, launcher=self.launched)
+
+    def metrics_history(self) -> MetricsHistory:
+        """The console's history its settings name (the stack's: ``local``)."""
+        return metrics_history(self.settings, SERVICE)
 
     def start(self) -> SecuredGateway:
         self.gateway.start()
@@ -118,8 +123,8 @@ class SecuredGateway:
 class _AuthorizerLoader(EngineLoader):
     """An ``EngineLoader`` whose containers also get ``authorizer`` (the data plane's)."""
 
-    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Any, authorizer: RequestAuthorizer) -> None:  # fmt: skip
-        super().__init__(functions, new_engine)
+    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Any, history: Any, authorizer: RequestAuthorizer) -> None:  # fmt: skip
+        super().__init__(functions, new_engine, history)
         self._authorizer = authorizer
 
     def _load(self, spec: FunctionSpec, serial: int = 0) -> Any:  # type: ignore[override]
