@@ -1,5 +1,6 @@
 """``magnetar local``'s engine settings over the template's: ``--delayed-delivery-release-
-grace-ms`` reaches the handlers' settings, read once from their environment."""
+grace-ms`` and ``--consumer-lease-ms`` reach the handlers' settings, read once from their
+environment."""
 
 from __future__ import annotations
 
@@ -20,14 +21,27 @@ def _handler_settings(overrides: EngineOverrides) -> Settings:
     return Settings.from_env(merged)
 
 
-def test_the_grace_option_sets_the_handlers_grace_and_without_it_the_templates_stays():
-    args = build_parser().parse_args(["--delayed-delivery-release-grace-ms", "5000"])
-    chosen = EngineOverrides(args.delayed_delivery_release_grace_ms)
-    assert _handler_settings(chosen).delayed_delivery_release_grace_ms == 5000
-    default = EngineOverrides(build_parser().parse_args([]).delayed_delivery_release_grace_ms)
-    assert _handler_settings(default).delayed_delivery_release_grace_ms == 30_000
+def _overrides(*argv: str) -> EngineOverrides:
+    args = build_parser().parse_args(argv)
+    return EngineOverrides(args.delayed_delivery_release_grace_ms, args.consumer_lease_ms)
 
 
-def test_a_negative_grace_is_a_usage_error_before_anything_starts(capsys):
+def test_the_options_set_the_handlers_grace_and_lease_and_without_them_the_templates_stay():
+    chosen = _handler_settings(
+        _overrides("--delayed-delivery-release-grace-ms", "5000", "--consumer-lease-ms", "30000")
+    )
+    assert (chosen.delayed_delivery_release_grace_ms, chosen.consumer_lease_ms) == (5000, 30_000)
+    default = _handler_settings(_overrides())
+    assert (default.delayed_delivery_release_grace_ms, default.consumer_lease_ms) == (
+        30_000,
+        60_000,
+    )
+
+
+def test_a_negative_grace_or_a_lease_under_a_millisecond_is_a_usage_error_before_anything_starts(
+    capsys,
+):
     assert run(["--ephemeral", "--delayed-delivery-release-grace-ms", "-1"]) == 2
     assert "grace must be >= 0 ms, not -1" in capsys.readouterr().err
+    assert run(["--ephemeral", "--consumer-lease-ms", "0"]) == 2
+    assert "consumer lease must be >= 1 ms, not 0" in capsys.readouterr().err

@@ -137,6 +137,13 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         "was killed) waits for the dispatcher to release it (default: template.yaml's 30000)",
     )
     parser.add_argument(
+        "--consumer-lease-ms",
+        type=int,
+        metavar="MS",
+        help="how long a consumer not heard from keeps its unacknowledged messages before "
+        "they are redelivered (default: template.yaml's 60000; the SDK heartbeats every 20 s)",
+    )
+    parser.add_argument(
         "--function",
         action="append",
         default=[],
@@ -238,7 +245,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken), 2 for
     wrong options (``--secret-key`` without ``--auth``, an unreadable key file or htpasswd
     file, TLS files that do not load, a ``--function`` that does not load, a negative
-    grace).
+    grace, a lease under 1 ms).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(
@@ -249,7 +256,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         tls = _listener_tls(args)
         auth = _prepare_auth(args)
         functions = _load_functions(args.function)
-        overrides = EngineOverrides(args.delayed_delivery_release_grace_ms)
+        overrides = EngineOverrides(args.delayed_delivery_release_grace_ms, args.consumer_lease_ms)
     except (ValueError, OSError) as error:  # InvalidKey is a ValueError, ssl.SSLError an OSError
         print(f"magnetar local: {error}", file=sys.stderr)
         return 2
