@@ -46,7 +46,8 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # collection 18, contract 6.5); under heavy load CPU-s inflate too (the same suite before, at
 # load 12-18: 771). The rest
 # is work the tests ask for: e2e/test_readme.py 60, e2e/test_expire.py 47, integration/
-# test_auth_matrix.py 30, spark/test_expire_transform.py 28, integration/test_compaction.py 26,
+# test_auth_matrix.py 30 (10-12 since: its matrix on the memory stack), spark/
+# test_expire_transform.py 28, integration/test_compaction.py 26,
 # e2e/test_durable_local.py and test_chaos_faults.py 20.5, fuzz memory 40; an emulator test's
 # CPU is about half moto's (py-spy), half the handlers', the SDK's and the test's.
 WORKERS ?= 4

@@ -4,4 +4,4 @@ of its charts (``GET /console/api/history/...``); see ``magnetar_core.api.consol
 from magnetar_core.api import console, http
 
 engine = http.container_engine()
-lambda_handler = console.lambda_handler(engine, console.lazy_history())
+lambda_handler = console.lambda_handler(engine, console.lazy_history(engine))

@@ -25,14 +25,15 @@ _HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length
 
 
 class Service:
-    """One ``magnetar local --port 0 --data-dir DIR`` process with its state in ``home``."""
+    """One ``magnetar local --port 0 --data-dir DIR`` process with its state in ``home``
+    (``options``: more of the command's options)."""
 
-    def __init__(self, home: Path, data_dir: Path) -> None:
+    def __init__(self, home: Path, data_dir: Path, *options: str) -> None:
         self.home, self.data_dir = home, data_dir
         env = {k: v for k, v in os.environ.items() if k != "MAGNETAR_SERVICE_URL"}
         env["MAGNETAR_HOME"] = str(home)
         command = [sys.executable, "-m", "magnetar.cli", "local", "--port", "0",
-                   "--data-dir", str(data_dir), "--log-level", "WARNING"]  # fmt: skip
+                   "--data-dir", str(data_dir), "--log-level", "WARNING", *options]  # fmt: skip
         self.log = home / f"service-{time.monotonic_ns()}.log"
         home.mkdir(parents=True, exist_ok=True)
         with open(self.log, "wb") as log:

@@ -2,7 +2,10 @@
 points during produce and acks, or stopped (SIGTERM), it comes back with every acknowledged
 send, without the confirmed acks' messages, and with its admin state. Checked by the chaos
 lane's independent model (``magnetar_chaos.model``) and its wire observer, fed by a proxy
-that stays up across the restarts."""
+that stays up across the restarts. The killed services' consumers give their messages back
+one consumer lease after they were last seen: the SIGKILL test runs its services with a 30 s
+lease (``magnetar local --consumer-lease-ms``; the template's is 60 s), as its drain waits it
+out in real time."""
 
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ pytestmark = pytest.mark.emulator
 TOPIC = "persistent://public/default/durable-kills"
 SUB = "kept"
 KILLS = 3
-CONSUMER_LEASE_S = 60.0  # the service's default CONSUMER_LEASE_MS
+CONSUMER_LEASE_S = 30.0  # the SIGKILL test's services' CONSUMER_LEASE_MS (template: 60 s)
+LEASE_OPTIONS = ("--consumer-lease-ms", str(int(CONSUMER_LEASE_S * 1000)))
 DRAIN_S = CONSUMER_LEASE_S + 30.0  # a lease and a margin (long-polls, a loaded machine)
 CLOSE_LIMIT_S = 60.0
 CONFIRM_LIMIT_S = 60.0
@@ -148,7 +152,7 @@ def test_sigkill_during_produce_and_acks_loses_no_acknowledged_send_and_no_confi
     sent_before_kills = []
     try:
         for _ in range(KILLS):
-            service = Service(home, data)
+            service = Service(home, data, *LEASE_OPTIONS)
             proxy.upstream = service.url
             confirmed_before = len(model.confirmed)
             traffic = Traffic(proxy.url, model, first_seq=len(sent_before_kills) * 100_000)
@@ -157,7 +161,7 @@ def test_sigkill_during_produce_and_acks_loses_no_acknowledged_send_and_no_confi
             service.kill()
             traffic.stop()
             sent_before_kills.append(len(model.confirmed))
-        service = Service(home, data)
+        service = Service(home, data, *LEASE_OPTIONS)
         proxy.upstream = service.url
         drain(proxy.url, model)
         where = None if model.done([SUB]) else where_missing(service.url, TOPIC, SUB, model)

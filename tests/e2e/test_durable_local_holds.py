@@ -2,7 +2,11 @@
 connection; when ``magnetar local`` is killed no ``$disconnect`` comes for that connection,
 so the restarted service disconnects the connections it finds recorded: the killed
 consumer's in-flight messages come back one lease later (``CONSUMER_LEASE_MS``), not after
-the hold's two hours."""
+the hold's two hours.
+
+The services run with a 30 s lease (``magnetar local --consumer-lease-ms``) instead of the
+template's 60 s, which the test waited out in real time: one lease is still four thousand
+times shorter than the hold, and the SDK's consumers heartbeat every 20 s."""
 
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import magnetar as pulsar
 pytestmark = pytest.mark.emulator
 
 TOPIC = "persistent://public/default/held-by-a-watch"
-LEASE_S = 60.0  # the service's default CONSUMER_LEASE_MS
+LEASE_S = 30.0  # the services' CONSUMER_LEASE_MS (the template's is 60 s)
+OPTIONS = ("--consumer-lease-ms", str(int(LEASE_S * 1000)))
 IDLE_S = 13.0  # two empty long-polls (5 s each) and the SDK watches the channel
 
 
@@ -26,7 +31,7 @@ def test_a_watching_consumer_killed_with_the_service_gives_its_messages_back_aft
     tmp_path,
 ):
     home, data = tmp_path / "home", tmp_path / "data"
-    service = Service(home, data)
+    service = Service(home, data, *OPTIONS)
     first = pulsar.Client(service.url, operation_timeout_seconds=5)
     idle = first.subscribe(TOPIC, "s", consumer_type=pulsar.ConsumerType.Shared)
     producer = first.create_producer(TOPIC, batching_enabled=False)
@@ -38,7 +43,7 @@ def test_a_watching_consumer_killed_with_the_service_gives_its_messages_back_aft
     assert idle.receive(5000).data().decode() in sent  # the rest wait in its receiver queue
     service.kill()
     threading.Thread(target=first.close, daemon=True).start()  # cannot reach a dead service
-    service = Service(home, data)
+    service = Service(home, data, *OPTIONS)
     client = pulsar.Client(service.url)
     try:
         consumer = client.subscribe(TOPIC, "s", consumer_type=pulsar.ConsumerType.Shared)

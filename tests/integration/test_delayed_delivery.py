@@ -11,6 +11,14 @@ import time
 import uuid
 
 import pytest
+from delayed_support import (
+    cursor_of,
+    delayed_entry,
+    now_ms,
+    publish_200_due_in_one_second,
+    receive_until,
+    timer_executions,
+)
 from delivered import entry_ids, payloads
 
 from magnetar_core.domain.errors import ConditionFailed
@@ -22,50 +30,6 @@ from magnetar_wire import EntryMessage, encode_entry
 from magnetar_wire.names import TopicName
 
 TICK = 1000
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def delayed_entry(payload: bytes, deliver_at_ms: int, key: str | None = None) -> bytes:
-    message = EntryMessage(
-        payload=payload, sequence_id=0, publish_time_ms=now_ms(), deliver_at_ms=deliver_at_ms
-    )
-    if key is not None:
-        message = dataclasses.replace(message, key=key)
-    return encode_entry([message], producer_name="delay-test")
-
-
-def receive_until(subs, topic, sub, consumer_id, deadline_s: float, max_messages: int = 10):
-    """Long-poll until something arrives; returns ``(epoch ms it came, what came)``."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        got = subs.receive(topic, sub, consumer_id, max_messages, 1000)
-        if got:
-            return now_ms(), got
-    return None, []
-
-
-def cursor_of(engine: Engine, topic, sub):
-    ref = engine.topics.resolve(topic, create=False)
-    return ref.key, engine.subscriptions.context.cursors.get(ref.key, sub)
-
-
-def timer_executions(sfn, local_stack, workflow: str | None = None) -> list[str]:
-    """Names of the executions of the timer workflows (Standard and Express), or of one
-    of them (``workflow``: the handler setting naming it)."""
-    settings = (
-        [workflow] if workflow else ["TIMER_STATE_MACHINE_ARN", "TIMER_EXPRESS_STATE_MACHINE_ARN"]
-    )
-    return [
-        e["name"]
-        for setting in settings
-        for page in sfn.get_paginator("list_executions").paginate(
-            stateMachineArn=local_stack.environment[setting]
-        )
-        for e in page["executions"]
-    ]
 
 
 def test_a_message_delivered_after_2_5_s_is_not_received_at_1_s_and_comes_within_1_5_s_of_due(
@@ -212,20 +176,12 @@ def test_a_nack_with_zero_delay_redelivers_at_once(engine, topic, make_entry):
     assert [d.redelivery_count for d in again] == [1]
 
 
-@pytest.mark.slow
 def test_200_delayed_messages_due_in_the_same_second_start_exactly_one_execution(
     engine, topic, aws_clients, local_stack
 ):
     subs = engine.subscriptions
-    c = subs.subscribe(topic, "many", "c", "Shared", earliest=True)
-    # one second, far enough to publish 200 first even on a loaded machine (7 s was not, nor
-    # 12 s at a load of 10); the wait costs a worker little CPU
-    due = (now_ms() // 1000 + 20) * 1000 + 400
-    for i in range(200):
-        engine.producer.publish(topic, delayed_entry(b"m%03d" % i, due))
-
-    assert subs.receive(topic, "many", c.consumer_id, 1000, 0) == []
-    pk, state = cursor_of(engine, topic, "many")
+    topic, c, due, early, pk, state = publish_200_due_in_one_second(engine, topic)
+    assert early == []
     assert state.delayed_count() == 200 and list(state.delayed) == [due // 1000 * 1000]
     got: list = []
     end = time.monotonic() + 30

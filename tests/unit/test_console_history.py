@@ -1,6 +1,7 @@
 """The console's history: the in-memory minutes (local), CloudWatch's GetMetricData (on
 moto: moto does not turn EMF logs into metrics, so the test puts the metrics the EMF
-records would make), and the use case that ends the backlog with now's."""
+records would make), the use case that ends the backlog with now's, and the source a
+handler container gets (injected beside an injected engine: a MemoryService's own)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from datetime import UTC, datetime
 
 import boto3
 import pytest
+import requests
 from moto import mock_aws
 
 from magnetar_core.adapters.aws.history import CloudWatchHistory
 from magnetar_core.adapters.memory.history import MinuteHistory
+from magnetar_core.api.http import container_engine, injected_engine
 from magnetar_core.domain.errors import TopicNotFound
 from magnetar_core.ports import HISTORY_WINDOW_MS, History
 from magnetar_core.services.console_history import ConsoleHistory
 from magnetar_local.history import LocalHistory
+from magnetar_local.memory_service import MemoryService
 from magnetar_wire.names import TopicName
 
 TOPIC = "persistent://acme/orders/t"
@@ -107,3 +111,29 @@ def test_the_console_history_ends_the_backlog_with_the_stats_of_now():
     assert (body["startMs"], body["endMs"], body["periodMs"]) == (NOW_MS - HISTORY_WINDOW_MS, NOW_MS, 60_000)  # fmt: skip
     with pytest.raises(TopicNotFound):
         console.history(TopicName.parse("persistent://acme/orders/gone"))
+
+
+def test_a_memory_service_serves_the_console_history_of_its_own_records_without_the_environment(
+    monkeypatch,
+):
+    for name in ("TOPICS_TABLE", "METRICS_HISTORY", "AWS_ENDPOINT_URL"):  # no stack's settings
+        monkeypatch.delenv(name, raising=False)
+    with MemoryService() as svc:
+        topic = "persistent/public/default/charted"
+        produced = requests.post(f"{svc.url}/v1/{topic}/messages", timeout=10,
+                                 json={"messages": [{"value": "m"}] * 3})  # fmt: skip
+        assert produced.status_code == 200, produced.text
+        answer = requests.get(f"{svc.url}/console/api/history/{topic}", timeout=10)
+    assert answer.status_code == 200, answer.text
+    assert [rate for _, rate in answer.json()["series"]["msgRateIn"]] == [3 / 60]
+
+
+def test_an_engine_injected_without_a_history_source_says_so_and_one_with_it_serves_it():
+    minutes = MinuteHistory()
+    with injected_engine(object()):  # type: ignore[arg-type] - any object will do
+        bare = container_engine()
+    with injected_engine(object(), lambda: minutes):  # type: ignore[arg-type]
+        served = container_engine()
+    with pytest.raises(LookupError, match="without a metrics history source"):
+        bare.history("magnetar-api")
+    assert served.history("magnetar-api") is minutes

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from magnetar_local.auth import AUTH_OFF, LocalAuth
@@ -14,12 +15,42 @@ from magnetar_local.handlers import apply_handler_environment
 from magnetar_local.template import LocalTemplate
 
 
+@dataclass(frozen=True)
+class EngineOverrides:
+    """Engine settings ``magnetar local`` sets over the template's (its options; None keeps
+    the template's value): ``delayed_delivery_release_grace_ms``, how long past its due time
+    a delayed message whose timer was lost waits for the overdue rule to release it
+    (``DELAYED_DELIVERY_RELEASE_GRACE_MS``, 30 s in the template); ``consumer_lease_ms``,
+    how long a consumer not heard from keeps its messages (``CONSUMER_LEASE_MS``, 60 s; the
+    SDK heartbeats every 20 s while its receiver queue is full, so a lease much shorter lets
+    such a consumer lapse). Raises ValueError for a negative grace or a lease under 1 ms."""
+
+    delayed_delivery_release_grace_ms: int | None = None
+    consumer_lease_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        grace, lease = self.delayed_delivery_release_grace_ms, self.consumer_lease_ms
+        if grace is not None and grace < 0:
+            raise ValueError(f"the delayed delivery release grace must be >= 0 ms, not {grace}")
+        if lease is not None and lease < 1:
+            raise ValueError(f"the consumer lease must be >= 1 ms, not {lease}")
+
+    def environment(self) -> dict[str, str]:
+        """The handlers' variables these overrides set."""
+        named = {
+            "DELAYED_DELIVERY_RELEASE_GRACE_MS": self.delayed_delivery_release_grace_ms,
+            "CONSUMER_LEASE_MS": self.consumer_lease_ms,
+        }
+        return {name: str(value) for name, value in named.items() if value is not None}
+
+
 def local_environment(
     aws_endpoint_url: str,
     region: str,
     notify_url: str,
     commit_signal: str,
     auth: LocalAuth | None,
+    overrides: EngineOverrides = EngineOverrides(),  # noqa: B008 - frozen, never changed
 ) -> dict[str, str]:
     """What the local stack adds to the template's environment: the emulator, and the
     local stand-ins for what runs elsewhere on AWS (jobs, functions, wakes, notices)."""
@@ -46,6 +77,7 @@ def local_environment(
         # long-polls are woken by commits in any container (magnetar_local.commit_signal)
         "COMMIT_SIGNAL": commit_signal,
         **(auth.environment if auth is not None else AUTH_OFF),
+        **overrides.environment(),
     }
 
 

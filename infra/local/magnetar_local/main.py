@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from magnetar_core.adapters.targets import LocalFunctions
 from magnetar_local.auth import DEFAULT_SUPERUSER, LocalAuth
 from magnetar_local.emulator import EmulatorError
+from magnetar_local.handler_process import EngineOverrides
 from magnetar_local.journal import DataDirInUse
 from magnetar_local.readiness import StackError
 from magnetar_local.stack import LocalStack
@@ -129,6 +130,20 @@ def build_parser(prog: str = "magnetar local") -> argparse.ArgumentParser:
         "data-plane function gets function-URL events and checks tokens itself)",
     )
     parser.add_argument(
+        "--delayed-delivery-release-grace-ms",
+        type=int,
+        metavar="MS",
+        help="how long past its due time a delayed message whose timer was lost (the service "
+        "was killed) waits for the dispatcher to release it (default: template.yaml's 30000)",
+    )
+    parser.add_argument(
+        "--consumer-lease-ms",
+        type=int,
+        metavar="MS",
+        help="how long a consumer not heard from keeps its unacknowledged messages before "
+        "they are redelivered (default: template.yaml's 60000; the SDK heartbeats every 20 s)",
+    )
+    parser.add_argument(
         "--function",
         action="append",
         default=[],
@@ -229,7 +244,8 @@ def run(argv: Sequence[str] | None = None) -> int:
 
     0 after a clean stop, 1 when the stack cannot start (e.g. the port is taken), 2 for
     wrong options (``--secret-key`` without ``--auth``, an unreadable key file or htpasswd
-    file, TLS files that do not load, a ``--function`` that does not load).
+    file, TLS files that do not load, a ``--function`` that does not load, a negative
+    grace, a lease under 1 ms).
     """
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(
@@ -240,6 +256,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         tls = _listener_tls(args)
         auth = _prepare_auth(args)
         functions = _load_functions(args.function)
+        overrides = EngineOverrides(args.delayed_delivery_release_grace_ms, args.consumer_lease_ms)
     except (ValueError, OSError) as error:  # InvalidKey is a ValueError, ssl.SSLError an OSError
         print(f"magnetar local: {error}", file=sys.stderr)
         return 2
@@ -250,8 +267,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             previous[signum] = signal.signal(signum, lambda *_: stop.set())
     data_dir = data_dir_of(args)
     stack = LocalStack(
-        auth=auth, functions=functions, front_door=args.front_door, tls=tls, data_dir=data_dir
-    )
+        auth=auth, functions=functions, front_door=args.front_door, tls=tls, data_dir=data_dir,
+        overrides=overrides,
+    )  # fmt: skip
     try:
         try:
             stack.start(gateway_port=args.port, host=args.host)

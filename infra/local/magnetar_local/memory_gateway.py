@@ -1,5 +1,6 @@
 """The gateway of a ``MemoryService``: the real handlers, each container loaded with an engine
-on the service's in-memory stores injected (``magnetar_core.api.http.injected_engine``)."""
+on the service's in-memory stores injected (``magnetar_core.api.http.injected_engine``), and
+the service's metrics history beside it (the console's charts)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Protocol
 
 from magnetar_core.api.http import injected_engine
 from magnetar_core.engine import Engine
+from magnetar_core.ports import MetricsHistory
 from magnetar_local.events import HttpRequest, HttpResponse
 from magnetar_local.gateway import Gateway
 from magnetar_local.handlers import Handler, HandlerLoader
@@ -18,9 +20,12 @@ __all__ = ["EngineLoader", "MemoryGateway", "ServiceSide"]
 
 class ServiceSide(Protocol):
     """What the gateway needs of its service (a ``MemoryService``): fresh engines on its
-    stores, and its request path (recording, injected errors) around an invoke."""
+    stores, its metrics history, and its request path (recording, injected errors) around
+    an invoke."""
 
     def new_engine(self) -> Engine: ...
+
+    def metrics_history(self) -> MetricsHistory: ...
 
     def handle(
         self, request: HttpRequest, invoke: Callable[[HttpRequest], HttpResponse]
@@ -28,14 +33,21 @@ class ServiceSide(Protocol):
 
 
 class EngineLoader(HandlerLoader):
-    """Loads each handler container with an engine of ``new_engine`` injected."""
+    """Loads each handler container with an engine of ``new_engine`` injected, and
+    ``history`` as its metrics history source (the console's)."""
 
-    def __init__(self, functions: dict[str, FunctionSpec], new_engine: Callable[[], Engine]):
+    def __init__(
+        self,
+        functions: dict[str, FunctionSpec],
+        new_engine: Callable[[], Engine],
+        history: Callable[[], MetricsHistory],
+    ) -> None:
         super().__init__(functions)
         self._new_engine = new_engine
+        self._history = history
 
     def _load(self, spec: FunctionSpec, serial: int = 0) -> Handler:  # type: ignore[override]
-        with injected_engine(self._new_engine()):
+        with injected_engine(self._new_engine(), self._history):
             # a name of its own: the emulator stack's gateway may load the same functions
             return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
 
@@ -49,7 +61,7 @@ class MemoryGateway(Gateway):
     def __init__(self, service: ServiceSide, template: LocalTemplate) -> None:
         super().__init__(template.routes, template.functions)
         self.service = service
-        self.loader = EngineLoader(template.functions, service.new_engine)
+        self.loader = EngineLoader(template.functions, service.new_engine, service.metrics_history)
 
     def invoke(self, request: HttpRequest) -> HttpResponse:
         return self.service.handle(request, super().invoke)

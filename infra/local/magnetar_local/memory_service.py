@@ -32,8 +32,10 @@ from magnetar_core.adapters.memory.commit_signal import CommitSignal
 from magnetar_core.domain.errors import StorageFault
 from magnetar_core.domain.runtime import LedgerIds, Runtime, numbered_ledgers
 from magnetar_core.engine import Engine
+from magnetar_core.ports import MetricsHistory
 from magnetar_core.settings import Settings
 from magnetar_local.events import HttpRequest, HttpResponse, json_response
+from magnetar_local.history import LocalHistory
 from magnetar_local.memory_gateway import MemoryGateway
 from magnetar_local.metrics import engine_backlog
 from magnetar_local.recorded import OBJECTS_PATH, Recorded, RequestRecorder
@@ -119,7 +121,12 @@ class MemoryService(RequestRecorder):
         self.timers = TimerStarter(cursors, self.runtime.now_ms)
         self.signal = CommitSignal()  # a commit in one container wakes the others' long-polls
         self.gateway = MemoryGateway(self, _template(template))
-        self.gateway.metrics.backlog_of = engine_backlog(self.new_engine)
+        metrics = self.gateway.metrics
+        metrics.backlog_of = engine_backlog(self.new_engine)
+        # the console's charts: the gateway's EMF records (no backlog sampler thread: the
+        # console ends the backlog series with the stats of now)
+        self.history = LocalHistory(metrics.recent_topics, metrics.backlog_of)
+        metrics.listeners.append(self.history.record)
         self._engine: Engine | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -160,6 +167,10 @@ class MemoryService(RequestRecorder):
         return Engine.assemble(
             self.settings, self.stores, self.runtime, self.timers, signal=self.signal
         )
+
+    def metrics_history(self) -> MetricsHistory:
+        """The console's metrics history of this service (``history``'s minutes)."""
+        return self.history.minutes
 
     @property
     def engine(self) -> Engine:

@@ -18,7 +18,7 @@ from magnetar_local.function_sandbox import SubprocessSandbox
 from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway
-from magnetar_local.handler_process import HandlerProcess, local_environment
+from magnetar_local.handler_process import EngineOverrides, HandlerProcess, local_environment
 from magnetar_local.history import LocalHistory
 from magnetar_local.journal import lock_data_dir
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
@@ -53,6 +53,7 @@ class LocalStack:
     ``http-api`` or ``function-url`` (``magnetar_local.function_url``; else ValueError).
     ``data_dir``: keep the emulator's state there (``magnetar_local.durable``; held by this
     stack while it runs, ``DataDirInUse`` if another holds it); None keeps it in memory.
+    ``overrides``: engine settings set over the template's (``EngineOverrides``).
     """
 
     def __init__(
@@ -67,8 +68,11 @@ class LocalStack:
         commit_signal: str = "local",
         tls: ListenerTls | None = None,
         data_dir: Path | None = None,
+        overrides: EngineOverrides | None = None,
     ) -> None:
         self.front_door = front_door
+        self.overrides = overrides or EngineOverrides()
+        """Engine settings set over the template's (``magnetar local``'s options)."""
         self.tls = tls
         """TLS on the gateway's listener (``magnetar local --tls-cert``; None: plain HTTP)."""
         self.data_dir = data_dir
@@ -131,8 +135,9 @@ class LocalStack:
             provision(self.template, self.session, self.emulator.url)
             self._lambda_mirror.connect(self.client("iam"), self.client("lambda"))
             environment = local_environment(
-                self.aws_endpoint_url, self.region, self.notify.url, self.commit_signal, self.auth
-            )
+                self.aws_endpoint_url, self.region, self.notify.url, self.commit_signal,
+                self.auth, self.overrides,
+            )  # fmt: skip
             self.environment = self._process.enter(self.template, environment)
             from magnetar_local.tenancy import initialize_cluster
 

@@ -20,11 +20,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from websockets.exceptions import WebSocketException
-from websockets.sync.client import ClientConnection, connect
+if TYPE_CHECKING:
+    from websockets.sync.client import ClientConnection
 
 __all__ = ["IDLE_POLLS", "KEEPALIVE_SECONDS", "Channel", "IdleState", "channel_for"]
 
@@ -82,6 +82,7 @@ class Channel:
     def watch(self, topic: str, subscription: str, consumer_id: str, idle: IdleState) -> bool:
         """Watch ``topic`` for the consumer (and register ``idle`` to be woken by its
         notices); False when the channel cannot be used now (then long-poll). Never raises."""
+        _, failure = _websockets()
         try:
             conn = self._connection()
             if conn is None:
@@ -95,7 +96,7 @@ class Channel:
                 self._sleepers.setdefault(topic, []).append(idle)
             conn.send(json.dumps(body))
             answer = self._answer(ref)
-        except (OSError, WebSocketException, TimeoutError) as e:
+        except (OSError, failure, TimeoutError) as e:
             self._failed(f"watching {topic}: {e}")
             return False
         if answer is None or "watching" not in answer:
@@ -142,7 +143,7 @@ class Channel:
 
     def _connection(self) -> ClientConnection | None:
         """The open connection, opened or replaced as needed; None while failed recently.
-        Raises OSError, WebSocketException."""
+        Raises OSError, websockets' WebSocketException."""
         with self._opening:
             return self._open()
 
@@ -163,6 +164,7 @@ class Channel:
         auth = headers.get("Authorization", "")
         if auth.startswith("Bearer "):
             url += ("&" if "?" in url else "?") + "token=" + quote(auth[7:], safe="")
+        connect, _ = _websockets()
         conn = connect(url, additional_headers=headers, open_timeout=ANSWER_SECONDS,
                        ping_interval=None, compression=None, legacy=True)  # fmt: skip
         with self._lock:
@@ -176,10 +178,11 @@ class Channel:
 
     def _read(self, conn: ClientConnection) -> None:
         """The reader thread: notices wake their sleepers, answers their watchers."""
+        _, failure = _websockets()
         try:
             for message in conn:
                 self._received(message)
-        except (OSError, WebSocketException):
+        except (OSError, failure):
             pass
         with self._lock:
             if self._conn is conn:
@@ -246,3 +249,13 @@ def channel_for(current: Channel | None, url: Any, headers: Callable[[], dict[st
     if current is not None:
         current.close()
     return Channel(url, headers, log) if isinstance(url, str) and url else None
+
+
+def _websockets() -> tuple[Any, type[Exception]]:
+    """websockets' sync ``connect`` and its ``WebSocketException``, imported on first use:
+    importing the package costs about 70 ms of CPU, which a process that never watches the
+    channel (every CLI command but ``consume``, a producer) need not pay."""
+    from websockets.exceptions import WebSocketException
+    from websockets.sync.client import connect
+
+    return connect, WebSocketException

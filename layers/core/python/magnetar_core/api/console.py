@@ -11,17 +11,15 @@ are (produce or consume on the topic).
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 from magnetar_core.api import http, metrics, request
-from magnetar_core.engine import Engine, metrics_history
+from magnetar_core.engine import Engine
 from magnetar_core.ports import MetricsHistory
 from magnetar_core.services.console_history import ConsoleHistory
-from magnetar_core.settings import Settings
 from magnetar_wire.names import TopicName
 
 PAGE_PREFIX = "/console"
@@ -74,16 +72,17 @@ def history_app(engine: Callable[[], Engine], source: Callable[[], MetricsHistor
     return app
 
 
-def lazy_history() -> Callable[[], MetricsHistory]:
-    """The history source of this container's environment (``METRICS_HISTORY``), made on
-    first use."""
+def lazy_history(engine: http.ContainerEngine) -> Callable[[], MetricsHistory]:
+    """The history source of ``engine``'s container, made on first use: the one injected
+    beside an injected engine, else the one the settings its engine was built from name
+    (``METRICS_HISTORY``; ``ContainerEngine.history``). Reads no environment itself."""
     made: list[MetricsHistory] = []
     lock = threading.Lock()
 
     def source() -> MetricsHistory:
         with lock:
             if not made:
-                made.append(metrics_history(Settings.from_env(os.environ), metrics.SERVICE))
+                made.append(engine.history(metrics.SERVICE))
             return made[0]
 
     return source
