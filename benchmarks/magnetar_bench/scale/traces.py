@@ -25,7 +25,7 @@ class ConsumerTrace:
     """Receives answered from the consumer's grant item (no cursor read or write)."""
     served_ms: float = 0.0
     cursor_receives: int = 0
-    """Receives that read the cursor item and got messages (took a grant)."""
+    """Receives that wrote the cursor item and got messages (took a grant)."""
     cursor_ms: float = 0.0
     empty_receives: int = 0
     """Receives that read the cursor item and got nothing (the backlog's end)."""
@@ -33,20 +33,28 @@ class ConsumerTrace:
     cursor_writes: int = 0
     lost_races: int = 0
     """Conditional cursor writes of its receives that lost to another writer."""
+    slot_receives: int = 0
+    """Receives that read the cursor item and took a dispatch round's slot (no write)."""
+    slot_ms: float = 0.0
     read_cursor: bool = False
     """The request in flight read the cursor item."""
+    wrote_cursor: bool = False
+    """The request in flight wrote (or tried to write) the cursor item."""
 
     def receive_done(self, started_ms: float, now_ms: float, messages: int) -> None:
         """Account one receive that took ``started_ms`` to ``now_ms``."""
         if self.read_cursor and not messages:
             self.empty_receives += 1
+        elif self.read_cursor and not self.wrote_cursor:
+            self.slot_receives += 1
+            self.slot_ms += now_ms - started_ms
         elif self.read_cursor:
             self.cursor_receives += 1
             self.cursor_ms += now_ms - started_ms
         elif messages:
             self.served_receives += 1
             self.served_ms += now_ms - started_ms
-        self.read_cursor = False
+        self.read_cursor = self.wrote_cursor = False
         self.received += messages
         if messages and self.first_ms is None:
             self.first_ms = now_ms
@@ -84,6 +92,7 @@ class Traces:
         if method == "get":
             trace.read_cursor = True
         if method == "put":
+            trace.wrote_cursor = True
             trace.cursor_writes += 1
             if error is not None and type(error).__name__ == "ConditionFailed":
                 trace.lost_races += 1
@@ -109,6 +118,8 @@ class Traces:
                 else None,
                 "cursor_receives": t.cursor_receives,
                 "cursor_receive_ms": round(t.cursor_ms, 1),
+                "slot_receives": t.slot_receives,
+                "slot_receive_ms": round(t.slot_ms, 1),
                 "empty_receives": t.empty_receives,
                 "cursor_writes": t.cursor_writes,
                 "lost_cursor_races": t.lost_races,

@@ -24,6 +24,7 @@ from magnetar_core.domain.cursor.grants import (
     reclaim,
 )
 from magnetar_core.domain.cursor.records import Delivery as Granted
+from magnetar_core.domain.cursor.rounds import slot_to_take
 from magnetar_core.domain.cursor.state import KEY_SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -42,6 +43,7 @@ from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.grants import Grants
 from magnetar_core.services.subscriptions.planning import Planner
+from magnetar_core.services.subscriptions.rounds import Rounds
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -59,6 +61,8 @@ class _Planned(NamedTuple):
     wake_at: int | None
     moved: bool
     carried: tuple[Granted, ...] = ()
+    take: bool = False
+    """Take the consumer's dealt slot (``rounds``) instead: nothing to write."""
 
 
 class Dispatch:
@@ -89,6 +93,7 @@ class Dispatch:
         self._compacted = compacted
         self._fetcher = fetcher
         self.grants = Grants(context)
+        self.rounds = Rounds(context)
         self._planner = Planner(context, timers, namespaces, fetcher.budget)
 
     def receive(
@@ -162,10 +167,12 @@ class Dispatch:
         max_messages: int,
         role: str | None = None,
         by_reference: bool = False,
+        taking: bool = True,
     ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
         """One optimistic dispatch: ``(deliveries with their index items, read position,
         earliest pending bucket or None, whether delays moved anything)``; no more than one
-        response holds (``by_reference``: as the Fetcher will send them)."""
+        response holds (``by_reference``: as the Fetcher will send them). Taking a grant,
+        a dealt slot is taken first when nothing else must be written (``taking``)."""
         ctx = self._ctx
         lease_ms = ctx.limits.consumer_lease_ms
         timer_id = ctx.runtime.new_id()[:12]
@@ -178,6 +185,7 @@ class Dispatch:
         # read before the cursor, once: the cursor's race is between its read and write
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
         head = ctx.log.head(ref.key) if granting else None
+        others = self.rounds.others(ref, subscription, consumer_id) if granting else {}
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -199,6 +207,9 @@ class Dispatch:
             expired = state.expire_consumers(now, lease_ms)
             ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+            slot = taking and not dirty and consumer_id in grant_of
+            if slot and slot_to_take(state, consumer_id, grant_of[consumer_id]):
+                return _Planned(state, [], {}, False, None, False, take=True), None
             asked, carried = max_messages, tuple[Granted, ...]()
             if consumer_id in grant_of:  # taking a grant: its acks first, then a new lease
                 previous = grant_of[consumer_id]
@@ -218,14 +229,21 @@ class Dispatch:
                 planner = self._planner
                 live = planner.plan_key_shared if state.sub_type == KEY_SHARED else planner.plan
                 plan: Plan = partial(live, by_reference=by_reference)
+                wants: dict[str, int] = {}
                 if consumer_id in grant_of and state.sub_type != KEY_SHARED:
-                    plan = partial(
-                        planner.plan, by_reference=by_reference, grant=(head, max_messages)
-                    )
+                    wants, folded = self.rounds.wants(state, consumer_id, others, head)
+                    dirty |= folded
+                    plan = partial(planner.plan, by_reference=by_reference,
+                                   grant=(head, max_messages), dealing=sum(wants.values()))  # fmt: skip
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, asked, now)
                 count_out(state, deliveries, known, now)
+                if wants:  # a dispatch round: the same page dealt to consumers with permits
+                    due = planner.due(ref, state, known.values(), now)
+                    dealt = self.rounds.deal(state, wants, known, due)
+                    count_out(state, dealt, known, now)
+                    dirty |= bool(dealt)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0
             dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
@@ -243,6 +261,15 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
+        if planned.take:  # the slot a round dealt to this consumer, if its item allows
+            taken = self.rounds.take(
+                ref, state, consumer_id, grant_of.get(consumer_id), max_messages
+            )
+            if taken is not None:
+                return taken, state.read_position, None, False
+            return self._dispatch(
+                ref, subscription, consumer_id, max_messages, role, by_reference, taking=False
+            )
         if consumer_id in grant_of and (planned.carried or planned.deliveries):
             pairs = self.grants.record(
                 ref,
