@@ -180,7 +180,9 @@ def _cursors(
     raise NotImplementedError(f"the model maps no AWS requests for CursorStore.{method}")
 
 
-GRANT_METHODS = {"grant", "hand_out", "put_grant", "ack_granted", "revoke_grant", "grants_of"}
+GRANT_METHODS = {
+    "grant", "hand_out", "put_grant", "ack_granted", "revoke_grant", "grants_of", "void_slot",
+}  # fmt: skip
 
 
 def _grant_bytes(grant: Grant | None) -> int:
@@ -204,6 +206,8 @@ def _grants(method: str, a: Sequence[Any], result: Any) -> list[Request]:
     key = f"cursors|{grant_key(a[0], a[1], a[2])}"
     if method == "grant":
         return [Request("dynamodb.GetItem", key, read_units=read_units(_grant_bytes(result)))]
+    if method == "void_slot":
+        return [Request("dynamodb.UpdateItem", key, write_units(_grant_bytes(None)))]
     if method == "put_grant":
         change = a[3]
         size = 100 + len(queue_json(change.queue)) + 8 * (len(change.leased) + len(change.folded))

@@ -61,7 +61,8 @@ class CursorStore(Protocol):
     def put_grant(self, pk: str, subscription: str, consumer_id: str, change: GrantChange) -> bool:
         """Record a new grant (``GrantChange``) if the item's ``rev`` is still
         ``change.rev`` (no item, when ``change.fresh``), bumping it, and, taking a dealt
-        slot (``change.dealt_seq``), if it is not revoked; False otherwise."""
+        slot (``change.dealt_seq``), if it is not revoked and took no slot as late (or was
+        voided: ``void_slot``); False otherwise."""
         ...
 
     def ack_granted(
@@ -88,6 +89,13 @@ class CursorStore(Protocol):
         item's ``leased`` set, bumping ``rev``; returns the item as changed (its acks to
         fold), or None when there is no item. Revoking every entry writes a revoked item
         where there was none (so a dispatch round's slot cannot be taken after it)."""
+        ...
+
+    def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
+        """Take back a dispatch round's slot ``seq`` the consumer has not taken: record it
+        as taken (the item's ``dealt_seq``, written even where there was no item) unless
+        the item took it (or a later one) already; True when it was voided (its entries,
+        leased to the consumer on the cursor, are then on no grant item)."""
         ...
 
     def grants_of(

@@ -145,7 +145,10 @@ class GrantItems:
             condition = "rev = :was"
             values[":was"] = {"N": str(change.rev)}
         if change.dealt_seq is not None and not change.fresh:
-            condition += " AND attribute_not_exists(rvk)"
+            values[":dsq"] = {"N": str(change.dealt_seq)}
+            condition += (
+                " AND attribute_not_exists(rvk) AND (attribute_not_exists(dsq) OR dsq < :dsq)"
+            )
         return (
             self._update(
                 f"granting to {consumer_id} on {subscription} of {pk}",
@@ -211,6 +214,19 @@ class GrantItems:
             **conditional,
         )
         return grant_from_item(item) if item is not None else None
+
+    def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
+        values: Item = {":s": {"N": str(seq)}}
+        return (
+            self._update(
+                f"taking back the slot of {consumer_id} on {subscription} of {pk}",
+                Key=self._key(pk, subscription, consumer_id),
+                UpdateExpression="SET dsq = :s",
+                ConditionExpression="attribute_not_exists(dsq) OR dsq < :s",
+                ExpressionAttributeValues=values,
+            )
+            is not None
+        )
 
     def grants_of(
         self, pk: str, subscription: str, consumer_ids: Sequence[str]

@@ -56,6 +56,10 @@ class GrantPolicy:
     deliveries not handed out (``rounds``)."""
     rounds: bool = True
     """Whether Shared grants deal to other consumers (dispatch rounds)."""
+    steal_min_entries: int = 4
+    steal_most: int = 2
+    """At the backlog's end a grant takes back the ``steal_most`` largest slots of at least
+    ``steal_min_entries`` entries other consumers have not taken (``rounds``)."""
 
     def serves(self, max_messages: int) -> bool:
         """Whether a receive of ``max_messages`` takes its messages from grants."""

@@ -158,3 +158,41 @@ def take_change(
     return GrantChange(
         tuple(deliveries), leased, folded, rev, before is None, role, handed, dealt_seq=seq
     )
+
+
+def slots_to_steal(
+    state: CursorState,
+    thief: str,
+    others: Mapping[str, Grant | None],
+    min_entries: int,
+    most: int,
+) -> list[tuple[str, Dealt]]:
+    """When nothing is left to dispatch: the largest slots (``most`` at most, of at least
+    ``min_entries`` entries still leased) other consumers have not taken, by consumer
+    (``others``: their items as read, for slots they took since; unknown ones are tried:
+    ``void_slot`` is conditional)."""
+    if not rounds_apply(state) or state.redeliver:
+        return []
+    found = []
+    for consumer_id, slot in state.dealt.items():
+        if consumer_id == thief or not untaken(state, consumer_id, others.get(consumer_id)):
+            continue
+        lease = state.leases[consumer_id]
+        held = sum(1 for e in slot.entries if e in lease)
+        if held >= min_entries:
+            found.append((-held, consumer_id, slot))
+    return [(consumer_id, slot) for _, consumer_id, slot in sorted(found)[:most]]
+
+
+def return_voided(state: CursorState, consumer_id: str, seq: int, entries: RangeSet) -> int:
+    """After ``void_slot`` took slot ``seq`` back from the consumer (no grant item can take
+    it any more): its entries still leased go back uncounted (never delivered), and the
+    slot is dropped if it is still that one. Returns how many went back."""
+    slot = state.dealt.get(consumer_id)
+    if slot is not None and slot.seq <= seq:
+        del state.dealt[consumer_id]
+    lease = state.leases.get(consumer_id)
+    back = [e for e in entries if lease is not None and e in lease]
+    if not back:
+        return 0
+    return state.negative_acknowledge(consumer_id, back, None, None, None, counted=False)

@@ -32,6 +32,7 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
 )
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.ports import CommitSignal
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
@@ -180,6 +181,7 @@ class Dispatch:
         revoked: dict[str, Grant] = {}  # lapsed consumers' grants, taken back before expiry
         grant_of: dict[str, Grant | None] = {}  # this consumer's grant item (taking a grant)
         clock = [0]
+        voided: dict[tuple[str, int], RangeSet] = {}  # slots taken back (``Rounds.steal``)
 
         granting = grants.serves(ref, subscription, max_messages)
         # read before the cursor, once: the cursor's race is between its read and write
@@ -198,6 +200,7 @@ class Dispatch:
             grant_of.clear()
             if granting and grants_apply(state) and consumer_id in state.consumers:
                 grant_of[consumer_id] = early
+                self.rounds.steal(ref, state, consumer_id, (early, others), head, voided)
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
@@ -207,9 +210,10 @@ class Dispatch:
             expired = state.expire_consumers(now, lease_ms)
             ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
-            slot = taking and not dirty and consumer_id in grant_of
+            slot = taking and not dirty and not voided and consumer_id in grant_of
             if slot and slot_to_take(state, consumer_id, grant_of[consumer_id]):
                 return _Planned(state, [], {}, False, None, False, take=True), None
+            dirty |= self.rounds.return_voided(state, voided)
             asked, carried = max_messages, tuple[Granted, ...]()
             if consumer_id in grant_of:  # taking a grant: its acks first, then a new lease
                 previous = grant_of[consumer_id]

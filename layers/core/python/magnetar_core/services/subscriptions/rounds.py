@@ -17,13 +17,16 @@ from magnetar_core.domain.cursor.records import Delivery
 from magnetar_core.domain.cursor.rounds import (
     deal,
     prune_slots,
+    return_voided,
     rounds_apply,
     slot_to_take,
+    slots_to_steal,
     take_change,
     wants_of,
 )
 from magnetar_core.domain.cursor.state import CursorState
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.services.topics import PartitionRef
 
 if TYPE_CHECKING:
@@ -88,6 +91,43 @@ class Rounds:
         candidates = [(e, known[e].count) for e in (*redelivered, *fresh)]
         dealt = deal(state, wants, candidates, self._ctx.limits.max_unacked_entries, due)
         return [d for given in dealt.values() for d in given]
+
+    def steal(
+        self,
+        ref: PartitionRef,
+        state: CursorState,
+        thief: str,
+        grants: tuple[Grant | None, Mapping[str, Grant | None]],
+        head: int | None,
+        voided: dict[tuple[str, int], RangeSet],
+    ) -> None:
+        """At the backlog's end (the log read up to ``head``, nothing to redeliver): take
+        back the largest slots other consumers have not taken (``void_slot`` on their
+        items, before the cursor write that sends their entries back: ``return_voided``),
+        so that no entry waits behind a slow consumer's hand-outs; not while the thief has
+        a slot of its own to take (``grants``: its item and the others', as read). Adds to
+        ``voided``."""
+        own, others = grants
+        if not self.policy.rounds or head is None or state.read_position <= head:
+            return
+        if slot_to_take(state, thief, own):
+            return
+        policy = self.policy
+        for consumer_id, slot in slots_to_steal(
+            state, thief, others, policy.steal_min_entries, policy.steal_most
+        ):
+            if (consumer_id, slot.seq) in voided:
+                continue
+            if self._ctx.cursors.void_slot(ref.key, state.subscription, consumer_id, slot.seq):
+                voided[(consumer_id, slot.seq)] = slot.entries
+
+    @staticmethod
+    def return_voided(state: CursorState, voided: Mapping[tuple[str, int], RangeSet]) -> bool:
+        """Send the entries of the slots taken back (``steal``) back uncounted; whether the
+        cursor changed."""
+        return (
+            sum(return_voided(state, c, seq, entries) for (c, seq), entries in voided.items()) > 0
+        )
 
     def take(
         self,
