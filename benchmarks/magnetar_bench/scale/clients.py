@@ -131,6 +131,7 @@ def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
     while not sim.stopping:
         want = RECEIVER_QUEUE if spec.prefetch else 1
         started = sim.now_ms
+        trace.receive_started()
         try:
             delivered = world.lambdas.invoke("receive", _receiving(world, sub, consumer_id, want))
             attempt = 0

@@ -40,6 +40,12 @@ class ConsumerTrace:
     """The request in flight read the cursor item."""
     wrote_cursor: bool = False
     """The request in flight wrote (or tried to write) the cursor item."""
+    receiving: bool = False
+    """A receive is in flight (the cursor writes of subscribe and close are not counted)."""
+
+    def receive_started(self) -> None:
+        self.read_cursor = self.wrote_cursor = False
+        self.receiving = True
 
     def receive_done(self, started_ms: float, now_ms: float, messages: int) -> None:
         """Account one receive that took ``started_ms`` to ``now_ms``."""
@@ -54,7 +60,7 @@ class ConsumerTrace:
         elif messages:
             self.served_receives += 1
             self.served_ms += now_ms - started_ms
-        self.read_cursor = self.wrote_cursor = False
+        self.read_cursor = self.wrote_cursor = self.receiving = False
         self.received += messages
         if messages and self.first_ms is None:
             self.first_ms = now_ms
@@ -87,7 +93,7 @@ class Traces:
 
     def store_call(self, store: str, method: str, error: BaseException | None) -> None:
         trace = self.current()
-        if trace is None or store != "cursors":
+        if trace is None or store != "cursors" or not trace.receiving:
             return
         if method == "get":
             trace.read_cursor = True

@@ -186,8 +186,9 @@ class Dispatch:
         granting = grants.serves(ref, subscription, max_messages)
         # read before the cursor, once: the cursor's race is between its read and write
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
-        head = ctx.log.head(ref.key) if granting else None
-        others = self.rounds.others(ref, subscription, consumer_id) if granting else {}
+        # the head and the other consumers' items, unless a dealt slot is all this needs
+        heads: list[int | None] = []
+        others: dict[str, Grant | None] = {}
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -198,13 +199,17 @@ class Dispatch:
             # again at every attempt: a retry may read a grant recorded since (``Revoked``)
             revoked.update(grants.revoke(ref, state, state.roster.lapsed(now, lease_ms)))
             grant_of.clear()
+            if granting and not heads and not (taking and slot_to_take(state, consumer_id, early)):
+                heads.append(ctx.log.head(ref.key))
+                others.update(self.rounds.others(ref, subscription, consumer_id))
             if granting and grants_apply(state) and consumer_id in state.consumers:
                 grant_of[consumer_id] = early
+                head = heads[0] if heads else None
                 self.rounds.steal(ref, state, consumer_id, (early, others), head, voided)
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
-            now = clock[0]
+            now, head = clock[0], (heads[0] if heads else None)
             for lapsed in state.roster.lapsed(now, lease_ms):
                 reclaim(state, lapsed, revoked.get(lapsed), ctx.hashes_of(ref))
             expired = state.expire_consumers(now, lease_ms)
