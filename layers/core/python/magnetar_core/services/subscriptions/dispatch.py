@@ -186,8 +186,11 @@ class Dispatch:
         granting = grants.serves(ref, subscription, max_messages)
         # read before the cursor, once: the cursor's race is between its read and write
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
-        # the head and the other consumers' items, unless a dealt slot is all this needs
-        heads: list[int | None] = []
+        # the head (before the cursor: its race is between read and write) and, on a
+        # subscription that deals in rounds, the other consumers' items: after the cursor,
+        # and only when no dealt slot is all this receive needs
+        dealing = granting and bool(ctx.granted.consumers(ref.key, subscription))
+        heads = [ctx.log.head(ref.key)] if granting and not dealing else []
         others: dict[str, Grant | None] = {}
 
         def read() -> CursorState:
@@ -199,8 +202,8 @@ class Dispatch:
             # again at every attempt: a retry may read a grant recorded since (``Revoked``)
             revoked.update(grants.revoke(ref, state, state.roster.lapsed(now, lease_ms)))
             grant_of.clear()
-            if granting and not heads and not (taking and slot_to_take(state, consumer_id, early)):
-                heads.append(ctx.log.head(ref.key))
+            if granting and not others and not (taking and slot_to_take(state, consumer_id, early)):
+                heads[:] = heads or [ctx.log.head(ref.key)]
                 others.update(self.rounds.others(ref, subscription, consumer_id))
             if granting and grants_apply(state) and consumer_id in state.consumers:
                 grant_of[consumer_id] = early
