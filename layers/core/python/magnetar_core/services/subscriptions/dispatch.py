@@ -62,8 +62,7 @@ class _Planned(NamedTuple):
     wake_at: int | None
     moved: bool
     carried: tuple[Granted, ...] = ()
-    take: bool = False
-    """Take the consumer's dealt slot (``rounds``) instead: nothing to write."""
+    take: bool = False  # take the consumer's dealt slot (``rounds``) instead: no write
 
 
 class Dispatch:
@@ -184,11 +183,10 @@ class Dispatch:
         voided: dict[tuple[str, int], RangeSet] = {}  # slots taken back (``Rounds.steal``)
 
         granting = grants.serves(ref, subscription, max_messages)
-        # read before the cursor, once: the cursor's race is between its read and write
+        # the item and head before the cursor (its race is between read and write); on a
+        # subscription dealing in rounds, the head and the others' items after it, unless
+        # a dealt slot is all this receive needs
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
-        # the head (before the cursor: its race is between read and write) and, on a
-        # subscription that deals in rounds, the other consumers' items: after the cursor,
-        # and only when no dealt slot is all this receive needs
         dealing = granting and bool(ctx.granted.consumers(ref.key, subscription))
         heads = [ctx.log.head(ref.key)] if granting and not dealing else []
         others: dict[str, Grant | None] = {}
@@ -274,10 +272,8 @@ class Dispatch:
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
         if planned.take:  # the slot a round dealt to this consumer, if its item allows
-            taken = self.rounds.take(
-                ref, state, consumer_id, grant_of.get(consumer_id), max_messages
-            )
-            if taken is not None:
+            own = grant_of.get(consumer_id)
+            if (taken := self.rounds.take(ref, state, consumer_id, own, max_messages)) is not None:
                 return taken, state.read_position, None, False
             return self._dispatch(
                 ref, subscription, consumer_id, max_messages, role, by_reference, taking=False
