@@ -79,6 +79,21 @@ def test_a_dealt_slot_is_taken_only_on_the_rev_read_and_never_onto_a_revoked_ite
     assert stores.cursors.grant(pk, "s", "c1").dealt_seq == 41
 
 
+def test_a_voided_slot_is_never_taken_and_the_item_still_takes_grants(stores, pk):
+    assert stores.cursors.void_slot(pk, "s", "c1", 7)  # no item yet: one is written
+    voided = stores.cursors.grant(pk, "s", "c1")
+    assert (voided.dealt_seq, voided.rev, voided.revoked, voided.queue) == (7, 0, False, ())
+    assert not stores.cursors.void_slot(pk, "s", "c1", 7)  # at or past it: refused
+    assert not stores.cursors.put_grant(pk, "s", "c1", change([5]))  # a fresh take fails
+    late = dataclasses.replace(change([5], rev=0, fresh=False), dealt_seq=7)
+    assert not stores.cursors.put_grant(pk, "s", "c1", late)  # the voided slot
+    # an ordinary grant (its cursor write done) records on the item as read
+    assert stores.cursors.put_grant(pk, "s", "c1", change([5], rev=0, fresh=False))
+    assert stores.cursors.hand_out(pk, "s", "c1", None).next_delivery.entry_id == 5
+    assert stores.cursors.grant(pk, "s", "c1").dealt_seq == 7
+    assert stores.cursors.void_slot(pk, "s", "c1", 8)
+
+
 def test_grants_of_reads_many_consumers_items_at_once(stores, pk):
     for i in range(3):
         assert stores.cursors.put_grant(pk, "s", f"c{i}", change([i, 100 + i]))

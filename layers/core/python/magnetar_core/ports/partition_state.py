@@ -93,7 +93,8 @@ class CursorStore(Protocol):
 
     def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
         """Take back a dispatch round's slot ``seq`` the consumer has not taken: record it
-        as taken (the item's ``dealt_seq``, written even where there was no item) unless
+        as taken (the item's ``dealt_seq``, written even where there was no item, with
+        ``rev`` 0, so the owner's next grant records on it as read) unless
         the item took it (or a later one) already; True when it was voided (its entries,
         leased to the consumer on the cursor, are then on no grant item)."""
         ...

@@ -216,12 +216,12 @@ class GrantItems:
         return grant_from_item(item) if item is not None else None
 
     def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
-        values: Item = {":s": {"N": str(seq)}}
+        values: Item = {":s": {"N": str(seq)}, ":zero": {"N": "0"}}
         return (
             self._update(
                 f"taking back the slot of {consumer_id} on {subscription} of {pk}",
                 Key=self._key(pk, subscription, consumer_id),
-                UpdateExpression="SET dsq = :s",
+                UpdateExpression="SET dsq = :s, rev = if_not_exists(rev, :zero)",
                 ConditionExpression="attribute_not_exists(dsq) OR dsq < :s",
                 ExpressionAttributeValues=values,
             )
