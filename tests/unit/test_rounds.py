@@ -248,3 +248,34 @@ def test_key_shared_grants_deal_no_slots(engine):
     consumer = next(iter(cursor(engine).consumers))
     receive(engine, consumer)
     assert cursor(engine).dealt == {}
+
+
+def untaken(engine: Engine) -> set[str]:
+    ref = engine.topics.resolve(TOPIC, create=False)
+    store = engine.subscriptions.context.cursors
+    return {
+        c
+        for c, slot in cursor(engine).dealt.items()
+        if (store.grant(ref.key, "s", c) or Grant()).dealt_seq < slot.seq
+    }
+
+
+def test_a_consumer_receiving_many_at_a_time_gets_its_dealt_slot_first_uncounted(engine):
+    subs = engine.subscriptions
+    one = subs.subscribe(TOPIC, "s", "one", SHARED, earliest=True).consumer_id
+    many = subs.subscribe(TOPIC, "s", "many", SHARED, earliest=True).consumer_id
+    produce(engine, 200)
+    assert receive(engine, many) == [0]  # a one-message receive once: it has an item
+    for _ in range(31):
+        ack(engine, many, receive(engine, many))  # hands its grant out
+    for _ in range(40):  # one hands out the slot it was dealt; its next grant deals many
+        ack(engine, one, receive(engine, one))
+        if many in untaken(engine):
+            break
+    slot = sorted(cursor(engine).dealt[many].entries)
+    assert slot
+    got = [d.entry_id for d in subs.receive(TOPIC, "s", many, 100, 0)]  # many at a time
+    assert got[: len(slot)] == slot  # the slot first: nothing stays leased, never sent
+    state = cursor(engine)
+    assert many not in state.dealt
+    assert all(state.redelivery_counts.get(e, 0) == 0 for e in slot)

@@ -176,10 +176,9 @@ class Dispatch:
         ctx = self._ctx
         lease_ms = ctx.limits.consumer_lease_ms
         timer_id = ctx.runtime.new_id()[:12]
-        grants = self.grants
+        grants, clock = self.grants, [0]
         revoked: dict[str, Grant] = {}  # lapsed consumers' grants, taken back before expiry
         grant_of: dict[str, Grant | None] = {}  # this consumer's grant item (taking a grant)
-        clock = [0]
         voided: dict[tuple[str, int], RangeSet] = {}  # slots taken back (``Rounds.steal``)
 
         granting = grants.serves(ref, subscription, max_messages)
@@ -207,6 +206,8 @@ class Dispatch:
                 grant_of[consumer_id] = early
                 head = heads[0] if heads else None
                 self.rounds.steal(ref, state, consumer_id, (early, others), head, voided)
+            elif consumer_id in state.dealt:  # dealt to, but receiving many at a time
+                self.rounds.own_slot(ref, state, consumer_id, voided)
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:

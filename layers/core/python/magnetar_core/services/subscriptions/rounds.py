@@ -121,6 +121,20 @@ class Rounds:
             if self._ctx.cursors.void_slot(ref.key, state.subscription, consumer_id, slot.seq):
                 voided[(consumer_id, slot.seq)] = slot.entries
 
+    def own_slot(
+        self, ref: PartitionRef, state: CursorState, consumer_id: str,
+        voided: dict[tuple[str, int], RangeSet],
+    ) -> None:  # fmt: skip
+        """A receive that takes no grant (it asks for many messages) takes its consumer's
+        untaken slot back the same way (``void_slot``, then ``return_voided``), so that its
+        own dispatch hands those entries out first, uncounted; a slot its item took is
+        left to the item. Adds to ``voided``."""
+        slot = state.dealt.get(consumer_id)
+        if slot is None or (consumer_id, slot.seq) in voided:
+            return
+        if self._ctx.cursors.void_slot(ref.key, state.subscription, consumer_id, slot.seq):
+            voided[(consumer_id, slot.seq)] = slot.entries
+
     @staticmethod
     def return_voided(state: CursorState, voided: Mapping[tuple[str, int], RangeSet]) -> bool:
         """Send the entries of the slots taken back (``steal``) back uncounted; whether the
