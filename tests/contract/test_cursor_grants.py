@@ -5,6 +5,7 @@ and bumps ``rev``, and a revoked grant hands nothing out."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -36,8 +37,72 @@ def change(
 def test_a_consumer_without_a_grant_reads_none_and_has_nothing_to_hand_out(stores, pk):
     assert stores.cursors.grant(pk, "s", "c1") is None
     assert stores.cursors.hand_out(pk, "s", "c1", None) is None
-    assert stores.cursors.revoke_grant(pk, "s", "c1", None) is None
+    assert stores.cursors.revoke_grant(pk, "s", "c1", frozenset({1})) is None
     assert stores.cursors.ack_granted(pk, "s", "c1", frozenset({1}), None) is False
+    assert stores.cursors.grant(pk, "s", "c1") is None  # a partial revocation wrote nothing
+
+
+def test_revoking_a_whole_grant_leaves_a_revoked_item_where_there_was_none(stores, pk):
+    revoked = stores.cursors.revoke_grant(pk, "s", "c1", None)
+    assert (revoked.revoked, revoked.rev, revoked.queue, revoked.leased) == (
+        True, 1, (), frozenset()
+    )  # fmt: skip
+    assert stores.cursors.grant(pk, "s", "c1") == revoked
+    assert stores.cursors.hand_out(pk, "s", "c1", None) is None
+    # a first grant recorded as fresh (it read no item) fails: the revocation came first
+    assert not stores.cursors.put_grant(pk, "s", "c1", change([5]))
+    assert stores.cursors.put_grant(pk, "s", "c1", change([5], rev=1, fresh=False))
+
+
+def test_a_dealt_slot_is_taken_only_on_the_rev_read_and_never_onto_a_revoked_item(stores, pk):
+    take = change([7, 8], rev=1, fresh=False, handed=1)
+    assert stores.cursors.put_grant(pk, "s", "c1", change([5]))  # rev 1
+    slot = dataclasses.replace(take, dealt_seq=40)
+    assert stores.cursors.put_grant(pk, "s", "c1", slot)
+    got = stores.cursors.grant(pk, "s", "c1")
+    assert (got.dealt_seq, got.rev, got.handed, [d.entry_id for d in got.queue]) == (
+        40,
+        2,
+        1,
+        [7, 8],
+    )
+    assert not stores.cursors.put_grant(pk, "s", "c1", slot)  # rev moved on
+    stores.cursors.revoke_grant(pk, "s", "c1", frozenset({7}))  # a partial one: rev 3
+    after_nack = dataclasses.replace(change([9], rev=3, fresh=False), dealt_seq=41)
+    assert stores.cursors.put_grant(pk, "s", "c1", after_nack)
+    stores.cursors.revoke_grant(pk, "s", "c1", None)  # whole: rev 5, revoked
+    revoked_take = dataclasses.replace(change([10], rev=5, fresh=False), dealt_seq=42)
+    assert not stores.cursors.put_grant(pk, "s", "c1", revoked_take)
+    assert stores.cursors.grant(pk, "s", "c1").dealt_seq == 41
+    # an ordinary grant (after a cursor write) records over the revocation, keeping dsq
+    assert stores.cursors.put_grant(pk, "s", "c1", change([10], rev=5, fresh=False))
+    assert stores.cursors.grant(pk, "s", "c1").dealt_seq == 41
+
+
+def test_a_voided_slot_is_never_taken_and_the_item_still_takes_grants(stores, pk):
+    assert stores.cursors.void_slot(pk, "s", "c1", 7)  # no item yet: one is written
+    voided = stores.cursors.grant(pk, "s", "c1")
+    assert (voided.dealt_seq, voided.rev, voided.revoked, voided.queue) == (7, 0, False, ())
+    assert not stores.cursors.void_slot(pk, "s", "c1", 7)  # at or past it: refused
+    assert not stores.cursors.put_grant(pk, "s", "c1", change([5]))  # a fresh take fails
+    late = dataclasses.replace(change([5], rev=0, fresh=False), dealt_seq=7)
+    assert not stores.cursors.put_grant(pk, "s", "c1", late)  # the voided slot
+    # an ordinary grant (its cursor write done) records on the item as read
+    assert stores.cursors.put_grant(pk, "s", "c1", change([5], rev=0, fresh=False))
+    assert stores.cursors.hand_out(pk, "s", "c1", None).next_delivery.entry_id == 5
+    assert stores.cursors.grant(pk, "s", "c1").dealt_seq == 7
+    assert stores.cursors.void_slot(pk, "s", "c1", 8)
+
+
+def test_grants_of_reads_many_consumers_items_at_once(stores, pk):
+    for i in range(3):
+        assert stores.cursors.put_grant(pk, "s", f"c{i}", change([i, 100 + i]))
+    ids = [f"c{i}" for i in range(105)]  # more than one BatchGetItem holds
+    got = stores.cursors.grants_of(pk, "s", ids)
+    assert set(got) == set(ids)
+    assert [got[f"c{i}"].queue[1].entry_id for i in range(3)] == [100, 101, 102]
+    assert all(got[c] is None for c in ids[3:])
+    assert stores.cursors.grants_of(pk, "s", []) == {}
 
 
 def test_a_grant_reads_back_whole_and_hands_out_its_deliveries_in_order(stores, pk):

@@ -113,8 +113,16 @@ def test_the_model_charges_each_store_call_the_requests_the_aws_adapter_makes(
         ids = [f"{d.ledger_id}:{d.entry_id}:{d.partition}:-1" for d in delivered]
         subs.acknowledge(topic, sub, consumer, ids, False)
         subs.close(topic, sub, consumer)
-    # a lost race on each conditional write: the adapters' extra requests then
+    # a dispatch round: one consumer's grant reads the other's item and deals it a slot,
+    # which the other takes; a slot voided, then a void refused (the item is past it)
+    first, second = (
+        subs.subscribe(topic, "r", None, "Shared", earliest=True).consumer_id for _ in range(2)
+    )
+    assert subs.receive(topic, "r", first, 1, 0) and subs.receive(topic, "r", second, 1, 0)
     ref = producer_engine.topics.resolve(topic, create=False)
+    assert stores.cursors.void_slot(ref.key, "r", second, 10**6)
+    assert not stores.cursors.void_slot(ref.key, "r", second, 1)
+    # a lost race on each conditional write: the adapters' extra requests then
     stale = stores.cursors.get(ref.key, "s")
     stores.cursors.put(ref.key, copy.deepcopy(stale))
     with pytest.raises(ConditionFailed):
@@ -126,7 +134,8 @@ def test_the_model_charges_each_store_call_the_requests_the_aws_adapter_makes(
         stores.log.append(ref.key, taken)
 
     assert calls.mismatches() == []
-    grants = {"grant", "hand_out", "put_grant", "ack_granted", "revoke_grant"}
+    grants = {"grant", "hand_out", "put_grant", "ack_granted", "revoke_grant", "grants_of",
+              "void_slot"}  # fmt: skip
     assert {f"cursors.{m}" for m in grants} <= calls.methods()
     assert {"log.allocate", "log.append", "log.last", "log.read_from", "cursors.get", "cursors.put",
             "entries.put", "entries.get", "topics.get"} <= calls.methods()  # fmt: skip

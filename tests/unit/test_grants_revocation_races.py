@@ -19,6 +19,12 @@ is either in the cursor or of an entry the cursor still leases to the consumer (
 take it). A store wrapper runs the consumer's one-message receive right after the revoker's
 first revocation of its item, deterministically.
 
+A dispatch round adds a writer that records a grant *without* a cursor write: a consumer
+taking the slot another consumer's grant dealt it (``domain.cursor.rounds``). Its take is
+conditional on ``rev`` and on the item not being revoked (a whole revocation leaves a
+revoked item even where there was none), and a grant that takes an untaken slot back at
+the backlog's end voids it on the owner's item first: both races are driven below.
+
 A nack never was exposed: it revokes only the entries it names, which stay leased to the
 consumer until its own cursor write, so a grant in between neither leases them again nor
 keeps them in ``leased`` (it is kept here as a guard). Expiry is not driven: a consumer
@@ -181,3 +187,130 @@ def test_an_ack_confirmed_after_a_revocation_raced_by_a_grant_is_never_dispatche
             if who in cursor(engine).consumers:
                 again += receive(engine, who, 100)
     assert sorted(set(confirmed) & set(again)) == []
+
+
+# -- dispatch rounds: a slot dealt by another consumer's grant, taken with no cursor write --
+
+SLOT_REVOKERS = sorted(set(REVOKERS) - {"nack"})
+"""A nack names entries handed out, and a slot's entries never were: it leaves a slot be."""
+
+
+def deal_a_slot_to(engine: Engine, consumer: str, dealer: str, took_before: bool) -> set[int]:
+    """Have ``dealer``'s grants deal a slot to ``consumer`` (after ``consumer`` took one and
+    handed it all out, when ``took_before``); returns the slot's entries."""
+    assert receive(engine, dealer) == [0]  # the dealer's grant deals a slot to the consumer
+    if took_before:
+        version = cursor(engine).version
+        slot = sorted(cursor(engine).dealt[consumer].entries)
+        assert [receive(engine, consumer) for _ in slot] == [[e] for e in slot]
+        assert cursor(engine).version == version  # taken and handed out: no cursor write
+        while receive(engine, dealer) and consumer not in untaken_slots(engine):
+            pass  # the dealer hands its grant out, then its next grant deals again
+    assert consumer in untaken_slots(engine)
+    return set(cursor(engine).dealt[consumer].entries)
+
+
+def untaken_slots(engine: Engine) -> set[str]:
+    ref = engine.topics.resolve(TOPIC, create=False)
+    state = cursor(engine)
+    store = engine.subscriptions.context.cursors
+    return {
+        c
+        for c, slot in state.dealt.items()
+        if (store.grant(ref.key, "s", c) or Grant()).dealt_seq < slot.seq
+    }
+
+
+@pytest.mark.parametrize("took_before", [False, True], ids=["no-item-yet", "item-took-a-slot"])
+@pytest.mark.parametrize("revoker", SLOT_REVOKERS)
+def test_a_slot_taken_inside_a_revocation_never_outlives_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, revoker: str, took_before: bool
+):
+    subs = engine.subscriptions
+    consumer = subs.subscribe(TOPIC, "s", "c", SHARED, earliest=True).consumer_id
+    dealer = subs.subscribe(TOPIC, "s", "d", SHARED, earliest=True).consumer_id
+    produce(engine, 200)
+    slot = deal_a_slot_to(engine, consumer, dealer, took_before)
+
+    # the consumer's receive runs right after the revocation of its item: it reads its item
+    # after it and the cursor before the revoker's write, so the slot looks takeable
+    raced = race_a_grant_into_the_revocation(engine, monkeypatch, consumer)
+    REVOKERS[revoker](engine, consumer)
+    assert len(raced) == 1
+    confirmed: list[int] = []
+    for turn in range(3):
+        try:
+            taken = raced.pop() if raced else receive(engine, consumer)
+        except ConsumerNotFound:
+            taken = []
+        for entry_id in taken:
+            try:
+                subs.acknowledge(TOPIC, "s", consumer, [message_id(engine, entry_id)], False)
+            except ConsumerNotFound:
+                continue
+            if turn > 0 or revoker not in REWINDING:
+                confirmed.append(entry_id)
+    assert lost_acks(engine, consumer) == []
+    if revoker == "close":  # dealt, never delivered: back for others, uncounted
+        state = cursor(engine)
+        assert consumer not in state.dealt
+        assert all(state.redelivery_counts.get(e, 0) == 0 for e in slot)
+
+    other = subs.subscribe(TOPIC, "s", "e", SHARED, earliest=True).consumer_id
+    again: list[int] = []
+    for _ in range(6):
+        for who in (consumer, dealer, other):
+            if who in cursor(engine).consumers:
+                again += receive(engine, who, 100)
+    assert sorted(set(confirmed) & set(again)) == []
+
+
+@pytest.mark.parametrize("took_before", [False, True], ids=["no-item-yet", "item-took-a-slot"])
+def test_a_slot_taken_back_at_the_backlogs_end_is_never_handed_out_by_its_first_owner(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, took_before: bool
+):
+    """A grant that finds nothing left voids another consumer's untaken slot on its item
+    (``void_slot``) before its cursor write sends the slot's entries back: the owner's take,
+    run right after the void with the cursor read before that write, must fail."""
+    subs = engine.subscriptions
+    consumer = subs.subscribe(TOPIC, "s", "c", SHARED, earliest=True).consumer_id
+    dealer = subs.subscribe(TOPIC, "s", "d", SHARED, earliest=True).consumer_id
+    produce(engine, 96 if took_before else 64)  # the dealer's grants reach the log's end
+    slot = deal_a_slot_to(engine, consumer, dealer, took_before)
+    store = engine.subscriptions.context.cursors
+    void_slot = store.void_slot
+    raced: list[list[int]] = []
+
+    def voiding(pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
+        voided = void_slot(pk, subscription, consumer_id, seq)
+        if consumer_id == consumer and not raced:
+            raced.append(receive(engine, consumer))
+        return voided
+
+    monkeypatch.setattr(store, "void_slot", voiding)
+    delivered: list[int] = []
+
+    def take(who: str, count: int = 1) -> list[int]:
+        got = raced.pop() if who == consumer and raced else receive(engine, who, count)
+        for entry_id in got:
+            subs.acknowledge(TOPIC, "s", who, [message_id(engine, entry_id)], False)
+        return got
+
+    while not raced:  # the dealer hands its grant out; at the end its next grant steals
+        got = receive(engine, dealer)
+        assert got or raced, "the dealer ran dry without taking the slot back"
+        delivered += got
+        for entry_id in got:
+            subs.acknowledge(TOPIC, "s", dealer, [message_id(engine, entry_id)], False)
+    assert not set(raced[0]) & slot  # the owner's take of the voided slot failed
+    ref = engine.topics.resolve(TOPIC, create=False)
+    state = cursor(engine)
+    assert store.grant(ref.key, "s", consumer).dealt_seq >= max(
+        (sl.seq for c, sl in state.dealt.items() if c != consumer), default=0
+    )
+    assert all(state.redelivery_counts.get(e, 0) == 0 for e in slot)  # back uncounted
+    for _ in range(40):  # drain: each entry once, the slot's too, none redelivered
+        delivered += take(consumer) + take(dealer)
+    assert len(delivered) == len(set(delivered))
+    assert slot <= set(delivered)
+    assert cursor(engine).redelivery_counts == {}

@@ -163,3 +163,23 @@ def test_perf_scale_targets_names_the_scenarios_of_the_scale_targets(monkeypatch
     assert cli.main(["--scenarios", "produce-1,targets", "--json"]) == 0
     assert ran == ["produce-1", *TARGETS]
     assert set(TARGETS) <= set(SCENARIOS)
+
+
+def test_a_drain_reports_where_each_consumers_time_went():
+    profile = Profile()  # cold starts on: each consumer waits for its containers
+    scenario = Scenario("Shared-4", consumers=4, backlog=300)
+    result = run(scenario, seed=5, duration_s=2.0, warmup_s=0.2, profile=profile)
+    traces = result["consumers"]
+    assert sorted(traces) == ["c0", "c1", "c2", "c3"]
+    assert sum(t["received"] for t in traces.values()) == result["messages"] == 300
+    assert min(t["first_message_ms"] for t in traces.values()) == 0.0
+    assert all(t["cold_starts"] >= 1 and t["cold_start_ms"] > 0 for t in traces.values())
+    # one-message receives: most come from the grant, the rest took a grant (a cursor
+    # write) or a slot a dispatch round dealt (no write)
+    served = sum(t["served_from_grant"] for t in traces.values())
+    taking = sum(t["cursor_receives"] for t in traces.values())
+    slots = sum(t["slot_receives"] for t in traces.values())
+    assert served + taking + slots == sum(t["received"] for t in traces.values())
+    assert 0 < taking < served and 0 < slots < served
+    writes = sum(t["cursor_writes"] for t in traces.values())
+    assert 0 <= sum(t["lost_cursor_races"] for t in traces.values()) < writes

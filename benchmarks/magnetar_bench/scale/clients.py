@@ -119,6 +119,7 @@ class ConsumerSpec:
 def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
     """One consumer receiving and acking until the run stops, then closing."""
     sim, sub = world.sim, spec.subscription
+    trace = world.traces.enter(f"c{index}")
     handle = world.lambdas.invoke(
         "consumers",
         lambda e: e.subscriptions.subscribe(world.topic, sub, f"c{index}", world.sub_type, True),
@@ -129,9 +130,12 @@ def consumer(world: World, index: int, spec: ConsumerSpec) -> None:
     attempt = 0
     while not sim.stopping:
         want = RECEIVER_QUEUE if spec.prefetch else 1
+        started = sim.now_ms
+        trace.receive_started()
         try:
             delivered = world.lambdas.invoke("receive", _receiving(world, sub, consumer_id, want))
             attempt = 0
+            trace.receive_done(started, sim.now_ms, sum(1 for _ in delivered_messages(delivered)))
         except FAILURES as error:
             failed(world, error)
             sim.sleep(sdk_backoff_ms(world, attempt))

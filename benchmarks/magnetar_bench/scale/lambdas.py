@@ -58,6 +58,8 @@ class Lambdas:
     billed_ms: float = 0.0
     cold_starts: int = 0
     throttles: int = 0
+    on_cold_start: Callable[[float], None] | None = None
+    """Told of each cold start's time (ms), in the greenlet that waits for it."""
     _pools: dict[str, list[_Container]] = field(default_factory=dict)
 
     @property
@@ -106,5 +108,8 @@ class Lambdas:
         if self.profile.cold_starts:
             if self.counting:
                 self.cold_starts += 1
-            self.sim.sleep(self.profile.cold_start.sample_ms(self.sim.rng))
+            cold_ms = self.profile.cold_start.sample_ms(self.sim.rng)
+            if self.on_cold_start is not None:
+                self.on_cold_start(cold_ms)
+            self.sim.sleep(cold_ms)
         return container

@@ -180,7 +180,9 @@ def _cursors(
     raise NotImplementedError(f"the model maps no AWS requests for CursorStore.{method}")
 
 
-GRANT_METHODS = {"grant", "hand_out", "put_grant", "ack_granted", "revoke_grant"}
+GRANT_METHODS = {
+    "grant", "hand_out", "put_grant", "ack_granted", "revoke_grant", "grants_of", "void_slot",
+}  # fmt: skip
 
 
 def _grant_bytes(grant: Grant | None) -> int:
@@ -196,9 +198,16 @@ def _grants(method: str, a: Sequence[Any], result: Any) -> list[Request]:
     """Grant items (``adapters.aws.grants``): each call one request on the consumer's own
     key; a changing call is one UpdateItem, conditional or not, that still spends its
     write units when its condition fails (charged on the item as returned, or as read)."""
+    if method == "grants_of":  # one BatchGetItem per 100 keys, each item read consistently
+        ids, found = list(a[2]), result or {}
+        units = [read_units(_grant_bytes(found.get(c))) for c in ids]
+        return [Request("dynamodb.BatchGetItem", None, read_units=sum(units[i : i + BATCH_GET_KEYS]))
+                for i in range(0, len(ids), BATCH_GET_KEYS)]  # fmt: skip
     key = f"cursors|{grant_key(a[0], a[1], a[2])}"
     if method == "grant":
         return [Request("dynamodb.GetItem", key, read_units=read_units(_grant_bytes(result)))]
+    if method == "void_slot":
+        return [Request("dynamodb.UpdateItem", key, write_units(_grant_bytes(None)))]
     if method == "put_grant":
         change = a[3]
         size = 100 + len(queue_json(change.queue)) + 8 * (len(change.leased) + len(change.folded))

@@ -125,6 +125,8 @@ def run(scenario: Scenario, seed: int = 1, duration_s: float = 5.0, warmup_s: fl
     result["window_after_first_delivery_s"] = (
         round((start_ms - first) / 1000, 3) if first is not None and scenario.backlog else None
     )
+    if scenario.consumers:
+        result["consumers"] = world.traces.report(first)
     result["invariants"] = {name: check["ok"] for name, check in invariants.items()}
     result["invariant_details"] = {n: c for n, c in invariants.items() if not c["ok"]}
     return result

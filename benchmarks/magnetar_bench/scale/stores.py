@@ -59,6 +59,8 @@ class AwsModel:
     profile: Profile
     meter: Meter = field(default_factory=Meter)
     free: bool = False
+    on_call: Callable[[str, str, BaseException | None], None] | None = None
+    """Told of every modelled store call (store, method, what it raised)."""
 
     def __post_init__(self) -> None:
         self.capacity = Capacity(self.profile)
@@ -93,6 +95,8 @@ class AwsModel:
             error = exc
         self.sim.sleep(latency_ms / 2)
         made = aws_requests(store, method, positional, result, error)
+        if self.on_call is not None:
+            self.on_call(store, method, error)
         self._served(made[0])
         for request in made[1:]:
             self._admit(request, retrier)

@@ -11,6 +11,7 @@ from magnetar_bench.scale.lambdas import Lambdas
 from magnetar_bench.scale.profile import Profile
 from magnetar_bench.scale.sim import Simulation
 from magnetar_bench.scale.stores import AwsModel
+from magnetar_bench.scale.traces import Traces
 from magnetar_chaos.model import Model
 from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.engine import Engine
@@ -71,6 +72,9 @@ class World:
         self.runtime = self.sim.runtime()
         self.memory = memory_stores(now_ms=self.runtime.now_ms)  # holes judged in virtual time
         self.lambdas = Lambdas(self.sim, self.profile, self.new_engine)
+        self.traces = Traces()
+        self.aws.on_call = self.traces.store_call
+        self.lambdas.on_cold_start = self.traces.cold_start
         self.aws.free = True
         self.admin = self.new_engine()  # set-up and checks: no time, no capacity, no count
         self.admin.tenants.initialize_cluster()

@@ -5,7 +5,7 @@ See ``magnetar_core.ports`` for the conventions (keys, times, errors)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from magnetar_core.domain.compaction import CompactedEntry, CompactionState
@@ -60,7 +60,9 @@ class CursorStore(Protocol):
 
     def put_grant(self, pk: str, subscription: str, consumer_id: str, change: GrantChange) -> bool:
         """Record a new grant (``GrantChange``) if the item's ``rev`` is still
-        ``change.rev`` (no item, when ``change.fresh``), bumping it; False otherwise."""
+        ``change.rev`` (no item, when ``change.fresh``), bumping it, and, taking a dealt
+        slot (``change.dealt_seq``), if it is not revoked and took no slot as late (or was
+        voided: ``void_slot``); False otherwise."""
         ...
 
     def ack_granted(
@@ -85,7 +87,23 @@ class CursorStore(Protocol):
     ) -> Grant | None:
         """Take ``entry_ids`` (None: every entry, and the queue: ``revoked``) out of the
         item's ``leased`` set, bumping ``rev``; returns the item as changed (its acks to
-        fold), or None when there is no item."""
+        fold), or None when there is no item. Revoking every entry writes a revoked item
+        where there was none (so a dispatch round's slot cannot be taken after it)."""
+        ...
+
+    def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
+        """Take back a dispatch round's slot ``seq`` the consumer has not taken: record it
+        as taken (the item's ``dealt_seq``, written even where there was no item, with
+        ``rev`` 0, so the owner's next grant records on it as read) unless
+        the item took it (or a later one) already; True when it was voided (its entries,
+        leased to the consumer on the cursor, are then on no grant item)."""
+        ...
+
+    def grants_of(
+        self, pk: str, subscription: str, consumer_ids: Sequence[str]
+    ) -> dict[str, Grant | None]:
+        """The grant items of ``consumer_ids``, strongly consistent (None: no item), by
+        consumer: one BatchGetItem per 100."""
         ...
 
 

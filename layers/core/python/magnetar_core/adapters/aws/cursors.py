@@ -9,7 +9,8 @@ lengths, not ids; the ``[[start, end], ...]`` form of older items is still read)
 letter topic, ``MessageCounts``; ``dl``:
 delayed entries by due bucket, ``drel`` the latest bucket consumed, ``tid`` the timer id;
 ``dlp``: the dead letter policy, ``dlq``: the dead letter outbox; ``out``: the dispatch
-counters of the stats, ``OutCounters.to_list``.
+counters of the stats, ``OutCounters.to_list``; ``dt``: dispatch rounds' dealt slots by
+consumer, ``Dealt.to_list``.
 ``rel`` is a top-level number set of buckets released by timer workflows: Step Functions
 adds to it (bumping ``ver``), a write carries over the values its state did not consume.
 Every write is conditional on the version read, so concurrent dispatchers never lose an
@@ -32,6 +33,7 @@ from magnetar_core.adapters.aws.clients import (
 from magnetar_core.adapters.aws.grants import GrantItems
 from magnetar_core.domain.counters import OutCounters
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
+from magnetar_core.domain.cursor.dealt import Dealt
 from magnetar_core.domain.cursor.message_counts import MessageCounts
 from magnetar_core.domain.cursor.state import ConsumerInfo, CursorState, KeySharedState
 from magnetar_core.domain.rangeset import RangeSet
@@ -50,6 +52,8 @@ def cursor_to_item(pk: str, state: CursorState) -> dict:
     }
     if state.key_shared is not None:
         body["ks"] = state.key_shared.to_dict()
+    if state.dealt:
+        body["dt"] = {cid: slot.to_list() for cid, slot in state.dealt.items()}
     body.update(state.reads.messages.to_dict())
     body.update(state.delays.to_dict())
     body.update(state.outbox.to_dict())
@@ -102,6 +106,7 @@ def cursor_from_item(item: dict) -> CursorState:
     state.outbox = DeadLetterOutbox.from_dict(body)
     state.reads.messages = MessageCounts.from_dict(body)
     state.out = OutCounters.from_list(body.get("out", []))
+    state.dealt = {cid: Dealt.from_list(v) for cid, v in body.get("dt", {}).items()}
     return state
 
 

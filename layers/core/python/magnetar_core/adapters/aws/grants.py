@@ -5,8 +5,9 @@ Shared subscription, in the cursors table under a partition key of its own
 Attributes: ``q`` the granted deliveries as JSON ``[[entry, redelivery count, batch
 indexes or null], ...]``, ``sz`` their number, ``n`` how many were handed out, ``lsd`` (number
 set) the entries whose acks may be recorded here, ``ack`` (number set) acks recorded, ``rev``
-bumped by every grant and revocation, ``rvk`` set once the whole grant is revoked, ``rl`` the
-consumer's registering role. Only the consumer's own requests hand out, grant and ack; a
+bumped by every grant and revocation, ``rvk`` set once the whole grant is revoked (a whole
+revocation writes the item even where there was none), ``rl`` the consumer's registering
+role, ``dsq`` the sequence of the last dispatch round's slot taken (``domain.cursor.rounds``). Only the consumer's own requests hand out, grant and ack; a
 revocation comes from whoever takes its entries back. A hand-out whose answer was lost and
 that botocore sent again skips one delivery (``ADD`` is not idempotent): that entry stays
 leased to the consumer until it closes or lapses, then is redelivered; the others are
@@ -16,6 +17,7 @@ idempotent (sets) or conditional on ``rev``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from magnetar_core.adapters.aws.clients import BotoClient, translated
@@ -24,6 +26,8 @@ from magnetar_core.domain.cursor.records import Delivery
 from magnetar_core.domain.errors import ConditionFailed
 
 Item = dict[str, Any]
+BATCH_GET_KEYS = 100
+"""Keys of one BatchGetItem (DynamoDB's limit)."""
 
 
 def grant_from_item(item: Item) -> Grant:
@@ -40,6 +44,7 @@ def grant_from_item(item: Item) -> Grant:
         rev=int(item.get("rev", {}).get("N", "0")),
         revoked=bool(item.get("rvk", {}).get("BOOL", False)),
         role=item["rl"]["S"] if "rl" in item else None,
+        dealt_seq=int(item.get("dsq", {}).get("N", "0")),
     )
 
 
@@ -127,6 +132,9 @@ class GrantItems:
         if change.role is not None:
             values[":rl"] = {"S": change.role}
             sets.append("rl = :rl")
+        if change.dealt_seq is not None:
+            values[":dsq"] = {"N": str(change.dealt_seq)}
+            sets.append("dsq = :dsq")
         expression = f"SET {', '.join(sets)} REMOVE {', '.join(removes)}"
         if change.folded:
             values[":fold"] = _number_set(change.folded)
@@ -136,6 +144,11 @@ class GrantItems:
         else:
             condition = "rev = :was"
             values[":was"] = {"N": str(change.rev)}
+        if change.dealt_seq is not None and not change.fresh:
+            values[":dsq"] = {"N": str(change.dealt_seq)}
+            condition += (
+                " AND attribute_not_exists(rvk) AND (attribute_not_exists(dsq) OR dsq < :dsq)"
+            )
         return (
             self._update(
                 f"granting to {consumer_id} on {subscription} of {pk}",
@@ -182,19 +195,53 @@ class GrantItems:
         entry_ids: frozenset[int] | None,
     ) -> Grant | None:
         values: Item = {":one": {"N": "1"}}
-        if entry_ids is None:
+        condition: str | None = "attribute_exists(pk)"
+        if entry_ids is None:  # written even where there was no item: a slot's take fails
             values[":t"] = {"BOOL": True}
             expression = "SET rvk = :t REMOVE lsd ADD rev :one"
+            condition = None
         elif entry_ids:
             values[":ids"] = _number_set(entry_ids)
             expression = "ADD rev :one DELETE lsd :ids"
         else:
             expression = "ADD rev :one"
+        conditional = {"ConditionExpression": condition} if condition else {}
         item = self._update(
             f"revoking the grant of {consumer_id} on {subscription} of {pk}",
             Key=self._key(pk, subscription, consumer_id),
             UpdateExpression=expression,
-            ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeValues=values,
+            **conditional,
         )
         return grant_from_item(item) if item is not None else None
+
+    def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
+        values: Item = {":s": {"N": str(seq)}, ":zero": {"N": "0"}}
+        return (
+            self._update(
+                f"taking back the slot of {consumer_id} on {subscription} of {pk}",
+                Key=self._key(pk, subscription, consumer_id),
+                UpdateExpression="SET dsq = :s, rev = if_not_exists(rev, :zero)",
+                ConditionExpression="attribute_not_exists(dsq) OR dsq < :s",
+                ExpressionAttributeValues=values,
+            )
+            is not None
+        )
+
+    def grants_of(
+        self, pk: str, subscription: str, consumer_ids: Sequence[str]
+    ) -> dict[str, Grant | None]:
+        keys = {grant_key(pk, subscription, c): c for c in consumer_ids}
+        out: dict[str, Grant | None] = dict.fromkeys(consumer_ids)
+        todo = list(keys)
+        while todo:
+            page, todo = todo[:BATCH_GET_KEYS], todo[BATCH_GET_KEYS:]
+            request = {self._table: {"Keys": [{"pk": {"S": k}, "sub": {"S": GRANT_SUBSCRIPTION}}
+                                              for k in page], "ConsistentRead": True}}  # fmt: skip
+            with translated(f"reading the grants of {len(page)} consumers on {subscription}"):
+                answer = self._ddb.batch_get_item(RequestItems=request)
+            for item in answer.get("Responses", {}).get(self._table, []):
+                out[keys[item["pk"]["S"]]] = grant_from_item(item)
+            left = answer.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+            todo = [k["pk"]["S"] for k in left] + todo
+        return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Sequence
 
 from magnetar_core.adapters.memory.tables import MemoryTables
 from magnetar_core.domain.cursor.grants import (
@@ -124,13 +125,25 @@ class CursorStore:
                 return False
             if stored is not None and stored.rev != change.rev:
                 return False
+            if _refuses_slot(stored, change):
+                return False
             acked = stored.acked - change.folded if stored is not None else frozenset()
             role = change.role if change.role is not None else (stored and stored.role)
+            seq = (
+                change.dealt_seq if change.dealt_seq is not None else (stored and stored.dealt_seq)
+            )
             self._table.put(
                 key,
                 GRANT_SUBSCRIPTION,
                 Grant(
-                    change.queue, change.handed, change.leased, acked, change.rev + 1, False, role
+                    change.queue,
+                    change.handed,
+                    change.leased,
+                    acked,
+                    change.rev + 1,
+                    False,
+                    role,
+                    seq or 0,
                 ),
             )
             return True
@@ -161,10 +174,13 @@ class CursorStore:
         consumer_id: str,
         entry_ids: frozenset[int] | None,
     ) -> Grant | None:
-        """Take entries (None: all, and the queue) out of ``leased``; bump ``rev``."""
+        """Take entries (None: all, and the queue) out of ``leased``; bump ``rev``. A whole
+        revocation writes a revoked item where there was none."""
         key = grant_key(pk, subscription, consumer_id)
         with self._tables.lock:
             stored = self._table.get(key, GRANT_SUBSCRIPTION)
+            if not isinstance(stored, Grant) and entry_ids is None:
+                stored = Grant()
             if not isinstance(stored, Grant):
                 return None
             leased = frozenset() if entry_ids is None else stored.leased - entry_ids
@@ -176,6 +192,30 @@ class CursorStore:
             )
             self._table.put(key, GRANT_SUBSCRIPTION, changed)
             return copy.deepcopy(changed)
+
+    def void_slot(self, pk: str, subscription: str, consumer_id: str, seq: int) -> bool:
+        """Mark dealt slots up to ``seq`` as taken, unless the item took one already."""
+        key = grant_key(pk, subscription, consumer_id)
+        with self._tables.lock:
+            stored = self._table.get(key, GRANT_SUBSCRIPTION)
+            stored = stored if isinstance(stored, Grant) else Grant()
+            if stored.dealt_seq >= seq:
+                return False
+            self._table.put(key, GRANT_SUBSCRIPTION, dataclasses.replace(stored, dealt_seq=seq))
+            return True
+
+    def grants_of(
+        self, pk: str, subscription: str, consumer_ids: Sequence[str]
+    ) -> dict[str, Grant | None]:
+        """The grant items of ``consumer_ids`` (copies; None: no item), by consumer."""
+        return {c: self.grant(pk, subscription, c) for c in consumer_ids}
+
+
+def _refuses_slot(stored: Grant | None, change: GrantChange) -> bool:
+    """A take of a dealt slot fails on a revoked item, or one that took (or voided) it."""
+    if stored is None or change.dealt_seq is None:
+        return False
+    return stored.revoked or stored.dealt_seq >= change.dealt_seq
 
 
 def _role_ok(grant: Grant, role: str | None) -> bool:

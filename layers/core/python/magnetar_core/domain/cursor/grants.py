@@ -51,6 +51,15 @@ class GrantPolicy:
     than that. ``entries`` 1 switches grants off."""
 
     entries: int = 32
+    low_water: int = 8
+    """A dispatch round deals to a consumer whose grant holds at most this many
+    deliveries not handed out (``rounds``)."""
+    rounds: bool = True
+    """Whether Shared grants deal to other consumers (dispatch rounds)."""
+    steal_min_entries: int = 4
+    steal_most: int = 2
+    """At the backlog's end a grant takes back the ``steal_most`` largest slots of at least
+    ``steal_min_entries`` entries other consumers have not taken (``rounds``)."""
 
     def serves(self, max_messages: int) -> bool:
         """Whether a receive of ``max_messages`` takes its messages from grants."""
@@ -71,6 +80,8 @@ class Grant:
     rev: int = 0
     revoked: bool = False
     role: str | None = None
+    dealt_seq: int = 0
+    """The sequence of the last dealt slot the item took (``rounds``; 0: none)."""
 
     @property
     def next_delivery(self) -> Delivery | None:
@@ -103,6 +114,9 @@ class GrantChange:
     role: str | None = None
     handed: int = 0
     """Deliveries of ``queue`` handed out by the receive that took the grant."""
+    dealt_seq: int | None = None
+    """Taking a dealt slot (``rounds``): its sequence, recorded as the item's
+    ``dealt_seq``; the change then also requires the item not revoked."""
 
 
 def grant_split(left: int, consumers: int, entries: int) -> int:
@@ -164,14 +178,38 @@ def reclaim(
 ) -> int:
     """Before the cursor takes a revoked consumer's entries back: fold its acks, and send
     the deliveries granted but never handed out back uncounted (they were never
-    delivered, so their redelivery counts stay). Returns how many went back."""
+    delivered, so their redelivery counts stay), with those of a dispatch round's slot it
+    never took when the whole grant was revoked (``rounds``). Returns how many went back."""
     fold(state, consumer_id, grant, hashes_of)
+    back = (
+        _return_slot(state, consumer_id, grant, hashes_of) if grant is None or grant.revoked else 0
+    )
     if grant is None:
-        return 0
+        return back
     unhanded = [d.entry_id for d in grant.unhanded]
     if not unhanded:
+        return back
+    return back + state.negative_acknowledge(
+        consumer_id, unhanded, hashes_of, None, None, counted=False
+    )
+
+
+def _return_slot(
+    state: CursorState, consumer_id: str, grant: Grant | None, hashes_of: HashesOf | None = None
+) -> int:
+    """Before the cursor takes all of a consumer's entries back (its grant was revoked
+    whole, or it has no item): the entries of its slot never handed out go back uncounted,
+    and the slot is dropped. Returns how many went back."""
+    slot = state.dealt.pop(consumer_id, None)
+    lease = state.leases.get(consumer_id)
+    if slot is None or lease is None:
         return 0
-    return state.negative_acknowledge(consumer_id, unhanded, hashes_of, None, None, counted=False)
+    if grant is not None and grant.dealt_seq >= slot.seq:  # on the item: reclaimed from it
+        return 0
+    back = [e for e in slot.entries if e in lease]
+    if not back:
+        return 0
+    return state.negative_acknowledge(consumer_id, back, hashes_of, None, None, counted=False)
 
 
 def next_grant(

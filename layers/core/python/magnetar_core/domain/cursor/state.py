@@ -23,6 +23,7 @@ from magnetar_core.domain.cursor.acks import AckRecords
 from magnetar_core.domain.cursor.consumers import ConsumerRoster
 from magnetar_core.domain.cursor.dead_letter_rules import DeadLettering
 from magnetar_core.domain.cursor.dead_letters import DeadLetterOutbox
+from magnetar_core.domain.cursor.dealt import Dealt
 from magnetar_core.domain.cursor.delays import DelayedSet
 from magnetar_core.domain.cursor.delegated import Delegated
 from magnetar_core.domain.cursor.dispatching import SharedDispatch, fair_share
@@ -68,6 +69,9 @@ class CursorState(Acknowledging):
     delays: DelayedSet
     outbox: DeadLetterOutbox
     out: OutCounters
+    dealt: dict[str, Dealt]
+    """Dispatch rounds' slots by consumer (``rounds``): entries leased to it, not yet taken
+    onto its grant item."""
 
     mark_delete = Delegated[int]("acks")
     acked = Delegated[RangeSet]("acks")
@@ -108,6 +112,7 @@ class CursorState(Acknowledging):
         self.acks, self.reads = AckRecords(mark_delete), ReadState(read_position)
         self.roster, self.delays, self.outbox = ConsumerRoster(), DelayedSet(), DeadLetterOutbox()
         self.out = OutCounters()
+        self.dealt = {}
         for name, value in records.items():
             if not isinstance(getattr(type(self), name, None), Delegated):
                 raise TypeError(f"CursorState() got an unexpected keyword argument {name!r}")
@@ -134,6 +139,7 @@ class CursorState(Acknowledging):
         self.acks.reset(entry_id, skip, batch_size)
         self.reads.reset(entry_id)
         self.roster.leases = {}
+        self.dealt = {}
         self.delays.delayed = {}
         self.outbox.items = []
         if self.key_shared is not None:

@@ -24,6 +24,7 @@ from magnetar_core.domain.cursor.grants import (
     reclaim,
 )
 from magnetar_core.domain.cursor.records import Delivery as Granted
+from magnetar_core.domain.cursor.rounds import slot_to_take
 from magnetar_core.domain.cursor.state import KEY_SHARED, CursorState, Delivery
 from magnetar_core.domain.dispatchers import POLICIES
 from magnetar_core.domain.errors import (
@@ -31,6 +32,7 @@ from magnetar_core.domain.errors import (
     ServiceUnitNotReady,
 )
 from magnetar_core.domain.log import IndexEntry
+from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.ports import CommitSignal
 from magnetar_core.services import optimistic
 from magnetar_core.services.entries import DeliveredEntry
@@ -42,6 +44,7 @@ from magnetar_core.services.subscriptions.dead_lettering import DeadLettering
 from magnetar_core.services.subscriptions.fetching import Fetcher
 from magnetar_core.services.subscriptions.grants import Grants
 from magnetar_core.services.subscriptions.planning import Planner
+from magnetar_core.services.subscriptions.rounds import Rounds
 from magnetar_core.services.subscriptions.waiting import HeadWait
 from magnetar_core.services.timers import DelayTimers
 from magnetar_core.services.topics import PartitionRef
@@ -59,6 +62,7 @@ class _Planned(NamedTuple):
     wake_at: int | None
     moved: bool
     carried: tuple[Granted, ...] = ()
+    take: bool = False  # take the consumer's dealt slot (``rounds``) instead: no write
 
 
 class Dispatch:
@@ -89,6 +93,7 @@ class Dispatch:
         self._compacted = compacted
         self._fetcher = fetcher
         self.grants = Grants(context)
+        self.rounds = Rounds(context)
         self._planner = Planner(context, timers, namespaces, fetcher.budget)
 
     def receive(
@@ -162,22 +167,28 @@ class Dispatch:
         max_messages: int,
         role: str | None = None,
         by_reference: bool = False,
+        taking: bool = True,
     ) -> tuple[list[tuple[Delivery, IndexEntry]], int, int | None, bool]:
         """One optimistic dispatch: ``(deliveries with their index items, read position,
         earliest pending bucket or None, whether delays moved anything)``; no more than one
-        response holds (``by_reference``: as the Fetcher will send them)."""
+        response holds (``by_reference``: as the Fetcher will send them). Taking a grant,
+        a dealt slot is taken first when nothing else must be written (``taking``)."""
         ctx = self._ctx
         lease_ms = ctx.limits.consumer_lease_ms
         timer_id = ctx.runtime.new_id()[:12]
-        grants = self.grants
+        grants, clock = self.grants, [0]
         revoked: dict[str, Grant] = {}  # lapsed consumers' grants, taken back before expiry
         grant_of: dict[str, Grant | None] = {}  # this consumer's grant item (taking a grant)
-        clock = [0]
+        voided: dict[tuple[str, int], RangeSet] = {}  # slots taken back (``Rounds.steal``)
 
         granting = grants.serves(ref, subscription, max_messages)
-        # read before the cursor, once: the cursor's race is between its read and write
+        # the item and head before the cursor (its race is between read and write); on a
+        # subscription dealing in rounds, the head and the others' items after it, unless
+        # a dealt slot is all this receive needs
         early = ctx.cursors.grant(ref.key, subscription, consumer_id) if granting else None
-        head = ctx.log.head(ref.key) if granting else None
+        dealing = granting and bool(ctx.granted.consumers(ref.key, subscription))
+        heads = [ctx.log.head(ref.key)] if granting and not dealing else []
+        others: dict[str, Grant | None] = {}
 
         def read() -> CursorState:
             state = ctx.cursors.get(ref.key, subscription)
@@ -188,17 +199,28 @@ class Dispatch:
             # again at every attempt: a retry may read a grant recorded since (``Revoked``)
             revoked.update(grants.revoke(ref, state, state.roster.lapsed(now, lease_ms)))
             grant_of.clear()
+            if granting and not others and not (taking and slot_to_take(state, consumer_id, early)):
+                heads[:] = heads or [ctx.log.head(ref.key)]
+                others.update(self.rounds.others(ref, subscription, consumer_id))
             if granting and grants_apply(state) and consumer_id in state.consumers:
                 grant_of[consumer_id] = early
+                head = heads[0] if heads else None
+                self.rounds.steal(ref, state, consumer_id, (early, others), head, voided)
+            elif consumer_id in state.dealt:  # dealt to, but receiving many at a time
+                self.rounds.own_slot(ref, state, consumer_id, voided)
             return state
 
         def plan_of(state: CursorState) -> tuple[_Planned, CursorState | None]:
-            now = clock[0]
+            now, head = clock[0], (heads[0] if heads else None)
             for lapsed in state.roster.lapsed(now, lease_ms):
                 reclaim(state, lapsed, revoked.get(lapsed), ctx.hashes_of(ref))
             expired = state.expire_consumers(now, lease_ms)
             ctx.require_consumer(state, consumer_id, role)
             dirty = bool(expired) | state.touch(consumer_id, now, lease_ms // 3)
+            slot = taking and not dirty and not voided and consumer_id in grant_of
+            if slot and slot_to_take(state, consumer_id, grant_of[consumer_id]):
+                return _Planned(state, [], {}, False, None, False, take=True), None
+            dirty |= self.rounds.return_voided(state, voided)
             asked, carried = max_messages, tuple[Granted, ...]()
             if consumer_id in grant_of:  # taking a grant: its acks first, then a new lease
                 previous = grant_of[consumer_id]
@@ -218,14 +240,21 @@ class Dispatch:
                 planner = self._planner
                 live = planner.plan_key_shared if state.sub_type == KEY_SHARED else planner.plan
                 plan: Plan = partial(live, by_reference=by_reference)
+                wants: dict[str, int] = {}
                 if consumer_id in grant_of and state.sub_type != KEY_SHARED:
-                    plan = partial(
-                        planner.plan, by_reference=by_reference, grant=(head, max_messages)
-                    )
+                    wants, folded = self.rounds.wants(state, consumer_id, others, head)
+                    dirty |= folded
+                    plan = partial(planner.plan, by_reference=by_reference,
+                                   grant=(head, max_messages), dealing=sum(wants.values()))  # fmt: skip
                 if state.read_compacted:
                     plan = self._compacted.planner(plan)  # the compacted view first
                 deliveries, known = plan(ref, state, consumer_id, asked, now)
                 count_out(state, deliveries, known, now)
+                if wants:  # a dispatch round: the same page dealt to consumers with permits
+                    due = planner.due(ref, state, known.values(), now)
+                    dealt = self.rounds.deal(state, wants, known, due)
+                    count_out(state, dealt, known, now)
+                    dirty |= bool(dealt)
             delays_after = (set(state.delayed), state.delayed_count(), set(state.released))
             moved = delays_after != delays_before or dead > 0
             dirty |= moved or (state.read_position != before and state.sub_type == KEY_SHARED)
@@ -243,6 +272,13 @@ class Dispatch:
         if isinstance(planned, optimistic.Conflict):
             raise ServiceUnitNotReady(f"Subscription {subscription} is too busy to dispatch; retry")
         state = planned.state
+        if planned.take:  # the slot a round dealt to this consumer, if its item allows
+            own = grant_of.get(consumer_id)
+            if (taken := self.rounds.take(ref, state, consumer_id, own, max_messages)) is not None:
+                return taken, state.read_position, None, False
+            return self._dispatch(
+                ref, subscription, consumer_id, max_messages, role, by_reference, taking=False
+            )
         if consumer_id in grant_of and (planned.carried or planned.deliveries):
             pairs = self.grants.record(
                 ref,

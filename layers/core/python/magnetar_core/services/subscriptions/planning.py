@@ -41,7 +41,7 @@ class Planner:
         self._namespaces = namespaces
         self._budget = budget
 
-    def _due(
+    def due(
         self, ref: PartitionRef, state: CursorState, entries: Iterable[IndexEntry], now_ms: int
     ) -> dict[int, int]:
         """Due buckets of delayed messages: Shared and Key_Shared only (Exclusive and
@@ -103,23 +103,24 @@ class Planner:
         now_ms: int,
         by_reference: bool = False,
         grant: tuple[int | None, int] | None = None,
+        dealing: int = 0,
     ) -> tuple[list[Delivery], dict[int, IndexEntry]]:
         """Lease what to send (mutating ``state``): redeliveries first, then new entries,
         as many as one response holds. A grant (``grant``: the log's head read before the
         cursor, the messages the receive asked for) whose page came back full is bounded by
         an equal split among the consumers of what is left to dispatch (``grant_split``),
         so that the last entries are not granted to a few of them; it never takes less than
-        the receive alone would have."""
-        redeliveries = list(islice(state.redeliver, max_messages))
+        the receive alone would have. ``dealing``: entries a dispatch round will deal to
+        other consumers from the same page (``rounds``), read beyond this receive's own."""
+        page = max_messages + dealing
+        redeliveries = list(islice(state.redeliver, page))
         head = grant[0] if grant is not None else None
-        fresh, known = self._entries_for(
-            ref, state, redeliveries, max_messages, read_fresh=True, head=head
-        )
+        fresh, known = self._entries_for(ref, state, redeliveries, page, read_fresh=True, head=head)
         candidates = [(e, known[e].count) for e in redeliveries if e in known]
         candidates += [(e.entry_id, e.count) for e in fresh]
         # a full page of the index: more waits beyond it, a page for every consumer as far
         # as this receive can tell, so its share is bounded by what it asked for alone
-        full = len(fresh) >= min(max_messages, READ_PAGE_ENTRIES)
+        full = len(fresh) >= min(page, READ_PAGE_ENTRIES)
         share = None if full else state.share_of(consumer_id, len(candidates))
         if grant is None and share is not None:  # at least Pulsar's round-robin turn
             share = max(share, round_robin_turn(candidates))
@@ -135,7 +136,7 @@ class Planner:
             candidates,
             max_messages,
             self._ctx.limits.max_unacked_entries,
-            self._due(ref, state, known.values(), now_ms),
+            self.due(ref, state, known.values(), now_ms),
             self._budget.room(known, by_reference),
             share,
         )
@@ -165,7 +166,7 @@ class Planner:
             max_messages,
             limits.key_shared_max_unacked_messages,
             limits.key_shared_max_masked_entries,
-            self._due(ref, state, known.values(), now_ms),
+            self.due(ref, state, known.values(), now_ms),
             self._budget.room(known, by_reference),
         )
         return deliveries, known
