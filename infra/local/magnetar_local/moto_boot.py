@@ -280,10 +280,11 @@ def defer_batch_models() -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Start moto's server with atomic writes and presigned STS calls routed; werkzeug's
-    per-request lines silenced (warnings and errors still reach the log). With
-    ``--data-dir DIR`` the state is restored from and kept in DIR first."""
+    """Start moto's server with atomic writes, presigned STS calls routed and the cheaper
+    paths above; werkzeug's per-request lines silenced (warnings and errors still reach the
+    log). With ``--data-dir DIR`` the state is restored from and kept in DIR first."""
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    defer_batch_models()  # before anything imports moto.batch
     lock = make_writes_atomic()
     if argv[:1] == ["--data-dir"]:
         from magnetar_local.durable import start
@@ -295,7 +296,6 @@ def main(argv: list[str]) -> None:
     cache_backend_lookup()
     serialize_attribute_values_directly()
     cache_action_names()
-    defer_batch_models()
     from moto.server import main as moto_main
 
     moto_main(argv)
