@@ -89,9 +89,15 @@ def _data_loader() -> Any:
 
 def new_session(region: str) -> Any:
     """A new boto3 session (credentials resolved as boto3 does) on the shared data loader."""
+    return session_with(region)
+
+
+def session_with(region: str, **credentials: str) -> Any:
+    """A new boto3 session on the shared data loader with the given credentials
+    (``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``), if any."""
     core = botocore.session.get_session()
     core.register_component("data_loader", _data_loader())
-    return boto3.session.Session(botocore_session=core, region_name=region)
+    return boto3.session.Session(botocore_session=core, region_name=region, **credentials)
 
 
 def make_clients(settings: Settings) -> tuple[BotoClient, BotoClient]:
