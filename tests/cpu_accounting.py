@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from collections import defaultdict
@@ -49,19 +50,35 @@ def _processes() -> dict[int, tuple[int, int, float]]:
     return found
 
 
+def _ignores_children(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGCHLD (its children's CPU never reaches its
+    ``cutime``: nobody waits for them)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = next(
+        (line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), "0"
+    )
+    return bool(int(mask, 16) & (1 << (signal.SIGCHLD - 1)))
+
+
 class ProcessTree:
     """The CPU-seconds a process and every process it started have spent so far.
 
     A descendant is counted live in its own line until it is gone; then its parent's
     ``cutime`` holds it (the parent waited for it), or its parent's parent's when the parent
     is gone too, and so on up to a process still counted. One that was orphaned (reparented
-    to init) keeps the CPU it was last seen with. Descendants are remembered, so one
-    reparented to init still counts; one orphaned before it was first seen is missed."""
+    to init) keeps the CPU it was last seen with, and so does one whose parent ignores
+    SIGCHLD (pyspark's worker daemon: the kernel reaps its workers, whose CPU then reaches
+    nobody's ``cutime``). Descendants are remembered, so one reparented to init still counts;
+    one orphaned before it was first seen is missed."""
 
     def __init__(self, root: int | None = None) -> None:
         self.root = os.getpid() if root is None else root
         self.known: dict[int, tuple[int, int, float]] = {}  # pid -> (ppid, start, cpu)
         self.lost = 0.0
+        self.parents: dict[int, bool] = {}  # pid of a parent -> whether it ignores SIGCHLD
 
     def cpu(self) -> float:
         procs = _processes()
@@ -78,12 +95,17 @@ class ProcessTree:
         for pid, (ppid, _, cpu) in self.known.items():
             if pid in alive_known:
                 continue
+            if self.parents.get(ppid):  # the kernel reaped it: in nobody's cutime
+                self.lost += cpu
+                continue
             while ppid in self.known and ppid not in alive_known:  # a parent gone too:
                 ppid = self.known[ppid][0]  # it was charged, and charged its own parent
             if ppid not in tree:
                 self.lost += cpu  # orphaned: nobody counted here is charged with it
         tree.discard(self.root)
         self.known = {pid: procs[pid] for pid in tree if pid in procs}
+        for pid in {ppid for ppid, _, _ in self.known.values()} - self.parents.keys():
+            self.parents[pid] = _ignores_children(pid)  # a parent seen with its children
         own = procs[self.root][2] if self.root in procs else time.process_time()
         return own + sum(k[2] for k in self.known.values()) + self.lost
 

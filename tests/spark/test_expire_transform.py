@@ -1,6 +1,15 @@
-"""The expire job's pure transforms on generated rows: TTL, holders, retention, objects."""
+"""The expire job's pure transforms on generated rows: TTL, holders, retention, objects.
+
+The tests that look only at which entries a run with the default parameters deletes declare
+their ledger with ``@deletes(...)``: all of them are planned in one ``transform`` (each on a
+ledger of its own, as a run plans every ledger of the stack at once; the plan is per ledger),
+one Spark query instead of one each (a query plans and runs in about a CPU-second here, of
+which a few rows are nothing)."""
 
 from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
 
 import pytest
 
@@ -56,9 +65,78 @@ def frames(spark):
     return build
 
 
-def deleted_ids(spark, index, cursors, policies, params=None):
-    plan = transform(index, cursors, policies, params or ExpireParams(NOW))
-    return sorted((r.pk, r.eid) for r in plan.deleted.collect())
+Scenario = tuple[list[tuple], list[tuple], list[tuple]]
+SCENARIOS: dict[tuple[str, str], Scenario] = {}
+"""(test name, label) -> the index items, cursors and policies of its ledgers."""
+SEP = "#"  # test name, label and the ledger key in one ledger key: "<test>#<label>#<pk>"
+
+
+def deletes(items, cursors=(), policies=DEFAULT_POLICIES, label: str = "") -> Callable:
+    """Declare a test's ledgers for the module's shared run (see the module docstring)."""
+
+    def register(test: Callable) -> Callable:
+        SCENARIOS[test.__name__, label] = (list(items), list(cursors), list(policies))
+        return test
+
+    return register
+
+
+def _owned(rows: list[tuple], owner: str) -> list[tuple]:
+    return [(f"{owner}{SEP}{row[0]}", *row[1:]) for row in rows]
+
+
+@pytest.fixture(scope="module")
+def shared_run(spark) -> tuple[dict, dict]:
+    """Every declared scenario planned at once: ``(deleted, cursor actions)``, each keyed by
+    (test name, label), with the scenario's own ledger keys."""
+    index, cursors, policies = [], [], []
+    for (test, label), (items, cursor_rows, policy_rows) in SCENARIOS.items():
+        owner = f"{test}{SEP}{label}"
+        index += _owned(items, owner)
+        cursors += _owned(cursor_rows, owner)
+        policies += _owned(policy_rows, owner)
+    plan = transform(
+        spark.createDataFrame(index, index_schema()),
+        spark.createDataFrame(cursors, CURSOR_SCHEMA),
+        spark.createDataFrame(policies, POLICY_SCHEMA),
+        ExpireParams(NOW),
+    )
+    deleted: dict[tuple[str, str], list] = defaultdict(list)
+    for r in plan.deleted.collect():
+        test, label, pk = r.pk.split(SEP)
+        deleted[test, label].append((pk, r.eid))
+    actions: dict[tuple[str, str], list] = defaultdict(list)
+    for r in plan.cursors.collect():
+        test, label, pk = r.pk.split(SEP)
+        actions[test, label].append({**r.asDict(), "pk": pk})
+    return deleted, actions
+
+
+@pytest.fixture
+def scenario(request) -> Scenario:
+    """The rows the test declared with ``@deletes`` (its one unlabelled scenario)."""
+    return SCENARIOS[request.node.originalname, ""]
+
+
+@pytest.fixture
+def deleted(request, shared_run) -> Callable[[str], list]:
+    """``deleted(label="")``: sorted ``(pk, eid)`` of what the shared run deletes of the
+    test's scenario."""
+
+    def of(label: str = "") -> list:
+        key = request.node.originalname, label
+        assert key in SCENARIOS, f"{key} declared no scenario with @deletes"
+        return sorted(shared_run[0][key])
+
+    return of
+
+
+@pytest.fixture
+def cursor_writes(request, shared_run) -> list[dict]:
+    """The cursor actions of the shared run for the test's scenario."""
+    key = request.node.originalname, ""
+    assert key in SCENARIOS, f"{key} declared no scenario with @deletes"
+    return shared_run[1][key]
 
 
 def ids(*eids, pk=PK):
@@ -68,46 +146,42 @@ def ids(*eids, pk=PK):
 # -- holders ---------------------------------------------------------------------------------
 
 
-def test_entries_every_durable_cursor_acknowledged_go_and_the_rest_stay(spark, frames):
-    index, cursors, policies = frames(
-        [item(e) for e in range(10)], [cursor("s1", 6), cursor("s2", 4)]
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3, 4)
+@deletes([item(e) for e in range(10)], [cursor("s1", 6), cursor("s2", 4)])
+def test_entries_every_durable_cursor_acknowledged_go_and_the_rest_stay(deleted):
+    assert deleted() == ids(0, 1, 2, 3, 4)
 
 
-def test_the_last_index_item_is_never_deleted(spark, frames):
-    index, cursors, policies = frames([item(e) for e in range(10)], [cursor("s1", 9)])
-    assert deleted_ids(spark, index, cursors, policies) == ids(*range(9))
+@deletes([item(e) for e in range(10)], [cursor("s1", 9)])
+def test_the_last_index_item_is_never_deleted(deleted):
+    assert deleted() == ids(*range(9))
 
 
-def test_without_subscriptions_everything_but_the_head_goes(spark, frames):
-    index, cursors, policies = frames([item(e) for e in range(4)])
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2)
+@deletes([item(e) for e in range(4)])
+def test_without_subscriptions_everything_but_the_head_goes(deleted):
+    assert deleted() == ids(0, 1, 2)
 
 
-def test_a_durable_cursor_without_consumers_still_holds_its_backlog(spark, frames):
-    index, cursors, policies = frames([item(e) for e in range(6)], [cursor("s1", 1, seen=())])
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1)
+@deletes([item(e) for e in range(6)], [cursor("s1", 1, seen=())])
+def test_a_durable_cursor_without_consumers_still_holds_its_backlog(deleted):
+    assert deleted() == ids(0, 1)
 
 
-def test_a_live_reader_holds_what_it_has_not_read(spark, frames):
-    index, cursors, policies = frames(
-        [item(e) for e in range(10)],
-        [cursor("s1", 8), cursor("reader", 3, durable=False, seen=(NOW - 1000,))],
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3)
+@deletes(
+    [item(e) for e in range(10)],
+    [cursor("s1", 8), cursor("reader", 3, durable=False, seen=(NOW - 1000,))],
+)
+def test_a_live_reader_holds_what_it_has_not_read(deleted):
+    assert deleted() == ids(0, 1, 2, 3)
 
 
-def test_a_reader_whose_lease_lapsed_holds_nothing_and_is_dropped(spark, frames):
-    lapsed = NOW - 60_001
-    index, cursors, policies = frames(
-        [item(e) for e in range(10)],
-        [cursor("s1", 8), cursor("reader", 3, durable=False, seen=(lapsed,))],
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(*range(9))
-    actions = transform(index, cursors, policies, ExpireParams(NOW, consumer_lease_ms=60_000))
-    rows = [r.asDict() for r in actions.cursors.collect()]
-    assert rows == [
+@deletes(
+    [item(e) for e in range(10)],
+    [cursor("s1", 8), cursor("reader", 3, durable=False, seen=(NOW - 60_001,))],
+)
+def test_a_reader_whose_lease_lapsed_holds_nothing_and_is_dropped(deleted, cursor_writes):
+    assert ExpireParams(NOW).consumer_lease_ms == 60_000  # the shared run's: 60,001 ms lapsed
+    assert deleted() == ids(*range(9))
+    assert cursor_writes == [
         {"pk": PK, "sub": "reader", "ver": 3, "ttl_md": None, "lapsed": True, "drop": True}
     ]
 
@@ -135,12 +209,12 @@ def test_durable_cursors_with_lapsed_consumers_are_listed_for_expiry_not_dropped
     assert [r.sub for r in cursor_actions(plan).collect()] == ["gone"]
 
 
-def test_delayed_entries_stay_and_so_does_everything_after_the_first(spark, frames):
-    index, cursors, policies = frames(
-        [item(e) for e in range(10)],
-        [cursor("shared", 5, delayed=[(7, 8)]), cursor("other", 9)],
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(*range(6))
+@deletes([item(e) for e in range(10)], [cursor("shared", 5, delayed=[(7, 8)]), cursor("other", 9)])
+def test_delayed_entries_stay_and_so_does_everything_after_the_first(
+    spark, frames, scenario, deleted
+):
+    assert deleted() == ids(*range(6))
+    _, cursors, _ = frames(*scenario)
     plan = plan_cursors(
         cursors, spark.createDataFrame([], "pk string, sub string, ttl_md long"), ExpireParams(NOW)
     )
@@ -157,20 +231,17 @@ def test_the_first_delayed_entry_is_the_smallest_above_the_planned_mark_delete(s
 # -- TTL -------------------------------------------------------------------------------------
 
 
-def test_ttl_moves_durable_cursors_to_the_newest_entry_older_than_the_ttl(spark, frames):
-    old, new = NOW - 10 * MINUTE, NOW - MINUTE
-    index, cursors, policies = frames(
-        [item(e, old) for e in range(5)] + [item(e, new) for e in range(5, 10)],
-        [
-            cursor("behind", -1),
-            cursor("ahead", 7),
-            cursor("reader", -1, durable=False, seen=()),
-        ],
-        [policy(ttl=300)],
-    )
-    marks = ttl_marks(index, cursors, policies, NOW)
+@deletes(
+    [item(e, NOW - 10 * MINUTE) for e in range(5)] + [item(e) for e in range(5, 10)],
+    [cursor("behind", -1), cursor("ahead", 7), cursor("reader", -1, durable=False, seen=())],
+    [policy(ttl=300)],
+)
+def test_ttl_moves_durable_cursors_to_the_newest_entry_older_than_the_ttl(
+    frames, scenario, deleted
+):
+    marks = ttl_marks(*frames(*scenario), NOW)
     assert sorted(tuple(r) for r in marks.collect()) == [(PK, "behind", 4)]
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3, 4)
+    assert deleted() == ids(0, 1, 2, 3, 4)
 
 
 def test_ttl_needs_the_publish_time_strictly_older_than_now_minus_ttl(spark, frames):
@@ -191,78 +262,73 @@ def test_ttl_never_counts_markers_as_expired(spark, frames):
     assert [r.ttl_md for r in ttl_marks(index, cursors, policies, NOW).collect()] == [0]
 
 
-def test_without_ttl_no_cursor_moves(spark, frames):
-    index, cursors, policies = frames(
-        [item(e, NOW - 3_600_000) for e in range(3)], [cursor("s", -1)], [policy(ttl=0)]
-    )
-    assert ttl_marks(index, cursors, policies, NOW).count() == 0
-    assert deleted_ids(spark, index, cursors, policies) == []
+@deletes([item(e, NOW - 3_600_000) for e in range(3)], [cursor("s", -1)], [policy(ttl=0)])
+def test_without_ttl_no_cursor_moves(frames, scenario, deleted):
+    assert ttl_marks(*frames(*scenario), NOW).count() == 0
+    assert deleted() == []
 
 
-def test_ttl_past_a_delayed_entry_expires_it_too(spark, frames):
-    old = NOW - 10 * MINUTE
-    index, cursors, policies = frames(
-        [item(e, old) for e in range(6)] + [item(6, NOW)],
-        [cursor("shared", 1, delayed=[(3, 3)])],
-        [policy(ttl=60)],
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(*range(6))
+@deletes(
+    [item(e, NOW - 10 * MINUTE) for e in range(6)] + [item(6, NOW)],
+    [cursor("shared", 1, delayed=[(3, 3)])],
+    [policy(ttl=60)],
+)
+def test_ttl_past_a_delayed_entry_expires_it_too(deleted):
+    assert deleted() == ids(*range(6))
 
 
 # -- retention -------------------------------------------------------------------------------
 
 
-def test_retention_time_keeps_acknowledged_entries_younger_than_it(spark, frames):
-    hours_ago, recent = NOW - 120 * MINUTE, NOW - 30 * MINUTE
-    index, cursors, policies = frames(
-        [item(e, hours_ago) for e in range(4)] + [item(e, recent) for e in range(4, 8)],
-        [cursor("s", 7)],
-        [policy(minutes=60, mb=-1)],
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2, 3)
+@deletes(
+    [item(e, NOW - 120 * MINUTE) for e in range(4)]
+    + [item(e, NOW - 30 * MINUTE) for e in range(4, 8)],
+    [cursor("s", 7)],
+    [policy(minutes=60, mb=-1)],
+)
+def test_retention_time_keeps_acknowledged_entries_younger_than_it(deleted):
+    assert deleted() == ids(0, 1, 2, 3)
 
 
-def test_retention_size_keeps_the_newest_entries_up_to_the_limit(spark, frames):
-    index, cursors, policies = frames(
-        [item(e, length=300 * KIB) for e in range(10)],
-        [cursor("s", 9)],
-        [policy(minutes=-1, mb=1)],
-    )
+@deletes(
+    [item(e, length=300 * KIB) for e in range(10)], [cursor("s", 9)], [policy(minutes=-1, mb=1)]
+)
+def test_retention_size_keeps_the_newest_entries_up_to_the_limit(deleted):
     # 7, 8, 9 weigh 900 KiB <= 1 MiB; adding 6 makes 1200 KiB
-    assert deleted_ids(spark, index, cursors, policies) == ids(*range(7))
+    assert deleted() == ids(*range(7))
 
 
-def test_an_entry_exceeding_either_retention_limit_goes(spark, frames):
-    old = NOW - 120 * MINUTE
-    items = [item(e, old, length=300 * KIB) for e in range(2)]
-    items += [item(e, NOW - MINUTE, length=300 * KIB) for e in range(2, 10)]
-    index, cursors, policies = frames(items, [cursor("s", 9)], [policy(minutes=60, mb=10)])
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1)
-    index, cursors, policies = frames(items, [cursor("s", 9)], [policy(minutes=600, mb=1)])
-    assert deleted_ids(spark, index, cursors, policies) == ids(*range(7))
+RETENTION_ITEMS = [item(e, NOW - 120 * MINUTE, length=300 * KIB) for e in range(2)] + [
+    item(e, NOW - MINUTE, length=300 * KIB) for e in range(2, 10)
+]
 
 
-def test_infinite_retention_keeps_everything_acknowledged(spark, frames):
-    index, cursors, policies = frames(
-        [item(e, 1) for e in range(5)], [cursor("s", 4)], [policy(minutes=-1, mb=-1)]
-    )
-    assert deleted_ids(spark, index, cursors, policies) == []
+@deletes(RETENTION_ITEMS, [cursor("s", 9)], [policy(minutes=60, mb=10)], label="time")
+@deletes(RETENTION_ITEMS, [cursor("s", 9)], [policy(minutes=600, mb=1)], label="size")
+def test_an_entry_exceeding_either_retention_limit_goes(deleted):
+    assert deleted("time") == ids(0, 1)
+    assert deleted("size") == ids(*range(7))
 
 
-def test_retention_never_keeps_unacknowledged_entries_from_going_only_holds_them(spark, frames):
-    index, cursors, policies = frames(
-        [item(e, NOW - 120 * MINUTE) for e in range(6)],
-        [cursor("s", 2)],
-        [policy(minutes=60, mb=-1)],
-    )
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1, 2)
+@deletes([item(e, 1) for e in range(5)], [cursor("s", 4)], [policy(minutes=-1, mb=-1)])
+def test_infinite_retention_keeps_everything_acknowledged(deleted):
+    assert deleted() == []
 
 
-def test_deletion_is_a_prefix_stopping_at_the_first_entry_retention_keeps(spark, frames):
-    old = NOW - 120 * MINUTE
-    items = [item(0, old), item(1, old), item(2, NOW - MINUTE), item(3, old), item(4, old)]
-    index, cursors, policies = frames(items, [cursor("s", 4)], [policy(minutes=60, mb=-1)])
-    assert deleted_ids(spark, index, cursors, policies) == ids(0, 1)
+@deletes(
+    [item(e, NOW - 120 * MINUTE) for e in range(6)], [cursor("s", 2)], [policy(minutes=60, mb=-1)]
+)
+def test_retention_never_keeps_unacknowledged_entries_from_going_only_holds_them(deleted):
+    assert deleted() == ids(0, 1, 2)
+
+
+@deletes(
+    [item(e, NOW - (MINUTE if e == 2 else 120 * MINUTE)) for e in range(5)],
+    [cursor("s", 4)],
+    [policy(minutes=60, mb=-1)],
+)
+def test_deletion_is_a_prefix_stopping_at_the_first_entry_retention_keeps(deleted):
+    assert deleted() == ids(0, 1)
 
 
 def test_bounds_name_the_first_kept_and_the_last_entry_per_ledger(spark, frames):

@@ -44,6 +44,9 @@ TEST_SPARK_CONF = {
     # transform.py 52 -> 35 CPU-s (JVM and Python workers), tests/e2e/test_expire.py and
     # tests/integration/test_compaction.py 64 -> 51. The jobs keep it on real data.
     "spark.sql.adaptive.enabled": "false",
+    # pyspark's worker daemon with the garbage collector's full pass after every task made
+    # cheap, the jobs' imports done once before it forks (magnetar_local.spark_daemon)
+    "spark.python.daemon.module": "magnetar_local.spark_daemon",
 }
 """Spark settings of the tests' session and of the jobs tests start with spark-submit."""
 
