@@ -11,7 +11,15 @@ from datetime import timedelta
 
 import pytest
 import requests
-from expire_support import cursor_item, index_ids, log_key_of, objects_under, run_expire, stats_when
+from expire_support import (
+    await_backlog,
+    cursor_item,
+    index_ids,
+    log_key_of,
+    objects_under,
+    run_expire,
+    stats_when,
+)
 
 import magnetar as pulsar
 from magnetar_core.engine import Engine
@@ -101,7 +109,7 @@ def test_a_live_reader_keeps_what_it_has_not_read_and_ids_are_never_reused(
     ids = [producer.send(f"m{i}".encode()) for i in range(6)]
     for _ in range(6):
         consumer.acknowledge(consumer.receive(10_000))
-    _await_backlog(local_stack, topic, "s", 0)  # the SDK sends its acks in groups, later
+    await_backlog(local_stack, topic, "s", 0)  # the SDK sends its acks in groups, later
     # a reader on the engine, so exactly what it was handed out is known (the SDK prefetches)
     subs = Engine.build(
         Settings.from_env(local_stack.environment), clients=engine_clients
@@ -189,7 +197,7 @@ def test_a_subscription_created_at_earliest_after_expiry_starts_at_the_first_kep
         producer.send(f"m{i}".encode())
     for _ in range(4):
         consumer.acknowledge(consumer.receive(10_000))
-    _await_backlog(local_stack, topic, "s", 0)  # the SDK sends its acks in groups, later
+    await_backlog(local_stack, topic, "s", 0)  # the SDK sends its acks in groups, later
     assert run_expire(local_stack, namespace).entries_deleted == 3
 
     late = client.subscribe(topic, "late", initial_position=pulsar.InitialPosition.Earliest)
