@@ -120,8 +120,7 @@ def policy_sizes_bytes(transformed: dict[str, Any]) -> dict[str, int]:
 
 
 if __name__ == "__main__":  # `python tests/unit/lambda_policies.py`: the sizes of template.yaml
-    from sam_translation import sam_transform
-    from samtranslator.yaml_helper import yaml_parse
+    from sam_translation import sam_transform, yaml_parse
 
     from magnetar_local.template import DEFAULT_TEMPLATE
 

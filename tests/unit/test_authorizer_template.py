@@ -5,8 +5,7 @@ OpenAuthorizer) without identity source and cache, so requests without the heade
 from __future__ import annotations
 
 import pytest
-from sam_translation import language_extensions, sam_transform
-from samtranslator.yaml_helper import yaml_parse
+from sam_translation import language_extensions, sam_transform, yaml_parse
 
 from magnetar_local.template import DEFAULT_TEMPLATE
 

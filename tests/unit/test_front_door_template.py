@@ -9,8 +9,7 @@ import json
 import re
 
 import yaml
-from sam_translation import lint_errors, sam_transform
-from samtranslator.yaml_helper import yaml_parse
+from sam_translation import lint_errors, sam_transform, yaml_parse
 
 from magnetar_local.template import DEFAULT_TEMPLATE
 

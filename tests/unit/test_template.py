@@ -8,8 +8,14 @@ import json
 from pathlib import Path
 
 import yaml
-from sam_translation import ROOT, allowed_actions, inline_policies, lint_errors, transformed
-from samtranslator.yaml_helper import yaml_parse
+from sam_translation import (
+    ROOT,
+    allowed_actions,
+    inline_policies,
+    lint_errors,
+    transformed,
+    yaml_parse,
+)
 
 from magnetar_local.served_routes import default_served_routes
 from magnetar_local.template import DEFAULT_TEMPLATE, LocalTemplate

@@ -42,8 +42,15 @@ class TemplateError(ValueError):
     """A template construct the local stack cannot load or resolve."""
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """SafeLoader that understands CloudFormation's short-form tags."""
+# libyaml's parser (PyYAML's C extension) when it is built: the same safe constructors, and a
+# load of template.yaml 7 times cheaper than with the pure-Python scanner (measured: 0.19 ->
+# 0.025 CPU-s; each local stack, the template's tests and every xdist worker's collection
+# load it).
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _CfnLoader(_SafeLoader):  # type: ignore[valid-type,misc]
+    """A safe loader that understands CloudFormation's short-form tags."""
 
 
 def _construct_node(loader: yaml.SafeLoader, node: yaml.Node) -> Any:

@@ -185,15 +185,21 @@ class HandlerLoader:
 
     @staticmethod
     def _load(spec: FunctionSpec, serial: int = 0) -> Handler:
-        path, attribute = _handler_path(spec), spec.handler.rpartition(".")[2]
-        if not path.is_file():
-            raise FileNotFoundError(f"{spec.logical_id}: handler file {path} does not exist")
-        # unique in the process, not only in this loader: another gateway's container of the
-        # same serial would replace this one in sys.modules, hiding its engine from tests
-        # that find containers' engines there (jobs_in_process)
-        module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}_{next(_MODULES)}"
-        module = load_handler_module(path, module_name, spec.code_dir)
-        return getattr(module, attribute)
+        return load_container(spec, serial)[0]
+
+
+def load_container(spec: FunctionSpec, serial: int | str = 0) -> tuple[Handler, str]:
+    """A new container of function ``spec``: its handler, and the name of its module in
+    ``sys.modules`` (``magnetar_fn_<logical id>_<serial>_<n>``)."""
+    path, attribute = _handler_path(spec), spec.handler.rpartition(".")[2]
+    if not path.is_file():
+        raise FileNotFoundError(f"{spec.logical_id}: handler file {path} does not exist")
+    # unique in the process, not only in this loader: another gateway's container of the
+    # same serial would replace this one in sys.modules, hiding its engine from tests
+    # that find containers' engines there (jobs_in_process)
+    module_name = f"magnetar_fn_{spec.logical_id.lower()}_{serial}_{next(_MODULES)}"
+    module = load_handler_module(path, module_name, spec.code_dir)
+    return getattr(module, attribute), module_name
 
 
 def _internal_error(request_id: str) -> HttpResponse:

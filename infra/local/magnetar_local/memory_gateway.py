@@ -4,6 +4,7 @@ the service's metrics history beside it (the console's charts)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Protocol
 
@@ -12,10 +13,13 @@ from magnetar_core.engine import Engine
 from magnetar_core.ports import MetricsHistory
 from magnetar_local.events import HttpRequest, HttpResponse
 from magnetar_local.gateway import Gateway
-from magnetar_local.handlers import Handler, HandlerLoader
+from magnetar_local.handlers import Handler, HandlerLoader, load_container
 from magnetar_local.template import FunctionSpec, LocalTemplate
 
 __all__ = ["EngineLoader", "MemoryGateway", "ServiceSide"]
+
+_FRONT_APPS = "magnetar_front_"
+"""The modules ``magnetar_core.api.front_door.load_handler_module`` names by default."""
 
 
 class ServiceSide(Protocol):
@@ -45,11 +49,28 @@ class EngineLoader(HandlerLoader):
         super().__init__(functions)
         self._new_engine = new_engine
         self._history = history
+        self._modules: list[str] = []  # the containers' modules in sys.modules
 
     def _load(self, spec: FunctionSpec, serial: int = 0) -> Handler:  # type: ignore[override]
+        before = set(sys.modules)
         with injected_engine(self._new_engine(), self._history):
             # a name of its own: the emulator stack's gateway may load the same functions
-            return HandlerLoader._load(spec, f"memory{serial}")  # type: ignore[arg-type]
+            handler, module = load_container(spec, f"memory{serial}")
+        # and the apps a data-plane container loads for its front door (magnetar_front_*)
+        loaded = [name for name in list(sys.modules) if name not in before]
+        self._modules += [module, *(name for name in loaded if name.startswith(_FRONT_APPS))]
+        return handler
+
+    def unload(self) -> None:
+        """Take the modules of the containers loaded so far out of ``sys.modules`` (containers
+        still held keep working: their handlers hold their globals). A stopped service's
+        engines, stores and routes can then be freed: kept there, every service a process had
+        started stayed alive (measured: 1,282 engines and 770,000 objects after the unit
+        tests in one process, which made each full garbage collection 0.25 CPU-s: 13 CPU-s
+        of collections over the run)."""
+        for name in self._modules:
+            sys.modules.pop(name, None)
+        self._modules.clear()
 
 
 class MemoryGateway(Gateway):
@@ -61,7 +82,14 @@ class MemoryGateway(Gateway):
     def __init__(self, service: ServiceSide, template: LocalTemplate) -> None:
         super().__init__(template.routes, template.functions)
         self.service = service
-        self.loader = EngineLoader(template.functions, service.new_engine, service.metrics_history)
+        self.loader: EngineLoader = EngineLoader(
+            template.functions, service.new_engine, service.metrics_history
+        )
 
     def invoke(self, request: HttpRequest) -> HttpResponse:
         return self.service.handle(request, super().invoke)
+
+    def stop(self) -> None:
+        """Stop serving and let the service's containers go (``EngineLoader.unload``)."""
+        super().stop()
+        self.loader.unload()

@@ -18,6 +18,7 @@ the sample events) compares it with ``served_routes``.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from functools import cache
 
@@ -40,6 +41,9 @@ def app_routes(spec: FunctionSpec) -> list[RouteSpec]:
     """The routes of the function's app (its handler module's resolver), as route specs."""
     module = load_handler_module(spec.code_dir / (spec.handler.rsplit(".", 1)[0].replace(".", "/") + ".py"),
                                  code_dir=spec.code_dir)  # fmt: skip
+    # loaded only to read its routes: kept in sys.modules, every gateway's load (one a
+    # MemoryService) stayed alive for the rest of the process, with the app and its engine
+    sys.modules.pop(module.__name__, None)
     return [RouteSpec(route.method, route.path, spec.logical_id)
             for route in routes_of(module.app, spec.logical_id)]  # fmt: skip
 

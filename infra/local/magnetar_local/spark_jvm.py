@@ -52,10 +52,12 @@ TEST_SPARK_CONF = {
 
 
 def archive_path() -> Path:
-    """Where this virtualenv's archive lives: named after the pyspark version it holds."""
-    from pyspark.version import __version__
+    """Where this virtualenv's archive lives: named after the pyspark version it holds (read
+    from its distribution's metadata: importing pyspark.version imports all of pyspark, which
+    every pytest process asks for at start-up, Spark or not)."""
+    from importlib.metadata import version
 
-    return Path(sys.prefix) / f"spark-cds-{__version__}.jsa"
+    return Path(sys.prefix) / f"spark-cds-{version('pyspark')}.jsa"
 
 
 def java_options(base: str) -> str:

@@ -27,7 +27,6 @@ from magnetar_core.domain.keyshared.hashing import (
     ConsumerAssignError,
     HashRange,
     check_hash,
-    merge_adjacent,
     murmur3_32,
 )
 
@@ -120,15 +119,29 @@ class ConsistentHashingSelector:
         """Each consumer's inclusive hash ranges, ascending and merged (keyHashRangeArrays)."""
         if not self._positions:
             return {}
+        # ascending and merged as they are made: a consumer's ranges touch only where its
+        # points follow each other, so a point of the previous point's owner extends its range
         raw: dict[str, list[HashRange]] = {}
-        start = 0
+        start, previous = 0, None
+        ring = self._ring
         for pos in self._positions:
-            raw.setdefault(self._ring[pos][0], []).append((start, pos))
+            owner = ring[pos][0]
+            if owner == previous:
+                spans = raw[owner]
+                spans[-1] = (spans[-1][0], pos)
+            else:
+                raw.setdefault(owner, []).append((start, pos))
+                previous = owner
             start = pos + 1
         if start <= MAX_HASH:  # past the last point: wraps to the first point's owner
-            raw.setdefault(self._ring[self._positions[0]][0], []).append((start, MAX_HASH))
+            first = ring[self._positions[0]][0]
+            spans = raw[first]
+            if first == previous:
+                spans[-1] = (spans[-1][0], MAX_HASH)
+            else:
+                spans.append((start, MAX_HASH))
         order = [m[0] for m in self._members]
-        return {c: merge_adjacent(raw[c]) for c in order if c in raw}
+        return {c: raw[c] for c in order if c in raw}
 
     def consumers(self) -> list[str]:
         """Connected consumer ids in join order."""

@@ -18,7 +18,6 @@ redelivery of an unacked message. Stats follow Pulsar's consumer stats field nam
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -42,15 +41,18 @@ def moved_ranges(
 
     fb, fa = flat(before), flat(after)
     cuts = sorted({0, *(x for s, e, _ in fb + fa for x in (s, e + 1) if x <= MAX_HASH)})
-
-    def owner(spans: list[tuple[int, int, str]], h: int) -> str | None:
-        i = bisect_right(spans, (h, MAX_HASH + 1, ""))
-        return spans[i - 1][2] if i and spans[i - 1][1] >= h else None
-
+    # one sweep over the cuts (ascending) and each side's disjoint ascending spans: the span
+    # at ``ib`` (``ia``) is the first one not ending before the cut, its owner if it holds it
+    ib = ia = 0
     out: list[Move] = []
     for k, start in enumerate(cuts):
         end = cuts[k + 1] - 1 if k + 1 < len(cuts) else MAX_HASH
-        prev, new = owner(fb, start), owner(fa, start)
+        while ib < len(fb) and fb[ib][1] < start:
+            ib += 1
+        while ia < len(fa) and fa[ia][1] < start:
+            ia += 1
+        prev = fb[ib][2] if ib < len(fb) and fb[ib][0] <= start else None
+        new = fa[ia][2] if ia < len(fa) and fa[ia][0] <= start else None
         if prev == new:
             continue
         if out and out[-1][1] + 1 == start and out[-1][2:] == (prev, new):
