@@ -279,3 +279,16 @@ def test_a_consumer_receiving_many_at_a_time_gets_its_dealt_slot_first_uncounted
     state = cursor(engine)
     assert many not in state.dealt
     assert all(state.redelivery_counts.get(e, 0) == 0 for e in slot)
+
+
+def test_a_closed_consumers_messages_go_out_before_the_slot_dealt_to_the_one_left(engine):
+    subs = engine.subscriptions
+    a = subs.subscribe(TOPIC, "s", "a", SHARED, earliest=True).consumer_id
+    b = subs.subscribe(TOPIC, "s", "b", SHARED, earliest=True).consumer_id
+    produce(engine, 2)
+    assert receive(engine, a) == [0]  # its grant deals entry 1 to b's slot
+    assert sorted(cursor(engine).dealt[b].entries) == [1]
+    assert subs.close(TOPIC, "s", a) == 1
+    got = [d.entry_id for d in subs.receive(TOPIC, "s", b, 10, 0)]
+    assert got == [0, 1]  # the redelivery first, then the slot's entry, in one receive
+    assert b not in cursor(engine).dealt

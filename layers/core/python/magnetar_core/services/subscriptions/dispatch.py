@@ -199,12 +199,18 @@ class Dispatch:
             # again at every attempt: a retry may read a grant recorded since (``Revoked``)
             revoked.update(grants.revoke(ref, state, state.roster.lapsed(now, lease_ms)))
             grant_of.clear()
-            if granting and not others and not (taking and slot_to_take(state, consumer_id, early)):
+            # redeliveries go out before new entries: with some waiting, a dealt slot joins
+            # them (taken back uncounted) instead of being handed out ahead of them
+            waiting = bool(state.redeliver)
+            slot_first = taking and not waiting and slot_to_take(state, consumer_id, early)
+            if granting and not others and not slot_first:
                 heads[:] = heads or [ctx.log.head(ref.key)]
                 others.update(self.rounds.others(ref, subscription, consumer_id))
             if granting and grants_apply(state) and consumer_id in state.consumers:
                 grant_of[consumer_id] = early
                 head = heads[0] if heads else None
+                if waiting and consumer_id in state.dealt:
+                    self.rounds.own_slot(ref, state, consumer_id, voided)
                 self.rounds.steal(ref, state, consumer_id, (early, others), head, voided)
             elif consumer_id in state.dealt:  # dealt to, but receiving many at a time
                 self.rounds.own_slot(ref, state, consumer_id, voided)
