@@ -15,7 +15,6 @@ same names; tests/unit/test_sdk_lazy_import.py checks that both lists agree.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -276,10 +275,15 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is not None:
         value: object = getattr(importlib.import_module(module, __name__), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        value = importlib.import_module(f".{name}", __name__)
-    else:
+    elif name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":  # the submodule exists; one of its imports not
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     globals()[name] = value
     return value
 

@@ -130,7 +130,10 @@ def decompress(codec: Codec, data: bytes, uncompressed_len: int) -> bytes:
             out = _snappy(data, uncompressed_len)
     except EntryFormatError:
         raise
-    except (RuntimeError, zlib.error, ValueError, *_codec_errors(codec)) as exc:
+    except Exception as exc:
+        corrupt: tuple[type[Exception], ...] = (RuntimeError, zlib.error, ValueError)
+        if not isinstance(exc, corrupt + _codec_errors(codec)):
+            raise
         raise EntryFormatError(f"{codec.name} payload section is corrupt: {exc}") from exc
     if len(out) != uncompressed_len:
         shown = f"more than {uncompressed_len}" if len(out) > uncompressed_len else len(out)
