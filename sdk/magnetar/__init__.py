@@ -2,104 +2,118 @@
 
 Switch from Pulsar with ``import magnetar as pulsar``; the service URL is the HTTP URL of the
 Magnetar API (``http://127.0.0.1:8080`` locally).
+
+Every public name loads on first use (PEP 562's module ``__getattr__``): ``import magnetar``
+costs a program (and every ``magnetar`` CLI call) only this module, not the whole SDK, its HTTP
+stack (requests, urllib3) or its codecs. ``from magnetar import Client``, ``magnetar.Client``,
+``magnetar.schema``, ``magnetar.asyncio`` and submodules such as ``magnetar.client`` work as
+when everything was imported eagerly, and are the same objects (pickling and ``isinstance`` see
+the defining modules, as before). The ``TYPE_CHECKING`` imports give type checkers and IDEs the
+same names; tests/unit/test_sdk_lazy_import.py checks that both lists agree.
 """
 
-from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
-from . import exceptions, schema
-from ._encryption.key_reader import CryptoKeyReader
-from ._enums import (
-    BatchingType,
-    CompressionType,
-    ConsumerCryptoFailureAction,
-    ConsumerType,
-    HashingScheme,
-    InitialPosition,
-    KeySharedMode,
-    LoggerLevel,
-    PartitionsRoutingMode,
-    ProducerAccessMode,
-    RegexSubscriptionMode,
-    Result,
-)
-from ._logger import ConsoleLogger, FileLogger
-from ._policies import (
-    ConsumerBatchReceivePolicy,
-    ConsumerDeadLetterPolicy,
-    ConsumerKeySharedPolicy,
-    MultiplierRedeliveryBackoff,
-)
-from ._transport.failover import AutoClusterFailover
-from ._transport.service_info import ServiceInfo, ServiceInfoProvider
-from .authentication import (
-    Authentication,
-    AuthenticationAthenz,
-    AuthenticationBasic,
-    AuthenticationOauth2,
-    AuthenticationTLS,
-    AuthenticationToken,
-)
-from .authentication_aws import AuthenticationAws
-from .client import Client
-from .consumer import Consumer
-from .encryption import EncryptionContext, EncryptionKey
-from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
-    AlreadyClosed,
-    AuthenticationError,
-    AuthorizationError,
-    BrokerMetadataError,
-    BrokerPersistenceError,
-    ChecksumError,
-    ConnectError,
-    ConsumerAssignError,
-    ConsumerBusy,
-    ConsumerNotFound,
-    ConsumerNotInitialized,
-    CryptoError,
-    CumulativeAcknowledgementNotAllowedError,
-    Disconnected,
-    ErrorGettingAuthenticationData,
-    IncompatibleSchema,
-    Interrupted,
-    InvalidConfiguration,
-    InvalidMessage,
-    InvalidTopicName,
-    InvalidTxnStatusError,
-    InvalidUrl,
-    LookupError,
-    MemoryBufferIsFull,
-    MessageTooBig,
-    NotAllowedError,
-    NotConnected,
-    OperationNotSupported,
-    ProducerBlockedQuotaExceededError,
-    ProducerBlockedQuotaExceededException,
-    ProducerBusy,
-    ProducerFenced,
-    ProducerNotInitialized,
-    ProducerQueueIsFull,
-    PulsarException,
-    ReadError,
-    ServiceUnitNotReady,
-    SubscriptionNotFound,
-    Timeout,
-    TooManyLookupRequestException,
-    TooManyRequests,
-    TopicAlreadyExists,
-    TopicBusy,
-    TopicNotFound,
-    TopicTerminated,
-    TransactionConflict,
-    TransactionCoordinatorNotFoundError,
-    TransactionNotFound,
-    UnknownError,
-    UnsupportedVersionError,
-)
-from .functions import Context, Function, IdentitySerDe, PickleSerDe, SerDe
-from .message import Message, MessageId
-from .producer import Producer
-from .reader import Reader
-from .schema import BytesSchema, StringSchema
-from .table_view import TableView
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
+    from . import exceptions, schema
+    from ._encryption.key_reader import CryptoKeyReader
+    from ._enums import (
+        BatchingType,
+        CompressionType,
+        ConsumerCryptoFailureAction,
+        ConsumerType,
+        HashingScheme,
+        InitialPosition,
+        KeySharedMode,
+        LoggerLevel,
+        PartitionsRoutingMode,
+        ProducerAccessMode,
+        RegexSubscriptionMode,
+        Result,
+    )
+    from ._logger import ConsoleLogger, FileLogger
+    from ._policies import (
+        ConsumerBatchReceivePolicy,
+        ConsumerDeadLetterPolicy,
+        ConsumerKeySharedPolicy,
+        MultiplierRedeliveryBackoff,
+    )
+    from ._transport.failover import AutoClusterFailover
+    from ._transport.service_info import ServiceInfo, ServiceInfoProvider
+    from .authentication import (
+        Authentication,
+        AuthenticationAthenz,
+        AuthenticationBasic,
+        AuthenticationOauth2,
+        AuthenticationTLS,
+        AuthenticationToken,
+    )
+    from .authentication_aws import AuthenticationAws
+    from .client import Client
+    from .consumer import Consumer
+    from .encryption import EncryptionContext, EncryptionKey
+    from .exceptions import (  # noqa: A004 - LookupError is pulsar-client's name
+        AlreadyClosed,
+        AuthenticationError,
+        AuthorizationError,
+        BrokerMetadataError,
+        BrokerPersistenceError,
+        ChecksumError,
+        ConnectError,
+        ConsumerAssignError,
+        ConsumerBusy,
+        ConsumerNotFound,
+        ConsumerNotInitialized,
+        CryptoError,
+        CumulativeAcknowledgementNotAllowedError,
+        Disconnected,
+        ErrorGettingAuthenticationData,
+        IncompatibleSchema,
+        Interrupted,
+        InvalidConfiguration,
+        InvalidMessage,
+        InvalidTopicName,
+        InvalidTxnStatusError,
+        InvalidUrl,
+        LookupError,
+        MemoryBufferIsFull,
+        MessageTooBig,
+        NotAllowedError,
+        NotConnected,
+        OperationNotSupported,
+        ProducerBlockedQuotaExceededError,
+        ProducerBlockedQuotaExceededException,
+        ProducerBusy,
+        ProducerFenced,
+        ProducerNotInitialized,
+        ProducerQueueIsFull,
+        PulsarException,
+        ReadError,
+        ServiceUnitNotReady,
+        SubscriptionNotFound,
+        Timeout,
+        TooManyLookupRequestException,
+        TooManyRequests,
+        TopicAlreadyExists,
+        TopicBusy,
+        TopicNotFound,
+        TopicTerminated,
+        TransactionConflict,
+        TransactionCoordinatorNotFoundError,
+        TransactionNotFound,
+        UnknownError,
+        UnsupportedVersionError,
+    )
+    from .functions import Context, Function, IdentitySerDe, PickleSerDe, SerDe
+    from .message import Message, MessageId
+    from .producer import Producer
+    from .reader import Reader
+    from .schema import BytesSchema, StringSchema
+    from .table_view import TableView
 
 __version__ = "0.1.0"
 
@@ -204,12 +218,75 @@ __all__ = [
     "TooManyRequests",
 ]
 
+# defining module (relative to this package) -> the public names it gives
+# fmt: off
+_LAZY_NAMES: dict[str, tuple[str, ...]] = {
+    "._encryption.key_reader": ("CryptoKeyReader",),
+    "._enums": (
+        "BatchingType", "CompressionType", "ConsumerCryptoFailureAction", "ConsumerType",
+        "HashingScheme", "InitialPosition", "KeySharedMode", "LoggerLevel",
+        "PartitionsRoutingMode", "ProducerAccessMode", "RegexSubscriptionMode", "Result",
+    ),
+    "._logger": ("ConsoleLogger", "FileLogger"),
+    "._policies": (
+        "ConsumerBatchReceivePolicy", "ConsumerDeadLetterPolicy", "ConsumerKeySharedPolicy",
+        "MultiplierRedeliveryBackoff",
+    ),
+    "._transport.failover": ("AutoClusterFailover",),
+    "._transport.service_info": ("ServiceInfo", "ServiceInfoProvider"),
+    ".authentication": (
+        "Authentication", "AuthenticationAthenz", "AuthenticationBasic", "AuthenticationOauth2",
+        "AuthenticationTLS", "AuthenticationToken",
+    ),
+    ".authentication_aws": ("AuthenticationAws",),
+    ".client": ("Client",),
+    ".consumer": ("Consumer",),
+    ".encryption": ("EncryptionContext", "EncryptionKey"),
+    ".exceptions": (
+        "AlreadyClosed", "AuthenticationError", "AuthorizationError", "BrokerMetadataError",
+        "BrokerPersistenceError", "ChecksumError", "ConnectError", "ConsumerAssignError",
+        "ConsumerBusy", "ConsumerNotFound", "ConsumerNotInitialized", "CryptoError",
+        "CumulativeAcknowledgementNotAllowedError", "Disconnected",
+        "ErrorGettingAuthenticationData", "IncompatibleSchema", "Interrupted",
+        "InvalidConfiguration", "InvalidMessage", "InvalidTopicName", "InvalidTxnStatusError",
+        "InvalidUrl", "LookupError", "MemoryBufferIsFull", "MessageTooBig", "NotAllowedError",
+        "NotConnected", "OperationNotSupported", "ProducerBlockedQuotaExceededError",
+        "ProducerBlockedQuotaExceededException", "ProducerBusy", "ProducerFenced",
+        "ProducerNotInitialized", "ProducerQueueIsFull", "PulsarException", "ReadError",
+        "ServiceUnitNotReady", "SubscriptionNotFound", "Timeout", "TooManyLookupRequestException",
+        "TooManyRequests", "TopicAlreadyExists", "TopicBusy", "TopicNotFound", "TopicTerminated",
+        "TransactionConflict", "TransactionCoordinatorNotFoundError", "TransactionNotFound",
+        "UnknownError", "UnsupportedVersionError",
+    ),
+    ".functions": ("Context", "Function", "IdentitySerDe", "PickleSerDe", "SerDe"),
+    ".message": ("Message", "MessageId"),
+    ".producer": ("Producer",),
+    ".reader": ("Reader",),
+    ".schema": ("BytesSchema", "StringSchema"),
+    ".table_view": ("TableView",),
+}
+# fmt: on
+_LAZY: dict[str, str] = {name: module for module, names in _LAZY_NAMES.items() for name in names}
+
 
 def __getattr__(name: str) -> object:
-    """``pulsar.asyncio`` on first use (PEP 562): importing the event loop machinery costs
-    every program and every CLI call ~0.1 s, and most never use it."""
-    if name == "asyncio":
-        import importlib
+    """A public name, or a submodule (``asyncio``, ``schema``, ``client``, ...), on first use;
+    bound in this module's globals so the next access is a plain lookup."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value: object = getattr(importlib.import_module(module, __name__), name)
+    elif name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":  # the submodule exists; one of its imports not
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
 
-        return importlib.import_module(".asyncio", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

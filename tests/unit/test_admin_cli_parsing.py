@@ -85,3 +85,33 @@ def test_a_malformed_argument_is_a_usage_error_exiting_2_before_any_request(word
 def test_an_unknown_auth_plugin_is_a_usage_error_exiting_2_before_any_request(capsys):
     status = cli.main(["admin", "--admin-url", NOWHERE, "--auth-plugin", "x", "clusters", "list"])
     assert (status, capsys.readouterr().err.startswith("error: --auth-plugin 'x' is not one of")) == (2, True)  # fmt: skip
+
+
+ADMIN_LINES = [
+    ["topics", "list", "public/default"],
+    ["--service-url", NOWHERE, "topics", "stats", "persistent://public/default/t", "-o", "json"],
+    ["--tls-allow-insecure", "--auth-params=token:x", "namespaces", "set-retention", "public/d",
+     "--time", "10m", "--size", "1G"],
+    ["tenants", "create", "acme", "-r", "admin"],
+    ["clusters", "list"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", ADMIN_LINES, ids=lambda line: " ".join(line[:4]))
+def test_the_parser_of_the_lines_kind_alone_reads_a_line_as_the_whole_parser_does(line):
+    from magnetar.cli.admin import command
+
+    hoisted = command.hoist_global_options(line)
+    kind = command._kind(hoisted)
+    assert kind in ("topics", "namespaces", "tenants", "clusters") and kind in line
+    assert command._parser(kind).parse_args(hoisted) == command._parser().parse_args(hoisted)
+
+
+def test_the_admin_help_lists_every_kind_whatever_kind_the_line_names(capsys):
+    from magnetar.cli.admin import command
+
+    for kind in (None, "topics", "namespaces"):
+        with pytest.raises(SystemExit):
+            command._parser(kind).parse_args(["--help"])
+        shown = capsys.readouterr().out
+        assert all(k in shown for k in ("clusters", "tenants", "namespaces", "topics")), kind

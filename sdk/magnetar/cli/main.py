@@ -47,11 +47,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from magnetar.cli import produce_consume
-from magnetar.cli.service_url import (
-    DEFAULT_SERVICE_URL,
-    service_for_command,
-)
+# Each verb imports its implementation when it runs (below, and in the verbs' own modules):
+# a ``magnetar admin ...`` call does not import produce / consume, the SDK's client or the
+# service side, so every call starts in less CPU.
 
 # verb -> (module, function(argv) -> status) of the service side, imported on use
 SERVER_VERBS = {
@@ -77,6 +75,9 @@ INSTALL_HINT = (
 
 
 def _parser() -> argparse.ArgumentParser:
+    from magnetar.cli import produce_consume
+    from magnetar.cli.service_url import DEFAULT_SERVICE_URL
+
     p = argparse.ArgumentParser(prog="magnetar", description="Magnetar command-line client")
     p.add_argument("--version", action="version", version=f"magnetar {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -190,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from magnetar.cli.local_services import status, stop
 
         return status() if args.command == "status" else stop(args.pid)
+    from magnetar.cli import produce_consume
+    from magnetar.cli.service_url import service_for_command
+
     service = service_for_command(args.service_url)
     if service is None:
         return 2

@@ -15,16 +15,16 @@ Codecs, numbered like Pulsar's ``CompressionType``:
 
 Every decompression is bounded by the header's uncompressed length, so a corrupt or hostile
 section cannot blow up memory.
+
+The codec libraries (``lz4``, ``zstandard``, ``cramjam``) are imported by the codec that needs
+them, on first use: importing the entry format (every SDK program, every ``magnetar`` CLI call)
+does not pay for three native libraries most entries (NONE, ZLIB) never touch.
 """
 
 from __future__ import annotations
 
 import enum
 import zlib
-
-import cramjam
-import lz4.frame
-import zstandard
 
 __all__ = [
     "Codec",
@@ -91,11 +91,17 @@ def compress(codec: Codec, data: bytes) -> bytes:
     if codec is Codec.NONE:
         return data
     if codec is Codec.LZ4:
+        import lz4.frame
+
         return lz4.frame.compress(data, store_size=True)
     if codec is Codec.ZLIB:
         return zlib.compress(data)
     if codec is Codec.ZSTD:
+        import zstandard
+
         return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_content_size=True).compress(data)
+    import cramjam
+
     return bytes(cramjam.snappy.compress_raw(data))
 
 
@@ -124,8 +130,10 @@ def decompress(codec: Codec, data: bytes, uncompressed_len: int) -> bytes:
             out = _snappy(data, uncompressed_len)
     except EntryFormatError:
         raise
-    except (RuntimeError, zlib.error, ValueError, zstandard.ZstdError,
-            cramjam.DecompressionError) as exc:  # fmt: skip
+    except Exception as exc:
+        corrupt: tuple[type[Exception], ...] = (RuntimeError, zlib.error, ValueError)
+        if not isinstance(exc, corrupt + _codec_errors(codec)):
+            raise
         raise EntryFormatError(f"{codec.name} payload section is corrupt: {exc}") from exc
     if len(out) != uncompressed_len:
         shown = f"more than {uncompressed_len}" if len(out) > uncompressed_len else len(out)
@@ -136,7 +144,23 @@ def decompress(codec: Codec, data: bytes, uncompressed_len: int) -> bytes:
     return out
 
 
+def _codec_errors(codec: Codec) -> tuple[type[Exception], ...]:
+    """The errors of ``codec``'s library beyond RuntimeError/ValueError (its module is loaded
+    by then: the codec's decompressor imported it)."""
+    if codec is Codec.ZSTD:
+        import zstandard
+
+        return (zstandard.ZstdError,)
+    if codec is Codec.SNAPPY:
+        import cramjam
+
+        return (cramjam.DecompressionError,)
+    return ()
+
+
 def _lz4(data: bytes, n: int) -> bytes:
+    import lz4.frame
+
     dec = lz4.frame.LZ4FrameDecompressor()
     out = dec.decompress(data, max_length=n + 1)
     if len(out) <= n and not dec.eof:
@@ -157,6 +181,8 @@ def _zlib(data: bytes, n: int) -> bytes:
 
 
 def _zstd(data: bytes, n: int) -> bytes:
+    import zstandard
+
     declared = zstandard.frame_content_size(data)
     if declared >= 0 and declared != n:
         raise EntryFormatError(f"ZSTD frame declares {declared} bytes, header says {n}")
@@ -177,4 +203,6 @@ def _snappy(data: bytes, n: int) -> bytes:
         raise EntryFormatError(f"SNAPPY block length prefix is malformed ({len(data)} bytes)")
     if declared != n:
         raise EntryFormatError(f"SNAPPY block declares {declared} bytes, header says {n}")
+    import cramjam
+
     return bytes(cramjam.snappy.decompress_raw(data))

@@ -42,13 +42,22 @@ def _topic(text: str) -> str:
     return parse_topic(text).path()
 
 
+KIND_HELP = {
+    "clusters": "the service's cluster",
+    "tenants": "tenants",
+    "namespaces": "namespaces, their policies and permissions",
+    "topics": "topics, their subscriptions, messages and permissions",
+}
+"""The kinds of ``magnetar admin`` and their help, in the order of its help."""
+
+
 def add_kinds(kinds: Any) -> Any:
     """The ``clusters`` and ``tenants`` kinds and the ``namespaces`` kind with its own
     verbs; returns the namespaces' verbs, for the other modules' verbs."""
-    clusters = kinds.add_parser("clusters", help="the service's cluster").add_subparsers(dest="verb", required=True)  # fmt: skip
+    clusters = kinds.add_parser("clusters", help=KIND_HELP["clusters"]).add_subparsers(dest="verb", required=True)  # fmt: skip
     out.add_output(clusters.add_parser("list"))
 
-    tenants = kinds.add_parser("tenants", help="tenants").add_subparsers(dest="verb", required=True)  # fmt: skip
+    tenants = kinds.add_parser("tenants", help=KIND_HELP["tenants"]).add_subparsers(dest="verb", required=True)  # fmt: skip
     out.add_output(tenants.add_parser("list"))
     for verb in ("create", "update"):
         t = tenants.add_parser(verb)
@@ -63,7 +72,7 @@ def add_kinds(kinds: Any) -> Any:
     delete.add_argument("tenant")
     delete.add_argument("-f", "--force", action="store_true", help="with its namespaces")
 
-    ns = kinds.add_parser("namespaces", help="namespaces, their policies and permissions").add_subparsers(dest="verb", required=True)  # fmt: skip
+    ns = kinds.add_parser("namespaces", help=KIND_HELP["namespaces"]).add_subparsers(dest="verb", required=True)  # fmt: skip
     listing = ns.add_parser("list")
     listing.add_argument("tenant")
     out.add_output(listing)

@@ -36,7 +36,6 @@ from magnetar.cli.admin import output as out
 from magnetar.cli.admin.names import topic_arg
 from magnetar.cli.admin.units import seconds, seconds_arg
 from magnetar.exceptions import PulsarException
-from magnetar_wire import decode_entry, read_metadata, stored_payload
 
 Call = Callable[..., Any]
 Fetch = Callable[[str, str], tuple[bytes, dict[str, str]]]
@@ -182,6 +181,9 @@ def _messages(body: bytes, headers: dict[str, str]) -> list[dict[str, Any]]:
     """One row per message of a peeked answer (a batch entry: one per message)."""
     message_id = headers.get("x-pulsar-message-id", "")
     if headers.get("content-type", "").startswith(ENTRY_CONTENT_TYPE):
+        # the entry codec only here: every other admin verb starts without it
+        from magnetar_wire import decode_entry, read_metadata, stored_payload
+
         meta = read_metadata(body)
         if meta.encryption is not None:  # an encrypted batch: one row, its payload opaque
             first = meta.messages[0]
