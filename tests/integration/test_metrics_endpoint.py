@@ -46,3 +46,18 @@ def test_after_producing_three_and_acking_two_the_metrics_show_the_counts_and_a_
     assert f"pulsar_msg_backlog{{{labels}}} 1\n" in text
     produce = "POST /v1/{domain}/{tenant}/{namespace}/{topic}/messages"
     assert f'magnetar_requests_total{{route="{produce}",status="200"}} ' in text
+
+
+def test_the_notification_channels_invocations_are_recorded_by_the_stack_not_printed(
+    local_stack, capsys
+):
+    from websockets.sync.client import connect
+
+    capsys.readouterr()
+    with connect(local_stack.notify.url, open_timeout=10) as channel:
+        channel.send(json.dumps({"action": "watch", "ref": 1, "watches": []}))
+        channel.recv(timeout=10)  # the function's answer: it ran
+    printed = capsys.readouterr().out
+    assert '"route":"notify"' not in printed  # a Lambda's stdout, here every test's
+    with urllib.request.urlopen(f"{local_stack.url}/metrics", timeout=10) as answer:
+        assert 'route="notify"' in answer.read().decode()

@@ -295,6 +295,7 @@ class LocalStack:
     def _start_notices(self) -> None:
         """The channel's function behind the notification server, and the produce answers
         feeding its notices (an engine of its own, posting to the server's connections)."""
+        from magnetar_core.api.metrics import emitting
         from magnetar_core.engine import Engine
         from magnetar_core.settings import Settings
 
@@ -303,8 +304,11 @@ class LocalStack:
             return
         spec = gateway.loader.functions["NotifyFunction"]
 
-        def invoke(event: dict) -> dict:
-            with gateway.loader.lease("NotifyFunction") as handler:
+        def invoke(event: dict) -> dict:  # its EMF records to the gateway's, not stdout
+            with (
+                emitting(gateway.metrics.record),
+                gateway.loader.lease("NotifyFunction") as handler,
+            ):
                 return handler(event, LambdaContext(spec.name, spec.memory_mb, spec.timeout_s))
 
         server.invoke = invoke
