@@ -27,7 +27,7 @@ pytestmark = pytest.mark.emulator
 
 TOPIC = "persistent://public/default/delayed-across-a-restart"
 STATS = "/admin/v2/persistent/public/default/delayed-across-a-restart/stats"
-DELAY_S = 5.0
+DELAY_S = 8.0  # long enough to see it deferred (within half of it) on a loaded machine
 GRACE_S = 5.0  # the services' DELAYED_DELIVERY_RELEASE_GRACE_MS (the template's is 30 s)
 SLACK_S = 10.0  # the dispatch that finds the bucket overdue: a long-poll's re-check
 OPTIONS = ("--delayed-delivery-release-grace-ms", str(int(GRACE_S * 1000)))
