@@ -14,8 +14,9 @@ same names; tests/unit/test_sdk_lazy_import.py checks that both lists agree.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from magnetar_wire.lazy import lazy_names
 
 if TYPE_CHECKING:
     from . import _pulsar as _pulsar  # pulsar._pulsar: the C extension's names
@@ -269,24 +270,4 @@ _LAZY_NAMES: dict[str, tuple[str, ...]] = {
 _LAZY: dict[str, str] = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 
 
-def __getattr__(name: str) -> object:
-    """A public name, or a submodule (``asyncio``, ``schema``, ``client``, ...), on first use;
-    bound in this module's globals so the next access is a plain lookup."""
-    module = _LAZY.get(name)
-    if module is not None:
-        value: object = getattr(importlib.import_module(module, __name__), name)
-    elif name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    else:
-        try:
-            value = importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":  # the submodule exists; one of its imports not
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY_NAMES, __all__)

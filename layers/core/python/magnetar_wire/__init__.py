@@ -9,8 +9,9 @@ its dataclasses and compression.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .compression import is_supported
@@ -76,23 +77,4 @@ _LAZY_NAMES: dict[str, tuple[str, ...]] = {
 _LAZY = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 
 
-def __getattr__(name: str) -> object:
-    """A name of ``__all__`` on first use, or a submodule (``magnetar_wire.names``, ...)."""
-    module = _LAZY.get(name)
-    if module is not None:
-        value: object = getattr(importlib.import_module(module, __name__), name)
-    elif name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    else:
-        try:
-            value = importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":  # the submodule exists; one of its imports not
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY_NAMES, __all__)
