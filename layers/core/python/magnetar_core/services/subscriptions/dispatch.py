@@ -199,9 +199,7 @@ class Dispatch:
             # again at every attempt: a retry may read a grant recorded since (``Revoked``)
             revoked.update(grants.revoke(ref, state, state.roster.lapsed(now, lease_ms)))
             grant_of.clear()
-            # redeliveries go out before new entries: with some waiting, a dealt slot joins
-            # them (taken back uncounted) instead of being handed out ahead of them
-            waiting = bool(state.redeliver)
+            waiting = bool(state.redeliver)  # then a dealt slot joins them, taken back
             slot_first = taking and not waiting and slot_to_take(state, consumer_id, early)
             if granting and not others and not slot_first:
                 heads[:] = heads or [ctx.log.head(ref.key)]
@@ -286,15 +284,9 @@ class Dispatch:
                 ref, subscription, consumer_id, max_messages, role, by_reference, taking=False
             )
         if consumer_id in grant_of and (planned.carried or planned.deliveries):
-            pairs = self.grants.record(
-                ref,
-                state,
-                consumer_id,
-                grant_of[consumer_id],
-                (planned.carried, tuple(planned.deliveries)),
-                planned.known,
-                max_messages,
-            )
+            given = (planned.carried, tuple(planned.deliveries))
+            pairs = self.grants.record(ref, state, consumer_id, grant_of[consumer_id], given,
+                                       planned.known, max_messages)  # fmt: skip
             self._dead_letters.drain(ref, state)
             return pairs, state.read_position, planned.wake_at, planned.moved
         if not planned.write:
