@@ -8,10 +8,25 @@ which a few rows are nothing)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 
 import pytest
+from expire_rows import (
+    DEFAULT_POLICIES,
+    KIB,
+    MINUTE,
+    NOW,
+    OTHER,
+    PK,
+    SCENARIOS,
+    Scenario,
+    cursor,
+    deletes,
+    ids,
+    item,
+    plan_scenarios,
+    policy,
+)
 
 from magnetar_jobs.catalog import index_schema
 from magnetar_jobs.expire_transform import (
@@ -29,29 +44,6 @@ from magnetar_jobs.expire_transform import (
     ttl_marks,
 )
 
-NOW = 1_700_000_000_000
-MINUTE = 60_000
-PK = "persistent://t/ns/a|1"
-OTHER = "persistent://t/ns/b|1"
-KIB = 1024
-
-
-def item(eid, pt1=NOW - MINUTE, *, obj=None, off=0, length=100, n=1, fence=False, pk=PK):
-    """One index row (``catalog.INDEX_COLUMNS`` order)."""
-    obj = f"entries/{pk.split('|')[0]}/{eid}" if obj is None else obj
-    return (pk, eid, obj, off, length, n, pt1, pt1, 0, fence, False, None)
-
-
-def cursor(sub, md, *, durable=True, seen=(NOW,), delayed=(), ver=3, pk=PK):
-    return (pk, sub, durable, md, md + 1, ver, list(seen), [(lo, hi) for lo, hi in delayed])
-
-
-def policy(pk=PK, ttl=0, minutes=0, mb=0):
-    return (pk, ttl, minutes, mb)
-
-
-DEFAULT_POLICIES = (policy(),)
-
 
 @pytest.fixture
 def frames(spark):
@@ -65,51 +57,10 @@ def frames(spark):
     return build
 
 
-Scenario = tuple[list[tuple], list[tuple], list[tuple]]
-SCENARIOS: dict[tuple[str, str], Scenario] = {}
-"""(test name, label) -> the index items, cursors and policies of its ledgers."""
-SEP = "#"  # test name, label and the ledger key in one ledger key: "<test>#<label>#<pk>"
-
-
-def deletes(items, cursors=(), policies=DEFAULT_POLICIES, label: str = "") -> Callable:
-    """Declare a test's ledgers for the module's shared run (see the module docstring)."""
-
-    def register(test: Callable) -> Callable:
-        SCENARIOS[test.__name__, label] = (list(items), list(cursors), list(policies))
-        return test
-
-    return register
-
-
-def _owned(rows: list[tuple], owner: str) -> list[tuple]:
-    return [(f"{owner}{SEP}{row[0]}", *row[1:]) for row in rows]
-
-
 @pytest.fixture(scope="module")
 def shared_run(spark) -> tuple[dict, dict]:
-    """Every declared scenario planned at once: ``(deleted, cursor actions)``, each keyed by
-    (test name, label), with the scenario's own ledger keys."""
-    index, cursors, policies = [], [], []
-    for (test, label), (items, cursor_rows, policy_rows) in SCENARIOS.items():
-        owner = f"{test}{SEP}{label}"
-        index += _owned(items, owner)
-        cursors += _owned(cursor_rows, owner)
-        policies += _owned(policy_rows, owner)
-    plan = transform(
-        spark.createDataFrame(index, index_schema()),
-        spark.createDataFrame(cursors, CURSOR_SCHEMA),
-        spark.createDataFrame(policies, POLICY_SCHEMA),
-        ExpireParams(NOW),
-    )
-    deleted: dict[tuple[str, str], list] = defaultdict(list)
-    for r in plan.deleted.collect():
-        test, label, pk = r.pk.split(SEP)
-        deleted[test, label].append((pk, r.eid))
-    actions: dict[tuple[str, str], list] = defaultdict(list)
-    for r in plan.cursors.collect():
-        test, label, pk = r.pk.split(SEP)
-        actions[test, label].append({**r.asDict(), "pk": pk})
-    return deleted, actions
+    """Every declared scenario planned at once (``plan_scenarios``)."""
+    return plan_scenarios(spark)
 
 
 @pytest.fixture
@@ -137,10 +88,6 @@ def cursor_writes(request, shared_run) -> list[dict]:
     key = request.node.originalname, ""
     assert key in SCENARIOS, f"{key} declared no scenario with @deletes"
     return shared_run[1][key]
-
-
-def ids(*eids, pk=PK):
-    return [(pk, e) for e in eids]
 
 
 # -- holders ---------------------------------------------------------------------------------
