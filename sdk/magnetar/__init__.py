@@ -270,4 +270,4 @@ _LAZY_NAMES: dict[str, tuple[str, ...]] = {
 _LAZY: dict[str, str] = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY_NAMES, __all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

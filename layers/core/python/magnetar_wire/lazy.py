@@ -10,13 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 
 def lazy_names(
-    package: str, defined_in: Mapping[str, tuple[str, ...]], public: Sequence[str]
+    package: str, module_of: Mapping[str, str], public: Sequence[str]
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` (its ``__name__``): a name of
-    ``defined_in`` (relative module -> the names it gives) is imported from its module, any
+    ``module_of`` (name -> the relative module defining it) is imported from its module, any
     other name as a submodule (``package.name``), and bound in the package's globals so the
     next access is a plain lookup; ``__dir__`` lists the globals and ``public``."""
-    module_of = {name: module for module, names in defined_in.items() for name in names}
     namespace = vars(sys.modules[package])
 
     def __getattr__(name: str) -> object:
