@@ -7,8 +7,17 @@ item is ever dispatched again)."""
 from __future__ import annotations
 
 import pytest
+from grant_support import (
+    TOPIC,
+    ack,
+    cursor,
+    ledger,
+    memory_engine,
+    produce,
+    receive_one,
+    subscribe,
+)
 
-from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.domain.cursor.grants import (
     GRANT_FLOOR,
     Grant,
@@ -25,11 +34,7 @@ from magnetar_core.domain.cursor.state import SHARED, ConsumerInfo, CursorState
 from magnetar_core.domain.errors import ConsumerNotFound
 from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.engine import Engine
-from magnetar_local.memory_service import memory_settings
-from magnetar_wire import EntryMessage, encode_entry, format_message_id
-from magnetar_wire.names import TopicName
-
-TOPIC = TopicName.parse("persistent://public/default/grants")
+from magnetar_wire import format_message_id
 
 
 def deliveries(*entry_ids: int) -> tuple[Delivery, ...]:
@@ -116,40 +121,7 @@ def test_a_readers_view_folds_every_consumers_recorded_acks():
 
 @pytest.fixture
 def engine() -> Engine:
-    engine = Engine.assemble(memory_settings(), memory_stores())
-    engine.tenants.initialize_cluster()
-    return engine
-
-
-def produce(engine: Engine, entries: int) -> None:
-    for i in range(entries):
-        message = EntryMessage(payload=b"m%d" % i, sequence_id=i, publish_time_ms=1)
-        engine.producer.publish(TOPIC, encode_entry([message], producer_name="p"))
-
-
-def subscribe(engine: Engine, name: str | None = None) -> str:
-    return engine.subscriptions.subscribe(TOPIC, "s", name, SHARED, earliest=True).consumer_id
-
-
-def receive_one(engine: Engine, consumer: str) -> list[int]:
-    return [d.entry_id for d in engine.subscriptions.receive(TOPIC, "s", consumer, 1, 0)]
-
-
-def ledger(engine: Engine) -> int:
-    """The topic's ledger (its id is the clock's: never reused by a topic created again)."""
-    return engine.topics.resolve(TOPIC, create=False).ledger_id
-
-
-def ack(engine: Engine, consumer: str, *entry_ids: int) -> None:
-    ids = [format_message_id(ledger(engine), e, -1, -1) for e in entry_ids]
-    engine.subscriptions.acknowledge(TOPIC, "s", consumer, ids, False)
-
-
-def cursor(engine: Engine) -> CursorState:
-    ref = engine.topics.resolve(TOPIC, create=False)
-    state = engine.subscriptions.context.cursors.get(ref.key, "s")
-    assert state is not None
-    return state
+    return memory_engine()
 
 
 def test_one_message_receives_after_the_first_leave_the_cursor_item_alone(engine):

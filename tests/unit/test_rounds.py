@@ -6,9 +6,9 @@ adapters (the revocation races are in test_grants_revocation_races.py)."""
 from __future__ import annotations
 
 import pytest
+from grant_support import TOPIC, ack, cursor, memory_engine, produce, receive_one
 
 from magnetar_core.adapters.aws.cursors import cursor_from_item, cursor_to_item
-from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.domain.cursor.dealt import Dealt
 from magnetar_core.domain.cursor.grants import Grant, reclaim
 from magnetar_core.domain.cursor.records import Delivery
@@ -24,11 +24,6 @@ from magnetar_core.domain.cursor.rounds import (
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, ConsumerInfo, CursorState
 from magnetar_core.domain.rangeset import RangeSet
 from magnetar_core.engine import Engine
-from magnetar_local.memory_service import memory_settings
-from magnetar_wire import EntryMessage, encode_entry, format_message_id
-from magnetar_wire.names import TopicName
-
-TOPIC = TopicName.parse("persistent://public/default/rounds")
 
 
 def shared(*consumers: str, backlog: int = 100) -> CursorState:
@@ -171,52 +166,27 @@ def test_a_seek_drops_every_slot_and_slots_round_trip_through_the_cursor_item():
 
 @pytest.fixture
 def engine() -> Engine:
-    engine = Engine.assemble(memory_settings(), memory_stores())
-    engine.tenants.initialize_cluster()
-    return engine
-
-
-def produce(engine: Engine, entries: int) -> None:
-    for i in range(entries):
-        message = EntryMessage(payload=b"m%d" % i, sequence_id=i, publish_time_ms=1)
-        engine.producer.publish(TOPIC, encode_entry([message], producer_name="p"))
-
-
-def cursor(engine: Engine) -> CursorState:
-    ref = engine.topics.resolve(TOPIC, create=False)
-    state = engine.subscriptions.context.cursors.get(ref.key, "s")
-    assert state is not None
-    return state
-
-
-def receive(engine: Engine, consumer: str) -> list[int]:
-    return [d.entry_id for d in engine.subscriptions.receive(TOPIC, "s", consumer, 1, 0)]
-
-
-def ack(engine: Engine, consumer: str, entry_ids: list[int]) -> None:
-    ledger = engine.topics.resolve(TOPIC, create=False).ledger_id
-    ids = [format_message_id(ledger, e, -1, -1) for e in entry_ids]
-    engine.subscriptions.acknowledge(TOPIC, "s", consumer, ids, False)
+    return memory_engine()
 
 
 def test_one_cursor_write_serves_every_consumer_and_their_acks_are_folded_by_the_next(engine):
     subs = engine.subscriptions
     ids = [subs.subscribe(TOPIC, "s", f"c{i}", SHARED, earliest=True).consumer_id for i in range(4)]
     produce(engine, 400)
-    assert receive(engine, ids[0]) == [0]  # its grant deals a slot to each other consumer
+    assert receive_one(engine, ids[0]) == [0]  # its grant deals a slot to each other consumer
     version = cursor(engine).version
-    firsts = [receive(engine, c) for c in ids[1:]]
+    firsts = [receive_one(engine, c) for c in ids[1:]]
     assert [len(f) for f in firsts] == [1, 1, 1]
     assert cursor(engine).version == version  # slots taken with no cursor write
     got: dict[str, list[int]] = {c: [] for c in ids}
     got[ids[0]], got[ids[1]], got[ids[2]], got[ids[3]] = [0], *firsts
     for c, taken in got.items():
-        ack(engine, c, taken)
+        ack(engine, c, *taken)
     for _ in range(40):  # each hands out its 32 and needs more
         for c in ids:
-            taken = receive(engine, c)
+            taken = receive_one(engine, c)
             got[c] += taken
-            ack(engine, c, taken)
+            ack(engine, c, *taken)
     everything = [e for taken in got.values() for e in taken]
     assert len(everything) == len(set(everything)) == 4 + 4 * 40  # each message once
     assert all(len(taken) == 41 for taken in got.values())
@@ -231,12 +201,12 @@ def test_a_closed_consumers_untaken_slot_goes_to_the_others_uncounted(engine):
     a = subs.subscribe(TOPIC, "s", "a", SHARED, earliest=True).consumer_id
     b = subs.subscribe(TOPIC, "s", "b", SHARED, earliest=True).consumer_id
     produce(engine, 64)
-    assert receive(engine, a) == [0]
+    assert receive_one(engine, a) == [0]
     slot = sorted(cursor(engine).dealt[b].entries)
     assert subs.close(TOPIC, "s", b) == len(slot)
     state = cursor(engine)
     assert b not in state.dealt and all(e not in state.redelivery_counts for e in slot)
-    rest = [e for _ in range(64) for e in receive(engine, a)]
+    rest = [e for _ in range(64) for e in receive_one(engine, a)]
     assert slot == [e for e in rest if e in slot] and set(slot) <= set(rest)
 
 
@@ -246,7 +216,7 @@ def test_key_shared_grants_deal_no_slots(engine):
         subs.subscribe(TOPIC, "s", name, KEY_SHARED, earliest=True)
     produce(engine, 64)
     consumer = next(iter(cursor(engine).consumers))
-    receive(engine, consumer)
+    receive_one(engine, consumer)
     assert cursor(engine).dealt == {}
 
 
@@ -265,11 +235,11 @@ def test_a_consumer_receiving_many_at_a_time_gets_its_dealt_slot_first_uncounted
     one = subs.subscribe(TOPIC, "s", "one", SHARED, earliest=True).consumer_id
     many = subs.subscribe(TOPIC, "s", "many", SHARED, earliest=True).consumer_id
     produce(engine, 200)
-    assert receive(engine, many) == [0]  # a one-message receive once: it has an item
+    assert receive_one(engine, many) == [0]  # a one-message receive once: it has an item
     for _ in range(31):
-        ack(engine, many, receive(engine, many))  # hands its grant out
+        ack(engine, many, *receive_one(engine, many))  # hands its grant out
     for _ in range(40):  # one hands out the slot it was dealt; its next grant deals many
-        ack(engine, one, receive(engine, one))
+        ack(engine, one, *receive_one(engine, one))
         if many in untaken(engine):
             break
     slot = sorted(cursor(engine).dealt[many].entries)
@@ -286,7 +256,7 @@ def test_a_closed_consumers_messages_go_out_before_the_slot_dealt_to_the_one_lef
     a = subs.subscribe(TOPIC, "s", "a", SHARED, earliest=True).consumer_id
     b = subs.subscribe(TOPIC, "s", "b", SHARED, earliest=True).consumer_id
     produce(engine, 2)
-    assert receive(engine, a) == [0]  # its grant deals entry 1 to b's slot
+    assert receive_one(engine, a) == [0]  # its grant deals entry 1 to b's slot
     assert sorted(cursor(engine).dealt[b].entries) == [1]
     assert subs.close(TOPIC, "s", a) == 1
     got = [d.entry_id for d in subs.receive(TOPIC, "s", b, 10, 0)]
