@@ -3,18 +3,12 @@
 
     magnetar admin [--service-url URL] [--auth-plugin P] [--auth-params X] KIND VERB ...
     magnetar admin clusters list
-    magnetar admin tenants list | get T | delete T [-f]
-    magnetar admin tenants create|update T [-r ROLE,...] [-c CLUSTER,...]
-    magnetar admin namespaces list T | create T/NS | delete T/NS [-f] | topics T/NS
-    magnetar admin namespaces permissions T/NS | grant-permission T/NS --role R --actions A,...
-    magnetar admin namespaces revoke-permission T/NS --role R
-    magnetar admin namespaces grant-subscription-permission T/NS --subscription S --roles R,...
-    magnetar admin namespaces revoke-subscription-permission T/NS --subscription S --role R
+    magnetar admin tenants list|get|create|update|delete ... (admin.tenancy)
+    magnetar admin namespaces list|create|delete|topics|permissions|... (admin.tenancy)
     magnetar admin namespaces policies|get-retention|set-retention|... (admin.namespaces)
     magnetar admin namespaces get-backlog-quotas|set-backlog-quota|...|set-subscribe-rate T/NS
                           (admin.quotas)
-    magnetar admin topics permissions TOPIC | grant-permission TOPIC --role R --actions A,...
-    magnetar admin topics revoke-permission TOPIC --role R
+    magnetar admin topics permissions|grant-permission|revoke-permission ... (admin.tenancy)
     magnetar admin topics list|create|delete|stats|compact|... (admin.topic_lifecycle)
     magnetar admin topics subscriptions|skip|peek-messages|... (admin.topics)
     magnetar admin topics terminate|unload|truncate|... (admin.topic_ops)
