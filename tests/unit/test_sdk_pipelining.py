@@ -125,11 +125,32 @@ def test_a_malformed_multi_entry_body_is_a_400_invalid_message_and_stores_nothin
     assert str(client.create_producer("t").send(b"x")) == "1:0:-1:-1"
 
 
+def payloads(request) -> list[bytes]:
+    """The payloads one recorded produce request carried, in request order."""
+    entries = request.body if isinstance(request.body, list) else [request.body]
+    return [m.payload for e in entries for m in e.messages]
+
+
 def test_sends_still_refused_at_their_send_timeout_fail_with_timeout_in_send_order(svc, client):
     producer = client.create_producer("t", batching_enabled=False, send_timeout_millis=300)
     for _ in range(500):
         svc.fail_next("produce", 429, "TooManyRequests", "slow down")
+    arrived, release, handle = threading.Event(), threading.Event(), svc.handle
+
+    def held(request, invoke):  # the first request waits until every send is queued
+        if kind_of(request.method, request.raw_path) == "produce" and not release.is_set():
+            arrived.set()
+            release.wait(10)
+        return handle(request, invoke)
+
+    svc.handle = held
     got, done = send_many(producer)
+    assert arrived.wait(10)
+    release.set()
     assert done.wait(10)
     assert got == [(i, pulsar.Result.Timeout, "None") for i in range(COUNT)]
-    assert all(isinstance(p.body, list) for p in svc.recorded("produce")[1:])
+    sent = [payloads(p) for p in svc.recorded("produce")]
+    assert sent[0] == [b"m%d" % i for i in range(len(sent[0]))]  # what was queued by then
+    assert sent[1] == [b"m%d" % i for i in range(COUNT)]
+    # every resend carries the sends not yet timed out: the last ones, together, in order
+    assert all(s == [b"m%d" % i for i in range(COUNT - len(s), COUNT)] for s in sent[1:])

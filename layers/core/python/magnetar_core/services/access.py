@@ -226,8 +226,10 @@ class ProducerAccess:
         _owned_by(lease, role, topic)
         try:
             self._open_epoch(ref, self._next_epoch(lease, None, None))
-        except (ConditionFailed, ProducerFenced):
+        except ConditionFailed:  # the lease changed since read: someone else moved it on
             return False
+        except ProducerFenced:  # a taker's newer epoch got into the log before this marker:
+            return True  # the lease was given up, and that epoch fences the old one too
         return True
 
 
