@@ -3,14 +3,15 @@
 A query plans and runs in about half a CPU-second here, whatever its few rows, so the
 examples that look only at what ``transform`` keeps of a log at a horizon declare it with
 ``@compacts(log, horizon)``, and all of them are compacted in one ``transform``
-(``kept_together``); the incremental property compacts the rebuilt and the whole log in one
-too. ``kept_together`` keeps each case what it was on its own: the transform groups by key
-and by chunked message and compares positions only within a key, so each case gets keys and
-chunk ids of its own (a ``<case>/`` prefix, keyless messages stay keyless), its batch indexes
-moved to a range of its own (``+ case * BATCH_SPAN``, so each kept position names its case)
-and its entry ids moved up by ``top - horizon``, ``top`` the highest horizon of the cases (the
-one horizon of the query then cuts every case where its own did: ``eid <= horizon`` exactly
-when ``eid + top - horizon <= top``). Every move keeps the order of a case's positions."""
+(``kept_together``); each example of the incremental property compacts the log at both
+horizons and the rebuilt log in one too. ``kept_together`` keeps each case what it was on its
+own: the transform groups by key and by chunked message and compares positions only within
+a key, so each case gets keys and chunk ids of its own (a ``<case>/`` prefix, keyless
+messages stay keyless), its batch indexes moved to a range of its own (``+ case *
+BATCH_SPAN``, so each kept position names its case) and its entry ids moved up by ``top -
+horizon``, ``top`` the highest horizon of the cases (the one horizon of the query then cuts
+every case where its own did: ``eid <= horizon`` exactly when ``eid + top - horizon <=
+top``). Every move keeps the order of a case's positions."""
 
 from __future__ import annotations
 
@@ -268,8 +269,12 @@ def test_compacting_the_previous_view_plus_the_newer_log_equals_compacting_the_w
     log = build(entries)
     second = data.draw(st.integers(0, len(entries) - 1), label="horizon")
     first = data.draw(st.integers(-1, second), label="previous horizon")
-    previous = set(kept(spark, log, first))
-    carried = [m for m in log if (m.entry_id, m.batch_index) in previous]
+    # the previous view is the model's: the same query shows it is what compacting the log at
+    # the first horizon keeps, so ``carried`` is that compaction's output
+    previous = sorted(latest_per_key(log, first).values())
+    carried = [m for m in log if (m.entry_id, m.batch_index) in set(previous)]
     newer = [m for m in log if first < m.entry_id]
-    rebuilt, whole = kept_together(spark, [(carried + newer, second), (log, second)])
+    cases = [(log, first), (carried + newer, second), (log, second)]
+    view, rebuilt, whole = kept_together(spark, cases)
+    assert view == previous
     assert rebuilt == whole
