@@ -117,7 +117,7 @@ def plans_cursors(cursors, marks=()) -> Callable:
 
 def plan_cursor_scenarios(spark: Any) -> dict[str, dict[str, Any]]:
     """Every declared cursor scenario planned at once (``plan_cursors``): test name ->
-    subscription -> its planned row (a ``Row``, its ``pk`` the scenario's own)."""
+    subscription -> its planned row (a ``Row``; its ``pk`` keeps the test name in front)."""
     cursors, marks = [], []
     for test, (cursor_rows, mark_rows) in CURSOR_PLANS.items():
         cursors += _owned(cursor_rows, f"{test}{SEP}")
