@@ -1,10 +1,12 @@
 """The expire job's pure transforms on generated rows: TTL, holders, retention, objects.
 
-The tests that look only at which entries a run with the default parameters deletes declare
-their ledger with ``@deletes(...)``: all of them are planned in one ``transform`` (each on a
-ledger of its own, as a run plans every ledger of the stack at once; the plan is per ledger),
-one Spark query instead of one each (a query plans and runs in about a CPU-second here, of
-which a few rows are nothing)."""
+The tests that look only at which entries a run with the default parameters deletes, at its
+cursor writes or at its TTL marks declare their ledger with ``@deletes(...)``: all of them
+are planned in one ``transform`` (each on a ledger of its own, as a run plans every ledger of
+the stack at once; the plan is per ledger), a Spark query for each of those three instead of
+one each (a query plans and runs in about half a CPU-second here, of which a few rows are
+nothing). The tests that look at ``plan_cursors``' rows declare their cursors with
+``@plans_cursors(...)``, planned together in the same way (``expire_rows``)."""
 
 from __future__ import annotations
 
@@ -19,12 +21,13 @@ from expire_rows import (
     OTHER,
     PK,
     SCENARIOS,
-    Scenario,
     cursor,
     deletes,
     ids,
     item,
+    plan_cursor_scenarios,
     plan_scenarios,
+    plans_cursors,
     policy,
 )
 
@@ -34,14 +37,12 @@ from magnetar_jobs.expire_transform import (
     OBJECT_SCHEMA,
     POLICY_SCHEMA,
     ExpireParams,
-    cursor_actions,
     dead_ledger_entries,
     delete_bounds,
     objects_to_trash,
     orphans,
     plan_cursors,
     transform,
-    ttl_marks,
 )
 
 
@@ -58,36 +59,46 @@ def frames(spark):
 
 
 @pytest.fixture(scope="module")
-def shared_run(spark) -> tuple[dict, dict]:
+def shared_run(spark) -> tuple[dict, dict, dict]:
     """Every declared scenario planned at once (``plan_scenarios``)."""
     return plan_scenarios(spark)
 
 
-@pytest.fixture
-def scenario(request) -> Scenario:
-    """The rows the test declared with ``@deletes`` (its one unlabelled scenario)."""
-    return SCENARIOS[request.node.originalname, ""]
+def _declared(request, label: str = "") -> tuple[str, str]:
+    key = request.node.originalname, label
+    assert key in SCENARIOS, f"{key} declared no scenario with @deletes"
+    return key
 
 
 @pytest.fixture
 def deleted(request, shared_run) -> Callable[[str], list]:
     """``deleted(label="")``: sorted ``(pk, eid)`` of what the shared run deletes of the
     test's scenario."""
-
-    def of(label: str = "") -> list:
-        key = request.node.originalname, label
-        assert key in SCENARIOS, f"{key} declared no scenario with @deletes"
-        return sorted(shared_run[0][key])
-
-    return of
+    return lambda label="": sorted(shared_run[0][_declared(request, label)])
 
 
 @pytest.fixture
 def cursor_writes(request, shared_run) -> list[dict]:
     """The cursor actions of the shared run for the test's scenario."""
-    key = request.node.originalname, ""
-    assert key in SCENARIOS, f"{key} declared no scenario with @deletes"
-    return shared_run[1][key]
+    return shared_run[1][_declared(request)]
+
+
+@pytest.fixture
+def ttl_moves(request, shared_run) -> list[tuple]:
+    """Sorted ``(pk, sub, ttl_md)`` of the shared run's TTL marks for the test's scenario."""
+    return sorted(shared_run[2][_declared(request)])
+
+
+@pytest.fixture(scope="module")
+def shared_cursor_plans(spark) -> dict:
+    """Every ``@plans_cursors`` declaration planned at once (``plan_cursor_scenarios``)."""
+    return plan_cursor_scenarios(spark)
+
+
+@pytest.fixture
+def planned(request, shared_cursor_plans) -> dict:
+    """Subscription -> the ``plan_cursors`` row of the test's declared cursors."""
+    return shared_cursor_plans[request.node.originalname]
 
 
 # -- holders ---------------------------------------------------------------------------------
@@ -133,46 +144,41 @@ def test_a_reader_whose_lease_lapsed_holds_nothing_and_is_dropped(deleted, curso
     ]
 
 
-def test_durable_cursors_with_lapsed_consumers_are_listed_for_expiry_not_dropped(spark, frames):
-    _, cursors, _ = frames(
-        [],
-        [
-            cursor("gone", 2, seen=(NOW - 70_000, NOW - 10)),
-            cursor("fine", 2, seen=(NOW - 10,)),
-            cursor("idle", 2, seen=()),
-        ],
-    )
-    plan = plan_cursors(
-        cursors,
-        spark.createDataFrame([], "pk string, sub string, ttl_md long"),
-        ExpireParams(NOW, consumer_lease_ms=60_000),
-    )
-    rows = {r.sub: (r.live, r.lapsed, r.drop, r.holds) for r in plan.collect()}
+LAPSING = [
+    cursor("gone", 2, seen=(NOW - 70_000, NOW - 10)),
+    cursor("fine", 2, seen=(NOW - 10,)),
+    cursor("idle", 2, seen=()),
+]
+
+
+@plans_cursors(LAPSING)
+@deletes([], LAPSING)
+def test_durable_cursors_with_lapsed_consumers_are_listed_for_expiry_not_dropped(
+    planned, cursor_writes
+):
+    assert ExpireParams(NOW).consumer_lease_ms == 60_000  # the shared plans': "gone" lapsed
+    rows = {sub: (r.live, r.lapsed, r.drop, r.holds) for sub, r in planned.items()}
     assert rows == {
         "gone": (1, True, False, True),
         "fine": (1, False, False, True),
         "idle": (0, False, False, True),
     }
-    assert [r.sub for r in cursor_actions(plan).collect()] == ["gone"]
+    assert [w["sub"] for w in cursor_writes] == ["gone"]
 
 
-@deletes([item(e) for e in range(10)], [cursor("shared", 5, delayed=[(7, 8)]), cursor("other", 9)])
-def test_delayed_entries_stay_and_so_does_everything_after_the_first(
-    spark, frames, scenario, deleted
-):
+DELAYING = [cursor("shared", 5, delayed=[(7, 8)]), cursor("other", 9)]
+
+
+@plans_cursors(DELAYING)
+@deletes([item(e) for e in range(10)], DELAYING)
+def test_delayed_entries_stay_and_so_does_everything_after_the_first(deleted, planned):
     assert deleted() == ids(*range(6))
-    _, cursors, _ = frames(*scenario)
-    plan = plan_cursors(
-        cursors, spark.createDataFrame([], "pk string, sub string, ttl_md long"), ExpireParams(NOW)
-    )
-    assert {r.sub: r.first_delayed for r in plan.collect()} == {"shared": 7, "other": None}
+    assert {sub: r.first_delayed for sub, r in planned.items()} == {"shared": 7, "other": None}
 
 
-def test_the_first_delayed_entry_is_the_smallest_above_the_planned_mark_delete(spark, frames):
-    _, cursors, _ = frames([], [cursor("s", 2, delayed=[(4, 6), (9, 9)])])
-    marks = spark.createDataFrame([(PK, "s", 5)], "pk string, sub string, ttl_md long")
-    plan = plan_cursors(cursors, marks, ExpireParams(NOW)).collect()
-    assert [(r.planned_md, r.first_delayed) for r in plan] == [(5, 6)]
+@plans_cursors([cursor("s", 2, delayed=[(4, 6), (9, 9)])], marks=[(PK, "s", 5)])
+def test_the_first_delayed_entry_is_the_smallest_above_the_planned_mark_delete(planned):
+    assert [(r.planned_md, r.first_delayed) for r in planned.values()] == [(5, 6)]
 
 
 # -- TTL -------------------------------------------------------------------------------------
@@ -183,35 +189,32 @@ def test_the_first_delayed_entry_is_the_smallest_above_the_planned_mark_delete(s
     [cursor("behind", -1), cursor("ahead", 7), cursor("reader", -1, durable=False, seen=())],
     [policy(ttl=300)],
 )
-def test_ttl_moves_durable_cursors_to_the_newest_entry_older_than_the_ttl(
-    frames, scenario, deleted
-):
-    marks = ttl_marks(*frames(*scenario), NOW)
-    assert sorted(tuple(r) for r in marks.collect()) == [(PK, "behind", 4)]
+def test_ttl_moves_durable_cursors_to_the_newest_entry_older_than_the_ttl(ttl_moves, deleted):
+    assert ttl_moves == [(PK, "behind", 4)]
     assert deleted() == ids(0, 1, 2, 3, 4)
 
 
-def test_ttl_needs_the_publish_time_strictly_older_than_now_minus_ttl(spark, frames):
-    index, cursors, policies = frames(
-        [item(0, NOW - 300_001), item(1, NOW - 300_000), item(2, NOW)],
-        [cursor("s", -1)],
-        [policy(ttl=300)],
-    )
-    assert [r.ttl_md for r in ttl_marks(index, cursors, policies, NOW).collect()] == [0]
+@deletes(
+    [item(0, NOW - 300_001), item(1, NOW - 300_000), item(2, NOW)],
+    [cursor("s", -1)],
+    [policy(ttl=300)],
+)
+def test_ttl_needs_the_publish_time_strictly_older_than_now_minus_ttl(ttl_moves):
+    assert ttl_moves == [(PK, "s", 0)]
 
 
-def test_ttl_never_counts_markers_as_expired(spark, frames):
-    index, cursors, policies = frames(
-        [item(0, NOW - 3_600_000), item(1, NOW), item(2, 0, n=0, obj=""), item(3, NOW)],
-        [cursor("s", -1)],
-        [policy(ttl=60)],
-    )
-    assert [r.ttl_md for r in ttl_marks(index, cursors, policies, NOW).collect()] == [0]
+@deletes(
+    [item(0, NOW - 3_600_000), item(1, NOW), item(2, 0, n=0, obj=""), item(3, NOW)],
+    [cursor("s", -1)],
+    [policy(ttl=60)],
+)
+def test_ttl_never_counts_markers_as_expired(ttl_moves):
+    assert ttl_moves == [(PK, "s", 0)]
 
 
 @deletes([item(e, NOW - 3_600_000) for e in range(3)], [cursor("s", -1)], [policy(ttl=0)])
-def test_without_ttl_no_cursor_moves(frames, scenario, deleted):
-    assert ttl_marks(*frames(*scenario), NOW).count() == 0
+def test_without_ttl_no_cursor_moves(ttl_moves, deleted):
+    assert ttl_moves == []
     assert deleted() == []
 
 
