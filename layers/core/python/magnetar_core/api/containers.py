@@ -61,8 +61,10 @@ class ContainerEngine:
             with self._lock:  # one build even when a local gateway shares the module
                 if self._engine is None:
                     self._settings = Settings.from_env(os.environ)
-                    clients = None if self._clients is None else self._clients()
-                    self._engine = Engine.build(self._settings, clients=clients)
+                    if self._clients is None:
+                        self._engine = Engine.build(self._settings)
+                    else:
+                        self._engine = Engine.build(self._settings, clients=self._clients())
                 engine = self._engine
         return engine
 
