@@ -48,10 +48,8 @@ class HeadWait:
                 self._active_at.popitem(last=False)
 
     def pause_ms(self, key: str) -> float:
-        """How long to wait before the next check of ``key`` (ms): the full check interval
-        when commits wake waits, else the adaptive one."""
-        if self._signal is not None and self._signal.wakes:
-            return self.interval.max_ms
+        """How long to wait before the next check of ``key`` (ms) where nothing wakes waits:
+        the adaptive interval (where commits wake them, ``_until_woken`` checks nothing)."""
         with self._lock:
             at = self._active_at.get(key)
         idle = None if at is None else self._ctx.runtime.monotonic_ms() - at
@@ -64,8 +62,9 @@ class HeadWait:
         ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
         delayed bucket — has come), or the monotonic-ms ``deadline`` passes (then False).
         ``seen``: the signal's version read before the dispatch's check. One small read
-        per check that timed out; a wake returns at once (no read: the dispatch reads the
-        log anyway). Raises what ``LogStore.exists`` raises."""
+        per check that timed out (none where commits wake waits: ``_until_woken``); a wake
+        returns at once (no read: the dispatch reads the log anyway). Raises what
+        ``LogStore.exists`` raises."""
         limits, rt = self._ctx.limits, self._ctx.runtime
         if self._signal is not None and self._signal.wakes:
             return self._until_woken(key, deadline, seen, wake_at)
