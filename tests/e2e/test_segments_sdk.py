@@ -29,18 +29,33 @@ def _compact(stack, topic: str) -> str:
     return output.getvalue()
 
 
-def test_a_consumer_reads_large_compacted_entries_fetched_by_url(local_stack, client):
+LARGE = [bytes([65 + i % 26]) * 60_000 + str(i).encode() for i in range(80)]  # 4.8 MB
+"""Above the 3 MiB response budget once compacted into one segment: some go by URL."""
+
+
+@pytest.fixture(scope="module")
+def compacted_large(local_stack, spark) -> str:
+    """A topic holding ``LARGE`` (sent by the SDK, unbatched: an entry each), compacted into
+    segments on the run's Spark; the two tests below read it, each on a subscription of its
+    own. One topic and one job run for both (a run of the job and 4.8 MB through the
+    emulator cost about 2.5 CPU-s): the SDK consumer's test and the raw receive's test read
+    the same segment entries, and neither writes to the topic."""
     topic = f"persistent://public/default/segurl-{uuid.uuid4().hex[:8]}"
-    producer = client.create_producer(topic, batching_enabled=False)
-    sent = [bytes([65 + i % 26]) * 60_000 + str(i).encode() for i in range(80)]  # 4.8 MB
-    for payload in sent:
-        producer.send(payload)
-    producer.close()
-
+    client = pulsar.Client(local_stack.url)
+    try:
+        producer = client.create_producer(topic, batching_enabled=False)
+        for payload in LARGE:
+            producer.send(payload)
+        producer.close()
+    finally:
+        client.close()
     assert '"entries_compacted": 80,' in _compact(local_stack, topic)
+    return topic
 
+
+def test_a_consumer_reads_large_compacted_entries_fetched_by_url(compacted_large, client):
     consumer = client.subscribe(
-        topic, "url-reader", initial_position=pulsar.InitialPosition.Earliest
+        compacted_large, "url-reader", initial_position=pulsar.InitialPosition.Earliest
     )
     got = []
     for _ in range(80):
@@ -48,39 +63,22 @@ def test_a_consumer_reads_large_compacted_entries_fetched_by_url(local_stack, cl
         got.append(msg.data())
         consumer.acknowledge(msg)
     consumer.close()
-    assert got == sent
+    assert got == LARGE
 
 
-def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stack):
+def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stack, compacted_large):
     import base64
 
     import requests
 
-    from magnetar_wire import EntryMessage, decode_entry, encode_entry
+    from magnetar_wire import decode_entry
 
-    name = f"segrange-{uuid.uuid4().hex[:8]}"
-    base = f"{local_stack.url}/v1/persistent/public/default/{name}"
-    sent = [bytes([97 + i % 26]) * 60_000 + str(i).encode() for i in range(80)]  # 4.8 MB
-    for i, payload in enumerate(sent):
-        entry = encode_entry(
-            [EntryMessage(payload=payload, sequence_id=i, publish_time_ms=1)], producer_name="r"
-        )
-        published = requests.post(
-            f"{base}/messages",
-            data=entry,
-            headers={"Content-Type": "application/vnd.magnetar.entry"},
-            timeout=30,
-        )
-        assert published.status_code == 200, published.text
-    assert '"entries_compacted": 80,' in _compact(
-        local_stack, f"persistent://public/default/{name}"
-    )
-
+    base = f"{local_stack.url}/v1/{compacted_large.replace('://', '/')}"
     consumer = requests.post(
         f"{base}/subscriptions/raw/consumers", json={"initialPosition": "Earliest"}, timeout=30
     ).json()["consumerId"]
     got, by_url = [], 0
-    while len(got) < len(sent):
+    while len(got) < len(LARGE):
         response = requests.post(
             f"{base}/subscriptions/raw/consumers/{consumer}/receive",
             json={"maxMessages": 1000, "waitMs": 0, "format": "entry"},
@@ -97,7 +95,7 @@ def test_entries_of_a_segment_handed_out_by_url_name_their_byte_range(local_stac
                 ).content
             got.append(decode_entry(data).messages[0].payload)
     assert by_url > 0  # the response budget sent some by URL
-    assert got == sent
+    assert got == LARGE
 
 
 def test_small_entries_inline_in_the_index_are_received_peeked_dead_lettered_and_moved(

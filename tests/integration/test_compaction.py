@@ -4,6 +4,7 @@ then readCompacted cursors served by the engine."""
 from __future__ import annotations
 
 import io
+import uuid
 from contextlib import redirect_stdout
 
 import pytest
@@ -14,6 +15,7 @@ from magnetar_core.domain.compaction import CompactionInProgress, ledger_segment
 from magnetar_core.domain.errors import NotAllowedError
 from magnetar_core.engine import Engine
 from magnetar_wire import EntryMessage, decode_entry, encode_entry
+from magnetar_wire.names import TopicName
 
 pytestmark = pytest.mark.emulator
 
@@ -31,38 +33,58 @@ def _entry(*messages: tuple[str | None, bytes | None]) -> bytes:
     )
 
 
-@pytest.fixture
-def run_job(local_stack, settings, spark):
+def _run_job(local_stack, settings, *extra: str):
     """Run compact_topic.main() on the local stack (on the run's Spark); returns its summary."""
     import compact_topic
 
-    def run(*extra: str):
-        argv = [
-            "--bucket", settings.entries_bucket,
-            "--topics-table", settings.topics_table,
-            "--log-table", settings.log_table,
-            "--cursors-table", settings.cursors_table,
-            "--endpoint-url", local_stack.aws_endpoint_url,
-            "--region", settings.region,
-            *extra,
-        ]  # fmt: skip
-        with redirect_stdout(io.StringIO()):
-            return compact_topic.main(argv)
+    argv = [
+        "--bucket", settings.entries_bucket,
+        "--topics-table", settings.topics_table,
+        "--log-table", settings.log_table,
+        "--cursors-table", settings.cursors_table,
+        "--endpoint-url", local_stack.aws_endpoint_url,
+        "--region", settings.region,
+        *extra,
+    ]  # fmt: skip
+    with redirect_stdout(io.StringIO()):
+        return compact_topic.main(argv)
 
-    return run
+
+@pytest.fixture
+def run_job(local_stack, settings, spark):
+    """Runs compact_topic.main() with the given arguments (``_run_job``)."""
+    return lambda *extra: _run_job(local_stack, settings, *extra)
+
+
+KEYED = (
+    [("a", b"a1")],
+    [("b", b"b1"), ("c", b"c1"), (None, b"x")],
+    [("a", b"a2")],
+    [("c", None)],
+    [("d", b"d1"), ("b", b"b2")],
+)
+
+
+def _publish_keyed(engine, topic):
+    for messages in KEYED:
+        engine.producer.publish(topic, _entry(*messages))
 
 
 @pytest.fixture
 def keyed(engine, topic):
     """e0 a=a1 | e1 [b=b1, c=c1, keyless x] | e2 a=a2 | e3 c=null | e4 [d=d1, b=b2]."""
-    for messages in (
-        [("a", b"a1")],
-        [("b", b"b1"), ("c", b"c1"), (None, b"x")],
-        [("a", b"a2")],
-        [("c", None)],
-        [("d", b"d1"), ("b", b"b2")],
-    ):
-        engine.producer.publish(topic, _entry(*messages))
+    _publish_keyed(engine, topic)
+    return topic
+
+
+@pytest.fixture(scope="module")
+def compacted_keyed(local_stack, settings, engine_clients, spark):
+    """A topic as ``keyed``, compacted once, for the tests that only read it (each on a
+    subscription of its own; none publishes to it or compacts it again): one job run for
+    both (a run costs about a CPU-second)."""
+    topic = TopicName.parse(f"persistent://public/default/it-{uuid.uuid4().hex[:10]}")
+    _publish_keyed(Engine.build(settings, clients=engine_clients), topic)
+    _run_job(local_stack, settings, "--topic", str(topic))
     return topic
 
 
@@ -105,8 +127,8 @@ def test_a_compacted_reader_sees_latest_per_key_up_to_the_horizon_then_the_live_
     ]
 
 
-def test_a_normal_consumer_still_sees_every_message(engine, keyed, run_job):
-    run_job("--topic", str(keyed))
+def test_a_normal_consumer_still_sees_every_message(engine, compacted_keyed):
+    keyed = compacted_keyed
     c = engine.subscriptions.subscribe(keyed, "all", None, "Exclusive", earliest=True)
     got = _read(engine, keyed, "all", c.consumer_id)
     assert [(e, k, p) for e, _, k, p in got] == [
@@ -151,9 +173,9 @@ def test_a_rerun_with_nothing_new_changes_nothing_and_a_later_run_folds_in_new_m
 
 
 def test_a_durable_compacted_subscription_acknowledges_what_the_view_dropped(
-    engine, keyed, run_job
+    engine, compacted_keyed
 ):
-    run_job("--topic", str(keyed))
+    keyed = compacted_keyed
     subs = engine.subscriptions
     c = subs.subscribe(keyed, "durable", None, "Failover", earliest=True, read_compacted=True)
     delivered = subs.receive(keyed, "durable", c.consumer_id, 100, 0)

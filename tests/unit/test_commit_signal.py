@@ -131,6 +131,39 @@ def test_a_polling_long_poll_checks_often_right_after_a_delivery_and_less_when_i
     assert fake.pauses == [20, 20, 20, 20, 20, 25, 31.25, 39.0625, 48.828125, 61.03515625]
 
 
+class CountingLog(MemoryLog):
+    """A log that counts the head checks (``exists``) made on it."""
+
+    def __init__(self, tables) -> None:
+        super().__init__(tables)
+        self.checks = 0
+
+    def exists(self, pk, entry_id):
+        self.checks += 1
+        return super().exists(pk, entry_id)
+
+
+def test_where_commits_wake_waits_a_long_poll_checks_no_head_until_its_cursor_recheck():
+    tables = MemoryTables()
+    log = CountingLog(tables)
+    settings = memory_settings(receive_check_interval_ms=10)  # re-check after 10 x 10 ms
+    signal = CommitSignal()
+    engine = Engine.assemble(settings, replace(memory_stores(tables), log=log), signal=signal)
+    waits, runtime = engine.subscriptions.dispatch.waits, engine.subscriptions.context.runtime
+    started = runtime.monotonic_ms()
+    assert waits.until_more(KEY, 0, started + LONG_MS, waits.version(KEY), None) is True
+    assert 100 <= runtime.monotonic_ms() - started < LONG_MS / 2  # the re-check, in one wait
+    assert log.checks == 0
+    started = runtime.monotonic_ms()
+    assert waits.until_more(KEY, 0, started + 30, waits.version(KEY), None) is False
+    assert log.checks == 0  # the deadline came first: an empty receive
+    seen = waits.version(KEY)
+    threading.Timer(0.05, signal.notify, args=(KEY,)).start()
+    started = runtime.monotonic_ms()
+    assert waits.until_more(KEY, 0, started + LONG_MS, seen, None) is True
+    assert runtime.monotonic_ms() - started < 100 and log.checks == 0  # woken by the commit
+
+
 class CommitAfterRead(MemoryLog):
     """A log on which, once armed, a commit lands right after the dispatch's read."""
 

@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 from magnetar_chaos.faults import FaultInjector
 from magnetar_chaos.observer import GatewayObserver, observing
@@ -64,12 +64,12 @@ def faulty(
     engines = FaultyEngines(injector, spared)
     loader = gateway.loader
     loader.forget()
-    loader.container_context = engines.container
+    before, loader.container_context = loader.container_context, engines.container
     try:
         with observing(gateway) as observer:
             yield observer
     finally:
-        loader.container_context = lambda spec: nullcontext()
+        loader.container_context = before
         loader.forget()
 
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from magnetar_local.auth import AUTH_OFF, LocalAuth
 from magnetar_local.emulator import FAKE_CREDENTIALS
 from magnetar_local.handlers import apply_handler_environment
-from magnetar_local.template import LocalTemplate
+from magnetar_local.template import FunctionSpec, LocalTemplate
 
 
 @dataclass(frozen=True)
@@ -115,3 +119,38 @@ class HandlerProcess:
             if path in sys.path:
                 sys.path.remove(path)
         self._added_paths = []
+
+
+class SharedClients:
+    """The boto3 clients every container of the local gateway builds its engine on
+    (``container(spec)``, the loader's ``container_context``): ``(dynamodb, s3,
+    stepfunctions)``, made once, from the handlers' settings, when the first container
+    builds its engine. A container's own clients cost about 20 ms of CPU to make, and a
+    burst of concurrent requests loads a container per request (a hundred producers at once:
+    a few hundred containers); on AWS each container is a process of its own, here they are
+    threads of one, and boto3 clients are thread-safe."""
+
+    def __init__(self) -> None:
+        self._clients: tuple[Any, ...] | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> tuple[Any, ...]:
+        with self._lock:
+            if self._clients is None:
+                from magnetar_core.adapters.aws.clients import (
+                    make_clients,
+                    make_stepfunctions_client,
+                )
+                from magnetar_core.settings import Settings
+
+                settings = Settings.from_env(os.environ)
+                self._clients = (*make_clients(settings), make_stepfunctions_client(settings))
+            return self._clients
+
+    @contextmanager
+    def container(self, spec: FunctionSpec) -> Iterator[None]:
+        """Containers loaded within the block build their engines on these clients."""
+        from magnetar_core.api.http import shared_clients
+
+        with shared_clients(self):
+            yield

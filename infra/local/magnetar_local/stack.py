@@ -20,7 +20,12 @@ from magnetar_local.function_sandbox import SubprocessSandbox
 from magnetar_local.function_url import front_door_function, template_value
 from magnetar_local.functions import FunctionWatcher
 from magnetar_local.gateway import Gateway
-from magnetar_local.handler_process import EngineOverrides, HandlerProcess, local_environment
+from magnetar_local.handler_process import (
+    EngineOverrides,
+    HandlerProcess,
+    SharedClients,
+    local_environment,
+)
 from magnetar_local.history import LocalHistory
 from magnetar_local.journal import lock_data_dir
 from magnetar_local.lambda_api import LambdaInvokeApi, invocable_functions
@@ -154,6 +159,7 @@ class LocalStack:
                 region=self.region,
                 account_id=self.template.account_id,
             )
+            self.gateway.loader.container_context = SharedClients().container
             self.gateway.function_url = front_door_function(self.front_door)
             self.gateway.tls = self.tls
             self.gateway.lambda_api = LambdaInvokeApi(

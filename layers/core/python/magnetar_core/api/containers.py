@@ -2,7 +2,8 @@
 settings read then at the edge (``container_engine``); or injected by whoever loads the
 handler module (``injected_engine``: an engine built elsewhere, e.g. on in-memory adapters,
 with the console's metrics history source beside it; ``shared_engine``: one engine for
-several handler modules, the function-URL front door's).
+several handler modules, the function-URL front door's; ``shared_clients``: engines built
+from the settings as usual, on boto3 clients made once for many containers).
 ``magnetar_core.api.http`` re-exports these for the handlers."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from magnetar_core.engine import Engine, metrics_history
 from magnetar_core.ports import MetricsHistory
@@ -22,6 +24,9 @@ HistorySource = Callable[[], MetricsHistory]
 
 _injected: ContextVar[tuple[Engine, HistorySource | None] | None] = ContextVar(
     "magnetar_injected_engine", default=None
+)
+_clients: ContextVar[Callable[[], tuple[Any, ...]] | None] = ContextVar(
+    "magnetar_container_clients", default=None
 )
 
 
@@ -40,6 +45,7 @@ class ContainerEngine:
         self._history: HistorySource | None = injected[1] if injected is not None else None
         self._settings: Settings | None = None
         self._shared = _shared.get()
+        self._clients = _clients.get()
         self._lock = threading.Lock()
 
     @property
@@ -55,7 +61,10 @@ class ContainerEngine:
             with self._lock:  # one build even when a local gateway shares the module
                 if self._engine is None:
                     self._settings = Settings.from_env(os.environ)
-                    self._engine = Engine.build(self._settings)
+                    if self._clients is None:
+                        self._engine = Engine.build(self._settings)
+                    else:
+                        self._engine = Engine.build(self._settings, clients=self._clients())
                 engine = self._engine
         return engine
 
@@ -94,6 +103,22 @@ def injected_engine(engine: Engine, history: HistorySource | None = None) -> Ite
         yield engine
     finally:
         _injected.reset(token)
+
+
+@contextmanager
+def shared_clients(clients: Callable[[], tuple[Any, ...]]) -> Iterator[None]:
+    """Within the block (this thread / context only), ``container_engine`` makes engines
+    that build as usual, from the settings read at their first call, but on the boto3
+    clients ``clients()`` returns (``(dynamodb, s3, stepfunctions)``, as ``Engine.build``
+    takes them) instead of clients of their own: for many containers in one process (the
+    local gateway's), where each container's own clients cost about 20 ms of CPU to make
+    and a burst of concurrent requests loads a container per request. boto3 clients are
+    thread-safe; each engine keeps its own caches."""
+    token = _clients.set(clients)
+    try:
+        yield
+    finally:
+        _clients.reset(token)
 
 
 @contextmanager

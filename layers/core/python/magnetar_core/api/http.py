@@ -29,6 +29,7 @@ from magnetar_core.api import metrics
 from magnetar_core.api.containers import ContainerEngine as ContainerEngine  # the handlers'
 from magnetar_core.api.containers import container_engine as container_engine
 from magnetar_core.api.containers import injected_engine as injected_engine
+from magnetar_core.api.containers import shared_clients as shared_clients
 from magnetar_core.api.containers import shared_engine as shared_engine
 from magnetar_core.api.guard import caller_role as caller_role  # for the handlers
 from magnetar_core.api.guard import guard, served_route
