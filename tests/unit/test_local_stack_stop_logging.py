@@ -1,13 +1,17 @@
 """Stopping a local stack changes no logger: in a test process other tests run after it,
 and a silenced logger hid their records (the timers' ``magnetar.*`` and the handlers'
-``magnetar-api`` both were, in turn). ``magnetar local`` quiets the handlers as it exits."""
+``magnetar-api`` both were, in turn). ``magnetar local`` quiets the handlers as it exits,
+and freezes its heap for the exit's collections, only once it served (not after a failed
+start, which a test process survives)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 
 from magnetar_core.api.http import SERVICE
-from magnetar_local.main import quiet_handlers
+from magnetar_local import main as local_main
+from magnetar_local.main import before_exit, quiet_handlers
 from magnetar_local.stack import LocalStack
 
 
@@ -36,3 +40,23 @@ def test_the_local_command_quiets_the_handlers_as_it_exits():
         assert handlers.level == logging.CRITICAL
     finally:
         handlers.setLevel(before)
+
+
+def test_the_local_command_freezes_its_heap_before_the_exit():
+    gc.unfreeze()
+    try:
+        before_exit()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_a_local_command_that_could_not_start_leaves_the_heap_unfrozen(monkeypatch, capsys):
+    def refuse(self, **kwargs):
+        raise OSError("port taken")
+
+    monkeypatch.setattr(LocalStack, "start", refuse)
+    gc.unfreeze()
+    assert local_main.run(["--ephemeral", "--port", "0"]) == 1
+    assert "cannot start: port taken" in capsys.readouterr().err
+    assert gc.get_freeze_count() == 0
