@@ -1,12 +1,11 @@
 """The emulator's cheaper paths through moto (``magnetar_local.moto_boot``) answer exactly as
 moto's own: DynamoDB attribute values serialized directly, action names listed once per
-class, Batch's models loaded only when used; a stop signal ends it at once; its process
-imports none of the stack's gateway, handlers and engine."""
+class, Batch's models loaded only when used; its process imports none of the stack's
+gateway, handlers and engine."""
 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from enum import StrEnum
@@ -158,26 +157,6 @@ print(type(batch_backends).__name__, get_backend("batch") is batch_backends)
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout.split("\n")
     assert out[:2] == ["no ec2", "BackendDict True"]
-
-
-def test_a_stop_signal_ends_the_emulator_at_once_with_its_log_flushed(monkeypatch):
-    import io
-
-    import moto.server
-
-    assert "signal_handler" in moto.server.main.__code__.co_names  # what moto installs
-    monkeypatch.setattr(moto.server, "signal_handler", moto.server.signal_handler)
-    log = io.BytesIO()
-    stdout = io.TextIOWrapper(io.BufferedWriter(log, buffer_size=1 << 16), write_through=False)
-    monkeypatch.setattr(moto_boot.sys, "stdout", stdout)
-    ended: list[int] = []
-    monkeypatch.setattr(moto_boot.os, "_exit", ended.append)
-    moto_boot.exit_at_once_on_signals()
-    stdout.write("last words")
-    assert log.getvalue() == b""  # buffered, as the server's log is
-    moto.server.signal_handler(signal.SIGTERM, None)
-    assert ended == [0]
-    assert log.getvalue() == b"last words"
 
 
 def test_the_emulators_process_imports_none_of_the_stack_which_still_loads_by_name():

@@ -320,7 +320,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         served = True
         return 0
     finally:
-        stack.stop()
+        stack.stop(at_once=served)  # served: the handlers were quieted, the process ends
         if auth is not None:
             auth.remove_token_file()
         for signum, handler in previous.items():

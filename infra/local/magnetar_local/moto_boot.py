@@ -14,8 +14,7 @@ string); moto's server picks a service from the ``Authorization`` header alone a
 a call to S3. ``route_presigned_sts`` routes a query-signed request by the scope of its
 ``X-Amz-Credential`` when that scope is STS's, as AWS's STS endpoint receives it.
 
-Which backend serves a host is looked up once per host (``cache_backend_lookup``). A stop
-(SIGTERM) ends the process at once (``exit_at_once_on_signals``).
+Which backend serves a host is looked up once per host (``cache_backend_lookup``).
 
 Cheaper, with the same answers (profiled under the test suite): DynamoDB's attribute values
 written straight to JSON (``serialize_attribute_values_directly``: a third of the server's
@@ -34,12 +33,10 @@ Run as ``python -m magnetar_local.moto_boot [--data-dir DIR [--no-fsync]] -H HOS
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import importlib.util
 import logging
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -277,24 +274,6 @@ def defer_batch_models() -> None:
     moto.batch = package
 
 
-def exit_at_once_on_signals() -> None:
-    """Have SIGTERM and SIGINT end the server at once (its log flushed, then ``os._exit``)
-    instead of moto's ``sys.exit``, which unwinds the server and has the interpreter collect
-    and free the whole emulator state (about a second of CPU, which the stack's stop waited
-    for). Nothing is lost: the state is in memory only (gone with the process either way) or
-    journaled, each write in the journal before it is answered; a durable start restores
-    from any point a process ended at, a kill's included (``magnetar_local.durable``)."""
-    import moto.server
-
-    def end(signum: int, frame: Any) -> None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(0)
-
-    moto.server.signal_handler = end  # what moto.server.main installs for both signals
-
-
 def main(argv: list[str]) -> None:
     """Start moto's server with atomic writes, presigned STS calls routed and the cheaper
     paths above; werkzeug's per-request lines silenced (warnings and errors still reach the
@@ -312,7 +291,6 @@ def main(argv: list[str]) -> None:
     cache_backend_lookup()
     serialize_attribute_values_directly()
     cache_action_names()
-    exit_at_once_on_signals()
     from moto.server import main as moto_main
 
     moto_main(argv)
