@@ -65,13 +65,13 @@ class Service:
 
 
 class RecordingProxy:
-    """Forwards every request to ``upstream`` (changed on each restart) and feeds the
-    answers to a ``GatewayObserver``; an upstream that does not answer closes the client's
-    connection, as a dead service does."""
+    """Forwards every request to ``upstream`` (one service: a proxy per restart) and feeds
+    the answers to ``observer`` (shared by the proxies of a test); an upstream that does not
+    answer closes the client's connection, as a dead service does."""
 
-    def __init__(self) -> None:
-        self.observer = GatewayObserver()
-        self.upstream = ""
+    def __init__(self, upstream: str, observer: GatewayObserver) -> None:
+        self.observer = observer
+        self.upstream = upstream
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):

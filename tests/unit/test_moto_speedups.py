@@ -1,6 +1,7 @@
 """The emulator's cheaper paths through moto (``magnetar_local.moto_boot``) answer exactly as
 moto's own: DynamoDB attribute values serialized directly, action names listed once per
-class, Batch's models loaded only when used."""
+class, Batch's models loaded only when used; its process imports none of the stack's
+gateway, handlers and engine."""
 
 from __future__ import annotations
 
@@ -156,3 +157,17 @@ print(type(batch_backends).__name__, get_backend("batch") is batch_backends)
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout.split("\n")
     assert out[:2] == ["no ec2", "BackendDict True"]
+
+
+def test_the_emulators_process_imports_none_of_the_stack_which_still_loads_by_name():
+    script = """
+import sys
+from magnetar_local.moto_boot import main
+print(sorted(m for m in ("boto3", "magnetar_core.engine", "magnetar_local.stack") if m in sys.modules))
+import magnetar_local
+print(magnetar_local.LocalStack.__module__, magnetar_local.StackError.__module__)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[:2] == ["[]", "magnetar_local.stack magnetar_local.readiness"]

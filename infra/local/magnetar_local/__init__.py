@@ -4,16 +4,18 @@ gateway running the real Lambda handlers in-process.
 Entry points: ``LocalStack`` (magnetar_local.stack), ``run(argv)`` (magnetar_local.main, the
 ``magnetar local`` command), pytest fixtures in magnetar_local.testing.
 
-``LocalStack`` and ``StackError`` are imported on first use: a process that imports one module
-of this package (``magnetar jobs run``'s launcher, Spark's Python worker daemon
-``magnetar_local.spark_daemon``) does not import the stack, the gateway and the engine with
-it (about 0.3 CPU-s each time, measured).
+The names load on first use (PEP 562): the processes that import one module of the package
+without the stack do not import the gateway, the handlers and the engine with it: the
+emulator's (``magnetar_local.moto_boot``: 1.5 CPU-s at each start of the emulator), ``magnetar
+jobs run``'s launcher and Spark's Python worker daemon (``magnetar_local.spark_daemon``: about
+0.3 CPU-s each time), measured.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from magnetar_wire.lazy import lazy_names
 
 if TYPE_CHECKING:
     from magnetar_local.readiness import StackError
@@ -21,13 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalStack", "StackError"]
 
-_LAZY = {"LocalStack": "magnetar_local.stack", "StackError": "magnetar_local.readiness"}
+_LAZY = {"LocalStack": ".stack", "StackError": ".readiness"}
+"""name -> the module defining it"""
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

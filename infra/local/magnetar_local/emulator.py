@@ -172,11 +172,17 @@ class Emulator:
             return self.log_path.read_text(errors="replace")[-limit:]
         return ""
 
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Terminate the server (SIGTERM, then SIGKILL after ``timeout_s``) and remove its log."""
+    def stop(self, timeout_s: float = 10.0, at_once: bool = False) -> None:
+        """Terminate the server (SIGTERM, then SIGKILL after ``timeout_s``) and remove its log.
+        ``at_once``: SIGKILL straight away, for a caller that no longer needs its answers
+        (``magnetar local`` stopping). moto's SIGTERM ends the server with ``sys.exit``: it
+        collects the whole emulator state (about a second), while its keep-alive connections
+        still answer the requests in flight. A kill loses nothing kept: the state is in
+        memory only, or journaled before each write is answered (``magnetar_local.durable``
+        restores from any point a process ended at)."""
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
-            process.terminate()
+            (process.kill if at_once else process.terminate)()
             try:
                 process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:

@@ -177,8 +177,10 @@ class LocalStack:
             raise
         return self
 
-    def stop(self) -> None:
-        """Stop the gateway and the emulator, restore os.environ and sys.path (idempotent)."""
+    def stop(self, at_once: bool = False) -> None:
+        """Stop the gateway and the emulator, restore os.environ and sys.path (idempotent).
+        ``at_once``: the emulator is killed (``Emulator.stop``): for a process that ends
+        next and has quieted the handlers still serving requests (``magnetar local``)."""
         triggers, self.triggers = self.triggers, None
         if triggers is not None:
             commit_signal.WAKES.remove(triggers)
@@ -200,7 +202,7 @@ class LocalStack:
             gateway.stop()
         emulator, self.emulator = self.emulator, None
         if emulator is not None:
-            emulator.stop()
+            emulator.stop(at_once=at_once)
         data_lock, self._data_lock = self._data_lock, None
         if data_lock is not None:
             os.close(data_lock)  # after the emulator's end: its journal is closed
