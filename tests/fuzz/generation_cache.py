@@ -21,14 +21,13 @@ import json
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
-from schemathesis.core.cache.bounded import BoundedCache
 from schemathesis.core.jsonschema.bundler import BUNDLE_STORAGE_KEY
-from schemathesis.generation.coverage import DEFAULT_GENERATION_SESSION
-from schemathesis.generation.jsonschema import strategy as jsonschema_strategy
-from schemathesis.specs.openapi.coverage._schema import CoverageContext
+
+if TYPE_CHECKING:
+    from schemathesis.specs.openapi.coverage._schema import CoverageContext
 
 MAX_ENTRIES = 4096
 """Entries each cache keeps (least recently used dropped): the memory lane needs about 600."""
@@ -147,6 +146,12 @@ def install() -> None:
     global _installed
     if _installed:
         return
+    # imported here: collection (every xdist worker) does not need them
+    from schemathesis.core.cache.bounded import BoundedCache
+    from schemathesis.generation.coverage import DEFAULT_GENERATION_SESSION
+    from schemathesis.generation.jsonschema import strategy as jsonschema_strategy
+    from schemathesis.specs.openapi.coverage._schema import CoverageContext
+
     if jsonschema_strategy.st is not st or not hasattr(CoverageContext, "_strategy_for"):
         raise RuntimeError("schemathesis moved what tests/fuzz/generation_cache.py caches")
     jsonschema_strategy.st = _Strategies("hypothesis.strategies")
