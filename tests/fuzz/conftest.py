@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 
+import generation_cache
 import pytest
 
 FULL_COLLECTION_EVERY = 100
@@ -29,3 +30,11 @@ def fewer_full_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(young, middle, full)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def generation_caches_released() -> Iterator[None]:
+    """The generation caches (generation_cache) emptied after each fuzz module: the tests an
+    xdist worker runs next do not carry them."""
+    yield
+    generation_cache.release()
