@@ -1,13 +1,18 @@
 """The fuzz lane's own checks can fail: a rejected request that writes, and a 5xx, are caught
 (run through ``run_case`` with exact requests against a MemoryService whose admin is broken
-on purpose), and its avro-schema format draws only definitions the service reads."""
+on purpose), its avro-schema format draws only definitions the service reads, and its
+generation caches (generation_cache) key what they cache by what it draws."""
 
 from __future__ import annotations
 
+import generation_cache
 import pytest
 from fuzz_support import AVRO_DEFINITIONS, ReadBack, memory_state, run_case, schema
+from generation_cache import schema_key
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from schemathesis.core.failures import FailureGroup
+from schemathesis.generation.hypothesis.examples import generate_many
 
 from magnetar_core.domain.errors import InvalidMessage
 from magnetar_core.domain.schemas.data import parse_payload
@@ -69,3 +74,29 @@ def test_the_lanes_avro_schema_format_draws_definitions_the_service_reads(defini
     assert parse_payload({"type": "AVRO", "schema": definition}, timestamp_ms=0).definition == (
         definition
     )
+
+
+def test_generation_cache_keys_a_bundled_definition_by_its_content_not_its_number():
+    def parameter(number: int, pattern: str) -> dict:
+        name = f"schema{number:06}"
+        return {
+            "allOf": [{"$ref": f"#/x-bundled/{name}"}],
+            "examples": ["public"],
+            "type": "string",
+            "x-bundled": {name: {"type": "string", "pattern": pattern}},
+        }
+
+    names = "^[A-Za-z0-9_=:.\\-]+$"
+    assert schema_key(parameter(47, names), {}) == schema_key(parameter(48, names), {})
+    assert schema_key(parameter(47, names), {}) != schema_key(parameter(47, "^[a-z]+$"), {})
+    root = {"x-bundled": {"schema000047": {"type": "integer"}}}
+    assert schema_key(parameter(47, names), root) != schema_key(parameter(47, names), {})
+
+
+def test_generation_cache_reuses_a_mapping_s_strategy_and_draws_what_a_new_one_draws():
+    mapping = {"a": st.integers(), "b": st.text(max_size=4)}
+    cached = generation_cache.fixed_dictionaries(mapping)
+    assert generation_cache.fixed_dictionaries(dict(mapping)) is cached
+    assert generation_cache.fixed_dictionaries({**mapping, "b": st.text()}) is not cached
+    fresh = st.fixed_dictionaries(mapping)
+    assert generate_many(cached, 20) == generate_many(fresh, 20)
