@@ -28,14 +28,15 @@ def _compact(url: str, topic: str, timeout_s: float = 240.0) -> dict:
         time.sleep(0.1)  # the job runs in another thread and reports only there: poll
 
 
-def _read_all(reader, wait_ms: int = 3000) -> list[tuple[str | None, bytes, pulsar.MessageId]]:
+def _read_all(reader, count: int) -> list[tuple[str | None, bytes, pulsar.MessageId]]:
+    """``count`` messages (each awaited as long as a loaded machine takes), then none is
+    left: the reader is at the end of what it can read."""
     out = []
-    while True:
-        try:
-            msg = reader.read_next(wait_ms)
-        except pulsar.Timeout:
-            return out
+    for _ in range(count):
+        msg = reader.read_next(30_000)
         out.append((msg.partition_key(), msg.data(), msg.message_id()))
+    assert not reader.has_message_available(), out
+    return out
 
 
 @pytest.mark.usefixtures("jobs_in_process")
@@ -60,12 +61,12 @@ def test_a_compacted_reader_reads_the_latest_value_of_each_key_then_new_messages
     assert _compact(local_stack.url, topic) == {"status": "SUCCESS", "lastError": ""}
     producer.send(b"v3", partition_key="k2")
     compacted = client.create_reader(topic, pulsar.MessageId.earliest, is_read_compacted=True)
-    got = _read_all(compacted)
+    got = _read_all(compacted, 3)
     assert [(k, v) for k, v, _ in got] == [("k1", b"v2"), ("k3", b"v1"), ("k2", b"v3")]
     assert [str(i) for _, _, i in got[:2]] == [str(sent[2]), str(sent[3])]
 
     everything = client.create_reader(topic, pulsar.MessageId.earliest)
-    assert [v for _, v, _ in _read_all(everything)] == [
+    assert [v for _, v, _ in _read_all(everything, 7)] == [
         b"v1", b"v1", b"v2", b"v1", b"", b"keyless", b"v3",
     ]  # fmt: skip
     producer.close()

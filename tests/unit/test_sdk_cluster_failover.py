@@ -10,7 +10,9 @@ from collections.abc import Callable
 import pytest
 
 import magnetar as pulsar
+from magnetar._consumer import recovery as _recovery
 from magnetar._transport.failover import PROBE_PATH, http_probe
+from magnetar._transport.failures import JitteredBackoff
 from magnetar_local.memory_service import MemoryService
 
 A, B, C = (pulsar.ServiceInfo(f"http://{h}.example:8080") for h in ("a", "b", "c"))
@@ -219,3 +221,25 @@ def test_a_dropped_provider_stops_its_thread():
     while any(t.name == "magnetar-failover" for t in __import__("threading").enumerate()):
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+def test_a_consumer_pausing_after_failed_receives_follows_a_switch_at_once(svc, monkeypatch):
+    # a dead deployment makes the receive loop wait between attempts (up to 5 s): the
+    # switch must end that wait, not leave the consumer paused on the new deployment
+    monkeypatch.setattr(_recovery, "RECEIVE_RETRY", JitteredBackoff(base=60.0, cap=60.0))
+    with MemoryService() as other:
+        provider = ManualProvider(pulsar.ServiceInfo(svc.url))
+        client = pulsar.Client(provider)
+        consumer = client.subscribe("t", "s", initial_position=pulsar.InitialPosition.Earliest)
+        assert svc.wait_for(lambda s: s.recorded("receive"))
+        svc.gateway.kill()  # the primary dies: the receive fails, the loop pauses 30-60 s
+        deadline = time.monotonic() + 10
+        while consumer.is_connected():
+            assert time.monotonic() < deadline, "the consumer never saw the primary die"
+            time.sleep(0.01)
+
+        assert provider.update is not None
+        provider.update(pulsar.ServiceInfo(other.url))
+        client.create_producer("t").send(b"after")
+        assert consumer.receive(10_000).data() == b"after"
+        client.close()

@@ -62,13 +62,13 @@ def poll_loop(core: Core, sub: Sub, poll: LongPoll) -> None:
         if not follow_switch(core, sub):  # the client switched deployments: subscribe there
             with core.cond:
                 sub.queued -= max(want, 0)
-            if core.closed_event.wait(streak.failed(exc.ConnectError("subscribing failed"))):
+            if paused(core, poll, streak.failed(exc.ConnectError("subscribing failed"))):
                 return
             continue
         if want <= 0:
             heartbeat(core, sub)
             continue
-        if sub.lost_receive and not redeliver_lost(core, sub, streak):
+        if sub.lost_receive and not redeliver_lost(core, sub, poll, streak):
             with core.cond:
                 sub.queued -= want
             continue
@@ -97,7 +97,7 @@ def poll_loop(core: Core, sub: Sub, poll: LongPoll) -> None:
         finally:
             with core.cond:
                 sub.queued -= want
-        if pause and core.closed_event.wait(pause):
+        if pause and paused(core, poll, pause):
             return
         idle_after(core, sub, len(messages), failed=not sub.connected)
         for msg in messages:  # held before the application can settle them
@@ -109,6 +109,13 @@ def poll_loop(core: Core, sub: Sub, poll: LongPoll) -> None:
                 core.queue.append((sub, msg))
             sub.queued += len(messages)
             core.wake()
+
+
+def paused(core: Core, poll: LongPoll, seconds: float) -> bool:
+    """Wait ``seconds`` after a failure, less when the client switches deployments (the
+    new one is tried at once) or the consumer closes; True when it closed."""
+    poll.pause(seconds)
+    return core.closed_event.is_set()
 
 
 def idle_after(core: Core, sub: Sub, received: int, failed: bool) -> None:
@@ -130,7 +137,7 @@ def idle_after(core: Core, sub: Sub, received: int, failed: bool) -> None:
         idle.watched = channel.watch(sub.topic, sub.subscription, sub.consumer_id, idle)
 
 
-def redeliver_lost(core: Core, sub: Sub, streak: Streak) -> bool:
+def redeliver_lost(core: Core, sub: Sub, poll: LongPoll, streak: Streak) -> bool:
     """After a receive that may have been served unseen: have the service redeliver what is
     in flight to ``sub``, then drop its queued messages (they come again). False when the
     request failed (after the streak's pause: the loop tries again)."""
@@ -143,7 +150,7 @@ def redeliver_lost(core: Core, sub: Sub, streak: Streak) -> bool:
         if registration_lost(core, sub, e) and resubscribe(core, sub, consumer_id, e):
             sub.lost_receive = False  # a new registration holds nothing
             return True
-        core.closed_event.wait(streak.failed(e))
+        paused(core, poll, streak.failed(e))
         return False
     sub.lost_receive = False
     core.drop_queued(sub)

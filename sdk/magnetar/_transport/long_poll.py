@@ -29,6 +29,7 @@ class LongPoll:
         self._conn: http.client.HTTPConnection | None = None
         self._conn_url = ""  # the service URL the open connection goes to
         self._aborted = False
+        self._woken = threading.Event()  # set by interrupt / abort: a pause ends at once
         transport.register_poll(self)
 
     def _new_conn(self, url: str, timeout: float) -> http.client.HTTPConnection:
@@ -111,17 +112,30 @@ class LongPoll:
                 self._conn.close()
                 self._conn = None
 
+    def pause(self, seconds: float) -> None:
+        """Wait ``seconds`` before the next ``post`` (after a failure), less if the poll is
+        interrupted (the transport switched services: try the new one at once) or aborted,
+        during the pause or since the last one."""
+        self._woken.wait(seconds)
+        with self._lock:
+            if not self._aborted:
+                self._woken.clear()
+
     def abort(self) -> None:
-        """Make the in-flight and every later ``post`` raise ``AlreadyClosed`` at once."""
+        """Make the in-flight and every later ``post`` raise ``AlreadyClosed`` at once (and
+        a ``pause`` end)."""
         with self._lock:
             self._aborted = True
             self._shutdown()
+        self._woken.set()
 
     def interrupt(self) -> None:
         """Make the in-flight ``post`` fail now (``ConnectError``, or one retry on a new
-        connection); later posts connect again (the transport switched services)."""
+        connection) and a ``pause`` end; later posts connect again (the transport switched
+        services)."""
         with self._lock:
             self._shutdown()
+        self._woken.set()
 
     def _shutdown(self) -> None:
         conn = self._conn
