@@ -143,25 +143,42 @@ class CountingLog(MemoryLog):
         return super().exists(pk, entry_id)
 
 
+class RecordedSignal(CommitSignal):
+    """A commit signal that records how each wait ended: True when a commit ended it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.woken: list[bool] = []
+
+    def wait(self, pk: str, seen: int, timeout_ms: float) -> bool:
+        ended_by_commit = super().wait(pk, seen, timeout_ms)
+        self.woken.append(ended_by_commit)
+        return ended_by_commit
+
+
 def test_where_commits_wake_waits_a_long_poll_checks_no_head_until_its_cursor_recheck():
     tables = MemoryTables()
     log = CountingLog(tables)
-    settings = memory_settings(receive_check_interval_ms=10)  # re-check after 10 x 10 ms
-    signal = CommitSignal()
-    engine = Engine.assemble(settings, replace(memory_stores(tables), log=log), signal=signal)
-    waits, runtime = engine.subscriptions.dispatch.waits, engine.subscriptions.context.runtime
+
+    def waits_on(check_interval_ms: int) -> tuple:
+        signal = RecordedSignal()
+        settings = memory_settings(receive_check_interval_ms=check_interval_ms)
+        engine = Engine.assemble(settings, replace(memory_stores(tables), log=log), signal=signal)
+        return signal, engine.subscriptions.dispatch.waits, engine.subscriptions.context.runtime
+
+    signal, waits, runtime = waits_on(10)  # the cursor re-check after 10 x 10 ms
     started = runtime.monotonic_ms()
     assert waits.until_more(KEY, 0, started + LONG_MS, waits.version(KEY), None) is True
-    assert 100 <= runtime.monotonic_ms() - started < LONG_MS / 2  # the re-check, in one wait
-    assert log.checks == 0
+    assert 100 <= runtime.monotonic_ms() - started < LONG_MS / 2  # the re-check ...
+    assert (signal.woken, log.checks) == ([False], 0)  # ... in one wait, and no head check
     started = runtime.monotonic_ms()
     assert waits.until_more(KEY, 0, started + 30, waits.version(KEY), None) is False
-    assert log.checks == 0  # the deadline came first: an empty receive
+    assert (signal.woken, log.checks) == ([False, False], 0)  # the deadline: an empty receive
+    signal, waits, runtime = waits_on(LONG_MS)  # no re-check before the commit comes
     seen = waits.version(KEY)
     threading.Timer(0.05, signal.notify, args=(KEY,)).start()
-    started = runtime.monotonic_ms()
-    assert waits.until_more(KEY, 0, started + LONG_MS, seen, None) is True
-    assert runtime.monotonic_ms() - started < 100 and log.checks == 0  # woken by the commit
+    assert waits.until_more(KEY, 0, runtime.monotonic_ms() + LONG_MS, seen, None) is True
+    assert (signal.woken, log.checks) == ([True], 0)  # woken by the commit
 
 
 class CommitAfterRead(MemoryLog):
@@ -177,19 +194,6 @@ class CommitAfterRead(MemoryLog):
         if commit is not None and not found:
             commit()  # after the read, before the wait: the race a lost wake would lose
         return found
-
-
-class RecordedSignal(CommitSignal):
-    """A commit signal that records how each wait ended: True when a commit ended it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.woken: list[bool] = []
-
-    def wait(self, pk: str, seen: int, timeout_ms: float) -> bool:
-        ended_by_commit = super().wait(pk, seen, timeout_ms)
-        self.woken.append(ended_by_commit)
-        return ended_by_commit
 
 
 def test_a_commit_between_the_dispatch_read_and_the_wait_is_not_lost():
