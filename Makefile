@@ -50,8 +50,7 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # is work the tests ask for: e2e/test_readme.py 60, e2e/test_expire.py 47, integration/
 # test_auth_matrix.py 30 (10-12 since: its matrix on the memory stack), spark/
 # test_expire_transform.py 28, integration/test_compaction.py 26,
-# e2e/test_durable_local.py and test_chaos_faults.py 20.5 (the chaos file 13-14 since: waits
-# woken by commits make no head checks, docs/testing.md), fuzz memory 40; an emulator test's
+# e2e/test_durable_local.py and test_chaos_faults.py 20.5, fuzz memory 40; an emulator test's
 # CPU is about half moto's (py-spy), half the handlers', the SDK's and the test's.
 WORKERS ?= 4
 # test-fast: 3 on 2 cores (measured: 58 s with 2, 47 s with 3): some of its tests wait on

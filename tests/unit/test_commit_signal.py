@@ -131,18 +131,6 @@ def test_a_polling_long_poll_checks_often_right_after_a_delivery_and_less_when_i
     assert fake.pauses == [20, 20, 20, 20, 20, 25, 31.25, 39.0625, 48.828125, 61.03515625]
 
 
-class CountingLog(MemoryLog):
-    """A log that counts the head checks (``exists``) made on it."""
-
-    def __init__(self, tables) -> None:
-        super().__init__(tables)
-        self.checks = 0
-
-    def exists(self, pk, entry_id):
-        self.checks += 1
-        return super().exists(pk, entry_id)
-
-
 class RecordedSignal(CommitSignal):
     """A commit signal that records how each wait ended: True when a commit ended it."""
 
@@ -154,31 +142,6 @@ class RecordedSignal(CommitSignal):
         ended_by_commit = super().wait(pk, seen, timeout_ms)
         self.woken.append(ended_by_commit)
         return ended_by_commit
-
-
-def test_where_commits_wake_waits_a_long_poll_checks_no_head_until_its_cursor_recheck():
-    tables = MemoryTables()
-    log = CountingLog(tables)
-
-    def waits_on(check_interval_ms: int) -> tuple:
-        signal = RecordedSignal()
-        settings = memory_settings(receive_check_interval_ms=check_interval_ms)
-        engine = Engine.assemble(settings, replace(memory_stores(tables), log=log), signal=signal)
-        return signal, engine.subscriptions.dispatch.waits, engine.subscriptions.context.runtime
-
-    signal, waits, runtime = waits_on(10)  # the cursor re-check after 10 x 10 ms
-    started = runtime.monotonic_ms()
-    assert waits.until_more(KEY, 0, started + LONG_MS, waits.version(KEY), None) is True
-    assert 100 <= runtime.monotonic_ms() - started < LONG_MS / 2  # the re-check ...
-    assert (signal.woken, log.checks) == ([False], 0)  # ... in one wait, and no head check
-    started = runtime.monotonic_ms()
-    assert waits.until_more(KEY, 0, started + 30, waits.version(KEY), None) is False
-    assert (signal.woken, log.checks) == ([False, False], 0)  # the deadline: an empty receive
-    signal, waits, runtime = waits_on(LONG_MS)  # no re-check before the commit comes
-    seen = waits.version(KEY)
-    threading.Timer(0.05, signal.notify, args=(KEY,)).start()
-    assert waits.until_more(KEY, 0, runtime.monotonic_ms() + LONG_MS, seen, None) is True
-    assert (signal.woken, log.checks) == ([True], 0)  # woken by the commit
 
 
 class CommitAfterRead(MemoryLog):

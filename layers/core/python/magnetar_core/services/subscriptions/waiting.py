@@ -1,7 +1,6 @@
 """The long-poll's wait for the next entry: woken by a commit where the platform allows
-(``CommitSignal.wakes``: one process, locally; no head checks then, only the cursor's
-re-check), else polling the head at an interval that adapts to the partition's recent
-activity (``domain.check_interval``: AWS).
+(``CommitSignal.wakes``: one process, locally), else polling the head at an interval that
+adapts to the partition's recent activity (``domain.check_interval``: AWS).
 
 A wait reads the signal's ``version`` before the check it follows (the dispatch's log read,
 then each ``exists``), so a commit between the check and the wait ends the wait at once.
@@ -48,8 +47,10 @@ class HeadWait:
                 self._active_at.popitem(last=False)
 
     def pause_ms(self, key: str) -> float:
-        """How long to wait before the next check of ``key`` (ms) where nothing wakes waits:
-        the adaptive interval (where commits wake them, ``_until_woken`` checks nothing)."""
+        """How long to wait before the next check of ``key`` (ms): the full check interval
+        when commits wake waits, else the adaptive one."""
+        if self._signal is not None and self._signal.wakes:
+            return self.interval.max_ms
         with self._lock:
             at = self._active_at.get(key)
         idle = None if at is None else self._ctx.runtime.monotonic_ms() - at
@@ -62,12 +63,9 @@ class HeadWait:
         ``cursor_recheck_every`` checks, or once the epoch-ms ``wake_at`` — the earliest
         delayed bucket — has come), or the monotonic-ms ``deadline`` passes (then False).
         ``seen``: the signal's version read before the dispatch's check. One small read
-        per check that timed out (none where commits wake waits: ``_until_woken``); a wake
-        returns at once (no read: the dispatch reads the log anyway). Raises what
-        ``LogStore.exists`` raises."""
+        per check that timed out; a wake returns at once (no read: the dispatch reads the
+        log anyway). Raises what ``LogStore.exists`` raises."""
         limits, rt = self._ctx.limits, self._ctx.runtime
-        if self._signal is not None and self._signal.wakes:
-            return self._until_woken(key, deadline, seen, wake_at)
         for _ in range(limits.cursor_recheck_every):
             left = deadline - rt.monotonic_ms()
             if left <= 0:
@@ -84,26 +82,6 @@ class HeadWait:
                 self.active(key)
                 return True
         return True
-
-    def _until_woken(self, key: str, deadline: float, seen: int, wake_at: int | None) -> bool:
-        """``until_more`` where commits wake waits (one process): one wait until a commit,
-        the cursor re-check (``cursor_recheck_every`` check intervals), ``wake_at`` or the
-        deadline, with no head check in between. A head check there found only what no
-        commit signals (a hole left by a writer that died settling, an entry written by
-        another process), and the re-check's dispatch reads the log anyway; locally each
-        check was a read of the emulator's sequencer item, ten a second for every waiting
-        consumer."""
-        rt = self._ctx.runtime
-        left = deadline - rt.monotonic_ms()
-        if left <= 0:
-            return False
-        pause = min(self.interval.max_ms * self._ctx.limits.cursor_recheck_every, left)
-        now = rt.now_ms()
-        if wake_at is not None:  # overdue: looked at again after a check interval, as above
-            pause = min(pause, wake_at - now if wake_at > now else self.interval.max_ms)
-        if self._wait(key, seen, pause):
-            return True
-        return rt.monotonic_ms() < deadline or (wake_at is not None and rt.now_ms() >= wake_at)
 
     def _wait(self, key: str, seen: int, pause_ms: float) -> bool:
         """Wait ``pause_ms``; True when a commit to ``key`` ended the wait."""
