@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 from magnetar_chaos.faults import FaultInjector
 from magnetar_chaos.observer import GatewayObserver, observing
-from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
+from magnetar_core.adapters.aws.clients import make_engine_clients
 from magnetar_core.api.http import injected_engine
 from magnetar_core.engine import Engine
 from magnetar_core.settings import Settings
@@ -38,10 +38,8 @@ class FaultyEngines:
     def __init__(self, injector: FaultInjector, spared: frozenset[str] = frozenset()) -> None:
         settings = Settings.from_env(os.environ)
         self.settings = settings
-        self.clean = (*make_clients(settings), make_stepfunctions_client(settings))
-        dynamodb, s3 = make_clients(settings)
-        sfn = make_stepfunctions_client(settings)
-        self.clients = tuple(injector.install(c) for c in (dynamodb, s3, sfn))
+        self.clean = make_engine_clients(settings)
+        self.clients = tuple(injector.install(c) for c in make_engine_clients(settings))
         self.spared = spared
 
     @contextmanager

@@ -137,14 +137,10 @@ class SharedClients:
     def __call__(self) -> tuple[Any, ...]:
         with self._lock:
             if self._clients is None:
-                from magnetar_core.adapters.aws.clients import (
-                    make_clients,
-                    make_stepfunctions_client,
-                )
+                from magnetar_core.adapters.aws.clients import make_engine_clients
                 from magnetar_core.settings import Settings
 
-                settings = Settings.from_env(os.environ)
-                self._clients = (*make_clients(settings), make_stepfunctions_client(settings))
+                self._clients = make_engine_clients(Settings.from_env(os.environ))
             return self._clients
 
     @contextmanager

@@ -66,12 +66,10 @@ def engine_clients(local_stack: LocalStack) -> tuple[Any, Any, Any]:
     makes its own (same config, requests counted): pass ``clients=engine_clients`` to
     ``Engine.build`` in tests. boto3 clients are thread-safe; engines keep their own caches.
     """
-    from magnetar_core.adapters.aws.clients import make_clients, make_stepfunctions_client
+    from magnetar_core.adapters.aws.clients import make_engine_clients
     from magnetar_core.settings import Settings
 
-    settings = Settings.from_env(local_stack.environment)
-    dynamodb, s3 = make_clients(settings)
-    return dynamodb, s3, make_stepfunctions_client(settings)
+    return make_engine_clients(Settings.from_env(local_stack.environment))
 
 
 @pytest.fixture(scope="session")

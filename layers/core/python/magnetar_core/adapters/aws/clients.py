@@ -137,6 +137,13 @@ def make_stepfunctions_client(settings: Settings) -> BotoClient:
     return client
 
 
+def make_engine_clients(settings: Settings) -> tuple[BotoClient, BotoClient, BotoClient]:
+    """``(dynamodb, s3, stepfunctions)``, as ``Engine.build`` takes them: made once for
+    several engines of one process (boto3 clients are thread-safe; each engine keeps its own
+    caches)."""
+    return (*make_clients(settings), make_stepfunctions_client(settings))
+
+
 def error_code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
 
