@@ -1,6 +1,6 @@
-"""The Shared grant tests' tools on a memory engine (tests/unit/test_grants.py,
-test_rounds.py): one topic, its messages, a consumer's one-message receives and acks, the
-subscription's cursor."""
+"""The grant tests' tools on a memory engine (tests/unit/test_grants.py,
+test_grants_key_shared.py, test_rounds.py): one topic, its messages, a consumer's
+one-message receives and acks, the subscription's cursor."""
 
 from __future__ import annotations
 

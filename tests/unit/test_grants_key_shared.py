@@ -7,24 +7,19 @@ subscription service on memory adapters."""
 from __future__ import annotations
 
 import pytest
+from grant_support import TOPIC, ack, cursor, memory_engine, receive_one
 
-from magnetar_core.adapters.memory import memory_stores
-from magnetar_core.domain.cursor.state import KEY_SHARED, CursorState
+from magnetar_core.domain.cursor.state import KEY_SHARED
 from magnetar_core.domain.keyshared import sticky_key_hash
 from magnetar_core.engine import Engine
-from magnetar_local.memory_service import memory_settings
-from magnetar_wire import EntryMessage, encode_entry, format_message_id
-from magnetar_wire.names import TopicName
+from magnetar_wire import EntryMessage, encode_entry
 
-TOPIC = TopicName.parse("persistent://public/default/grants-ks")
 KEYS = [f"key-{i}" for i in range(8)]
 
 
 @pytest.fixture
 def engine() -> Engine:
-    engine = Engine.assemble(memory_settings(), memory_stores())
-    engine.tenants.initialize_cluster()
-    return engine
+    return memory_engine()
 
 
 def produce(engine: Engine, keys: list[str]) -> None:
@@ -38,23 +33,6 @@ def produce(engine: Engine, keys: list[str]) -> None:
 def subscribe(engine: Engine, name: str) -> str:
     subs = engine.subscriptions
     return subs.subscribe(TOPIC, "s", name, KEY_SHARED, earliest=True).consumer_id
-
-
-def receive_one(engine: Engine, consumer: str) -> list[int]:
-    return [d.entry_id for d in engine.subscriptions.receive(TOPIC, "s", consumer, 1, 0)]
-
-
-def ack(engine: Engine, consumer: str, *entry_ids: int) -> None:
-    ledger = engine.topics.resolve(TOPIC, create=False).ledger_id
-    ids = [format_message_id(ledger, e, -1, -1) for e in entry_ids]
-    engine.subscriptions.acknowledge(TOPIC, "s", consumer, ids, False)
-
-
-def cursor(engine: Engine) -> CursorState:
-    ref = engine.topics.resolve(TOPIC, create=False)
-    state = engine.subscriptions.context.cursors.get(ref.key, "s")
-    assert state is not None
-    return state
 
 
 def owner(engine: Engine, key: str) -> str | None:
