@@ -37,13 +37,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from grant_support import memory_engine
 
-from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.domain.cursor.grants import Grant
 from magnetar_core.domain.cursor.state import KEY_SHARED, SHARED, CursorState
 from magnetar_core.domain.errors import ConsumerNotFound
 from magnetar_core.engine import Engine
-from magnetar_local.memory_service import memory_settings
 from magnetar_wire import EntryMessage, encode_entry, format_message_id
 from magnetar_wire.names import TopicName
 
@@ -53,9 +52,7 @@ GRANT = 32  # GrantPolicy.entries: the first one-message receive leases entries 
 
 @pytest.fixture
 def engine() -> Engine:
-    engine = Engine.assemble(memory_settings(), memory_stores())
-    engine.tenants.initialize_cluster()
-    return engine
+    return memory_engine()
 
 
 def produce(engine: Engine, entries: int) -> None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from grant_support import memory_engine
 
-from magnetar_core.adapters.memory import memory_stores
 from magnetar_core.domain.cursor.dispatching import fair_share
 from magnetar_core.domain.cursor.round_robin import ROUND_ROBIN_MESSAGES, round_robin_turn
 from magnetar_core.domain.cursor.state import SHARED, ConsumerInfo, CursorState
 from magnetar_core.engine import Engine
-from magnetar_local.memory_service import memory_settings
 from magnetar_wire import EntryMessage, encode_entry, format_message_id
 from magnetar_wire.names import TopicName
 
@@ -88,9 +87,7 @@ def test_the_cursor_bounds_only_a_durable_shared_subscription():
 
 @pytest.fixture
 def engine() -> Engine:
-    engine = Engine.assemble(memory_settings(), memory_stores())
-    engine.tenants.initialize_cluster()
-    return engine
+    return memory_engine()
 
 
 def produce(engine: Engine, entries: int) -> None:
