@@ -20,8 +20,7 @@ Cheaper, with the same answers (profiled under the test suite): DynamoDB's attri
 written straight to JSON (``serialize_attribute_values_directly``: a third of the server's
 CPU per request went to moto's generic serializer), a handler's actions listed once
 (``cache_action_names``), Batch's and EC2's models loaded only when used
-(``defer_batch_models``: a CPU-second per emulator, at its first Step Functions call),
-connections kept alive between requests (``magnetar_local.moto_keepalive``).
+(``defer_batch_models``: a CPU-second per emulator), connections kept alive (``moto_keepalive``).
 
 With ``--data-dir DIR`` (first) the backends' state is kept in ``DIR`` (``durable``):
 restored before the server answers, every write journaled before it is answered;
@@ -292,13 +291,9 @@ def main(argv: list[str]) -> None:
     cache_backend_lookup()
     serialize_attribute_values_directly()
     cache_action_names()
-    from moto.server import main as moto_main
+    from magnetar_local.moto_keepalive import serve
 
-    from magnetar_local.moto_keepalive import keep_connections_alive
-
-    keep_connections_alive()
-
-    moto_main(argv)
+    serve(argv)
 
 
 if __name__ == "__main__":

@@ -179,3 +179,11 @@ def keep_connections_alive() -> None:
     import moto.server
 
     moto.server.MotoRequestHandler = KeepAliveRequestHandler  # type: ignore[misc]
+
+
+def serve(argv: list[str]) -> None:
+    """moto's server (``moto.server.main`` with its arguments) on keep-alive connections."""
+    keep_connections_alive()
+    from moto.server import main
+
+    main(argv)
