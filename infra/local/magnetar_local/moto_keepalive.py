@@ -182,7 +182,11 @@ def keep_connections_alive() -> None:
 
 
 def serve(argv: list[str]) -> None:
-    """moto's server (``moto.server.main`` with its arguments) on keep-alive connections."""
+    """moto's server (``moto.server.main`` with its arguments) on keep-alive connections,
+    its requests' headers parsed without ``email`` (``magnetar_local.http_headers``)."""
+    from magnetar_local import http_headers
+
+    http_headers.install()
     keep_connections_alive()
     from moto.server import main
 
