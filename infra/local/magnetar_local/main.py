@@ -231,9 +231,10 @@ def data_dir_of(args: argparse.Namespace) -> Path | None:
 def quiet_handlers() -> None:
     """Long-polls still in flight end against the stopping emulator: expected when the
     command stops, so the handlers' storage errors are not logged as faults. Done only when
-    a running service is stopped (the process ends next), not in ``LocalStack.stop`` nor
-    when the start failed: in a test process either silenced the handlers' logger for
-    every later test (an in-process ``magnetar local`` on a taken port did)."""
+    a running service is stopped or a test session's shared stack at the session's end
+    (the process ends next), not in ``LocalStack.stop`` nor when the start failed: in a
+    test process either silenced the handlers' logger for every later test (an in-process
+    ``magnetar local`` on a taken port did)."""
     from magnetar_core.api.http import SERVICE
 
     logging.getLogger(SERVICE).setLevel(logging.CRITICAL)
