@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
 from schemathesis.core.jsonschema.bundler import BUNDLE_STORAGE_KEY
 
 if TYPE_CHECKING:
@@ -118,11 +119,46 @@ def schema_key(schema: Any, root: Mapping[str, Any]) -> str:
 
 _STRATEGIES = _Bounded()
 
+SHORTEST: dict[str, int] = {}
+"""The length of the shortest value each custom format (``schemathesis.openapi.format``) draws,
+for the formats that declare it (``shortest_value``)."""
+
+_LENGTH_ONLY = frozenset({"type", "format", "minLength", "maxLength", "description", "title"})
+
+
+def shortest_value(format_name: str, length: int) -> None:
+    """Declare that the custom format ``format_name`` draws no value shorter than ``length``."""
+    SHORTEST[format_name] = length
+
+
+def too_short_for_its_format(schema: Any) -> bool:
+    """Whether ``schema`` is a string of a declared format (``SHORTEST``), and nothing else but
+    lengths, whose ``maxLength`` is below the shortest value the format draws: no value.
+
+    The coverage phase asks for the lengths around a format's ``minLength`` (1, 2 and 3 for
+    ``avro-schema``'s 2); schemathesis filters the format's values by length, so the draw
+    fails only after Hypothesis has spent its whole budget (0.6 CPU-s each) to raise
+    ``Unsatisfiable``, which ``_strategy_for`` raises here at once: the coverage phase skips
+    the value either way (the same requests)."""
+    if not isinstance(schema, dict) or not set(schema) <= _LENGTH_ONLY:
+        return False
+    shortest = SHORTEST.get(schema.get("format"))  # type: ignore[arg-type]
+    longest = schema.get("maxLength")
+    return (
+        schema.get("type") == "string"
+        and shortest is not None
+        and isinstance(longest, int)
+        and longest < shortest
+    )
+
 
 def _cached_strategy_for(original: Callable[[CoverageContext, Any], Any]) -> Callable[..., Any]:
     def strategy_for(self: CoverageContext, schema: Any) -> Any:
         """``_strategy_for``, one strategy per schema (``schema_key``) and the context's
-        formats, pattern rewrite, draft and session: ``cached_draw`` then draws it once."""
+        formats, pattern rewrite, draft and session: ``cached_draw`` then draws it once.
+        ``Unsatisfiable`` for a schema ``too_short_for_its_format``."""
+        if too_short_for_its_format(schema) and schema["format"] in self.custom_formats:
+            raise Unsatisfiable(f"no {schema['format']} value of at most {schema['maxLength']}")
         try:
             text = schema_key(schema, self.root_schema)
         except (_Unkeyable, TypeError, ValueError):
@@ -137,13 +173,60 @@ def _cached_strategy_for(original: Callable[[CoverageContext, Any], Any]) -> Cal
     return strategy_for
 
 
+_REGEXES = _Bounded()
+_regex_strategy: Callable[..., Any] | None = None
+"""Hypothesis' own ``regex_strategy`` while ``_cached_regex_strategy`` stands in for it."""
+
+
+def _alphabet_key(alphabet: Any) -> Any:
+    """An alphabet by its characters (``from_regex`` makes a new one per call), else itself."""
+    from hypothesis.strategies._internal.strings import OneCharStringStrategy
+
+    if type(alphabet) is OneCharStringStrategy:
+        return ("characters", tuple(alphabet.intervals.intervals), alphabet._force_repr)
+    return ("object", id(alphabet))
+
+
+def _cached_regex_strategy(
+    regex: Any,
+    fullmatch: bool,
+    *,
+    alphabet: Any,
+    _temp_jsonschema_hack_no_end_newline: bool = False,
+) -> Any:
+    """Hypothesis' ``regex_strategy``, one strategy per pattern (its text and flags), kind of
+    match and alphabet (its characters): ``st.from_regex`` builds it again for every strategy
+    schemathesis builds, and it builds one per mutated schema (negative mode) and per
+    operation, so the memory lane parsed 31 patterns 1,259 times (2.6 CPU-s), and validated
+    each new strategy's graph again when first drawn."""
+    assert _regex_strategy is not None
+    pattern = (type(regex), regex.pattern, regex.flags) if hasattr(regex, "pattern") else regex
+    key = (pattern, fullmatch, _alphabet_key(alphabet), _temp_jsonschema_hack_no_end_newline)
+    hit = _REGEXES.recall(key)
+    if hit is None:
+        built = _regex_strategy(
+            regex,
+            fullmatch,
+            alphabet=alphabet,
+            _temp_jsonschema_hack_no_end_newline=_temp_jsonschema_hack_no_end_newline,
+        )
+        hit = _REGEXES.remember(key, (built, alphabet))  # the alphabet held: its id stays its own
+    return hit[0]
+
+
 _installed = False
 
 
 def install() -> None:
     """Both caches, once per process; and room in the coverage phase's cache of values drawn
     (keyed by strategy: 128 entries, fewer than the strategies above)."""
-    global _installed
+    global _installed, _regex_strategy
+    from hypothesis.strategies._internal import regex
+
+    if not callable(getattr(regex, "regex_strategy", None)):
+        raise RuntimeError("hypothesis moved what tests/fuzz/generation_cache.py caches")
+    if _regex_strategy is None:
+        _regex_strategy, regex.regex_strategy = regex.regex_strategy, _cached_regex_strategy
     if _installed:
         return
     # imported here: collection (every xdist worker) does not need them
@@ -161,10 +244,18 @@ def install() -> None:
 
 
 def release() -> None:
-    """Empty the caches (the patches stay): after the memory lane they hold about 110,000
-    objects, which every later full garbage collection of the process would go through."""
+    """Empty the caches (the schemathesis patches stay; Hypothesis' ``regex_strategy`` is its
+    own again, for the tests the process runs next): after the memory lane they hold about
+    110,000 objects, which every later full garbage collection of the process would go
+    through."""
+    global _regex_strategy
+    if _regex_strategy is not None:
+        from hypothesis.strategies._internal import regex
+
+        regex.regex_strategy, _regex_strategy = _regex_strategy, None
     _DICTIONARIES.clear()
     _STRATEGIES.clear()
+    _REGEXES.clear()
     if _installed:
         from schemathesis.generation.coverage import DEFAULT_GENERATION_SESSION
 

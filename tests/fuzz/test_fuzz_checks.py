@@ -5,12 +5,24 @@ generation caches (generation_cache) key what they cache by what it draws."""
 
 from __future__ import annotations
 
+import re
+import string
+
 import generation_cache
 import pytest
-from fuzz_support import AVRO_DEFINITIONS, ReadBack, memory_state, run_case, schema
-from generation_cache import schema_key
+from fuzz_support import (
+    AVRO_DEFINITIONS,
+    SHORTEST_AVRO_DEFINITION,
+    ReadBack,
+    memory_state,
+    run_case,
+    schema,
+)
+from generation_cache import schema_key, too_short_for_its_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.strategies._internal import regex
+from hypothesis.strategies._internal.strings import OneCharStringStrategy
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation.hypothesis.examples import generate_many
 
@@ -71,6 +83,7 @@ def test_an_accepted_request_passes_the_lane(svc):
 @settings(max_examples=50, derandomize=True, database=None)
 @given(AVRO_DEFINITIONS)
 def test_the_lanes_avro_schema_format_draws_definitions_the_service_reads(definition):
+    assert len(definition) >= SHORTEST_AVRO_DEFINITION
     assert parse_payload({"type": "AVRO", "schema": definition}, timestamp_ms=0).definition == (
         definition
     )
@@ -99,4 +112,38 @@ def test_generation_cache_reuses_a_mapping_s_strategy_and_draws_what_a_new_one_d
     assert generation_cache.fixed_dictionaries(dict(mapping)) is cached
     assert generation_cache.fixed_dictionaries({**mapping, "b": st.text()}) is not cached
     fresh = st.fixed_dictionaries(mapping)
+    assert generate_many(cached, 20) == generate_many(fresh, 20)
+
+
+def test_generation_cache_knows_an_avro_schema_string_shorter_than_any_definition_has_no_value():
+    def avro(**lengths: int) -> dict:
+        return {"type": "string", "format": "avro-schema", "description": "d", **lengths}
+
+    assert len('"int"') == SHORTEST_AVRO_DEFINITION
+    for length in range(SHORTEST_AVRO_DEFINITION):
+        assert too_short_for_its_format(avro(minLength=length, maxLength=length))
+    assert not too_short_for_its_format(avro(maxLength=SHORTEST_AVRO_DEFINITION))
+    assert not too_short_for_its_format(avro(minLength=1))
+    assert not too_short_for_its_format({**avro(maxLength=1), "format": "uuid"})
+    assert not too_short_for_its_format({**avro(maxLength=1), "type": ["string", "null"]})
+    assert not too_short_for_its_format({**avro(maxLength=1), "enum": ["x"]})
+
+
+def test_generation_cache_reuses_a_pattern_s_strategy_and_draws_what_a_new_one_draws():
+    def build(pattern: str, characters: str):
+        # what st.from_regex calls, with a new alphabet of ``characters`` each time (as it does)
+        alphabet = OneCharStringStrategy.from_alphabet(characters)
+        return regex.regex_strategy(re.compile(pattern), True, alphabet=alphabet)
+
+    pattern, characters = r"^[a-z0-9]+-[0-9]{2}$", string.ascii_lowercase + string.digits + "-"
+    generation_cache.install()
+    try:
+        cached = build(pattern, characters)
+        assert build(pattern, characters) is cached
+        assert build(pattern, characters + "_") is not cached
+        assert build(r"^[a-z]+-[0-9]{2}$", characters) is not cached
+    finally:
+        generation_cache.release()  # Hypothesis' own regex_strategy again
+    fresh = build(pattern, characters)
+    assert fresh is not cached and build(pattern, characters) is not fresh
     assert generate_many(cached, 20) == generate_many(fresh, 20)
