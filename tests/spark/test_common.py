@@ -154,3 +154,29 @@ def test_spark_session_returns_the_active_session_with_utc_times(spark):
     session = spark_session("any")
     assert session is spark
     assert session.conf.get("spark.sql.session.timeZone") == "UTC"
+
+
+def test_a_job_started_outside_a_query_runs_its_tasks_with_the_tests_sql_settings(spark):
+    """A DataFrame's ``.rdd`` job (as the expire load's cogroup) is no query execution: its
+    tasks see the tests' SQL settings only as the job's local properties
+    (``magnetar_local.testing.sql_conf_to_tasks``); without them they compile Java for what
+    they evaluate."""
+    from pyspark import TaskContext
+
+    def factory_mode(_):
+        return TaskContext.get().getLocalProperty("spark.sql.codegen.factoryMode")
+
+    assert spark.range(1).rdd.map(factory_mode).collect() == ["NO_CODEGEN"]
+
+
+def test_a_job_the_tests_submit_takes_the_tests_master_and_settings():
+    """Without ``--master`` a submitted job's ``spark_session`` takes ``local[*]`` and four
+    shuffle partitions a core; the tests' arguments name ``local[1]`` and their settings."""
+    import shlex
+
+    from magnetar_local.testing import spark_submit_args_for_tests
+
+    args = shlex.split(spark_submit_args_for_tests())
+    assert args[args.index("--master") + 1] == "local[1]"
+    assert "spark.sql.shuffle.partitions=1" in args
+    assert args[-1] == "pyspark-shell"

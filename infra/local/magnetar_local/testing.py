@@ -98,10 +98,12 @@ def test_jvm_options() -> str:
 
 
 def spark_submit_args_for_tests() -> str:
-    """``PYSPARK_SUBMIT_ARGS`` that give a spark-submit'ted job the tests' JVM options and
-    ``TEST_SPARK_CONF``."""
+    """``PYSPARK_SUBMIT_ARGS`` that give a spark-submit'ted job the tests' session's master
+    (``local[1]``), JVM options and ``TEST_SPARK_CONF``. The master matters: a job that
+    finds none takes ``local[*]`` and four shuffle partitions a core
+    (``magnetar_jobs.common.spark_session``), more tasks for the same few rows."""
     confs = " ".join(f"--conf {key}={value}" for key, value in TEST_SPARK_CONF.items())
-    return f'--driver-java-options "{test_jvm_options()}" {confs} pyspark-shell'
+    return f'--master local[1] --driver-java-options "{test_jvm_options()}" {confs} pyspark-shell'
 
 
 @pytest.fixture(scope="session")
@@ -123,8 +125,28 @@ def spark():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    sql_conf_to_tasks(session.sparkContext)
     yield session
     session.stop()
+
+
+def sql_conf_to_tasks(context: Any) -> None:
+    """Give the jobs this thread starts outside a SQL query's execution the tests' SQL
+    settings (``TEST_SPARK_CONF``), as their local properties.
+
+    A task reads SQL settings from its job's local properties only; a query's execution sets
+    them from the session, but the jobs pyspark starts itself do not: a DataFrame's ``.rdd``
+    (the expire load's cogroup), ``createDataFrame`` from a Python RDD, ``localCheckpoint``.
+    Their tasks saw Spark's defaults, so they generated and compiled Java (Janino) for each
+    projection, predicate and ordering they built despite ``NO_CODEGEN`` (measured on
+    tests/e2e/test_expire_policies.py and tests/integration/test_compaction.py: 145 Janino
+    compilations, 7 with these). What the tasks compute is the same. Local properties are
+    per thread (a Python thread drives a JVM thread of its own): call this in each thread
+    that runs jobs.
+    """
+    for key, value in TEST_SPARK_CONF.items():
+        if key.startswith("spark.sql."):
+            context.setLocalProperty(key, value)
 
 
 class InProcessJobLauncher:
@@ -171,7 +193,11 @@ class InProcessJobLauncher:
         self._go.set()
 
     def _run(self, run_id: str, main: Any, argv: list[str]) -> None:
+        from pyspark import SparkContext
+
         self._go.wait()
+        if SparkContext._active_spark_context is not None:  # the test run's session
+            sql_conf_to_tasks(SparkContext._active_spark_context)
         out = io.StringIO()
         code = 1
         try:
