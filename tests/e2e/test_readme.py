@@ -246,19 +246,18 @@ def test_every_example_runs_twice_with_the_same_output(local_stack, newcomer_env
 def fresh_service(tmp_path):
     """``magnetar local --port 0`` in a subprocess, as ``make run`` starts it, with its state
     in ``MAGNETAR_HOME``; yields that environment (with the URL in its record,
-    ``services/<pid>.json``, as the CLI finds it) once the service answers. The tests' cheaper JVM options and Spark settings go to every Spark job
-    (``PYSPARK_SUBMIT_ARGS``): ``magnetar jobs run``'s and the ones the service launches,
-    with ``--master local[1]`` as the tests' own session has (one core, one shuffle
-    partition): without a master the jobs take ``local[*]`` and four shuffle partitions a
-    core (``magnetar_jobs.common.spark_session``), more tasks for the same few rows (the
-    three jobs' JVMs 25 -> 21 CPU-s, measured)."""
+    ``services/<pid>.json``, as the CLI finds it) once the service answers. The tests'
+    master (``local[1]``), cheaper JVM options and Spark settings go to every Spark job
+    (``PYSPARK_SUBMIT_ARGS``, ``spark_submit_args_for_tests``): ``magnetar jobs run``'s and
+    the ones the service launches (the three jobs' JVMs 25 -> 21 CPU-s with the master,
+    measured)."""
     from magnetar_local.testing import spark_submit_args_for_tests
 
     home = tmp_path / "magnetar-home"
     env = {k: v for k, v in os.environ.items() if k != "MAGNETAR_SERVICE_URL"}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["MAGNETAR_HOME"] = str(home)
-    env["PYSPARK_SUBMIT_ARGS"] = f"--master local[1] {spark_submit_args_for_tests()}"
+    env["PYSPARK_SUBMIT_ARGS"] = spark_submit_args_for_tests()
     command = [sys.executable, "-m", "magnetar.cli.main", "local", "--port", "0"]
     service = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)  # fmt: skip
