@@ -5,6 +5,8 @@ on half of the workers (``dealt``)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pytest
 
 RUN_FIRST = ("slow", "spark", "emulator")
@@ -18,10 +20,16 @@ def run_order(item: pytest.Item) -> int:
     filtered Scans, which moto answers by reading every item, so on a worker's stack that
     other tests have filled it cost several times more (measured: 0.2 s a scan at 5,000
     items, 5 ms on an empty table)."""
-    if item.get_closest_marker("fuzz") and item.get_closest_marker("emulator"):
+    names = ("fuzz", *RUN_FIRST)
+    return rank_of({name for name in names if item.get_closest_marker(name) is not None})
+
+
+def rank_of(markers: Collection[str]) -> int:
+    """``run_order`` of a test carrying ``markers`` (the names of all its markers)."""
+    if "fuzz" in markers and "emulator" in markers:
         return -1
     for rank, name in enumerate(RUN_FIRST):
-        if item.get_closest_marker(name) is not None:
+        if name in markers:
             return rank
     return len(RUN_FIRST)
 
@@ -34,7 +42,10 @@ file)."""
 
 
 def weight(item: pytest.Item) -> float:
-    rank = run_order(item)
+    return _weight_of(run_order(item))
+
+
+def _weight_of(rank: int) -> float:
     if rank < 0:
         return 0.1
     return WEIGHTS[RUN_FIRST[rank]] if rank < len(RUN_FIRST) else 0.05
@@ -60,21 +71,34 @@ def spark_workers(workers: int) -> int:
     return max(1, workers // 2)
 
 
-def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+def dealt(
+    items: list[pytest.Item], workers: int, ranks: dict[int, int] | None = None
+) -> list[pytest.Item]:
     """``items`` (longest first) arranged as ``workers`` slices, one after the other, for
     pytest-xdist's ``worksteal``: it gives each worker an equal contiguous slice to start
     with and steals from a slice's end. Each test file stays whole on one slice (its module
     fixtures, a Spark session, are made once), heavy files go longest first to the lightest
     slice, and the light files fill every slice to its size, so each slice opens with its
-    share of the long tests and ends with short ones."""
+    share of the long tests and ends with short ones. ``ranks``: each item's ``run_order`` by
+    its ``id``, when the caller knows them (looking markers up costs)."""
     if workers <= 1:
         return items
+    known = ranks if ranks is not None else {id(item): run_order(item) for item in items}
+
+    def rank(item: pytest.Item) -> int:
+        return known[id(item)]
+
+    def file_weight(group: list[pytest.Item]) -> float:
+        return sum(_weight_of(rank(item)) for item in group)
+
+    def is_heavy(group: list[pytest.Item]) -> bool:
+        return any(rank(item) < len(RUN_FIRST) for item in group)
+
     files: dict[str, list[pytest.Item]] = {}
     for item in items:
         files.setdefault(str(item.path), []).append(item)
-    heavy_files = sorted((f for f in files.values() if any(map(heavy, f))),
-                         key=lambda f: -sum(map(weight, f)))  # fmt: skip
-    light = [f for f in files.values() if not any(map(heavy, f))]
+    heavy_files = sorted(filter(is_heavy, files.values()), key=lambda f: -file_weight(f))
+    light = [f for f in files.values() if not is_heavy(f)]
     sizes, left = [], len(items)
     for i in range(workers):  # as worksteal splits: floor(left / nodes left)
         sizes.append(left // (workers - i))
@@ -86,11 +110,11 @@ def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
         allowed = with_spark if any(map(uses_spark_session, group)) else range(workers)
         i = min(allowed, key=lambda k: loads[k])
         slices[i] += group
-        loads[i] += sum(map(weight, group))
+        loads[i] += file_weight(group)
     for group in light:
         while group:
             i = max(range(workers), key=lambda k: sizes[k] - len(slices[k]))
             room = max(1, sizes[i] - len(slices[i]))
             slices[i] += group[:room]
             group = group[room:]
-    return [item for part in slices for item in sorted(part, key=run_order)]
+    return [item for part in slices for item in sorted(part, key=rank)]

@@ -35,7 +35,8 @@ SUPERUSER = "admin"
 
 
 def _required_auth_schema() -> dict:
-    raw = yaml.safe_load(OPENAPI.read_text())
+    # the safe loader on libyaml: 0.06 CPU-s a collecting process, not 0.35
+    raw = yaml.load(OPENAPI.read_text(), Loader=yaml.CSafeLoader)
     raw["security"] = [{"bearerAuth": []}]  # authentication on: the token is required
     return raw
 

@@ -18,7 +18,7 @@ def test_the_tests_spark_starts_its_python_workers_through_this_daemon():
     assert TEST_SPARK_CONF["spark.python.daemon.module"] == spark_daemon.__name__
 
 
-def test_a_task_leaves_nothing_for_the_daemons_collection_to_scan():
+def test_a_task_leaves_nothing_for_the_daemons_collection_to_scan(heap_frozen_again):
     frozen = gc.get_freeze_count()
     seen = []
 
@@ -35,7 +35,7 @@ def test_a_task_leaves_nothing_for_the_daemons_collection_to_scan():
         gc.unfreeze()
 
 
-def test_a_failing_task_is_collected_and_frozen_too():
+def test_a_failing_task_is_collected_and_frozen_too(heap_frozen_again):
     def main(infile, outfile):
         raise SystemExit(3)  # how pyspark's worker exits on a failure
 

@@ -45,7 +45,7 @@ def test_the_local_command_quiets_the_handlers_as_it_exits():
         handlers.setLevel(before)
 
 
-def test_the_local_command_freezes_its_heap_before_the_exit():
+def test_the_local_command_freezes_its_heap_before_the_exit(heap_frozen_again):
     gc.unfreeze()
     try:
         before_exit()
@@ -54,7 +54,9 @@ def test_the_local_command_freezes_its_heap_before_the_exit():
         gc.unfreeze()
 
 
-def test_a_local_command_that_could_not_start_leaves_the_heap_unfrozen(monkeypatch, capsys):
+def test_a_local_command_that_could_not_start_leaves_the_heap_unfrozen(
+    monkeypatch, capsys, heap_frozen_again
+):
     def refuse(self, **kwargs):
         raise OSError("port taken")
 
