@@ -1,6 +1,6 @@
 """HTTP header blocks parsed without the ``email`` package (``magnetar_local.http_headers``,
-installed in the emulator's moto process and in the process that hosts the handlers) make
-exactly the message the standard library's
+installed in the emulator's moto process and in the process that hosts the handlers or a
+local gateway) make exactly the message the standard library's
 ``http.client.parse_headers`` makes, and raise its errors."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
 
+from magnetar_local.gateway import Gateway
 from magnetar_local.handler_process import HandlerProcess
 from magnetar_local.http_headers import _ORIGINAL, _plain_fields, parse_headers
 from magnetar_local.template import LocalTemplate
@@ -94,3 +95,19 @@ def test_the_handlers_process_reads_headers_directly_and_keeps_doing_so_after_re
     finally:
         process.restore()
     assert http.client.parse_headers is parse_headers  # the same messages: nothing to undo
+
+
+def test_a_started_gateway_reads_its_requests_headers_directly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http.client, "parse_headers", _ORIGINAL)
+    gateway = Gateway([], {}).start()
+    try:
+        assert http.client.parse_headers is parse_headers
+        connection = http.client.HTTPConnection(gateway.host, gateway.port, timeout=5)
+        connection.request("GET", "/nothing", headers={"X-Folded": "a"})
+        answer = connection.getresponse()
+        assert (answer.status, answer.getheader("Content-Type")) == (404, "application/json")
+        connection.close()
+    finally:
+        gateway.stop()
