@@ -1,5 +1,6 @@
 """HTTP header blocks parsed without the ``email`` package (``magnetar_local.http_headers``,
-installed in the emulator's moto process) make exactly the message the standard library's
+installed in the emulator's moto process and in the process that hosts the handlers or a
+local gateway) make exactly the message the standard library's
 ``http.client.parse_headers`` makes, and raise its errors."""
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
 
+from magnetar_local.gateway import Gateway
+from magnetar_local.handler_process import HandlerProcess
 from magnetar_local.http_headers import _ORIGINAL, _plain_fields, parse_headers
+from magnetar_local.template import LocalTemplate
 
 TRICKY = " \t:\r\n\x7f\xe9\x00;=,\"'/"
 names = st.text(
@@ -78,3 +82,32 @@ def test_too_long_a_line_and_too_many_headers_raise_the_standard_librarys_errors
         parse_headers(io.BytesIO(b"X: " + b"a" * 70_000 + b"\r\n\r\n"))
     with pytest.raises(http.client.HTTPException, match="got more than 100 headers"):
         parse_headers(io.BytesIO(b"X: y\r\n" * 101 + b"\r\n"))
+
+
+def test_the_handlers_process_reads_headers_directly_and_keeps_doing_so_after_restore(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http.client, "parse_headers", _ORIGINAL)
+    process = HandlerProcess()
+    try:
+        process.enter(LocalTemplate(), {})
+        assert http.client.parse_headers is parse_headers
+    finally:
+        process.restore()
+    assert http.client.parse_headers is parse_headers  # the same messages: nothing to undo
+
+
+def test_a_started_gateway_reads_its_requests_headers_directly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http.client, "parse_headers", _ORIGINAL)
+    gateway = Gateway([], {}).start()
+    try:
+        assert http.client.parse_headers is parse_headers
+        connection = http.client.HTTPConnection(gateway.host, gateway.port, timeout=5)
+        connection.request("GET", "/nothing", headers={"X-Folded": "a"})
+        answer = connection.getresponse()
+        assert (answer.status, answer.getheader("Content-Type")) == (404, "application/json")
+        connection.close()
+    finally:
+        gateway.stop()

@@ -16,7 +16,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from magnetar_core.api.metrics import emitting
-from magnetar_local import function_url
+from magnetar_local import function_url, http_headers
 from magnetar_local.authorizer import LocalAuthorizer
 from magnetar_local.events import (
     HttpRequest,
@@ -160,7 +160,12 @@ class Gateway:
         return match is not None and self.loader.available(match.route.function)
 
     def start(self) -> Gateway:
-        """Bind and serve in a background thread. Raises OSError if the port is taken."""
+        """Bind and serve in a background thread. Raises OSError if the port is taken.
+
+        Installs ``magnetar_local.http_headers`` in this process (idempotent): every request
+        the gateway reads has its header block parsed into the same ``HTTPMessage`` without
+        the ``email`` package."""
+        http_headers.install()
         gateway = self
 
         class GatewayRequestHandler(RequestHandler):

@@ -10,6 +10,7 @@ Powertools logger of the handlers, whose configuration the engine's own loggers
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -84,7 +85,19 @@ class _Resolver(APIGatewayHttpResolver):
     receive's body; a partition's path parameters served another partition's request).
     Here ``current_event`` and ``lambda_context`` are per resolver (a container serves one
     request at a time), set by ``resolve`` before Powertools routes.
+
+    A route's regular expression is compiled once per process (``_compile_regex``), not
+    once per resolver: a Lambda process loads one container, the local gateway loads one
+    per concurrent request, each registering every route of its handler again (and more
+    routes than ``re``'s own cache holds).
     """
+
+    @staticmethod
+    @functools.cache
+    def _compile_regex(rule: str, base_regex: str | None = None) -> re.Pattern[str]:
+        if base_regex is None:
+            return APIGatewayHttpResolver._compile_regex(rule)
+        return APIGatewayHttpResolver._compile_regex(rule, base_regex)
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         self.__dict__["_event"] = self._to_proxy_event(dict(event))

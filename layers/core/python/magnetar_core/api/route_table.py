@@ -54,48 +54,74 @@ def _kind(segment: str) -> int:
     return _LITERAL
 
 
+class _Compiled(Generic[R]):
+    """A route's template, read once: each segment's kind and text (the literal, or the
+    parameter's name), its rank (segment kinds, then 1 for ``ANY``: lower is more
+    specific) and where its greedy parameter is (None: it has none)."""
+
+    __slots__ = ("greedy_at", "rank", "route", "segments")
+
+    def __init__(self, route: R) -> None:
+        self.route = route
+        self.segments: list[tuple[int, str]] = []
+        for segment in _segments(route.path):
+            kind = _kind(segment)
+            name = segment[1:-2] if kind == _GREEDY else segment[1:-1] if kind == _PARAM else segment  # fmt: skip
+            self.segments.append((kind, name))
+        kinds = [kind for kind, _ in self.segments]
+        self.rank = (*kinds, int(route.method == "ANY"))
+        self.greedy_at = kinds.index(_GREEDY) if _GREEDY in kinds else None
+
+
 class RouteTable(Generic[R]):
-    """An immutable set of routes; ``match`` picks the most specific one."""
+    """An immutable set of routes; ``match`` picks the most specific one.
+
+    The templates are read once, and each method's candidate routes are kept most specific
+    first (ties in the routes' order), so a match is the first route that fits: the same
+    answer as ranking every route that fits, without reading every template per request."""
 
     def __init__(self, routes: Iterable[R]) -> None:
         self.routes = list(routes)
-        self._compiled = [
-            (route, _segments(route.path)) for route in self.routes if route.path != "$default"
-        ]
+        compiled = [_Compiled(route) for route in self.routes if route.path != "$default"]
+        self._ranked = sorted(compiled, key=lambda c: c.rank)  # stable: ties keep the order
         self._default = next((r for r in self.routes if r.path == "$default"), None)
+        self._by_method = {m: self._candidates(m) for m in {c.route.method for c in compiled}}
+
+    def _candidates(self, method: str) -> list[_Compiled[R]]:
+        return [c for c in self._ranked if c.route.method in (method, "ANY")]
 
     def match(self, method: str, raw_path: str) -> RouteMatch[R] | None:
         """Return the best route for ``method`` and the raw (still URL-encoded) path, or None."""
+        method = method.upper()
+        candidates = self._by_method.get(method)
+        if candidates is None:  # a method no route names: only ANY routes may fit
+            candidates = self._candidates(method)
         request = _segments(raw_path)
-        best: tuple[tuple[int, ...], RouteMatch[R]] | None = None
-        for route, template in self._compiled:
-            if route.method not in (method.upper(), "ANY"):
+        decoded: list[str] | None = None
+        for compiled in candidates:
+            greedy_at, size = compiled.greedy_at, len(compiled.segments)
+            if (size != len(request)) if greedy_at is None else (greedy_at >= len(request)):
                 continue
-            parameters = _match_segments(template, request)
-            if parameters is None:
-                continue
-            rank = tuple(_kind(segment) for segment in template) + (int(route.method == "ANY"),)
-            if best is None or rank < best[0]:
-                best = (rank, RouteMatch(route, parameters))
-        if best is not None:
-            return best[1]
+            if decoded is None:
+                decoded = [unquote(segment) for segment in request]
+            parameters = _match_segments(compiled, request, decoded)
+            if parameters is not None:
+                return RouteMatch(compiled.route, parameters)
         return RouteMatch(self._default, {}) if self._default is not None else None
 
 
-def _match_segments(template: list[str], request: list[str]) -> dict[str, str] | None:
-    """Path parameters if ``request`` segments fit ``template`` segments, else None."""
+def _match_segments(
+    compiled: _Compiled[R], request: list[str], decoded: list[str]
+) -> dict[str, str] | None:
+    """Path parameters if the ``request`` segments (``decoded``: each URL-decoded) fit the
+    route's template, else None (the lengths fit already)."""
     parameters: dict[str, str] = {}
-    for index, segment in enumerate(template):
-        kind = _kind(segment)
+    for index, (kind, text) in enumerate(compiled.segments):
         if kind == _GREEDY:
-            if index >= len(request):
-                return None
-            parameters[segment[1:-2]] = unquote("/".join(request[index:]))
+            parameters[text] = unquote("/".join(request[index:]))
             return parameters
-        if index >= len(request):
-            return None
         if kind == _PARAM:
-            parameters[segment[1:-1]] = unquote(request[index])
-        elif unquote(request[index]) != segment:
+            parameters[text] = decoded[index]
+        elif decoded[index] != text:
             return None
-    return parameters if len(template) == len(request) else None
+    return parameters
