@@ -95,6 +95,17 @@ class Model:
         with self._lock:
             return all(set(self.confirmed) <= self.acked[s] for s in subs)
 
+    def activity(self) -> int:
+        """How many confirmed sends, deliveries, acks and nacks were recorded so far (it
+        grows while the run moves)."""
+        with self._lock:
+            return (
+                len(self.confirmed)
+                + sum(map(len, self.deliveries.values()))
+                + sum(map(len, self.acked.values()))
+                + self.nacks
+            )
+
     def progress(self, subs: list[str]) -> dict[str, int]:
         with self._lock:
             return {s: len(set(self.confirmed) & self.acked[s]) for s in subs}

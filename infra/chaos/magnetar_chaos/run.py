@@ -2,8 +2,10 @@
 
 ``chaos_run(client, workload, ...)`` drives the workload (swapping one consumer of every
 subscription once ``swap_at`` of the messages are acked), waits until every confirmed send
-is acked on every subscription (or ``deadline_s``), stops, reads back the topic and its
-stats, and returns the report: counts, faults injected, gateway answers, invariants.
+is acked on every subscription (or ``deadline_s``, or, with ``stall_s``, until nothing was
+delivered, acked or nacked for that long: a hang), stops, takes what is left, reads back
+the topic and its stats, and returns the report: counts, faults injected, gateway answers,
+invariants.
 """
 
 from __future__ import annotations
@@ -27,11 +29,15 @@ def chaos_run(
     observer: GatewayObserver | None = None,
     swap_at: float | None = 0.25,
     deadline_s: float = 300.0,
+    stall_s: float | None = None,
     during: Callable[[Running, Model], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``workload``; ``during(running, model)`` is called about every 0.2 s while it
     runs (soak: churn, restarts). Returns the report (``report["ok"]``: every invariant
-    held)."""
+    held and the workload finished; ``report["stalled"]``: it stopped because nothing moved
+    for ``stall_s`` seconds, not because ``deadline_s`` passed, which on a loaded machine
+    only says it was slow: what is left is taken by ``drain_leftovers`` and checked all
+    the same)."""
     model = Model(partitions=workload.partitions)
     started = time.monotonic()
     running = Running(client, workload, model).start()
@@ -40,7 +46,13 @@ def chaos_run(
     deadline = started + deadline_s
     sends_done_s = None
     next_stats = 0.0
+    moved, moved_at, stalled = -1, started, False
     while time.monotonic() < deadline:
+        if (now_moved := model.activity()) != moved:
+            moved, moved_at = now_moved, time.monotonic()
+        elif stall_s is not None and time.monotonic() - moved_at >= stall_s:
+            stalled = True
+            break
         if time.monotonic() >= next_stats:
             watch_backlogs(client, workload, subs, model)
             next_stats = time.monotonic() + 2.0
@@ -56,11 +68,12 @@ def chaos_run(
         if during is not None:
             during(running, model)
         time.sleep(0.2)
-    timed_out = not model.done(list(subs))
+    timed_out = not (running.producers_done(0.01) and model.done(list(subs)))
     drained_s = time.monotonic() - started
     if injector is not None:
         injector.enabled = False  # the read-back below is not part of the experiment
     running.stop()
+    running.producers_done(60)  # a slow run's sends end before the drain (a hang guard)
     leftovers = drain_leftovers(client, workload, model)
     read_back(client, workload, model)
     stats = _stats(client, workload, subs)
@@ -70,7 +83,12 @@ def chaos_run(
     return {
         "ok": all(r["ok"] for r in results.values()) and not timed_out,
         "timed_out": timed_out,
-        "seconds": {"sends": round(sends_done_s or drained_s, 1), "drained": round(drained_s, 1)},
+        "stalled": stalled,
+        "seconds": {
+            "sends": round(sends_done_s or drained_s, 1),
+            "drained": round(drained_s, 1),
+            "last_moved": round(moved_at - started, 1),
+        },
         "workload": {
             "messages": workload.messages,
             "partitions": workload.partitions,
@@ -106,8 +124,10 @@ def watch_backlogs(
 
 def drain_leftovers(client: pulsar.Client, workload: Workload, model: Model) -> dict[str, int]:
     """After the workload: one consumer per subscription takes and acks whatever is still
-    unacknowledged (messages whose ack was lost with its consumer: at-least-once), until
-    nothing comes for 2 s; returns how many per subscription (recorded as deliveries)."""
+    unacknowledged (messages whose ack was lost with its consumer: at-least-once; the rest
+    of a run stopped at its deadline), until every confirmed send is acked (each receive
+    waiting up to 30 s: a hang guard) and then nothing comes for 2 s; returns how many per
+    subscription (recorded as deliveries)."""
     from magnetar_chaos.workload import TYPES, position_of
 
     taken: dict[str, int] = {}
@@ -116,10 +136,11 @@ def drain_leftovers(client: pulsar.Client, workload: Workload, model: Model) -> 
         taken[sub] = 0
         try:
             while True:
-                msg = consumer.receive(2000)
+                msg = consumer.receive(2000 if model.done([sub]) else 30_000)
                 model.delivered(sub, msg.data().decode(), msg.partition_key(),
                                 position_of(msg.message_id()), msg.redelivery_count())  # fmt: skip
                 consumer.acknowledge(msg)
+                model.ack_requested(sub, msg.data().decode())
                 taken[sub] += 1
         except pulsar.Timeout:
             pass

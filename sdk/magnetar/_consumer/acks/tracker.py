@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from magnetar import exceptions as exc
 from magnetar._consumer.parallel import run_parallel
 from magnetar._transport.failures import JitteredBackoff
 from magnetar.message_id import MessageId, id_texts
@@ -95,8 +96,10 @@ class AckTracker:
             self._cond.notify_all()
 
     def ack(self, sub: Sub, msg_id: MessageId) -> None:
-        """Queue an individual ack (of every chunk, for a chunked message's id)."""
+        """Queue an individual ack (of every chunk, for a chunked message's id). Raises
+        AlreadyClosed once the close began (``stop``): its flush would not send it."""
         with self._cond:
+            self._refuse_if_closing()
             self._acked.add(sub, msg_id)
             for text in id_texts(msg_id):
                 self._group.ack(sub, text)
@@ -105,8 +108,10 @@ class AckTracker:
             self._release(self._holds.settle(sub, msg_id))
 
     def ack_cumulative(self, sub: Sub, msg_id: MessageId) -> None:
-        """Queue a cumulative ack (only the highest per sub-consumer is sent)."""
+        """Queue a cumulative ack (only the highest per sub-consumer is sent); raises
+        AlreadyClosed like ``ack``."""
         with self._cond:
+            self._refuse_if_closing()
             self._acked.add_cumulative(sub, msg_id)
             self._group.ack_cumulative(sub, msg_id)
             self._timeouts.settled_up_to(sub, msg_id)
@@ -116,8 +121,10 @@ class AckTracker:
         """Queue a negative ack: sent with the next group, carrying the redelivery delay or
         backoff for the service to apply (a batch message's may wait: see the package) and
         ``seen``, the redelivery count the message was delivered with, when known (not for
-        a chunked message: its chunks' entries may have different counts)."""
+        a chunked message: its chunks' entries may have different counts). Raises
+        AlreadyClosed like ``ack``."""
         with self._cond:
+            self._refuse_if_closing()
             texts = id_texts(msg_id)
             if seen is not None and len(texts) == 1:
                 self._group.seen[(sub, texts[0])] = seen
@@ -159,6 +166,12 @@ class AckTracker:
         """Look at the clock again now (for tests that move a fake clock)."""
         with self._cond:
             self._cond.notify_all()
+
+    def _refuse_if_closing(self) -> None:
+        """An ack or nack that meets the consumer's close (past its open check when another
+        thread closed it) is refused, as on a closed consumer (lock held)."""
+        if self._stopping:
+            raise exc.AlreadyClosed("the consumer is closed")
 
     def _release(self, waiting: list[Waiting]) -> None:
         """Queue nacks (some of which waited for their batch) into the open group, in one
