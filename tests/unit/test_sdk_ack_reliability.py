@@ -215,9 +215,12 @@ def test_under_stress_with_nacks_and_a_consumer_swap_no_acked_message_comes_back
     workload = Workload(messages=2000, partitions=4, producers=4, subscriptions=("Shared",),
                         consumers_per_subscription=4, nack_rate=0.05, nack_delay_ms=0,
                         seed=11)  # fmt: skip
+    # fails on a hang (nothing sent, delivered, acked or nacked for stall_s), not on a slow
+    # run: past deadline_s the drain takes what is left and the invariants check it all the
+    # same (as tests/e2e/test_chaos_faults.py; a loaded machine only makes it slow)
     with observing(svc.gateway) as observer:
-        report = chaos_run(client, workload, observer=observer, deadline_s=60)
+        report = chaos_run(client, workload, observer=observer, deadline_s=120, stall_s=75)
     broken = {k: v for k, v in report["invariants"].items() if not v["ok"]}
-    assert broken == {} and not report["timed_out"], report["invariants"]
+    assert broken == {} and not report["stalled"], report["invariants"]
     shared = report["counts"]["subscriptions"]["sub-shared"]
     assert (shared["distinct"], shared["after_ack_requested"]) == (2000, 0)
