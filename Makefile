@@ -22,7 +22,8 @@ PYTHON := $(shell command -v python3.11 2>/dev/null || command -v python3)
 # cores 100 % busy, so only less CPU work makes it faster; 2026-11-28 on a quiet machine,
 # 4,537 tests: pytest 397 s with 4, make test 6 min 50 s; 474 s with 6; then 4,710 tests at
 # d012482 with MAGNETAR_TEST_CPU: pytest 338 s with 4 and 338 s with 5, make test 5 min 52 s;
-# without it at 3b787cd: pytest 300 s and 303 s, make test 5 min 13 s and 5 min 14 s; docs/testing.md).
+# without it at 3b787cd: pytest 300 s and 303 s, make test 5 min 13 s and 5 min 14 s; at b48171c
+# pytest 250 s, make test 4 min 12 s, from a fresh clone 4 min 58 s; docs/testing.md).
 # CPU per lane (2026-11-28, load 11-25 on this 2-core machine, so CPU-s, not wall: each run
 # got 4-13 % of a core; `/usr/bin/time`, which misses JVMs nobody waits for; every process
 # compiled its modules: PYTHONDONTWRITEBYTECODE was set, see tests/conftest.py): static checks
